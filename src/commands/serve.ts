@@ -1,0 +1,66 @@
+import { defineCommand } from "citty";
+import { consola } from "consola";
+import { loadConfig } from "../config.ts";
+import { killGroup, livePids } from "../deploy/process.ts";
+import { scriptLines } from "../deploy/script.ts";
+import { askAboutHttps, shouldAskAboutHttps } from "../https.ts";
+import { ensureWebhookSecret, SECRET_FILE } from "../secret.ts";
+import { createServiceServer } from "../server.ts";
+import { guard } from "./_guard.ts";
+
+export const serveCommand = defineCommand({
+  meta: {
+    name: "serve",
+    description:
+      "Start the webhook server (what runs when no command is given). Configured by service.yaml (or SERVICE_CONFIG) " +
+      "and SERVICE_* environment variables: SERVICE_PORT, SERVICE_PATH, SERVICE_REPO_PATH, SERVICE_RUN_SCRIPT, " +
+      "SERVICE_RUN_TIMEOUT_MS, SERVICE_ROLLBACK_ON_FAILURE, SERVICE_SECRET, SERVICE_HOSTNAME, SERVICE_SKIP_HTTPS_PROMPT.",
+  },
+  run: () =>
+    guard(async () => {
+      const config = loadConfig();
+      const secret = ensureWebhookSecret(config);
+      if (secret.generated) {
+        process.stdout.write(
+          `Generated a webhook secret and saved it to ${SECRET_FILE} (mode 0600). It is shown only this once:\n\n  ${secret.secret}\n\n`,
+        );
+      }
+      if (shouldAskAboutHttps()) await askAboutHttps(config.port);
+
+      const server = createServiceServer(config);
+      try {
+        await server.start();
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "EADDRINUSE") throw new Error(`port ${config.port} is already in use: choose another with SERVICE_PORT or the port key`);
+        throw error;
+      }
+      const script = scriptLines(config.runScript).join("; ");
+      process.stdout.write(
+        [
+          `listening on http://localhost:${server.port}`,
+          `webhook: POST ${config.path}`,
+          `repo: ${config.repoPath}`,
+          `run: ${script}`,
+          "Auth: required",
+          "",
+        ].join("\n"),
+      );
+
+      let signals = 0;
+      const shutdown = async (signal: string) => {
+        signals++;
+        if (signals > 1) {
+          consola.warn(`${signal} again: killing running deploys`);
+          for (const pid of livePids) killGroup(pid, "SIGKILL");
+          process.exit(1);
+        }
+        consola.info(`${signal}: no longer accepting deploys; waiting for running deploys to finish (send it again to kill them)`);
+        await server.stop();
+        await server.idle();
+        process.exit(0);
+      };
+      process.on("SIGTERM", () => void shutdown("SIGTERM"));
+      process.on("SIGINT", () => void shutdown("SIGINT"));
+    }),
+});

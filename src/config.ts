@@ -1,0 +1,301 @@
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { consola, type ConsolaInstance } from "consola";
+import { parse as parseYaml } from "yaml";
+
+/** Options as a user writes them: every key optional. */
+export interface UserConfig {
+  /** TCP port to listen on. @default 3141 */
+  port?: number;
+  /** Directory where `git pull` and the run script execute. @default process.cwd() */
+  repoPath?: string;
+  /** Command run after the pull; may be multi-line. @default "npm run deploy" */
+  runScript?: string;
+  /** Maximum time the run script may take, in milliseconds. @default 1800000 */
+  runTimeoutMs?: number;
+  /** Roll back to the pre-pull commit when the run fails. @default false */
+  rollbackOnFailure?: boolean;
+  /** URL path that accepts the webhook. @default "/" */
+  path?: string;
+  /** Webhook secret. @default generated and stored in `.service.secret` */
+  secret?: string;
+  /** Address to listen on; `127.0.0.1` behind a reverse proxy on the same machine. @default "0.0.0.0" */
+  hostname?: string;
+  /** Silence after which a streamed deploy writes a heartbeat line, in milliseconds. @default 15000 */
+  heartbeatMs?: number;
+}
+
+/** Options after defaults, the config file and the environment are applied. */
+export interface ResolvedConfig extends Required<Omit<UserConfig, "secret">> {
+  /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
+  secret?: string;
+}
+
+/** Config file names looked up in the working directory, first existing wins. */
+export const CONFIG_FILE_NAMES = ["service.yaml", "service.yml", ".service.yaml", ".service.yml"] as const;
+
+export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
+  return {
+    port: 3141,
+    repoPath: cwd,
+    runScript: "npm run deploy",
+    runTimeoutMs: 1_800_000,
+    rollbackOnFailure: false,
+    path: "/",
+    hostname: "0.0.0.0",
+    heartbeatMs: 15_000,
+  };
+}
+
+type Kind = "port" | "positiveInt" | "boolean" | "string" | "urlPath";
+
+/** Every key: its type, its snake_case spelling and its environment variable. */
+const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
+  port: { kind: "port", env: "SERVICE_PORT" },
+  repoPath: { kind: "string", env: "SERVICE_REPO_PATH" },
+  runScript: { kind: "string", env: "SERVICE_RUN_SCRIPT" },
+  runTimeoutMs: { kind: "positiveInt", env: "SERVICE_RUN_TIMEOUT_MS" },
+  rollbackOnFailure: { kind: "boolean", env: "SERVICE_ROLLBACK_ON_FAILURE" },
+  path: { kind: "urlPath", env: "SERVICE_PATH" },
+  secret: { kind: "string", env: "SERVICE_SECRET" },
+  hostname: { kind: "string", env: "SERVICE_HOSTNAME" },
+  heartbeatMs: { kind: "positiveInt", env: "SERVICE_HEARTBEAT_MS" },
+};
+
+const KEY_NAMES = Object.keys(KEYS) as (keyof UserConfig)[];
+
+/** A config value the service cannot use; the message names the key and where it came from. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+function describe(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}
+
+function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): unknown {
+  const fail = (expected: string) => {
+    throw new ConfigError(`${where}: expected ${expected}, got ${describe(value)}`);
+  };
+  switch (kind) {
+    case "port":
+    case "positiveInt": {
+      const n = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+      if (typeof n !== "number" || !Number.isSafeInteger(n)) return fail(kind === "port" ? "an integer port (0-65535)" : "a positive integer");
+      if (kind === "port" && (n < 0 || n > 65535)) return fail("an integer port (0-65535)");
+      if (kind === "positiveInt" && n <= 0) return fail("a positive integer");
+      return n;
+    }
+    case "boolean": {
+      if (typeof value === "boolean") return value;
+      const s = typeof value === "string" ? value.trim().toLowerCase() : undefined;
+      if (fromEnv || typeof value === "string") {
+        if (s && ["1", "true", "yes", "on"].includes(s)) return true;
+        if (s && ["0", "false", "no", "off"].includes(s)) return false;
+      }
+      return fail("true or false");
+    }
+    case "string":
+      if (typeof value === "string") return value;
+      if (typeof value === "number" && !fromEnv) return String(value);
+      return fail("a string");
+    case "urlPath":
+      if (typeof value !== "string" || !value.startsWith("/")) return fail('a URL path starting with "/"');
+      return value;
+  }
+}
+
+function closest(key: string): string | undefined {
+  let best: string | undefined;
+  let bestScore = 3;
+  for (const candidate of KEY_NAMES) {
+    const score = editDistance(key.toLowerCase(), candidate.toLowerCase());
+    if (score < bestScore) [best, bestScore] = [candidate, score];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/** Validates a parsed config mapping (snake_case or camelCase keys) into a UserConfig. */
+export function normalizeUserConfig(raw: unknown, source: string, warnings: string[] = []): UserConfig {
+  if (raw === null || raw === undefined) return {};
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    throw new ConfigError(`${source}: the top level must be a mapping of keys to values`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [rawKey, value] of Object.entries(raw)) {
+    const key = toCamel(rawKey) as keyof UserConfig;
+    const spec = KEYS[key];
+    if (!spec) {
+      const hint = closest(key);
+      warnings.push(`${source}: unknown key "${rawKey}"${hint ? ` (did you mean "${hint}"?)` : ""}; ignored`);
+      continue;
+    }
+    if (value === null || value === undefined) continue;
+    out[key] = coerce(spec.kind, value, false, `${source}: key "${rawKey}"`);
+  }
+  return out as UserConfig;
+}
+
+/** The `SERVICE_*` variables as a UserConfig. The only place the environment is read for options. */
+export function envConfig(env: NodeJS.ProcessEnv = process.env): UserConfig {
+  const out: Record<string, unknown> = {};
+  for (const key of KEY_NAMES) {
+    const { kind, env: name } = KEYS[key];
+    const value = env[name];
+    if (value === undefined || value === "") continue;
+    out[key] = coerce(kind, value, true, `environment variable ${name}`);
+  }
+  return out as UserConfig;
+}
+
+/** The config file that applies: `SERVICE_CONFIG`, else the first of CONFIG_FILE_NAMES in `cwd`. */
+export function findConfigFile(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.SERVICE_CONFIG) return resolve(cwd, env.SERVICE_CONFIG);
+  for (const name of CONFIG_FILE_NAMES) {
+    const candidate = resolve(cwd, name);
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+export interface ConfigFileResult {
+  file: string;
+  /** Present when the file was read and is valid. */
+  config?: UserConfig;
+  /** Why the file cannot be used (unreadable or not YAML); callers fall back without it. */
+  invalid?: string;
+  warnings: string[];
+}
+
+/**
+ * Reads one config file. An unreadable or unparsable file is reported in `invalid` (the spec falls back to
+ * env + defaults); a readable file with a wrong-typed value throws a ConfigError naming the key.
+ */
+export function readConfigFile(file: string): ConfigFileResult {
+  const warnings: string[] = [];
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    return { file, warnings, invalid: `cannot read ${file}: ${(error as Error).message}` };
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (error) {
+    return { file, warnings, invalid: `${file} is not valid YAML: ${(error as Error).message.split("\n")[0]}` };
+  }
+  if (raw !== null && raw !== undefined && (typeof raw !== "object" || Array.isArray(raw))) {
+    return { file, warnings, invalid: `${file}: the top level must be a mapping of keys to values` };
+  }
+  return { file, warnings, config: normalizeUserConfig(raw, file, warnings) };
+}
+
+export interface LoadConfigOptions {
+  /** Directory to look up the config file in and resolve relative paths against. @default process.cwd() */
+  cwd?: string;
+  /** Environment to read `SERVICE_*` from. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Values under the config file, over the defaults (the server's base config). */
+  base?: UserConfig;
+  /** Where warnings (an invalid file, unknown keys) go. @default consola.withTag("service") */
+  logger?: ConsolaInstance;
+}
+
+/** defaults ← base ← file ← env, with repoPath made absolute. */
+export function mergeConfig(cwd: string, ...layers: (UserConfig | undefined)[]): ResolvedConfig {
+  const merged: Record<string, unknown> = { ...defaultConfig(cwd) };
+  for (const layer of layers) {
+    for (const [key, value] of Object.entries(layer ?? {})) if (value !== undefined) merged[key] = value;
+  }
+  const config = merged as unknown as ResolvedConfig;
+  config.repoPath = isAbsolute(config.repoPath) ? config.repoPath : resolve(cwd, config.repoPath);
+  return config;
+}
+
+/**
+ * Loads the configuration as the server does: defaults, then the config file, then `SERVICE_*` variables.
+ * An invalid file is skipped with a warning; a wrong-typed value throws a ConfigError naming the key.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): ResolvedConfig {
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? process.env;
+  const logger = options.logger ?? consola.withTag("service");
+  const file = findConfigFile(cwd, env);
+  let fileConfig: UserConfig | undefined;
+  if (file) {
+    const result = readConfigFile(file);
+    for (const warning of result.warnings) logger.warn(warning);
+    if (result.invalid) logger.warn(`${result.invalid}; using environment variables and defaults only`);
+    fileConfig = result.config;
+  }
+  return mergeConfig(cwd, options.base, fileConfig, envConfig(env));
+}
+
+/**
+ * Re-reads the config file only when it changed (path, size, mtime), so every POST sees edits at the cost of
+ * one stat. Keeps the last good file values when the file becomes invalid.
+ */
+export class ConfigReloader {
+  private stamp = "";
+  private fileConfig: UserConfig | undefined;
+
+  constructor(
+    private readonly base: UserConfig,
+    private readonly cwd: string,
+    private readonly logger: ConsolaInstance,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  current(): ResolvedConfig {
+    const file = findConfigFile(this.cwd, this.env);
+    let stamp = "none";
+    if (file) {
+      try {
+        const st = statSync(file);
+        stamp = `${file}:${st.ino}:${st.size}:${st.mtimeMs}`;
+      } catch {
+        stamp = `${file}:missing`;
+      }
+    }
+    if (stamp !== this.stamp) {
+      this.stamp = stamp;
+      if (!file || stamp.endsWith(":missing")) this.fileConfig = undefined;
+      else {
+        // An invalid file leaves fileConfig as it was: the last good values stay in force.
+        try {
+          const result = readConfigFile(file);
+          for (const warning of result.warnings) this.logger.warn(warning);
+          if (result.invalid) this.logger.warn(`${result.invalid}; keeping the last good configuration`);
+          else this.fileConfig = result.config;
+        } catch (error) {
+          this.logger.warn(`${(error as Error).message}; keeping the last good configuration`);
+        }
+      }
+    }
+    return mergeConfig(this.cwd, this.base, this.fileConfig, safeEnv(this.env, this.logger));
+  }
+}
+
+function safeEnv(env: NodeJS.ProcessEnv, logger: ConsolaInstance): UserConfig {
+  try {
+    return envConfig(env);
+  } catch (error) {
+    logger.warn(`${(error as Error).message}; ignored`);
+    return {};
+  }
+}

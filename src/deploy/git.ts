@@ -1,0 +1,59 @@
+import { runProcess, type ProcessOutcome } from "./process.ts";
+
+type Env = Record<string, string | undefined>;
+
+/** git never waits for a password: no terminal prompt, no askpass dialog, ssh in batch mode. */
+export function gitEnv(env: Env): Env {
+  const out: Env = { ...env, GIT_TERMINAL_PROMPT: "0", GCM_INTERACTIVE: "never" };
+  delete out.GIT_ASKPASS;
+  delete out.SSH_ASKPASS;
+  if (!out.GIT_SSH_COMMAND && !out.GIT_SSH) out.GIT_SSH_COMMAND = "ssh -o BatchMode=yes";
+  return out;
+}
+
+/** Runs git and collects its output (for small queries, not the streamed pull). */
+async function gitQuery(repoPath: string, args: string[], env: Env): Promise<{ code: number | null; stdout: string }> {
+  let stdout = "";
+  const decoder = new TextDecoder();
+  const outcome = await runProcess(["git", ...args], {
+    cwd: repoPath,
+    env: gitEnv(env),
+    deadline: Date.now() + 60_000,
+    onOutput: (stream, data) => {
+      if (stream === "stdout") stdout += decoder.decode(data, { stream: true });
+    },
+  });
+  return { code: outcome.exitCode, stdout: stdout.trim() };
+}
+
+/** The commit HEAD points at, or null (not a repository, or no commit yet). */
+export async function headCommit(repoPath: string, env: Env): Promise<string | null> {
+  const { code, stdout } = await gitQuery(repoPath, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], env);
+  return code === 0 && stdout ? stdout : null;
+}
+
+/** True when repoPath is inside a git work tree. */
+export async function isWorkTree(repoPath: string, env: Env): Promise<boolean> {
+  const { code, stdout } = await gitQuery(repoPath, ["rev-parse", "--is-inside-work-tree"], env);
+  return code === 0 && stdout === "true";
+}
+
+/** True when the repository has at least one remote. */
+export async function hasRemote(repoPath: string, env: Env): Promise<boolean> {
+  const { code, stdout } = await gitQuery(repoPath, ["remote"], env);
+  return code === 0 && stdout.length > 0;
+}
+
+export interface GitRunOptions {
+  env: Env;
+  deadline: number;
+  onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void;
+}
+
+export function gitPull(repoPath: string, options: GitRunOptions): Promise<ProcessOutcome> {
+  return runProcess(["git", "pull"], { cwd: repoPath, ...options, env: gitEnv(options.env) });
+}
+
+export function gitResetHard(repoPath: string, commit: string, options: GitRunOptions): Promise<ProcessOutcome> {
+  return runProcess(["git", "reset", "--hard", commit], { cwd: repoPath, ...options, env: gitEnv(options.env) });
+}

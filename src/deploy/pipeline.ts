@@ -1,0 +1,270 @@
+import { existsSync } from "node:fs";
+import { relative, resolve, isAbsolute } from "node:path";
+import { CONFIG_FILE_NAMES, envConfig, readConfigFile, type ResolvedConfig } from "../config.ts";
+import type { DeployEvent, DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
+import { gitPull, gitResetHard, hasRemote, headCommit, isWorkTree } from "./git.ts";
+import { DeployLog } from "./log.ts";
+import { DeployQueue, queueKey } from "./queue.ts";
+import { runScript } from "./script.ts";
+
+/** Most bytes of one output stream kept in the result (the .log file and the live stream have everything). */
+export const MAX_CAPTURE_BYTES = 8 * 1024 * 1024;
+
+/** Collects one output stream as text, up to MAX_CAPTURE_BYTES. */
+class Capture {
+  private text = "";
+  private bytes = 0;
+  private dropped = 0;
+  private readonly decoder = new TextDecoder();
+
+  add(data: Uint8Array): void {
+    const room = MAX_CAPTURE_BYTES - this.bytes;
+    if (room <= 0) {
+      this.dropped += data.length;
+      return;
+    }
+    const kept = data.length > room ? data.subarray(0, room) : data;
+    this.dropped += data.length - kept.length;
+    this.bytes += kept.length;
+    this.text += this.decoder.decode(kept, { stream: true });
+  }
+
+  toString(): string {
+    const tail = this.decoder.decode();
+    return this.dropped ? `${this.text}${tail}\n[truncated: ${this.dropped} more bytes in the .log file]\n` : this.text + tail;
+  }
+}
+
+export interface DeployOptions {
+  /** The configuration in force when the deploy was requested. */
+  config: ResolvedConfig;
+  trigger: Trigger;
+  /** Working directory: where `.service/logs/` lives and relative config paths resolve. */
+  cwd: string;
+  /** Receives every event as it happens (the HTTP stream, the terminal). The log files always get them too. */
+  sink?: DeploySink;
+  /** Environment of git and the run script (secrets removed). @default process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The repository's own config file (rule 4): auto-detected names, or SERVICE_CONFIG when it points inside. */
+export function repoConfigFile(repoPath: string, cwd: string, env: NodeJS.ProcessEnv): string | undefined {
+  if (env.SERVICE_CONFIG) {
+    const file = resolve(cwd, env.SERVICE_CONFIG);
+    const rel = relative(repoPath, file);
+    const inside = rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+    return inside && existsSync(file) ? file : undefined;
+  }
+  return CONFIG_FILE_NAMES.map((name) => resolve(repoPath, name)).find((file) => existsSync(file));
+}
+
+/** The environment of git and the run script: the service's own, without secrets, with the deploy context. */
+export function scriptEnv(env: NodeJS.ProcessEnv, context: Record<string, string>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = { ...env, ...context };
+  delete out.SERVICE_SECRET;
+  return out;
+}
+
+/**
+ * One deploy, start to end: record HEAD, pull, reload the repository's config, run the script, roll back when
+ * asked to. Never throws: whatever goes wrong ends in the result, the `[done]` line and the log files.
+ */
+export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
+  const id = crypto.randomUUID();
+  const startedAt = new Date();
+  const config = { ...options.config };
+  const env = options.env ?? process.env;
+  const log = new DeployLog(options.cwd, { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript: config.runScript });
+  const emit = (event: DeployEvent) => {
+    log.write(event);
+    try {
+      options.sink?.(event);
+    } catch {
+      // A sink that fails (a client gone) never touches the deploy.
+    }
+  };
+  const step = (name: Step, text: string) => emit({ type: "step", step: name, text });
+  const output = (name: Step, captures: { stdout: Capture; stderr: Capture }) => (stream: "stdout" | "stderr", data: Uint8Array) => {
+    captures[stream].add(data);
+    emit({ type: "output", step: name, stream, data });
+  };
+
+  emit({ type: "start", id, startedAt, trigger: options.trigger, repoPath: config.repoPath });
+  const pullOut = { stdout: new Capture(), stderr: new Capture() };
+  const runOut = { stdout: new Capture(), stderr: new Capture() };
+  let error: string | null = null;
+  let pullSuccess = false;
+  let before: string | null = null;
+  let after: string | null = null;
+  let run: Omit<RunResult, "stdout" | "stderr"> = { exitCode: null, timedOut: false, script: config.runScript };
+  let rollback: RollbackResult | undefined;
+  const context = { SERVICE_DEPLOY_ID: id, SERVICE_TRIGGER: options.trigger, SERVICE_REPO_PATH: config.repoPath };
+  const childEnv = scriptEnv(env, context);
+
+  try {
+    // Pull.
+    if (!existsSync(config.repoPath)) {
+      error = `repoPath ${config.repoPath} does not exist`;
+      step("pull", `failed: ${error}`);
+    } else if (!(await isWorkTree(config.repoPath, childEnv))) {
+      error = `repoPath ${config.repoPath} is not a git repository`;
+      step("pull", `failed: ${error}`);
+    } else {
+      before = await headCommit(config.repoPath, childEnv);
+      childEnv.SERVICE_COMMIT_BEFORE = before ?? "";
+      if (!(await hasRemote(config.repoPath, childEnv))) {
+        pullSuccess = true;
+        step("pull", "no remote configured; nothing to pull");
+      } else {
+        step("pull", "git pull");
+        const pulled = await gitPull(config.repoPath, { env: childEnv, deadline: Date.now() + config.runTimeoutMs, onOutput: output("pull", pullOut) });
+        pullSuccess = pulled.exitCode === 0;
+        if (!pullSuccess) {
+          error = pulled.error ?? (pulled.timedOut ? "git pull timed out" : `git pull failed with exit code ${pulled.exitCode}`);
+          step("pull", `failed: ${error}`);
+        }
+      }
+      after = await headCommit(config.repoPath, childEnv);
+      childEnv.SERVICE_COMMIT = after ?? "";
+      if (pullSuccess) step("pull", before === after ? `up to date at ${short(after)}` : `${short(before)} -> ${short(after)}`);
+    }
+
+    // Post-pull reload (rule 4), then the run script.
+    reloadFromRepo(config, options.cwd, env, step);
+    run = await runStep(config, childEnv, "run", output("run", runOut), step);
+    if (run.exitCode !== 0 && !error) error = describeFailure(run);
+
+    // Rollback (rules 2-3).
+    if (run.exitCode !== 0 && config.rollbackOnFailure) {
+      rollback = await rollBack(config, before, after, childEnv, options.cwd, env, step, output);
+    }
+  } catch (caught) {
+    error = `internal error: ${(caught as Error).message}`;
+    step("deploy", error);
+  }
+
+  const finishedAt = new Date();
+  const ok = rollback ? rollback.ok : pullSuccess && run.exitCode === 0 && error === null;
+  const result: DeployResult = {
+    id,
+    ok,
+    pull: { success: pullSuccess, stdout: pullOut.stdout.toString(), stderr: pullOut.stderr.toString(), before, after },
+    run: { ...run, stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },
+    error,
+    ...(rollback ? { rollback } : {}),
+    log: { id, json: log.jsonPath, log: log.logPath },
+    startedAt: startedAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    durationMs: finishedAt.getTime() - startedAt.getTime(),
+  };
+  emit({ type: "done", result });
+  log.finish(result);
+  return result;
+}
+
+const short = (commit: string | null) => (commit ? commit.slice(0, 12) : "(no commit)");
+
+function describeFailure(run: Omit<RunResult, "stdout" | "stderr"> & { error?: string }): string | null {
+  if (run.error) return run.error;
+  if (run.timedOut) return `run script timed out`;
+  return null;
+}
+
+type Emitter = (step: Step, text: string) => void;
+type OutputFor = (name: Step, captures: { stdout: Capture; stderr: Capture }) => (stream: "stdout" | "stderr", data: Uint8Array) => void;
+
+/** Rule 4: after the pull, the repository's config file (if any) decides runScript and runTimeoutMs; env still wins. */
+function reloadFromRepo(config: ResolvedConfig, cwd: string, env: NodeJS.ProcessEnv, step: Emitter): void {
+  const file = repoConfigFile(config.repoPath, cwd, env);
+  if (!file) return;
+  let fromEnv: ReturnType<typeof envConfig> = {};
+  try {
+    fromEnv = envConfig(env);
+  } catch {}
+  try {
+    const loaded = readConfigFile(file);
+    if (loaded.invalid || !loaded.config) {
+      step("config", `${loaded.invalid}; keeping the current run script and timeout`);
+      return;
+    }
+    config.runScript = fromEnv.runScript ?? loaded.config.runScript ?? config.runScript;
+    config.runTimeoutMs = fromEnv.runTimeoutMs ?? loaded.config.runTimeoutMs ?? config.runTimeoutMs;
+    step("config", `loaded ${file}`);
+  } catch (caught) {
+    step("config", `${(caught as Error).message}; keeping the current run script and timeout`);
+  }
+}
+
+async function runStep(
+  config: ResolvedConfig,
+  env: Record<string, string | undefined>,
+  name: Step,
+  onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void,
+  step: Emitter,
+): Promise<Omit<RunResult, "stdout" | "stderr"> & { error?: string }> {
+  const started = Date.now();
+  const outcome = await runScript(config.runScript, {
+    cwd: config.repoPath,
+    env,
+    timeoutMs: config.runTimeoutMs,
+    onOutput,
+    onLine: (line) => step(name, `$ ${line}`),
+  });
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  if (outcome.error) step(name, outcome.error);
+  else if (outcome.timedOut) step(name, `timed out after ${config.runTimeoutMs} ms (runTimeoutMs); killed the script and its child processes`);
+  else step(name, `exit code ${outcome.exitCode} after ${seconds} s`);
+  return { exitCode: outcome.exitCode, timedOut: outcome.timedOut, script: config.runScript, ...(outcome.error ? { error: outcome.error } : {}) };
+}
+
+async function rollBack(
+  config: ResolvedConfig,
+  before: string | null,
+  after: string | null,
+  env: Record<string, string | undefined>,
+  cwd: string,
+  processEnv: NodeJS.ProcessEnv,
+  step: Emitter,
+  output: OutputFor,
+): Promise<RollbackResult | undefined> {
+  if (!before) {
+    step("rollback", "skipped: there is no commit from before the pull to return to");
+    return undefined;
+  }
+  const out = { stdout: new Capture(), stderr: new Capture() };
+  const result = (fields: Partial<RollbackResult>): RollbackResult => ({
+    to: before,
+    from: after,
+    ok: false,
+    exitCode: null,
+    timedOut: false,
+    error: null,
+    ...fields,
+    stdout: out.stdout.toString(),
+    stderr: out.stderr.toString(),
+  });
+  step("rollback", `git reset --hard ${short(before)} (from ${short(after)})`);
+  const reset = await gitResetHard(config.repoPath, before, { env, deadline: Date.now() + 60_000, onOutput: output("rollback", out) });
+  if (reset.exitCode !== 0) {
+    const error = reset.error ?? `git reset --hard failed with exit code ${reset.exitCode}`;
+    step("rollback", `failed: ${error}`);
+    return result({ error });
+  }
+  reloadFromRepo(config, cwd, processEnv, step);
+  step("rollback", "running the run script again at the previous commit");
+  const run = await runStep(config, env, "rollback", output("rollback", out), step);
+  const ok = run.exitCode === 0;
+  step("rollback", ok ? "succeeded" : "failed");
+  return result({ ok, exitCode: run.exitCode, timedOut: run.timedOut, error: ok ? null : (describeFailure(run) ?? `exit code ${run.exitCode}`) });
+}
+
+/** Queues deploys per repoPath and runs them in FIFO order. */
+export class Deployer {
+  readonly queue = new DeployQueue();
+
+  deploy(options: DeployOptions): Promise<DeployResult> {
+    return this.queue.run(queueKey(options.config.repoPath), () => runDeploy(options), (position) =>
+      options.sink?.({ type: "queued", position }),
+    );
+  }
+}

@@ -1,0 +1,103 @@
+import { constants } from "node:os";
+
+/** How long a process group gets between SIGTERM and SIGKILL. */
+export const KILL_GRACE_MS = 3000;
+/** After the process exits, how long its pipes may still deliver output (from children it left behind). */
+const DRAIN_MS = 250;
+
+export interface ProcessOptions {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  /** Absolute time (Date.now()) at which the whole process group is killed. */
+  deadline: number;
+  onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void;
+}
+
+export interface ProcessOutcome {
+  /** Exit code; 128 + signal number when killed by a signal; null when it could not be started. */
+  exitCode: number | null;
+  timedOut: boolean;
+  /** Why it could not be started. */
+  error?: string;
+}
+
+/** Processes currently running for deploys, so a shutdown can kill their trees. */
+export const livePids = new Set<number>();
+
+/** Kills a process group (the process and every descendant that kept it), ignoring a group already gone. */
+export function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {}
+  }
+}
+
+/**
+ * Runs one command in its own process group, streaming its output. At the deadline the whole group gets
+ * SIGTERM, then SIGKILL after a grace. Children it leaves running in the background (an app restarted with
+ * `nohup … &`) do not hold the deploy: once the command exits, its pipes are drained briefly, then only
+ * read to keep those children from blocking, and their output is no longer part of the deploy.
+ */
+export async function runProcess(argv: string[], options: ProcessOptions): Promise<ProcessOutcome> {
+  let proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  try {
+    proc = Bun.spawn(argv, {
+      cwd: options.cwd,
+      env: options.env,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      detached: true,
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason = code === "ENOENT" ? "command not found" : code === "EACCES" ? "permission denied" : (error as Error).message;
+    return { exitCode: null, timedOut: false, error: `cannot start "${argv[0]}": ${reason}` };
+  }
+  const pid = proc.pid;
+  livePids.add(pid);
+  let forwarding = true;
+  const pump = async (name: "stdout" | "stderr", stream: ReadableStream<Uint8Array>) => {
+    const reader = stream.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        if (forwarding) options.onOutput(name, value);
+      }
+    } catch {
+      // A pipe error ends this stream's output; the exit code still decides the outcome.
+    }
+  };
+  const pumps = Promise.all([pump("stdout", proc.stdout), pump("stderr", proc.stderr)]);
+
+  let timedOut = false;
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+  const timeoutTimer = setTimeout(
+    () => {
+      timedOut = true;
+      killGroup(pid, "SIGTERM");
+      killTimer = setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS);
+    },
+    Math.max(0, options.deadline - Date.now()),
+  );
+  try {
+    await proc.exited;
+    if (timedOut) {
+      // The leader is gone; make sure nothing of its group outlives the timeout.
+      killGroup(pid, "SIGKILL");
+    }
+    await Promise.race([pumps, Bun.sleep(DRAIN_MS)]);
+  } finally {
+    clearTimeout(timeoutTimer);
+    if (killTimer) clearTimeout(killTimer);
+    forwarding = false;
+    livePids.delete(pid);
+  }
+  const signal = proc.signalCode as NodeJS.Signals | null;
+  const exitCode = proc.exitCode ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null);
+  return { exitCode, timedOut };
+}

@@ -1,0 +1,94 @@
+import { existsSync } from "node:fs";
+import { runProcess, type ProcessOutcome } from "./process.ts";
+
+/** Words that only mean something to a shell (builtins and keywords): such a line goes through `sh -c`. */
+const SHELL_WORDS = new Set([
+  ".", ":", "alias", "bg", "break", "case", "cd", "command", "continue", "eval", "exec", "exit", "export",
+  "fg", "for", "function", "getopts", "hash", "if", "jobs", "read", "readonly", "return", "select", "set",
+  "shift", "source", "times", "trap", "type", "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
+]);
+
+/** Operators, expansions, globs, redirections, comments and escapes: anything a direct spawn would not honour. */
+const SHELL_CHARS = /[|&;<>()$`\\*?[\]{}~#!\n]/;
+
+/** The lines of a run script that run, in order: blank lines and `#` comments skipped. */
+export function scriptLines(script: string): string[] {
+  return script
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && !line.startsWith("#"));
+}
+
+/** Splits a line into words as a shell would for a simple command: quotes respected, no expansion. */
+export function splitWords(line: string): string[] | undefined {
+  const words: string[] = [];
+  let current = "";
+  let inWord = false;
+  let quote: '"' | "'" | undefined;
+  for (const ch of line) {
+    if (quote) {
+      if (ch === quote) quote = undefined;
+      else current += ch;
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+      inWord = true;
+    } else if (/\s/.test(ch)) {
+      if (inWord) words.push(current);
+      current = "";
+      inWord = false;
+    } else {
+      current += ch;
+      inWord = true;
+    }
+  }
+  if (quote) return undefined;
+  if (inWord) words.push(current);
+  return words;
+}
+
+/**
+ * How one line runs: through the system shell when it has shell operators, expansions, an assignment or a
+ * builtin; otherwise spawned directly with its words as arguments.
+ */
+export function planLine(line: string): { argv: string[]; shell: boolean } {
+  const shell = { argv: ["/bin/sh", "-c", line], shell: true };
+  const unquoted = line.replace(/'[^']*'/g, "''");
+  if (SHELL_CHARS.test(unquoted.replace(/"[^"]*"/g, (m) => (/[$`\\]/.test(m) ? m : '""')))) return shell;
+  const words = splitWords(line);
+  if (!words || words.length === 0) return shell;
+  const first = words[0]!;
+  if (SHELL_WORDS.has(first) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(first)) return shell;
+  return { argv: words, shell: false };
+}
+
+export interface ScriptOptions {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  timeoutMs: number;
+  onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void;
+  /** Called before each line starts, with the line as written. */
+  onLine?: (line: string) => void;
+}
+
+export interface ScriptOutcome extends ProcessOutcome {
+  /** The line that failed (non-zero, timed out or could not start). */
+  failedLine?: string;
+}
+
+/**
+ * Runs a run script line by line, stopping at the first line that does not exit 0. `timeoutMs` bounds the
+ * whole script, not each line.
+ */
+export async function runScript(script: string, options: ScriptOptions): Promise<ScriptOutcome> {
+  if (!existsSync(options.cwd)) {
+    return { exitCode: null, timedOut: false, error: `cannot start the run script: directory ${options.cwd} does not exist` };
+  }
+  const deadline = Date.now() + options.timeoutMs;
+  let outcome: ProcessOutcome = { exitCode: 0, timedOut: false };
+  for (const line of scriptLines(script)) {
+    options.onLine?.(line);
+    outcome = await runProcess(planLine(line).argv, { ...options, deadline });
+    if (outcome.exitCode !== 0) return { ...outcome, failedLine: line };
+  }
+  return outcome;
+}

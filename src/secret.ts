@@ -1,0 +1,100 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync, fchmodSync } from "node:fs";
+import { resolve } from "node:path";
+import type { ResolvedConfig, UserConfig } from "./config.ts";
+
+/** File in the working directory that holds the generated secret. */
+export const SECRET_FILE = ".service.secret";
+
+/** 256 bits from the CSPRNG, base64url: 43 characters, safe in headers and URLs. */
+export function generateSecret(): string {
+  return randomBytes(32).toString("base64url");
+}
+
+/** Writes `content` to `file` atomically (temp file + rename) with mode 0600 whatever the umask. */
+export function writeSecretFile(file: string, content: string): void {
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  const fd = openSync(temp, "wx", 0o600);
+  try {
+    fchmodSync(fd, 0o600);
+    writeSync(fd, `${content}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+/** Reads a secret file; undefined when it does not exist. An empty file is an error, not a secret. */
+export function readSecretFile(file: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new Error(`cannot read the secret file ${file}: ${(error as Error).message}`, { cause: error });
+  }
+  const secret = text.trim();
+  if (!secret) throw new Error(`the secret file ${file} is empty: delete it to generate a new secret, or put one in it`);
+  return secret;
+}
+
+export interface EnsuredSecret {
+  secret: string;
+  /** Where the secret came from. */
+  source: "config" | "file" | "generated";
+  /** True only on the start that created `.service.secret`: the one time the value is shown. */
+  generated: boolean;
+  /** The secret file, when the secret lives in one. */
+  file?: string;
+}
+
+/**
+ * Makes sure `config.secret` is set: the configured secret (SERVICE_SECRET or the `secret` key) wins, then
+ * `.service.secret` in `cwd`, else a new one is generated and stored there. Sets `config.secret`.
+ */
+export function ensureWebhookSecret(config: UserConfig | ResolvedConfig, cwd = process.cwd()): EnsuredSecret {
+  if (config.secret) return { secret: config.secret, source: "config", generated: false };
+  const file = resolve(cwd, SECRET_FILE);
+  const existing = readSecretFile(file);
+  if (existing) {
+    config.secret = existing;
+    return { secret: existing, source: "file", generated: false, file };
+  }
+  const secret = generateSecret();
+  writeSecretFile(file, secret);
+  config.secret = secret;
+  return { secret, source: "generated", generated: true, file };
+}
+
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+/** Constant-time string comparison: both sides are hashed first so lengths never leak or throw. */
+export function secretsEqual(given: string, expected: string): boolean {
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
+/**
+ * Checks the request's auth headers: `X-Service-Secret: <secret>` or `Authorization: Bearer <secret>`.
+ * At least one must be present, and every one present must be right.
+ */
+export function verifyRequestSecret(headers: Headers, secret: string): boolean {
+  const candidates: string[] = [];
+  const direct = headers.get("x-service-secret");
+  if (direct !== null) candidates.push(direct.trim());
+  const authorization = headers.get("authorization");
+  if (authorization !== null) {
+    // Other schemes (Basic from a proxy, say) are not ours to judge.
+    const match = /^Bearer(?:\s+(.*))?$/i.exec(authorization.trim());
+    if (match) candidates.push((match[1] ?? "").trim());
+  }
+  if (candidates.length === 0 || candidates.some((c) => c === "")) return false;
+  let ok = true;
+  for (const candidate of candidates) ok = secretsEqual(candidate, secret) && ok;
+  return ok;
+}
