@@ -1,0 +1,142 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer } from "./helpers.ts";
+
+describe("HTTP endpoint (SPEC: Endpoints)", () => {
+  test("the start banner lists the listening URL, the repository, the run command and Auth: required", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo hello" });
+    try {
+      const lines = server.stdout.text.split("\n");
+      expect(lines).toContain(`listening on http://localhost:${server.port}`);
+      expect(lines.some((l) => l.includes(repo.clone))).toBe(true);
+      expect(lines.some((l) => l.includes("echo hello"))).toBe(true);
+      expect(lines).toContain("Auth: required");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("wrong method and wrong path answer 404 and start no deploy", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_PATH: "/hooks/deploy", SERVICE_RUN_SCRIPT: "echo ran" });
+    try {
+      for (const method of ["GET", "PUT", "DELETE", "PATCH"]) {
+        const res = await fetch(`${server.url}/hooks/deploy`, { method, headers: { "x-service-secret": SECRET } });
+        expect(res.status).toBe(404);
+        await res.text();
+      }
+      for (const path of ["/", "/hooks", "/hooks/deploy/", "/hooks/deploy/x"]) {
+        const res = await post(`${server.url}${path}`, { secret: SECRET });
+        expect(res.status).toBe(404);
+        expect((await res.json()).error).toBe("not found");
+      }
+      expect(logFiles(repo.clone)).toEqual([]);
+      const ok = await post(`${server.url}/hooks/deploy`, { secret: SECRET });
+      expect(ok.status).toBe(200);
+      expect(lastLine(await ok.text())).toBe("[done] ok=true exitCode=0");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("missing or wrong secret answers 401 with JSON and runs nothing", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "touch ran.txt" });
+    try {
+      const cases: Record<string, string>[] = [
+        {},
+        { "x-service-secret": "wrong" },
+        { "x-service-secret": "" },
+        { authorization: `Bearer wrong` },
+        { authorization: `Bearer` },
+        { authorization: SECRET },
+        { "x-service-secret": `${SECRET}x` },
+        { "x-service-secret": SECRET, authorization: "Bearer wrong" },
+      ];
+      for (const headers of cases) {
+        const res = await post(server.url, { headers });
+        expect(res.status).toBe(401);
+        expect(res.headers.get("content-type")).toContain("application/json");
+        expect((await res.json()).error).toBe("unauthorized");
+      }
+      expect(logFiles(repo.clone)).toEqual([]);
+      expect(await Bun.file(join(repo.clone, "ran.txt")).exists()).toBe(false);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("an authorized POST streams text/plain live: pull output, then run output, then the [done] line", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo from-the-script" });
+    try {
+      const commit = repo.push({ "new.txt": "v2\n" }, "second");
+      const res = await post(server.url, { secret: SECRET, body: '{"ref":"refs/heads/main"}', headers: { "content-type": "application/json" } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toStartWith("text/plain");
+      expect(res.headers.get("x-accel-buffering")).toBe("no");
+      const text = await res.text();
+      expect(text.indexOf("git pull")).toBeGreaterThanOrEqual(0);
+      expect(text.indexOf("from-the-script")).toBeGreaterThan(text.indexOf("git pull"));
+      expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+      expect(repo.head()).toBe(commit);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("Authorization: Bearer <secret> is accepted like X-Service-Secret", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true" });
+    try {
+      const res = await post(server.url, { headers: { authorization: `Bearer ${SECRET}` } });
+      expect(res.status).toBe(200);
+      expect(lastLine(await res.text())).toBe("[done] ok=true exitCode=0");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("?format=json returns the buffered deploy result with every field of the spec", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "sh -c 'echo out; echo err >&2'" });
+    try {
+      const res = await post(`${server.url}/?format=json`, { secret: SECRET });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      const result = await res.json();
+      expect(result.ok).toBe(true);
+      expect(result.pull.success).toBe(true);
+      expect(typeof result.pull.stdout).toBe("string");
+      expect(typeof result.pull.stderr).toBe("string");
+      expect(result.run.stdout).toBe("out\n");
+      expect(result.run.stderr).toBe("err\n");
+      expect(result.run.exitCode).toBe(0);
+      expect(result.error).toBeNull();
+      expect(result.rollback).toBeUndefined();
+      expect(result.log.id).toMatch(/^[0-9a-f-]{36}$/);
+      const json = readJson(result.log.json);
+      expect(json.result.ok).toBe(true);
+      expect(readFileSync(result.log.log, "utf8")).toContain("[done] ok=true exitCode=0");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("a run script that exits non-zero still answers 200; the outcome is in the last line", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "sh -c 'exit 7'" });
+    try {
+      const res = await post(server.url, { secret: SECRET });
+      expect(res.status).toBe(200);
+      expect(lastLine(await res.text())).toBe("[done] ok=false exitCode=7");
+      const json = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
+      expect(json.ok).toBe(false);
+      expect(json.run.exitCode).toBe(7);
+    } finally {
+      await server.stop();
+    }
+  });
+});
