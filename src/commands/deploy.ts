@@ -16,6 +16,11 @@ export const deployCommand = defineCommand({
     guard(async () => {
       const config = loadConfig();
       const transcript = new Transcript();
+      // A closed stdout (`service deploy | head`) must not stop the deploy: it goes on, and its logs complete.
+      let stdoutOpen = true;
+      process.stdout.on("error", () => {
+        stdoutOpen = false;
+      });
       // Ctrl-C stops the run script's whole process tree; the deploy still ends and writes its logs.
       let signals = 0;
       const stop = () => {
@@ -30,7 +35,7 @@ export const deployCommand = defineCommand({
         cwd: process.cwd(),
         sink: (event) => {
           const bytes = transcript.render(event);
-          if (bytes) process.stdout.write(bytes);
+          if (bytes && stdoutOpen) process.stdout.write(bytes);
         },
       });
       process.off("SIGINT", stop);

@@ -51,13 +51,14 @@ export const serveCommand = defineCommand({
       const shutdown = async (signal: string) => {
         signals++;
         if (signals > 1) {
-          consola.warn(`${signal} again: killing running deploys`);
+          consola.warn(`${signal} again: killing the running deploy's process tree`);
           for (const pid of livePids) killGroup(pid, "SIGKILL");
+          // Let the killed deploys write their final log lines, briefly.
+          await Promise.race([server.idle(), Bun.sleep(2000)]);
           process.exit(1);
         }
-        consola.info(`${signal}: no longer accepting deploys; waiting for running deploys to finish (send it again to kill them)`);
+        consola.info(`${signal}: accepting no new deploys, cancelling waiting ones, letting the running one finish (send it again to kill it)`);
         await server.stop();
-        await server.idle();
         process.exit(0);
       };
       process.on("SIGTERM", () => void shutdown("SIGTERM"));

@@ -258,13 +258,48 @@ async function rollBack(
   return result({ ok, exitCode: run.exitCode, timedOut: run.timedOut, error: ok ? null : (describeFailure(run) ?? `exit code ${run.exitCode}`) });
 }
 
-/** Queues deploys per repoPath and runs them in FIFO order. */
+/** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
+export async function recordCancelled(options: DeployOptions, reason: string): Promise<DeployResult> {
+  const id = crypto.randomUUID();
+  const startedAt = new Date();
+  const { config } = options;
+  const log = new DeployLog(options.cwd, { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript: config.runScript });
+  const result: DeployResult = {
+    id,
+    ok: false,
+    pull: { success: false, stdout: "", stderr: "", before: null, after: null },
+    run: { stdout: "", stderr: "", exitCode: null, timedOut: false, script: config.runScript },
+    error: `cancelled: ${reason}`,
+    log: { id, json: log.jsonPath, log: log.logPath },
+    startedAt: startedAt.toISOString(),
+    finishedAt: startedAt.toISOString(),
+    durationMs: 0,
+  };
+  for (const event of [{ type: "step", step: "deploy", text: `cancelled before it started: ${reason}` }, { type: "done", result }] as const) {
+    log.write(event);
+    try {
+      options.sink?.(event);
+    } catch {}
+  }
+  log.finish(result, "cancelled");
+  return result;
+}
+
+/** Queues deploys per repoPath (FIFO, across processes) and runs them. */
 export class Deployer {
   readonly queue = new DeployQueue();
 
+  /** Throws QueueFullError when the repository's queue is full; nothing runs then. */
   deploy(options: DeployOptions): Promise<DeployResult> {
-    return this.queue.run(queueKey(options.config.repoPath), () => runDeploy(options), (position) =>
-      options.sink?.({ type: "queued", position }),
-    );
+    return this.queue.run(queueKey(options.config.repoPath), () => runDeploy(options), {
+      limit: options.config.queueLimit,
+      onQueued: (position) => options.sink?.({ type: "queued", position }),
+      onCancel: (reason) => recordCancelled(options, reason),
+    });
+  }
+
+  /** Ends every waiting deploy with a cancellation (logged); running deploys go on. */
+  cancelWaiting(reason: string): void {
+    this.queue.cancelWaiting(reason);
   }
 }
