@@ -19,6 +19,8 @@ export interface UserConfig {
   path?: string;
   /** Webhook secret. @default generated and stored in `.service.secret` */
   secret?: string;
+  /** Most deploys waiting per repoPath; past it a POST gets 429. @default 100 */
+  queueLimit?: number;
   /** Address to listen on; `127.0.0.1` behind a reverse proxy on the same machine. @default "0.0.0.0" */
   hostname?: string;
   /** Silence after which a streamed deploy writes a heartbeat line, in milliseconds. @default 15000 */
@@ -42,6 +44,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     runTimeoutMs: 1_800_000,
     rollbackOnFailure: false,
     path: "/",
+    queueLimit: 100,
     hostname: "0.0.0.0",
     heartbeatMs: 15_000,
   };
@@ -58,6 +61,7 @@ const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   rollbackOnFailure: { kind: "boolean", env: "SERVICE_ROLLBACK_ON_FAILURE" },
   path: { kind: "urlPath", env: "SERVICE_PATH" },
   secret: { kind: "string", env: "SERVICE_SECRET" },
+  queueLimit: { kind: "positiveInt", env: "SERVICE_QUEUE_LIMIT" },
   hostname: { kind: "string", env: "SERVICE_HOSTNAME" },
   heartbeatMs: { kind: "positiveInt", env: "SERVICE_HEARTBEAT_MS" },
 };

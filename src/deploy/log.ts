@@ -68,11 +68,11 @@ export class DeployLog {
     }
   }
 
-  finish(result: DeployResult): void {
+  finish(result: DeployResult, status: "done" | "cancelled" = "done"): void {
     try {
       closeSync(this.fd);
     } catch {}
-    this.writeRecord({ status: "done", finishedAt: result.finishedAt, durationMs: result.durationMs, result });
+    this.writeRecord({ status, finishedAt: result.finishedAt, durationMs: result.durationMs, result });
   }
 
   private writeRecord(extra: Partial<DeployRecord>): void {
