@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
 import { defineCommand, runMain } from "citty";
+import { consola, LogLevels } from "consola";
 import pkg from "../package.json" with { type: "json" };
 import { deployCommand } from "./commands/deploy.ts";
 import { serveCommand } from "./commands/serve.ts";
@@ -10,4 +11,8 @@ export const main = defineCommand({
   default: "serve",
 });
 
-if (import.meta.main) await runMain(main);
+if (import.meta.main) {
+  // consola hides info under NODE_ENV=test or CI-like settings; the CLI's messages are its interface.
+  consola.level = LogLevels.info;
+  await runMain(main);
+}

@@ -1,0 +1,217 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { makeGate, serialized, StreamReader } from "./gate.ts";
+import { baseEnv, CLI, lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer, waitFor } from "./helpers.ts";
+
+function spawnDeploy(cwd: string, env: Record<string, string>) {
+  const proc = Bun.spawn([...CLI, "deploy"], { cwd, env: baseEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const out = new StreamReader(new Response(proc.stdout));
+  return { proc, out };
+}
+
+describe("queue (SPEC rule 1: one deploy at a time per repoPath, FIFO)", () => {
+  test("deploys of the same repoPath run one at a time in arrival order; waiting ones stream [queued] waiting; position=N", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    try {
+      const readers: StreamReader[] = [];
+      for (let i = 0; i < 4; i++) {
+        const reader = new StreamReader(await post(server.url, { secret: SECRET }));
+        // Arrival order is fixed by waiting for each request's first line before sending the next.
+        await waitFor(() => reader.text.includes("\n"), `request ${i} answered`);
+        readers.push(reader);
+      }
+      expect(readers[0]!.text).not.toContain("[queued]");
+      expect(readers[1]!.text.split("\n")[0]).toBe("[queued] waiting; position=1");
+      expect(readers[2]!.text.split("\n")[0]).toBe("[queued] waiting; position=2");
+      expect(readers[3]!.text.split("\n")[0]).toBe("[queued] waiting; position=3");
+      await waitFor(() => gate.lines().length === 1, "the first deploy to start");
+      gate.open();
+      const bodies = await Promise.all(readers.map((r) => r.done));
+      for (const body of bodies) expect(lastLine(body)).toBe("[done] ok=true exitCode=0");
+      expect(gate.starts()).toEqual(readers.map((r) => r.id()!));
+      expect(serialized(gate.lines())).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("a `deploy` started in a shell while the server deploys waits its turn, and the server waits for it (across processes)", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
+    const server = await startServer(repo.clone, env);
+    try {
+      const first = new StreamReader(await post(server.url, { secret: SECRET }));
+      await waitFor(() => gate.lines().length === 1, "the webhook deploy to start");
+      const cli = spawnDeploy(repo.clone, env);
+      await waitFor(() => cli.out.text.includes("[queued]"), "the CLI deploy to queue");
+      expect(cli.out.text.split("\n")[0]).toBe("[queued] waiting; position=1");
+      const third = new StreamReader(await post(server.url, { secret: SECRET }));
+      await waitFor(() => third.text.includes("\n"), "the second webhook request to answer");
+      expect(third.text.split("\n")[0]).toBe("[queued] waiting; position=2");
+      gate.open();
+      expect(await cli.proc.exited).toBe(0);
+      await Promise.all([first.done, third.done]);
+      expect(gate.starts()).toEqual([first.id()!, cli.out.id()!, third.id()!]);
+      expect(gate.lines().filter((l) => l.startsWith("start")).map((l) => l.split(" ")[2])).toEqual(["webhook", "cli", "webhook"]);
+      expect(serialized(gate.lines())).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("the pull runs when the entry's turn arrives, so commits pushed during an earlier deploy are picked up", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    try {
+      const first = new StreamReader(await post(server.url, { secret: SECRET }));
+      await waitFor(() => gate.lines().length === 1, "the first deploy to start");
+      const second = post(`${server.url}/?format=json`, { secret: SECRET });
+      await waitFor(() => first.text.length > 0, "first output");
+      const pushed = repo.push({ "later.txt": "pushed while deploying\n" }, "pushed during the first deploy");
+      gate.open();
+      await first.done;
+      const result = await (await second).json();
+      expect(result.ok).toBe(true);
+      expect(result.pull.after).toBe(pushed);
+      expect(repo.head()).toBe(pushed);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("deploys of different repoPaths run independently", async () => {
+    const blocked = makeRepo();
+    const other = makeRepo();
+    const gate = makeGate();
+    const server = await startServer(blocked.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    try {
+      const first = new StreamReader(await post(server.url, { secret: SECRET }));
+      await waitFor(() => gate.lines().length === 1, "the blocked repository's deploy to start");
+      const cli = spawnDeploy(other.clone, { SERVICE_RUN_SCRIPT: "echo other-repo-deployed" });
+      expect(await cli.proc.exited).toBe(0);
+      expect(cli.out.text).toContain("other-repo-deployed");
+      expect(cli.out.text).not.toContain("[queued]");
+      expect(gate.lines()).toHaveLength(1); // the first deploy is still running
+      gate.open();
+      expect(lastLine(await first.done)).toBe("[done] ok=true exitCode=0");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("the ticket of a holder killed with kill -9 is taken over: the repository never stays locked", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
+    const cli = spawnDeploy(repo.clone, env);
+    await waitFor(() => gate.lines().length === 1, "the CLI deploy to start");
+    const ticketDir = join(repo.clone, ".git", "service-deploy-queue");
+    expect(readdirSync(ticketDir)).toHaveLength(1);
+    cli.proc.kill("SIGKILL");
+    await cli.proc.exited;
+    gate.open();
+    const server = await startServer(repo.clone, env);
+    try {
+      const res = await post(server.url, { secret: SECRET });
+      const text = await res.text();
+      expect(text).not.toContain("[queued]");
+      expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+      await waitFor(() => readdirSync(ticketDir).length === 0, "the tickets to be gone");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("past queueLimit a POST gets 429 with a JSON body and Retry-After, and nothing runs", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, SERVICE_QUEUE_LIMIT: "1", ...gate.env });
+    try {
+      const first = new StreamReader(await post(server.url, { secret: SECRET }));
+      await waitFor(() => gate.lines().length === 1, "the first deploy to start");
+      const second = new StreamReader(await post(server.url, { secret: SECRET }));
+      await waitFor(() => second.text.includes("[queued]"), "the second to queue");
+      const refused = await post(server.url, { secret: SECRET });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+      expect((await refused.json()).error).toBe("queue full");
+      gate.open();
+      await Promise.all([first.done, second.done]);
+      expect(gate.starts()).toHaveLength(2);
+      expect(logFiles(repo.clone).filter((f) => f.endsWith(".json"))).toHaveLength(2);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("shutdown and crashes", () => {
+  test("SIGTERM: new POSTs get 503, queued requests end cancelled with [done] ok=false, the running deploy finishes, exit 0", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const running = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => gate.lines().length === 1, "the first deploy to start");
+    const queued = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => queued.text.includes("[queued]"), "the second to queue");
+    server.proc.kill("SIGTERM");
+    const cancelled = await queued.done;
+    expect(cancelled).toContain("cancelled");
+    expect(lastLine(cancelled)).toBe("[done] ok=false exitCode=null");
+    const refused = await post(server.url, { secret: SECRET });
+    expect(refused.status).toBe(503);
+    expect((await refused.json()).error).toBe("shutting down");
+    gate.open();
+    expect(lastLine(await running.done)).toBe("[done] ok=true exitCode=0");
+    expect(await server.proc.exited).toBe(0);
+    const records = logFiles(repo.clone)
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => readJson(join(repo.clone, ".service", "logs", f)));
+    expect(records.map((r) => r.status).sort()).toEqual(["cancelled", "done"]);
+  });
+
+  test("a second signal kills the running script's process tree and exits", async () => {
+    const repo = makeRepo();
+    const marker = `marker-${crypto.randomUUID()}`;
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sh -c "sleep 300 # ${marker}" & sleep 300 # ${marker}` });
+    const running = new StreamReader(await post(server.url, { secret: SECRET }));
+    const alive = () => Bun.spawnSync(["ps", "-eo", "args"]).stdout.toString().split("\n").filter((l) => l.includes(marker) && !l.includes("ps -eo")).length;
+    await waitFor(() => alive() >= 2, "the script and its child to run");
+    server.proc.kill("SIGTERM");
+    await waitFor(() => server.stdout.text.includes("SIGTERM") || server.stderr.text.includes("SIGTERM"), "the first signal to be handled");
+    server.proc.kill("SIGTERM");
+    expect(await server.proc.exited).not.toBe(0);
+    await waitFor(() => alive() === 0, "every process of the deploy to be gone");
+    expect(lastLine(await running.done)).toStartWith("[done] ok=false");
+  });
+
+  test("kill -9 mid-deploy: the next start marks the deploy interrupted and the next deploy works", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
+    const first = await startServer(repo.clone, env);
+    const reader = new StreamReader(await post(first.url, { secret: SECRET }));
+    await waitFor(() => gate.lines().length === 1, "the deploy to start");
+    first.proc.kill("SIGKILL");
+    await first.proc.exited;
+    await reader.done;
+    expect(reader.error).toBeDefined();
+    const id = reader.id()!;
+    gate.open();
+    const second = await startServer(repo.clone, env);
+    try {
+      const jsonFile = logFiles(repo.clone).find((f) => f.endsWith(`${id}.json`))!;
+      expect(readJson(join(repo.clone, ".service", "logs", jsonFile)).status).toBe("interrupted");
+      const res = await post(second.url, { secret: SECRET });
+      expect(lastLine(await res.text())).toBe("[done] ok=true exitCode=0");
+      expect(existsSync(join(repo.clone, ".git", "service-deploy-queue"))).toBe(true);
+    } finally {
+      await second.stop();
+    }
+  });
+});
