@@ -1,0 +1,98 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { lastLine, makeRepo, post, SECRET, startServer, tempDir } from "./helpers.ts";
+
+async function deploy(url: string): Promise<string> {
+  return (await post(url, { secret: SECRET })).text();
+}
+
+describe("config reload (SPEC rule 4)", () => {
+  test("after the pull, runScript and runTimeoutMs come from the repository's config file as pulled", async () => {
+    const repo = makeRepo({ "service.yaml": "runScript: echo script-v1\n" });
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET });
+    try {
+      expect(await deploy(server.url)).toContain("script-v1");
+      repo.push({ "service.yaml": "runScript: echo script-v2\nrunTimeoutMs: 700\n" }, "new deploy script");
+      const text = await deploy(server.url);
+      expect(text).toContain("script-v2");
+      expect(text).not.toContain("script-v1");
+      repo.push({ "service.yaml": "runScript: sleep 30\nrunTimeoutMs: 700\n" }, "a timeout from the repository");
+      const timedOut = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
+      expect(timedOut.run.timedOut).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("environment variables still override the repository's config file", async () => {
+    const repo = makeRepo({ "service.yaml": "runScript: echo from-file\n" });
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo from-env" });
+    try {
+      repo.push({ "service.yaml": "runScript: echo from-file-v2\n" });
+      const text = await deploy(server.url);
+      expect(text).toContain("from-env");
+      expect(text).not.toContain("from-file");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("SERVICE_CONFIG outside the repository skips the post-pull reload", async () => {
+    const repo = makeRepo({ "service.yaml": "runScript: echo repo-file\n" });
+    const outside = join(tempDir(), "outside.yaml");
+    writeFileSync(outside, `repoPath: ${repo.clone}\nrunScript: echo outside-file\n`);
+    const server = await startServer(tempDir(), { SERVICE_SECRET: SECRET, SERVICE_CONFIG: outside });
+    try {
+      const text = await deploy(server.url);
+      expect(text).toContain("outside-file");
+      expect(text).not.toContain("repo-file");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("SERVICE_CONFIG pointing inside the repository is reloaded from the pulled tree", async () => {
+    const repo = makeRepo({ "deploy.yaml": "runScript: echo inside-v1\n" });
+    const server = await startServer(tempDir(), { SERVICE_SECRET: SECRET, SERVICE_REPO_PATH: repo.clone, SERVICE_CONFIG: join(repo.clone, "deploy.yaml") });
+    try {
+      repo.push({ "deploy.yaml": "runScript: echo inside-v2\n" });
+      const text = await deploy(server.url);
+      expect(text).toContain("inside-v2");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("a repository config file that became invalid keeps the current script and says so in the stream and the log", async () => {
+    const repo = makeRepo({ "service.yaml": "runScript: echo still-good\n" });
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET });
+    try {
+      expect(await deploy(server.url)).toContain("still-good");
+      repo.push({ "service.yaml": "runScript: [unclosed\n" }, "broken yaml");
+      const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
+      expect(result.ok).toBe(true);
+      expect(result.run.stdout).toContain("still-good");
+      const log = await Bun.file(result.log.log).text();
+      expect(log).toMatch(/\[config\] .*not valid YAML/);
+      expect(lastLine(log)).toBe("[done] ok=true exitCode=0");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("the working directory's config file is re-read on every POST", async () => {
+    const cwd = tempDir();
+    const repo = makeRepo();
+    writeFileSync(join(cwd, "service.yaml"), `repoPath: ${repo.clone}\nrunScript: echo first-edit\n`);
+    const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
+    try {
+      expect(await deploy(server.url)).toContain("first-edit");
+      writeFileSync(join(cwd, "service.yaml"), `repoPath: ${repo.clone}\nrunScript: echo second-edit\npath: /moved\n`);
+      expect((await post(server.url, { secret: SECRET })).status).toBe(404);
+      expect(await deploy(`${server.url}/moved`)).toContain("second-edit");
+    } finally {
+      await server.stop();
+    }
+  });
+});
