@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { consola, type ConsolaInstance } from "consola";
 import { parse as parseYaml } from "yaml";
@@ -185,28 +185,47 @@ export interface ConfigFileResult {
   warnings: string[];
 }
 
-/**
- * Reads one config file. An unreadable or unparsable file is reported in `invalid` (the spec falls back to
- * env + defaults); a readable file with a wrong-typed value throws a ConfigError naming the key.
- */
-export function readConfigFile(file: string): ConfigFileResult {
-  const warnings: string[] = [];
-  let text: string;
+/** The text of a config file, or why it cannot be read (`missing` when it does not exist). */
+type ConfigText = { text: string } | { invalid: string; missing: boolean };
+
+function readConfigText(file: string): ConfigText {
   try {
-    text = readFileSync(file, "utf8");
+    return { text: readFileSync(file, "utf8") };
   } catch (error) {
-    return { file, warnings, invalid: `cannot read ${file}: ${(error as Error).message}` };
+    const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
+    return { invalid: `cannot read ${file}: ${(error as Error).message}`, missing };
   }
+}
+
+/** The `yaml` package ends its first message line with ":" before a code excerpt; the excerpt is not kept. */
+function yamlError(error: unknown): string {
+  return ((error as Error).message.split("\n")[0] ?? "").replace(/:\s*$/, "");
+}
+
+function parseConfigText(file: string, text: string): ConfigFileResult {
+  const warnings: string[] = [];
   let raw: unknown;
   try {
     raw = parseYaml(text);
   } catch (error) {
-    return { file, warnings, invalid: `${file} is not valid YAML: ${(error as Error).message.split("\n")[0]}` };
+    return { file, warnings, invalid: `${file} is not valid YAML: ${yamlError(error)}` };
   }
   if (raw !== null && raw !== undefined && (typeof raw !== "object" || Array.isArray(raw))) {
     return { file, warnings, invalid: `${file}: the top level must be a mapping of keys to values` };
   }
   return { file, warnings, config: normalizeUserConfig(raw, file, warnings) };
+}
+
+function parseConfigRead(file: string, read: ConfigText): ConfigFileResult {
+  return "text" in read ? parseConfigText(file, read.text) : { file, warnings: [], invalid: read.invalid };
+}
+
+/**
+ * Reads one config file. An unreadable or unparsable file is reported in `invalid` (the spec falls back to
+ * env + defaults); a readable file with a wrong-typed value throws a ConfigError naming the key.
+ */
+export function readConfigFile(file: string): ConfigFileResult {
+  return parseConfigRead(file, readConfigText(file));
 }
 
 export interface LoadConfigOptions {
@@ -232,6 +251,31 @@ export function mergeConfig(cwd: string, ...layers: (UserConfig | undefined)[]):
 }
 
 /**
+ * How loadConfig built a config object. A ConfigReloader given that object swaps its file layer for a fresh
+ * read instead of keeping the startup file values underneath: otherwise a key deleted from the file would
+ * stay in force until a restart, and the startup warnings would be printed a second time.
+ */
+interface LoadedFrom {
+  cwd: string;
+  base?: UserConfig;
+  /** The environment layer as loadConfig read it (its `env` option may not be process.env). */
+  env: UserConfig;
+  /** Identity of the file text that was read (see `fileKey`). */
+  key: string;
+  fileConfig?: UserConfig;
+  /** The config as returned, to tell which keys the caller set afterwards (a generated secret, say). */
+  snapshot: Record<string, unknown>;
+}
+
+const loadedFrom = new WeakMap<object, LoadedFrom>();
+
+/** What decides whether a config file must be parsed again: its path and its text (or why it has none). */
+function fileKey(file: string | undefined, read: ConfigText | undefined): string {
+  if (!file || !read) return "";
+  return "text" in read ? `${file}\0text\0${read.text}` : `${file}\0invalid\0${read.invalid}`;
+}
+
+/**
  * Loads the configuration as the server does: defaults, then the config file, then `SERVICE_*` variables.
  * An invalid file is skipped with a warning; a wrong-typed value throws a ConfigError naming the key.
  */
@@ -240,58 +284,76 @@ export function loadConfig(options: LoadConfigOptions = {}): ResolvedConfig {
   const env = options.env ?? process.env;
   const logger = options.logger ?? consola.withTag("service");
   const file = findConfigFile(cwd, env);
+  const read = file ? readConfigText(file) : undefined;
   let fileConfig: UserConfig | undefined;
-  if (file) {
-    const result = readConfigFile(file);
+  if (file && read) {
+    const result = parseConfigRead(file, read);
     for (const warning of result.warnings) logger.warn(warning);
     if (result.invalid) logger.warn(`${result.invalid}; using environment variables and defaults only`);
     fileConfig = result.config;
   }
-  return mergeConfig(cwd, options.base, fileConfig, envConfig(env));
+  const fromEnv = envConfig(env);
+  const config = mergeConfig(cwd, options.base, fileConfig, fromEnv);
+  loadedFrom.set(config, { cwd, base: options.base, env: fromEnv, key: fileKey(file, read), fileConfig, snapshot: { ...config } });
+  return config;
 }
 
 /**
- * Re-reads the config file only when it changed (path, size, mtime), so every POST sees edits at the cost of
- * one stat. Keeps the last good file values when the file becomes invalid.
+ * Re-reads the config file on every call (rule 4: every POST sees edits) and parses it again only when its
+ * text changed, so warnings are not repeated per request. Keeps the last good file values when the file
+ * becomes invalid, so a half-saved edit does not break deploys.
  */
 export class ConfigReloader {
-  private stamp = "";
+  private key = "";
   private fileConfig: UserConfig | undefined;
+  private readonly loaded: LoadedFrom | undefined;
 
   constructor(
     private readonly base: UserConfig,
     private readonly cwd: string,
     private readonly logger: ConsolaInstance,
     private readonly env: NodeJS.ProcessEnv = process.env,
-  ) {}
+  ) {
+    // Loaded for another directory, the config's file layer is not the one this reloader reads: keep it whole.
+    const loaded = loadedFrom.get(base);
+    this.loaded = loaded && loaded.cwd === cwd ? loaded : undefined;
+    if (this.loaded) [this.key, this.fileConfig] = [this.loaded.key, this.loaded.fileConfig];
+  }
 
   current(): ResolvedConfig {
     const file = findConfigFile(this.cwd, this.env);
-    let stamp = "none";
-    if (file) {
-      try {
-        const st = statSync(file);
-        stamp = `${file}:${st.ino}:${st.size}:${st.mtimeMs}`;
-      } catch {
-        stamp = `${file}:missing`;
-      }
+    const read = file ? readConfigText(file) : undefined;
+    const key = fileKey(file, read);
+    if (key !== this.key) {
+      this.key = key;
+      if (!file || !read || ("missing" in read && read.missing)) this.fileConfig = undefined;
+      else this.fileConfig = this.parse(file, read);
     }
-    if (stamp !== this.stamp) {
-      this.stamp = stamp;
-      if (!file || stamp.endsWith(":missing")) this.fileConfig = undefined;
-      else {
-        // An invalid file leaves fileConfig as it was: the last good values stay in force.
-        try {
-          const result = readConfigFile(file);
-          for (const warning of result.warnings) this.logger.warn(warning);
-          if (result.invalid) this.logger.warn(`${result.invalid}; keeping the last good configuration`);
-          else this.fileConfig = result.config;
-        } catch (error) {
-          this.logger.warn(`${(error as Error).message}; keeping the last good configuration`);
-        }
-      }
+    if (!this.loaded) return mergeConfig(this.cwd, this.base, this.fileConfig, safeEnv(this.env, this.logger));
+    return mergeConfig(this.cwd, this.loaded.base, this.fileConfig, this.loaded.env, this.changedSinceLoad(), safeEnv(this.env, this.logger));
+  }
+
+  /** The new file values, or the last good ones (with a warning) when the file cannot be used. */
+  private parse(file: string, read: ConfigText): UserConfig | undefined {
+    const fallback = this.fileConfig ? "keeping the last good configuration" : "using environment variables and defaults only";
+    try {
+      const result = parseConfigRead(file, read);
+      for (const warning of result.warnings) this.logger.warn(warning);
+      if (!result.invalid) return result.config;
+      this.logger.warn(`${result.invalid}; ${fallback}`);
+    } catch (error) {
+      this.logger.warn(`${(error as Error).message}; ${fallback}`);
     }
-    return mergeConfig(this.cwd, this.base, this.fileConfig, safeEnv(this.env, this.logger));
+    return this.fileConfig;
+  }
+
+  /** What the caller set on a loadConfig result after loading it (a generated secret, say). */
+  private changedSinceLoad(): UserConfig {
+    const changed: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(this.base)) {
+      if (value !== this.loaded?.snapshot[key]) changed[key] = value;
+    }
+    return changed;
   }
 }
 

@@ -11,22 +11,26 @@ export function generateSecret(): string {
   return randomBytes(32).toString("base64url");
 }
 
-/** Writes `content` to `file` atomically (temp file + rename) with mode 0600 whatever the umask. */
+/**
+ * Writes `content` to `file` atomically (temp file + rename) with mode 0600 whatever the umask. A failure
+ * names `file`, not the temp file the user never asked about, and leaves no temp file behind.
+ */
 export function writeSecretFile(file: string, content: string): void {
   const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  const fd = openSync(temp, "wx", 0o600);
   try {
-    fchmodSync(fd, 0o600);
-    writeSync(fd, `${content}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
+    const fd = openSync(temp, "wx", 0o600);
+    try {
+      fchmodSync(fd, 0o600);
+      writeSync(fd, `${content}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temp, file);
   } catch (error) {
     rmSync(temp, { force: true });
-    throw error;
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new Error(`cannot write the secret file ${file} (${reason}): set SERVICE_SECRET, or make the directory writable`, { cause: error });
   }
 }
 
@@ -59,6 +63,10 @@ export interface EnsuredSecret {
  * `.service.secret` in `cwd`, else a new one is generated and stored there. Sets `config.secret`.
  */
 export function ensureWebhookSecret(config: UserConfig | ResolvedConfig, cwd = process.cwd()): EnsuredSecret {
+  // Header values arrive trimmed, so a blank secret could never match: every request would get 401.
+  if (config.secret && !config.secret.trim()) {
+    throw new Error("the configured secret (SERVICE_SECRET or the secret key) is blank: set a real value, or remove it to have one generated");
+  }
   if (config.secret) return { secret: config.secret, source: "config", generated: false };
   const file = resolve(cwd, SECRET_FILE);
   const existing = readSecretFile(file);
@@ -93,8 +101,11 @@ export function verifyRequestSecret(headers: Headers, secret: string): boolean {
     const match = /^Bearer(?:\s+(.*))?$/i.exec(authorization.trim());
     if (match) candidates.push((match[1] ?? "").trim());
   }
-  if (candidates.length === 0 || candidates.some((c) => c === "")) return false;
+  // Header values arrive trimmed, so surrounding whitespace in the configured value (a YAML block scalar's
+  // newline, say) is not part of the secret.
+  const expected = secret.trim();
+  if (!expected || candidates.length === 0 || candidates.some((c) => c === "")) return false;
   let ok = true;
-  for (const candidate of candidates) ok = secretsEqual(candidate, secret) && ok;
+  for (const candidate of candidates) ok = secretsEqual(candidate, expected) && ok;
   return ok;
 }
