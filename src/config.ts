@@ -307,6 +307,8 @@ export class ConfigReloader {
   private key = "";
   private fileConfig: UserConfig | undefined;
   private readonly loaded: LoadedFrom | undefined;
+  /** Why the config file is not in force right now (invalid since its last edit); each deploy says so. */
+  problem: string | undefined;
 
   constructor(
     private readonly base: UserConfig,
@@ -326,6 +328,7 @@ export class ConfigReloader {
     const key = fileKey(file, read);
     if (key !== this.key) {
       this.key = key;
+      this.problem = undefined;
       if (!file || !read || ("missing" in read && read.missing)) this.fileConfig = undefined;
       else this.fileConfig = this.parse(file, read);
     }
@@ -340,10 +343,11 @@ export class ConfigReloader {
       const result = parseConfigRead(file, read);
       for (const warning of result.warnings) this.logger.warn(warning);
       if (!result.invalid) return result.config;
-      this.logger.warn(`${result.invalid}; ${fallback}`);
+      this.problem = `${result.invalid}; ${fallback}`;
     } catch (error) {
-      this.logger.warn(`${(error as Error).message}; ${fallback}`);
+      this.problem = `${(error as Error).message}; ${fallback}`;
     }
+    this.logger.warn(this.problem);
     return this.fileConfig;
   }
 

@@ -68,7 +68,8 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     const stream = wantsJson ? undefined : streamingResponse(current.heartbeatMs);
     let result: Promise<unknown>;
     try {
-      result = deployer.deploy({ config: current, trigger: "webhook", cwd, sink: stream?.sink });
+      const notices = reloader.problem ? [reloader.problem] : [];
+      result = deployer.deploy({ config: current, trigger: "webhook", cwd, sink: stream?.sink, notices });
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${current.queueLimit})` }, { "retry-after": "30" });

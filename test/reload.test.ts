@@ -96,3 +96,26 @@ describe("config reload (SPEC rule 4)", () => {
     }
   });
 });
+
+describe("config reload: a working-directory config file that became invalid", () => {
+  test("keeps the last good values and says so in the stream and the logs", async () => {
+    const cwd = tempDir();
+    const repo = makeRepo();
+    writeFileSync(join(cwd, "service.yaml"), `repoPath: ${repo.clone}\nrunScript: echo last-good\n`);
+    const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
+    try {
+      expect(await deploy(server.url)).toContain("last-good");
+      writeFileSync(join(cwd, "service.yaml"), `repoPath: ${repo.clone}\nrunScript: [half saved\n`);
+      for (let i = 0; i < 2; i++) {
+        const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
+        expect(result.run.stdout).toBe("last-good\n");
+        const log = await Bun.file(result.log.log).text();
+        expect(log).toMatch(/\[config\] .*service\.yaml is not valid YAML.*keeping the last good configuration/);
+      }
+      const text = await deploy(server.url);
+      expect(text).toMatch(/\[config\] .*not valid YAML/);
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -45,6 +45,8 @@ export interface DeployOptions {
   sink?: DeploySink;
   /** Environment of git and the run script (secrets removed). @default process.env */
   env?: NodeJS.ProcessEnv;
+  /** Problems with the configuration in force, said at the start of the deploy (an invalid config file). */
+  notices?: string[];
 }
 
 /** The repository's own config file (rule 4): auto-detected names, or SERVICE_CONFIG when it points inside. */
@@ -90,6 +92,7 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
   };
 
   emit({ type: "start", id, startedAt, trigger: options.trigger, repoPath: config.repoPath });
+  for (const notice of options.notices ?? []) step("config", notice);
   const pullOut = { stdout: new Capture(), stderr: new Capture() };
   const runOut = { stdout: new Capture(), stderr: new Capture() };
   let error: string | null = null;
