@@ -40,6 +40,8 @@ export const deployCommand = defineCommand({
       });
       process.off("SIGINT", stop);
       process.off("SIGTERM", stop);
-      process.exitCode = result.ok ? 0 : 1;
+      // Exit now: a child the script left in the background may still hold its pipes open.
+      if (stdoutOpen) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+      process.exit(result.ok ? 0 : 1);
     }),
 });

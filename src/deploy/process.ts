@@ -24,22 +24,35 @@ export interface ProcessOutcome {
 /** Processes currently running for deploys, so a shutdown can kill their trees. */
 export const livePids = new Set<number>();
 
-/** Kills a process group (the process and every descendant that kept it), ignoring a group already gone. */
+/**
+ * Kills a process group (the process and every descendant that kept it), ignoring a group already gone. Only
+ * the group: every command is spawned as a group leader, so when the group is gone its pid is no longer ours
+ * (it may be reaped and reused by an unrelated process).
+ */
 export function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {}
-  }
+  } catch {}
+}
+
+/**
+ * An executable file without a `#!` line (ENOEXEC) is a shell script to a shell (POSIX execvp falls back
+ * to `sh file args`); posix_spawn refuses it, so do the fallback here.
+ */
+function shellFallback(argv: string[], options: ProcessOptions): string[] {
+  const [command = "", ...args] = argv;
+  const file = command.includes("/") ? command : (Bun.which(command, { PATH: options.env.PATH ?? "", cwd: options.cwd }) ?? command);
+  return ["/bin/sh", file, ...args];
 }
 
 /**
  * Runs one command in its own process group, streaming its output. At the deadline the whole group gets
  * SIGTERM, then SIGKILL after a grace. Children it leaves running in the background (an app restarted with
- * `nohup … &`) do not hold the deploy: once the command exits, its pipes are drained briefly, then only
- * read to keep those children from blocking, and their output is no longer part of the deploy.
+ * `nohup … &`, or `app &` that keeps the pipes) do not hold the deploy: once the command exits, its pipes
+ * are drained briefly, then still read but no longer part of the deploy, so such a child never blocks on a
+ * full pipe nor dies of EPIPE while the server lives. (The `deploy` command exits explicitly when its deploy
+ * is done; a child that keeps writing to its pipes after that gets EPIPE, so long-running apps should
+ * redirect their output.)
  */
 export async function runProcess(argv: string[], options: ProcessOptions): Promise<ProcessOutcome> {
   let proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
@@ -54,6 +67,7 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOEXEC" && argv[0] !== "/bin/sh") return runProcess(shellFallback(argv, options), options);
     const reason = code === "ENOENT" ? "command not found" : code === "EACCES" ? "permission denied" : (error as Error).message;
     return { exitCode: null, timedOut: false, error: `cannot start "${argv[0]}": ${reason}` };
   }

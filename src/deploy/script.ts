@@ -10,6 +10,10 @@ const SHELL_WORDS = new Set([
 
 /** Operators, expansions, globs, redirections, comments and escapes: anything a direct spawn would not honour. */
 const SHELL_CHARS = /[|&;<>()$`\\*?[\]{}~#!\n]/;
+/** Inside double quotes a shell still expands these. */
+const DOUBLE_QUOTED_SHELL_CHARS = /[$`\\]/;
+/** A shell splits words on these (IFS), not on every Unicode space. */
+const BLANK = /[ \t\n]/;
 
 /** The lines of a run script that run, in order: blank lines and `#` comments skipped. */
 export function scriptLines(script: string): string[] {
@@ -32,7 +36,7 @@ export function splitWords(line: string): string[] | undefined {
     } else if (ch === '"' || ch === "'") {
       quote = ch;
       inWord = true;
-    } else if (/\s/.test(ch)) {
+    } else if (BLANK.test(ch)) {
       if (inWord) words.push(current);
       current = "";
       inWord = false;
@@ -47,13 +51,34 @@ export function splitWords(line: string): string[] | undefined {
 }
 
 /**
+ * True when a shell would do more with the line than split it into words. Scanned with the quoting state,
+ * because a regex cannot tell `'` inside double quotes from a real quote (`echo "'" | cat "'"` is a pipe).
+ * An unterminated quote also counts: the shell then reports the syntax error in its own words.
+ */
+function hasShellSyntax(line: string): boolean {
+  let quote: '"' | "'" | undefined;
+  for (const ch of line) {
+    if (quote === "'") {
+      if (ch === "'") quote = undefined;
+    } else if (quote === '"') {
+      if (ch === '"') quote = undefined;
+      else if (DOUBLE_QUOTED_SHELL_CHARS.test(ch)) return true;
+    } else if (ch === '"' || ch === "'") {
+      quote = ch;
+    } else if (SHELL_CHARS.test(ch)) {
+      return true;
+    }
+  }
+  return quote !== undefined;
+}
+
+/**
  * How one line runs: through the system shell when it has shell operators, expansions, an assignment or a
  * builtin; otherwise spawned directly with its words as arguments.
  */
 export function planLine(line: string): { argv: string[]; shell: boolean } {
   const shell = { argv: ["/bin/sh", "-c", line], shell: true };
-  const unquoted = line.replace(/'[^']*'/g, "''");
-  if (SHELL_CHARS.test(unquoted.replace(/"[^"]*"/g, (m) => (/[$`\\]/.test(m) ? m : '""')))) return shell;
+  if (hasShellSyntax(line)) return shell;
   const words = splitWords(line);
   if (!words || words.length === 0) return shell;
   const first = words[0]!;
