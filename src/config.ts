@@ -25,12 +25,35 @@ export interface UserConfig {
   hostname?: string;
   /** Silence after which a streamed deploy writes a heartbeat line, in milliseconds. @default 15000 */
   heartbeatMs?: number;
+  /** Deploy only pushes to this branch: a push payload naming another ref is answered "skipped". @default none */
+  branch?: string;
+  /** Answer at once with the deploy id instead of streaming it (for Git hosts that time out). @default false */
+  acknowledge?: boolean;
+  /** Largest request body accepted (read only to check a signature or the branch); larger gets 413. @default 26214400 */
+  maxBodyBytes?: number;
+  /** Route by `X-Forwarded-Host` (set by your reverse proxy) instead of `Host`. @default false */
+  trustProxy?: boolean;
+  /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
+  apps?: AppConfig[];
+}
+
+/** One entry of `apps`; keys it does not set come from the top level (except `secret`, never inherited). */
+export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trustProxy" | "apps"> {
+  name: string;
+  /** Host name matched against the request (port stripped, case-insensitive). */
+  host: string;
+  path: string;
+  repoPath: string;
+  runScript: string;
 }
 
 /** Options after defaults, the config file and the environment are applied. */
-export interface ResolvedConfig extends Required<Omit<UserConfig, "secret">> {
+export interface ResolvedConfig extends Required<Omit<UserConfig, "secret" | "branch" | "apps">> {
   /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
   secret?: string;
+  branch?: string;
+  /** The `apps` entries as written (validated per field); empty in single-app mode. */
+  apps: AppConfig[];
 }
 
 /** Config file names looked up in the working directory, first existing wins. */
@@ -47,10 +70,14 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     queueLimit: 100,
     hostname: "0.0.0.0",
     heartbeatMs: 15_000,
+    acknowledge: false,
+    maxBodyBytes: 25 * 1024 * 1024,
+    trustProxy: false,
+    apps: [],
   };
 }
 
-type Kind = "port" | "positiveInt" | "boolean" | "string" | "urlPath";
+type Kind = "port" | "positiveInt" | "boolean" | "string" | "urlPath" | "apps";
 
 /** Every key: its type, its snake_case spelling and its environment variable. */
 const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
@@ -64,7 +91,15 @@ const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   queueLimit: { kind: "positiveInt", env: "SERVICE_QUEUE_LIMIT" },
   hostname: { kind: "string", env: "SERVICE_HOSTNAME" },
   heartbeatMs: { kind: "positiveInt", env: "SERVICE_HEARTBEAT_MS" },
+  branch: { kind: "string", env: "SERVICE_BRANCH" },
+  acknowledge: { kind: "boolean", env: "SERVICE_ACKNOWLEDGE" },
+  maxBodyBytes: { kind: "positiveInt", env: "SERVICE_MAX_BODY_BYTES" },
+  trustProxy: { kind: "boolean", env: "SERVICE_TRUST_PROXY" },
+  apps: { kind: "apps", env: "" },
 };
+
+/** Keys an `apps` entry may set: its own, and the per-deploy top-level keys. */
+const APP_KEYS = new Set(["name", "host", ...Object.keys(KEYS).filter((k) => !["port", "hostname", "trustProxy", "apps"].includes(k))]);
 
 const KEY_NAMES = Object.keys(KEYS) as (keyof UserConfig)[];
 
@@ -108,7 +143,25 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): un
     case "urlPath":
       if (typeof value !== "string" || !value.startsWith("/")) return fail('a URL path starting with "/"');
       return value;
+    case "apps":
+      if (!Array.isArray(value)) return fail("a list of apps");
+      return value.map((entry, index) => normalizeApp(entry, `${where}, entry ${index + 1}`));
   }
+}
+
+/** One `apps` entry: known keys only, each of the right type; required fields are checked by resolveApps. */
+function normalizeApp(raw: unknown, where: string): AppConfig {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new ConfigError(`${where}: expected a mapping (name, host, path, repoPath, runScript, secret)`);
+  const label = typeof (raw as { name?: unknown }).name === "string" ? `${where} ("${(raw as { name: string }).name}")` : where;
+  const out: Record<string, unknown> = {};
+  for (const [rawKey, value] of Object.entries(raw)) {
+    const key = toCamel(rawKey);
+    if (!APP_KEYS.has(key)) throw new ConfigError(`${label}: key "${rawKey}" is not allowed in an app (allowed: ${[...APP_KEYS].join(", ")})`);
+    if (value === null || value === undefined) continue;
+    const kind: Kind = key === "name" || key === "host" ? "string" : KEYS[key as keyof UserConfig].kind;
+    out[key] = coerce(kind, value, false, `${label}: key "${rawKey}"`);
+  }
+  return out as unknown as AppConfig;
 }
 
 function closest(key: string): string | undefined {
@@ -159,6 +212,7 @@ export function envConfig(env: NodeJS.ProcessEnv = process.env): UserConfig {
   const out: Record<string, unknown> = {};
   for (const key of KEY_NAMES) {
     const { kind, env: name } = KEYS[key];
+    if (!name) continue;
     const value = env[name];
     if (value === undefined || value === "") continue;
     out[key] = coerce(kind, value, true, `environment variable ${name}`);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync, fchmodSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ResolvedConfig, UserConfig } from "./config.ts";
@@ -87,14 +87,36 @@ export function secretsEqual(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
+/** Headers carrying an HMAC of the body: `<algorithm>=<hex>`, or bare hex (sha256) for Gitea/Forgejo/Gogs. */
+const SIGNATURE_HEADERS = ["x-hub-signature-256", "x-hub-signature", "x-gitea-signature", "x-forgejo-signature", "x-gogs-signature"];
+
+/** True when the request carries a body signature, so the body must be read to authenticate it. */
+export function hasBodySignature(headers: Headers): boolean {
+  return SIGNATURE_HEADERS.some((name) => (headers.get(name) ?? "").trim() !== "");
+}
+
+/** `sha256=<hex>` (GitHub, Gitea, Bitbucket Cloud), `sha1=<hex>` (GitHub's legacy header) or bare hex. */
+function signatureMatches(value: string, secret: string, body: Uint8Array): boolean {
+  const match = /^(?:(sha256|sha1)=)?([0-9a-f]+)$/i.exec(value.trim());
+  const algorithm = (match?.[1] ?? "sha256").toLowerCase();
+  const expected = createHmac(algorithm, secret).update(body).digest("hex");
+  return secretsEqual((match?.[2] ?? "").toLowerCase(), expected) && match !== null;
+}
+
 /**
- * Checks the request's auth headers: `X-Service-Secret: <secret>` or `Authorization: Bearer <secret>`.
- * At least one must be present, and every one present must be right.
+ * Checks a request's credentials against `secret`. Accepted: `X-Service-Secret: <secret>`,
+ * `Authorization: Bearer <secret>`, `X-Gitlab-Token: <secret>` (GitLab's "Secret token"), and an HMAC of the
+ * raw body in `X-Hub-Signature-256` / `X-Hub-Signature` (GitHub, Gitea/Forgejo, Bitbucket Cloud) or
+ * `X-Gitea-Signature` / `X-Forgejo-Signature` / `X-Gogs-Signature`. At least one must be present, and every
+ * one present must be right: a wrong header is a 401 even next to a right one. `body` is needed only when a
+ * signature header is present.
  */
-export function verifyRequestSecret(headers: Headers, secret: string): boolean {
+export function verifyRequestSecret(headers: Headers, secret: string, body?: Uint8Array): boolean {
   const candidates: string[] = [];
-  const direct = headers.get("x-service-secret");
-  if (direct !== null) candidates.push(direct.trim());
+  for (const name of ["x-service-secret", "x-gitlab-token"]) {
+    const value = headers.get(name);
+    if (value !== null) candidates.push(value.trim());
+  }
   const authorization = headers.get("authorization");
   if (authorization !== null) {
     // Other schemes (Basic from a proxy, say) are not ours to judge.
@@ -104,8 +126,11 @@ export function verifyRequestSecret(headers: Headers, secret: string): boolean {
   // Header values arrive trimmed, so surrounding whitespace in the configured value (a YAML block scalar's
   // newline, say) is not part of the secret.
   const expected = secret.trim();
-  if (!expected || candidates.length === 0 || candidates.some((c) => c === "")) return false;
+  const signatures = SIGNATURE_HEADERS.map((name) => headers.get(name) ?? "").filter((value) => value.trim() !== "");
+  if (!expected || candidates.length + signatures.length === 0 || candidates.some((c) => c === "")) return false;
+  if (signatures.length > 0 && !body) return false;
   let ok = true;
   for (const candidate of candidates) ok = secretsEqual(candidate, expected) && ok;
+  for (const signature of signatures) ok = signatureMatches(signature, expected, body!) && ok;
   return ok;
 }

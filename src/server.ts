@@ -1,10 +1,15 @@
 import { consola, type ConsolaInstance } from "consola";
+import { ensureAppSecrets, requestHost, resolveApps, routeRequest, type ResolvedApp } from "./apps.ts";
 import { ConfigReloader, type ResolvedConfig, type UserConfig } from "./config.ts";
+import type { DeployEvent } from "./deploy/events.ts";
 import { Deployer } from "./deploy/pipeline.ts";
 import { QueueFullError } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
+import { branchOfPush, readBoundedBody } from "./payload.ts";
 import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
-import { ensureWebhookSecret, verifyRequestSecret } from "./secret.ts";
+import { serve } from "./runtime/bun.ts";
+import type { Listener, RequestControl } from "./runtime/types.ts";
+import { ensureWebhookSecret, hasBodySignature, verifyRequestSecret } from "./secret.ts";
 
 export interface ServiceServerOptions {
   /** @default consola.withTag("service") */
@@ -14,7 +19,7 @@ export interface ServiceServerOptions {
 }
 
 export interface ServiceServer {
-  /** Starts listening; generates the secret first if none is configured. */
+  /** Starts listening; generates the secret(s) first if none is configured. */
   start(): Promise<void>;
   /**
    * Stops gracefully: new POSTs get 503, waiting deploys are cancelled (their clients and logs say so), the
@@ -30,15 +35,19 @@ export interface ServiceServer {
   idle(): Promise<void>;
 }
 
-/** Bun cuts idle connections after this; authorized deploy streams are exempt (they send heartbeats instead). */
+/** Idle connections are closed after this; authorized deploy streams are exempt (they send heartbeats instead). */
 const IDLE_TIMEOUT_SECONDS = 30;
 
 const NOT_FOUND = { error: "not found", message: "this service accepts POST requests on its webhook path only" };
 const SHUTTING_DOWN = { error: "shutting down", message: "the service is stopping and accepts no new deploys" };
 const UNAUTHORIZED = {
   error: "unauthorized",
-  message: "missing or wrong secret: send it as the X-Service-Secret header or as Authorization: Bearer <secret>",
+  message:
+    "missing or wrong secret: send it as X-Service-Secret, Authorization: Bearer <secret> or X-Gitlab-Token, " +
+    "or sign the body (X-Hub-Signature-256)",
 };
+
+const truthy = (value: string | null) => value !== null && ["", "1", "true", "yes"].includes(value.toLowerCase());
 
 /**
  * The webhook server. `config` is the base of every deploy: on each POST the config file (when there is one)
@@ -50,47 +59,89 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   const reloader = new ConfigReloader(config, cwd, logger);
   const deployer = new Deployer();
   const inFlight = new Set<Promise<unknown>>();
-  let server: ReturnType<typeof Bun.serve> | undefined;
+  let listener: Listener | undefined;
   let draining = false;
+  let lastGoodApps: ResolvedApp[] = [];
 
-  const handle = (request: Request, bunServer: ReturnType<typeof Bun.serve>): Response | Promise<Response> => {
+  /** The apps in force: re-resolved from each reload; a list that became invalid keeps the last good one. */
+  const currentApps = (current: ResolvedConfig): ResolvedApp[] => {
+    try {
+      const apps = resolveApps(current, cwd);
+      if (current.apps.length === 0) apps[0]!.secret ??= config.secret;
+      for (const added of ensureAppSecrets(apps, cwd)) {
+        if (added.generated) logger.info(`generated a secret for app "${added.name}" in ${added.file}`);
+      }
+      lastGoodApps = apps;
+    } catch (error) {
+      logger.warn(`${(error as Error).message}; keeping the last good list of apps`);
+    }
+    return lastGoodApps;
+  };
+
+  const handle = async (request: Request, control: RequestControl): Promise<Response> => {
     if (request.method !== "POST") return jsonResponse(404, NOT_FOUND);
     if (draining) return jsonResponse(503, SHUTTING_DOWN, { "retry-after": "30" });
     const current = reloader.current();
     const url = new URL(request.url);
-    if (url.pathname !== current.path) return jsonResponse(404, NOT_FOUND);
-    const secret = current.secret ?? config.secret;
-    if (!secret || !verifyRequestSecret(request.headers, secret)) return jsonResponse(401, UNAUTHORIZED);
+    const app = routeRequest(currentApps(current), requestHost(request, current.trustProxy), url.pathname);
+    if (!app) return jsonResponse(404, NOT_FOUND);
+    if (!app.secret) return jsonResponse(401, UNAUTHORIZED);
+
+    // The body is read only when a signature covers it or a branch filter needs it, and never past the limit.
+    let body: Uint8Array | undefined;
+    const signed = hasBodySignature(request.headers);
+    if (!signed && !verifyRequestSecret(request.headers, app.secret)) return jsonResponse(401, UNAUTHORIZED);
+    if (signed || app.branch) {
+      body = await readBoundedBody(request, app.maxBodyBytes);
+      if (!body) return jsonResponse(413, { error: "payload too large", message: `the request body is over maxBodyBytes (${app.maxBodyBytes} bytes)` });
+    }
+    if (signed && !verifyRequestSecret(request.headers, app.secret, body)) return jsonResponse(401, UNAUTHORIZED);
+
+    const wantsJson = url.searchParams.get("format") === "json";
+    const pushed = app.branch && body ? branchOfPush(body, request.headers.get("content-type")) : undefined;
+    if (app.branch && pushed && pushed.branch !== app.branch) {
+      const skipped = { skipped: true, ok: true, ref: pushed.ref, branch: app.branch, message: `push to ${pushed.ref}; this app deploys ${app.branch} only` };
+      return wantsJson ? jsonResponse(200, skipped) : new Response(`[skipped] ${skipped.message}\n`, { headers: { "content-type": "text/plain; charset=utf-8" } });
+    }
 
     // An authorized deploy may stay silent for minutes: no idle cut for this request.
-    bunServer.timeout(request, 0);
-    const wantsJson = url.searchParams.get("format") === "json";
-    const stream = wantsJson ? undefined : streamingResponse(current.heartbeatMs);
-    let result: Promise<unknown>;
+    control.noTimeout();
+    const acknowledge = app.acknowledge || truthy(url.searchParams.get("ack"));
+    const stream = wantsJson || acknowledge ? undefined : streamingResponse(app.heartbeatMs);
+    const id = crypto.randomUUID();
+    let position = 0;
+    const sink = (event: DeployEvent) => {
+      if (event.type === "queued") position = event.position;
+      stream?.sink(event);
+    };
+    let result: ReturnType<typeof deployer.deploy>;
     try {
       const notices = reloader.problem ? [reloader.problem] : [];
-      result = deployer.deploy({ config: current, trigger: "webhook", cwd, sink: stream?.sink, notices });
+      result = deployer.deploy({ id, app: app.name, config: app, trigger: "webhook", cwd, sink, notices });
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
-      return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${current.queueLimit})` }, { "retry-after": "30" });
+      return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` }, { "retry-after": "30" });
     }
     inFlight.add(result);
     result.finally(() => inFlight.delete(result)).catch(() => {});
-    return stream ? stream.response : jsonResult(result as ReturnType<typeof deployer.deploy>);
+    if (acknowledge) return acknowledgement(id, position, app, cwd, wantsJson);
+    return stream ? stream.response : jsonResult(result);
   };
 
   return {
     async start() {
-      if (server) return;
-      if (!config.secret) ensureWebhookSecret(config, cwd);
+      if (listener) return;
+      const initial = reloader.current();
+      if (initial.apps.length === 0 && !config.secret) ensureWebhookSecret(config, cwd);
+      currentApps(initial);
       for (const id of markInterruptedDeploys(cwd)) logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
       draining = false;
-      const { port, hostname } = reloader.current();
-      server = Bun.serve({
-        port,
-        hostname,
-        idleTimeout: IDLE_TIMEOUT_SECONDS,
-        development: false,
+      listener = serve({
+        port: initial.port,
+        hostname: initial.hostname,
+        idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
+        // A backstop above every app's own limit; readBoundedBody enforces each app's.
+        maxRequestBodySize: Math.max(initial.maxBodyBytes, ...initial.apps.map((a) => a.maxBodyBytes ?? 0)) + 1,
         fetch: handle,
         error(error) {
           logger.error(`request failed: ${error.message}`);
@@ -99,25 +150,34 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
       });
     },
     async stop() {
-      if (!server) return;
+      if (!listener) return;
       draining = true;
       deployer.cancelWaiting("the service is shutting down");
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-      const current = server;
-      server = undefined;
+      const current = listener;
+      listener = undefined;
       await current.stop();
     },
     get listening() {
-      return server !== undefined;
+      return listener !== undefined;
     },
     get port() {
-      return server?.port;
+      return listener?.port;
     },
     get url() {
-      return server ? `http://localhost:${server.port}` : undefined;
+      return listener ? `http://localhost:${listener.port}` : undefined;
     },
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
   };
+}
+
+/** The opt-in immediate answer: the deploy id and where its logs will be; the deploy runs on. */
+function acknowledgement(id: string, position: number, app: ResolvedApp, cwd: string, json: boolean): Response {
+  const logs = `${cwd}/.service/logs/*_${id}.{json,log}`;
+  const state = position > 0 ? `queued at position ${position}` : "started";
+  if (json) return jsonResponse(200, { accepted: true, id, app: app.name ?? null, state, position, logs });
+  const lines = [`[accepted] deploy ${id} ${state}`, `[accepted] logs: ${logs}`, `[accepted] follow it with: service logs ${id.slice(0, 8)} --follow`];
+  return new Response(`${lines.join("\n")}\n`, { headers: { "content-type": "text/plain; charset=utf-8" } });
 }

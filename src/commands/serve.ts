@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { consola } from "consola";
+import { ensureAppSecrets, resolveApps, type ResolvedApp } from "../apps.ts";
 import { loadConfig } from "../config.ts";
 import { killGroup, livePids } from "../deploy/process.ts";
 import { scriptLines } from "../deploy/script.ts";
@@ -19,11 +20,17 @@ export const serveCommand = defineCommand({
   run: () =>
     guard(async () => {
       const config = loadConfig();
-      const secret = ensureWebhookSecret(config);
-      if (secret.generated) {
-        process.stdout.write(
-          `Generated a webhook secret and saved it to ${SECRET_FILE} (mode 0600). It is shown only this once:\n\n  ${secret.secret}\n\n`,
-        );
+      const apps = resolveApps(config, process.cwd());
+      if (config.apps.length === 0) {
+        const secret = ensureWebhookSecret(config);
+        if (secret.generated) {
+          process.stdout.write(`Generated a webhook secret and saved it to ${SECRET_FILE} (mode 0600). It is shown only this once:\n\n  ${secret.secret}\n\n`);
+        }
+      }
+      for (const added of ensureAppSecrets(apps, process.cwd())) {
+        if (added.generated) {
+          process.stdout.write(`Generated a secret for app "${added.name}" and saved it to ${added.file} (mode 0600). It is shown only this once:\n\n  ${added.secret}\n\n`);
+        }
       }
       if (shouldAskAboutHttps()) await askAboutHttps(config.port);
 
@@ -35,17 +42,7 @@ export const serveCommand = defineCommand({
         if (code === "EADDRINUSE") throw new Error(`port ${config.port} is already in use: choose another with SERVICE_PORT or the port key`);
         throw error;
       }
-      const script = scriptLines(config.runScript).join("; ");
-      process.stdout.write(
-        [
-          `listening on http://localhost:${server.port}`,
-          `webhook: POST ${config.path}`,
-          `repo: ${config.repoPath}`,
-          `run: ${script}`,
-          "Auth: required",
-          "",
-        ].join("\n"),
-      );
+      process.stdout.write(`${banner(server.port!, config.apps.length > 0, apps).join("\n")}\n`);
 
       let signals = 0;
       const shutdown = async (signal: string) => {
@@ -65,3 +62,14 @@ export const serveCommand = defineCommand({
       process.on("SIGINT", () => void shutdown("SIGINT"));
     }),
 });
+
+/** SPEC item 6: the listening line, the repository, the run command and `Auth: required`; one block per app. */
+function banner(port: number, multiApp: boolean, apps: ResolvedApp[]): string[] {
+  const lines = [`listening on http://localhost:${port}`];
+  for (const app of apps) {
+    const prefix = multiApp ? `app ${app.name}: ` : "";
+    lines.push(`${prefix}webhook: POST ${multiApp ? app.host : ""}${app.path}`, `${prefix}repo: ${app.repoPath}`, `${prefix}run: ${scriptLines(app.runScript).join("; ")}`);
+  }
+  lines.push("Auth: required");
+  return lines;
+}

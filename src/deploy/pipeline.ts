@@ -35,9 +35,16 @@ class Capture {
   }
 }
 
+/** What a deploy needs of the configuration (a single app's, or one `apps` entry's). */
+export type DeploySettings = Pick<ResolvedConfig, "repoPath" | "runScript" | "runTimeoutMs" | "rollbackOnFailure" | "queueLimit">;
+
 export interface DeployOptions {
   /** The configuration in force when the deploy was requested. */
-  config: ResolvedConfig;
+  config: DeploySettings;
+  /** The deploy id. @default a new UUID */
+  id?: string;
+  /** The app deployed (multi-app mode); named in the logs and the script's environment. */
+  app?: string;
   trigger: Trigger;
   /** Working directory: where `.service/logs/` lives and relative config paths resolve. */
   cwd: string;
@@ -72,7 +79,7 @@ export function scriptEnv(env: NodeJS.ProcessEnv, context: Record<string, string
  * asked to. Never throws: whatever goes wrong ends in the result, the `[done]` line and the log files.
  */
 export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
-  const id = crypto.randomUUID();
+  const id = options.id ?? crypto.randomUUID();
   const startedAt = new Date();
   const config = { ...options.config };
   const env = options.env ?? process.env;
@@ -101,7 +108,8 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
   let after: string | null = null;
   let run: Omit<RunResult, "stdout" | "stderr"> = { exitCode: null, timedOut: false, script: config.runScript };
   let rollback: RollbackResult | undefined;
-  const context = { SERVICE_DEPLOY_ID: id, SERVICE_TRIGGER: options.trigger, SERVICE_REPO_PATH: config.repoPath };
+  const context: Record<string, string> = { SERVICE_DEPLOY_ID: id, SERVICE_TRIGGER: options.trigger, SERVICE_REPO_PATH: config.repoPath };
+  if (options.app) context.SERVICE_APP = options.app;
   const childEnv = scriptEnv(env, context);
 
   try {
@@ -177,7 +185,7 @@ type Emitter = (step: Step, text: string) => void;
 type OutputFor = (name: Step, captures: { stdout: Capture; stderr: Capture }) => (stream: "stdout" | "stderr", data: Uint8Array) => void;
 
 /** Rule 4: after the pull, the repository's config file (if any) decides runScript and runTimeoutMs; env still wins. */
-function reloadFromRepo(config: ResolvedConfig, cwd: string, env: NodeJS.ProcessEnv, step: Emitter): void {
+function reloadFromRepo(config: DeploySettings, cwd: string, env: NodeJS.ProcessEnv, step: Emitter): void {
   const file = repoConfigFile(config.repoPath, cwd, env);
   if (!file) return;
   let fromEnv: ReturnType<typeof envConfig> = {};
@@ -199,7 +207,7 @@ function reloadFromRepo(config: ResolvedConfig, cwd: string, env: NodeJS.Process
 }
 
 async function runStep(
-  config: ResolvedConfig,
+  config: DeploySettings,
   env: Record<string, string | undefined>,
   name: Step,
   onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void,
@@ -221,7 +229,7 @@ async function runStep(
 }
 
 async function rollBack(
-  config: ResolvedConfig,
+  config: DeploySettings,
   before: string | null,
   after: string | null,
   env: Record<string, string | undefined>,
@@ -263,7 +271,7 @@ async function rollBack(
 
 /** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
 export async function recordCancelled(options: DeployOptions, reason: string): Promise<DeployResult> {
-  const id = crypto.randomUUID();
+  const id = options.id ?? crypto.randomUUID();
   const startedAt = new Date();
   const { config } = options;
   const log = new DeployLog(options.cwd, { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript: config.runScript });

@@ -1,0 +1,95 @@
+import { chmodSync, mkdirSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { ConfigError, type AppConfig, type ResolvedConfig } from "./config.ts";
+import { generateSecret, readSecretFile, writeSecretFile } from "./secret.ts";
+
+/** What one request deploys: an app's settings, the top level filling in what it does not set. */
+export interface ResolvedApp extends Omit<ResolvedConfig, "apps" | "port" | "hostname" | "trustProxy"> {
+  /** The app's name; undefined in single-app mode. */
+  name?: string;
+  /** Host matched against the request (lower case); undefined = any host (single-app mode). */
+  host?: string;
+}
+
+/** Where a generated app secret lives: `.service/secrets/<name>.secret` in the working directory, mode 0600. */
+export function appSecretFile(cwd: string, name: string): string {
+  return join(resolve(cwd), ".service", "secrets", `${name}.secret`);
+}
+
+const REQUIRED = ["name", "host", "path", "repoPath", "runScript"] as const;
+
+/**
+ * The apps a request can be routed to: every `apps` entry (validated: required fields, unique names, unique
+ * host + path), or the single app of the top-level config. App secrets are never inherited from the top level.
+ */
+export function resolveApps(config: ResolvedConfig, cwd: string): ResolvedApp[] {
+  const { apps, port: _port, hostname: _hostname, trustProxy: _trust, secret: topSecret, ...shared } = config;
+  if (apps.length === 0) return [{ ...shared, secret: topSecret }];
+  const seenNames = new Map<string, number>();
+  const seenRoutes = new Map<string, string>();
+  return apps.map((app: AppConfig, index) => {
+    const label = `apps entry ${index + 1}${app.name ? ` ("${app.name}")` : ""}`;
+    for (const field of REQUIRED) {
+      if (app[field] === undefined || app[field] === "") throw new ConfigError(`${label}: "${field}" is required`);
+    }
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(app.name)) {
+      throw new ConfigError(`${label}: name may only contain letters, digits, ".", "_" and "-" (it names the app's secret file)`);
+    }
+    if (seenNames.has(app.name)) throw new ConfigError(`${label}: the name "${app.name}" is already used by apps entry ${seenNames.get(app.name)}`);
+    seenNames.set(app.name, index + 1);
+    const host = normalizeHost(app.host);
+    const route = `${host}${app.path}`;
+    const other = seenRoutes.get(route);
+    if (other) throw new ConfigError(`${label}: host "${host}" with path "${app.path}" is already the route of app "${other}"`);
+    seenRoutes.set(route, app.name);
+    const repoPath = isAbsolute(app.repoPath) ? app.repoPath : resolve(cwd, app.repoPath);
+    return { ...shared, secret: undefined, ...app, host, repoPath };
+  });
+}
+
+/** Host without port, lower case: `Example.com:443` → `example.com`, `[::1]:3141` → `[::1]`. */
+export function normalizeHost(host: string): string {
+  const trimmed = host.trim().toLowerCase();
+  if (trimmed.startsWith("[")) return trimmed.slice(0, trimmed.indexOf("]") + 1);
+  return trimmed.replace(/:\d*$/, "").replace(/\.$/, "");
+}
+
+/** The host a request was sent to: `Host`, or with `trustProxy` the first `X-Forwarded-Host`. */
+export function requestHost(request: Request, trustProxy: boolean): string {
+  const forwarded = trustProxy ? request.headers.get("x-forwarded-host")?.split(",")[0] : undefined;
+  return normalizeHost(forwarded || request.headers.get("host") || new URL(request.url).host);
+}
+
+export function routeRequest(apps: ResolvedApp[], host: string, pathname: string): ResolvedApp | undefined {
+  return apps.find((app) => app.path === pathname && (app.host === undefined || app.host === host));
+}
+
+export interface AppSecret {
+  name: string;
+  secret: string;
+  generated: boolean;
+  file: string;
+}
+
+/**
+ * Gives every app without a configured secret its own: read from its secret file, or generated (CSPRNG) and
+ * stored there (0600, directory 0700). Sets `app.secret`; returns what it read or generated.
+ */
+export function ensureAppSecrets(apps: ResolvedApp[], cwd: string): AppSecret[] {
+  const out: AppSecret[] = [];
+  for (const app of apps) {
+    if (app.secret || app.name === undefined) continue;
+    const file = appSecretFile(cwd, app.name);
+    let secret = readSecretFile(file);
+    const generated = secret === undefined;
+    if (secret === undefined) {
+      mkdirSync(join(file, ".."), { recursive: true, mode: 0o700 });
+      chmodSync(join(file, ".."), 0o700);
+      secret = generateSecret();
+      writeSecretFile(file, secret);
+    }
+    app.secret = secret;
+    out.push({ name: app.name, secret, generated, file });
+  }
+  return out;
+}
