@@ -2,12 +2,14 @@
 import { defineCommand, runMain } from "citty";
 import { consola, LogLevels } from "consola";
 import pkg from "../package.json" with { type: "json" };
+import { checkCommand } from "./commands/check.ts";
 import { deployCommand } from "./commands/deploy.ts";
+import { logsCommand } from "./commands/logs.ts";
 import { serveCommand } from "./commands/serve.ts";
 
 export const main = defineCommand({
   meta: { name: "service", version: pkg.version, description: pkg.description },
-  subCommands: { serve: serveCommand, deploy: deployCommand },
+  subCommands: { serve: serveCommand, deploy: deployCommand, logs: logsCommand, check: checkCommand },
   default: "serve",
 });
 

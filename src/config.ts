@@ -80,7 +80,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
 type Kind = "port" | "positiveInt" | "boolean" | "string" | "urlPath" | "apps";
 
 /** Every key: its type, its snake_case spelling and its environment variable. */
-const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
+export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   port: { kind: "port", env: "SERVICE_PORT" },
   repoPath: { kind: "string", env: "SERVICE_REPO_PATH" },
   runScript: { kind: "string", env: "SERVICE_RUN_SCRIPT" },
@@ -187,7 +187,7 @@ function editDistance(a: string, b: string): number {
 }
 
 /** Validates a parsed config mapping (snake_case or camelCase keys) into a UserConfig. */
-export function normalizeUserConfig(raw: unknown, source: string, warnings: string[] = []): UserConfig {
+export function normalizeUserConfig(raw: unknown, source: string, warnings: string[] = [], errors?: string[]): UserConfig {
   if (raw === null || raw === undefined) return {};
   if (typeof raw !== "object" || Array.isArray(raw)) {
     throw new ConfigError(`${source}: the top level must be a mapping of keys to values`);
@@ -202,20 +202,31 @@ export function normalizeUserConfig(raw: unknown, source: string, warnings: stri
       continue;
     }
     if (value === null || value === undefined) continue;
-    out[key] = coerce(spec.kind, value, false, `${source}: key "${rawKey}"`);
+    try {
+      out[key] = coerce(spec.kind, value, false, `${source}: key "${rawKey}"`);
+    } catch (error) {
+      // With `errors`, every wrong value is collected (service check); without, the first one throws.
+      if (!errors || !(error instanceof ConfigError)) throw error;
+      errors.push(error.message);
+    }
   }
   return out as UserConfig;
 }
 
 /** The `SERVICE_*` variables as a UserConfig. The only place the environment is read for options. */
-export function envConfig(env: NodeJS.ProcessEnv = process.env): UserConfig {
+export function envConfig(env: NodeJS.ProcessEnv = process.env, errors?: string[]): UserConfig {
   const out: Record<string, unknown> = {};
   for (const key of KEY_NAMES) {
     const { kind, env: name } = KEYS[key];
     if (!name) continue;
     const value = env[name];
     if (value === undefined || value === "") continue;
-    out[key] = coerce(kind, value, true, `environment variable ${name}`);
+    try {
+      out[key] = coerce(kind, value, true, `environment variable ${name}`);
+    } catch (error) {
+      if (!errors || !(error instanceof ConfigError)) throw error;
+      errors.push(error.message);
+    }
   }
   return out as UserConfig;
 }
@@ -256,7 +267,7 @@ function yamlError(error: unknown): string {
   return ((error as Error).message.split("\n")[0] ?? "").replace(/:\s*$/, "");
 }
 
-function parseConfigText(file: string, text: string): ConfigFileResult {
+function parseConfigText(file: string, text: string, errors?: string[]): ConfigFileResult {
   const warnings: string[] = [];
   let raw: unknown;
   try {
@@ -267,7 +278,7 @@ function parseConfigText(file: string, text: string): ConfigFileResult {
   if (raw !== null && raw !== undefined && (typeof raw !== "object" || Array.isArray(raw))) {
     return { file, warnings, invalid: `${file}: the top level must be a mapping of keys to values` };
   }
-  return { file, warnings, config: normalizeUserConfig(raw, file, warnings) };
+  return { file, warnings, config: normalizeUserConfig(raw, file, warnings, errors) };
 }
 
 function parseConfigRead(file: string, read: ConfigText): ConfigFileResult {
@@ -278,8 +289,9 @@ function parseConfigRead(file: string, read: ConfigText): ConfigFileResult {
  * Reads one config file. An unreadable or unparsable file is reported in `invalid` (the spec falls back to
  * env + defaults); a readable file with a wrong-typed value throws a ConfigError naming the key.
  */
-export function readConfigFile(file: string): ConfigFileResult {
-  return parseConfigRead(file, readConfigText(file));
+export function readConfigFile(file: string, errors?: string[]): ConfigFileResult {
+  const read = readConfigText(file);
+  return "text" in read ? parseConfigText(file, read.text, errors) : { file, warnings: [], invalid: read.invalid };
 }
 
 export interface LoadConfigOptions {

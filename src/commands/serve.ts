@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
-import { consola } from "consola";
+import { consola, LogLevels } from "consola";
+import { checkConfig } from "../check.ts";
 import { ensureAppSecrets, resolveApps, type ResolvedApp } from "../apps.ts";
 import { loadConfig } from "../config.ts";
 import { killGroup, livePids } from "../deploy/process.ts";
@@ -19,7 +20,8 @@ export const serveCommand = defineCommand({
   },
   run: () =>
     guard(async () => {
-      const config = loadConfig();
+      // A wrong-typed value stops the start here; other problems are said below, as `service check` says them.
+      const config = loadConfig({ logger: consola.create({ level: LogLevels.silent }) });
       const apps = resolveApps(config, process.cwd());
       if (config.apps.length === 0) {
         const secret = ensureWebhookSecret(config);
@@ -32,6 +34,7 @@ export const serveCommand = defineCommand({
           process.stdout.write(`Generated a secret for app "${added.name}" and saved it to ${added.file} (mode 0600). It is shown only this once:\n\n  ${added.secret}\n\n`);
         }
       }
+      for (const problem of checkConfig().problems) consola.warn(problem);
       if (shouldAskAboutHttps()) await askAboutHttps(config.port);
 
       const server = createServiceServer(config);

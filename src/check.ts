@@ -1,0 +1,89 @@
+import { existsSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { resolveApps, appSecretFile, type ResolvedApp } from "./apps.ts";
+import { defaultConfig, envConfig, findConfigFile, KEYS, mergeConfig, readConfigFile, type UserConfig } from "./config.ts";
+import { SECRET_FILE } from "./secret.ts";
+
+export type Source = "default" | "file" | "env" | "secret file" | "generated at start";
+
+export interface CheckedValue {
+  key: string;
+  /** Secrets are masked. */
+  value: string;
+  source: Source;
+}
+
+export interface ConfigReport {
+  /** The config file in force, if any. */
+  file?: string;
+  values: CheckedValue[];
+  apps: { name: string; host: string; path: string; repoPath: string; secret: string }[];
+  /** Everything that is wrong; the server would refuse, fall back, or fail its deploys. */
+  problems: string[];
+}
+
+const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
+
+function isGitRepo(dir: string): boolean {
+  const result = Bun.spawnSync(["git", "rev-parse", "--is-inside-work-tree"], { cwd: dir, stdout: "pipe", stderr: "ignore", stdin: "ignore" });
+  return result.exitCode === 0 && result.stdout.toString().trim() === "true";
+}
+
+function repoProblems(label: string, repoPath: string): string[] {
+  if (!existsSync(repoPath)) return [`${label}repoPath ${repoPath} does not exist`];
+  if (!statSync(repoPath).isDirectory()) return [`${label}repoPath ${repoPath} is not a directory`];
+  if (!isGitRepo(repoPath)) return [`${label}repoPath ${repoPath} is not a git repository (git pull will fail)`];
+  return [];
+}
+
+function secretSource(secret: string | undefined, file: string, configured: Source | undefined): { value: string; source: Source } {
+  if (secret && configured) return { value: mask(secret), source: configured };
+  if (existsSync(file)) return { value: `stored in ${file}`, source: "secret file" };
+  return { value: `none yet: generated into ${file} at the first start`, source: "generated at start" };
+}
+
+/**
+ * Loads the configuration exactly as the server does and reports every value with where it came from, and
+ * every problem: an invalid file, unknown keys, wrong types, a missing or non-git repoPath, bad `apps`.
+ */
+export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): ConfigReport {
+  const problems: string[] = [];
+  const file = findConfigFile(cwd, env);
+  let fileConfig: UserConfig = {};
+  if (file) {
+    const result = readConfigFile(file, problems);
+    for (const warning of result.warnings) problems.push(warning.replace(/; ignored$/, ""));
+    if (result.invalid) problems.push(`${result.invalid} (the server would use environment variables and defaults only)`);
+    fileConfig = result.config ?? {};
+  }
+  const fromEnv = envConfig(env, problems);
+  const config = mergeConfig(cwd, fileConfig, fromEnv);
+  const defaults = defaultConfig(cwd);
+  const values: CheckedValue[] = [];
+  for (const key of Object.keys(KEYS) as (keyof UserConfig)[]) {
+    if (key === "apps" || key === "secret") continue;
+    const source: Source = key in fromEnv ? "env" : key in fileConfig ? "file" : "default";
+    const value = config[key as keyof typeof config] ?? defaults[key as keyof typeof defaults];
+    values.push({ key, value: value === undefined ? "(none)" : String(value), source });
+  }
+  const apps: ConfigReport["apps"] = [];
+  let resolved: ResolvedApp[] = [];
+  try {
+    resolved = resolveApps(config, cwd);
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
+  if (config.apps.length === 0) {
+    const configured: Source | undefined = fromEnv.secret ? "env" : fileConfig.secret ? "file" : undefined;
+    const secret = secretSource(config.secret, resolve(cwd, SECRET_FILE), configured);
+    values.push({ key: "secret", ...secret });
+    problems.push(...repoProblems("", config.repoPath));
+  } else {
+    for (const app of resolved) {
+      const secret = secretSource(app.secret, appSecretFile(cwd, app.name!), app.secret ? "file" : undefined);
+      apps.push({ name: app.name!, host: app.host!, path: app.path, repoPath: app.repoPath, secret: secret.value });
+      problems.push(...repoProblems(`app "${app.name}": `, app.repoPath));
+    }
+  }
+  return { file, values, apps, problems };
+}

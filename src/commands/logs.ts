@@ -1,0 +1,119 @@
+import { defineCommand } from "citty";
+import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { findDeploy, listDeploys, type HistoryEntry } from "../history.ts";
+import { guard } from "./_guard.ts";
+
+function duration(ms: number | null): string {
+  if (ms === null) return "-";
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  return `${minutes}m ${String(Math.round((ms % 60_000) / 1000)).padStart(2, "0")}s`;
+}
+
+function outcome(entry: HistoryEntry): string {
+  if (entry.status === "corrupt") return "corrupt";
+  if (entry.status !== "done") return entry.status;
+  return entry.ok ? "ok" : "FAILED";
+}
+
+function table(entries: HistoryEntry[]): string {
+  const rows = [
+    ["STARTED (UTC)", "ID", "APP", "TRIGGER", "DURATION", "RESULT", "EXIT", "ROLLBACK"],
+    ...entries.map((e) => [
+      e.startedAt.replace("T", " ").slice(0, 19),
+      e.id.slice(0, 8),
+      e.app ?? "-",
+      e.trigger ?? "-",
+      duration(e.durationMs),
+      outcome(e),
+      e.exitCode === null ? "-" : String(e.exitCode),
+      e.rolledBack ? "yes" : "-",
+    ]),
+  ];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const lines = rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd());
+  const problems = entries.filter((e) => e.problem).map((e) => `${e.id.slice(0, 8)}: ${e.problem} (${e.jsonPath})`);
+  return [...lines, ...(problems.length ? ["", ...problems] : [])].join("\n");
+}
+
+/** Prints a running deploy's .log as it grows, until its JSON record says it ended. */
+async function follow(cwd: string, ref: string): Promise<void> {
+  let entry = findDeploy(cwd, ref);
+  let announced = false;
+  // An acknowledged deploy may still wait in the queue: its files appear when it starts.
+  while (typeof entry === "string" && /^no deploy with id/.test(entry) && ref !== "last") {
+    if (!announced) process.stderr.write(`waiting for deploy ${ref} to start…\n`);
+    announced = true;
+    await Bun.sleep(200);
+    entry = findDeploy(cwd, ref);
+  }
+  if (typeof entry === "string") throw new Error(entry);
+  const { logPath, jsonPath } = entry;
+  let offset = 0;
+  const buffer = Buffer.alloc(64 * 1024);
+  const drain = () => {
+    if (!existsSync(logPath)) return;
+    const fd = openSync(logPath, "r");
+    try {
+      for (;;) {
+        const read = readSync(fd, buffer, 0, buffer.length, offset);
+        if (read <= 0) break;
+        offset += read;
+        process.stdout.write(buffer.subarray(0, read));
+      }
+    } finally {
+      closeSync(fd);
+    }
+  };
+  for (;;) {
+    drain();
+    let status = "running";
+    try {
+      status = JSON.parse(readFileSync(jsonPath, "utf8")).status;
+    } catch {}
+    if (status !== "running") {
+      drain();
+      return;
+    }
+    await Bun.sleep(200);
+  }
+}
+
+export const logsCommand = defineCommand({
+  meta: {
+    name: "logs",
+    description: "Deploy history from .service/logs/ (no server needed): the recent deploys, newest first, or one deploy's log.",
+  },
+  args: {
+    deploy: { type: "positional", required: false, description: "A deploy id, an id prefix, or `last`: print that deploy's log" },
+    limit: { type: "string", default: "20", description: "How many deploys to list" },
+    app: { type: "string", description: "Only deploys of this app (multi-app mode)" },
+    failed: { type: "boolean", description: "Only deploys that did not succeed" },
+    json: { type: "boolean", description: "JSON: the list as an array, or the deploy's JSON log file" },
+    follow: { type: "boolean", alias: "f", description: "Keep printing a running deploy's log until it is done" },
+  },
+  run: ({ args }) =>
+    guard(async () => {
+      const cwd = process.cwd();
+      if (args.deploy) {
+        if (args.follow && !args.json) return follow(cwd, args.deploy);
+        const entry = findDeploy(cwd, args.deploy);
+        if (typeof entry === "string") throw new Error(entry);
+        const file = args.json ? entry.jsonPath : entry.logPath;
+        if (!existsSync(file)) throw new Error(`the log file ${file} is missing`);
+        process.stdout.write(readFileSync(file));
+        if (entry.problem) process.stderr.write(`note: ${entry.problem}\n`);
+        return;
+      }
+      const limit = Number(args.limit);
+      if (!Number.isInteger(limit) || limit <= 0) throw new Error(`--limit expects a positive whole number, got "${args.limit}"`);
+      let entries = listDeploys(cwd);
+      if (args.app) entries = entries.filter((e) => e.app === args.app);
+      if (args.failed) entries = entries.filter((e) => !(e.status === "done" && e.ok));
+      entries = entries.slice(0, limit);
+      if (args.json) process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+      else if (entries.length === 0) process.stdout.write("no deploys yet\n");
+      else process.stdout.write(`${table(entries)}\n`);
+    }),
+});
+
