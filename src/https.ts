@@ -1,8 +1,14 @@
 import { consola } from "consola";
 
-/** SPEC item 8: on Linux, an interactive start asks about HTTPS unless SERVICE_SKIP_HTTPS_PROMPT=1. */
+/**
+ * SPEC item 8: on Linux, an interactive start asks about HTTPS unless SERVICE_SKIP_HTTPS_PROMPT=1. Interactive
+ * means a terminal on both sides: with stdout sent to a file (`service > service.log` typed at a terminal) the
+ * question would land in the file and the server would wait for an answer nobody can see.
+ */
 export function shouldAskAboutHttps(env: NodeJS.ProcessEnv = process.env): boolean {
-  return process.platform === "linux" && process.stdin.isTTY === true && env.SERVICE_SKIP_HTTPS_PROMPT !== "1";
+  return (
+    process.platform === "linux" && process.stdin.isTTY === true && process.stdout.isTTY === true && env.SERVICE_SKIP_HTTPS_PROMPT !== "1"
+  );
 }
 
 /** How to put a TLS reverse proxy in front of the service on `port`. */

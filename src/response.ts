@@ -42,11 +42,16 @@ export function streamingResponse(heartbeatMs: number): { response: Response; si
     wake?.();
   };
 
-  const heartbeat = setInterval(() => {
-    if (Date.now() - lastWrite >= heartbeatMs) {
-      push(transcript.line(`[heartbeat] still running after ${Math.round((Date.now() - started) / 1000)} s`));
-    }
-  }, Math.max(50, Math.min(heartbeatMs, 1000)));
+  // Started by the first read, not here: a response built and then dropped (the request was refused after
+  // all) must not leave a timer that ticks, and fills `chunks`, forever.
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  const startHeartbeat = () => {
+    heartbeat ??= setInterval(() => {
+      if (Date.now() - lastWrite >= heartbeatMs) {
+        push(transcript.line(`[heartbeat] still running after ${Math.round((Date.now() - started) / 1000)} s`));
+      }
+    }, Math.max(50, Math.min(heartbeatMs, 1000)));
+  };
 
   const sink: DeploySink = (event: DeployEvent) => {
     if (gone) return;
@@ -69,6 +74,7 @@ export function streamingResponse(heartbeatMs: number): { response: Response; si
   const stream = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
+        if (!finished && !gone) startHeartbeat();
         while (chunks.length === 0 && !finished) await new Promise<void>((r) => (wake = r));
         wake = undefined;
         if (chunks.length > 0) {

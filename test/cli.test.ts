@@ -1,0 +1,211 @@
+/**
+ * The command-line tool (SPEC: "What the service does" items 6 and 8, "Command-line operations"): help,
+ * version, the `deploy` exit code, unknown commands, and the interactive HTTPS question, which is asked only
+ * when stdin is a terminal (checked under a real pseudo-terminal from util-linux `script`).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CLI, baseEnv, lastLine, logFiles, makeRepo, ROOT, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+
+const QUESTION = /set\s*up\s*https/i;
+/** The question is Linux-only (SPEC item 8), and `script -qfec` is the util-linux form. */
+const noPty = process.platform !== "linux" || Bun.which("script") === null;
+
+describe("help and version", () => {
+  test("--help exits 0 and describes the commands", async () => {
+    const { code, stdout } = await runCli(["--help"], { cwd: tempDir() });
+    expect(code).toBe(0);
+    expect(stdout).toContain("USAGE");
+    expect(stdout).toMatch(/^\s*serve\s+\S/m);
+    expect(stdout).toMatch(/^\s*deploy\s+\S/m);
+  });
+
+  test("deploy --help exits 0 and describes the deploy command", async () => {
+    const { code, stdout } = await runCli(["deploy", "--help"], { cwd: tempDir() });
+    expect(code).toBe(0);
+    expect(stdout).toContain("USAGE");
+    expect(stdout).toContain("deploy");
+    expect(stdout).toContain("git pull");
+  });
+
+  test("--version prints the version of package.json", async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+    const { code, stdout } = await runCli(["--version"], { cwd: tempDir() });
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe(version);
+  });
+
+  test("an unknown subcommand exits non-zero with a message naming it, and starts nothing", async () => {
+    const cwd = tempDir();
+    const { code, stdout, stderr } = await runCli(["frobnicate"], { cwd, env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0" }, timeoutMs: 10_000 });
+    expect(code).not.toBe(0);
+    expect(code).not.toBeNull();
+    expect(`${stdout}${stderr}`).toMatch(/unknown command\W+frobnicate/i);
+    expect(stdout).not.toContain("listening on");
+    expect(logFiles(cwd)).toEqual([]);
+  });
+});
+
+describe("deploy subcommand (SPEC: Command-line operations)", () => {
+  test("deploy exits 0 when the deploy is ok, printing the transcript up to [done] ok=true", async () => {
+    const repo = makeRepo();
+    const { code, stdout } = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "echo deployed-by-cli" } });
+    expect(code).toBe(0);
+    expect(stdout).toContain("deployed-by-cli\n");
+    expect(lastLine(stdout)).toBe("[done] ok=true exitCode=0");
+  });
+
+  test("deploy exits 1 when the run script fails", async () => {
+    const repo = makeRepo();
+    const { code, stdout } = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "sh -c 'exit 3'" } });
+    expect(code).toBe(1);
+    expect(lastLine(stdout)).toBe("[done] ok=false exitCode=3");
+  });
+
+  test("deploy exits 1 when the run script cannot be started", async () => {
+    const repo = makeRepo();
+    const { code, stdout } = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "no-such-command-service-test" } });
+    expect(code).toBe(1);
+    expect(lastLine(stdout)).toBe("[done] ok=false exitCode=null");
+  });
+});
+
+/** Strips terminal control sequences and carriage returns from what a pseudo-terminal showed. */
+const plain = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r/g, "");
+
+/** Pseudo-terminal sessions still open; killed at the end even when a test timed out before its finally. */
+const ptys = new Set<Bun.Subprocess>();
+afterAll(() => {
+  for (const proc of ptys) proc.kill("SIGKILL");
+});
+
+const readIfThere = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : "");
+
+const shellQuote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+
+/**
+ * Starts the server CLI with a pseudo-terminal as stdin and stdout (`script` allocates it; `stty` gives it a
+ * real size so prompts render as on a terminal). Keystrokes go through `type`.
+ */
+function startInPty(cwd: string, env: Record<string, string | undefined>, options: { stdoutTo?: string } = {}) {
+  const redirect = options.stdoutTo ? ` > ${shellQuote(options.stdoutTo)} 2>&1` : "";
+  const command = `stty cols 120 rows 40; exec ${CLI.map(shellQuote).join(" ")}${redirect}`;
+  const proc = Bun.spawn(["script", "-qfec", command, "/dev/null"], {
+    cwd,
+    env: baseEnv({ SERVICE_PORT: "0", SERVICE_SECRET: SECRET, ...env }),
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  ptys.add(proc);
+  void proc.exited.then(() => ptys.delete(proc));
+  const out = { text: "" };
+  void (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stdout) out.text += decoder.decode(chunk, { stream: true });
+  })();
+  /** What the user sees; with `stdoutTo`, what went to that file. */
+  const screen = () => plain(options.stdoutTo ? readIfThere(options.stdoutTo) : out.text);
+  return {
+    proc,
+    screen,
+    type(keys: string) {
+      proc.stdin.write(keys);
+      proc.stdin.flush();
+    },
+    /** The port of the banner, once it is there. */
+    banner: () =>
+      waitFor(() => {
+        if (proc.exitCode !== null) throw new Error(`exited with ${proc.exitCode}: ${screen()}`);
+        const match = /listening on http:\/\/localhost:(\d+)/.exec(screen());
+        return match ? Number(match[1]) : undefined;
+      }, "the server banner"),
+    /** Ctrl-C through the terminal (a graceful stop), then a hard kill if it is still there. */
+    async stop() {
+      if (proc.exitCode === null) {
+        this.type("\x03");
+        const timer = setTimeout(() => proc.kill("SIGKILL"), 3_000);
+        await proc.exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+// Timeouts above waitFor's 20 s, so a failure says what never came rather than "test timed out".
+describe("the HTTPS question (SPEC item 8)", () => {
+  test("a non-interactive start (stdin not a terminal) never asks, even without SERVICE_SKIP_HTTPS_PROMPT", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_SKIP_HTTPS_PROMPT: undefined });
+    try {
+      expect(server.stdout.text).toContain("Auth: required");
+      expect(`${server.stdout.text}${server.stderr.text}`).not.toMatch(QUESTION);
+      const res = await fetch(server.url);
+      expect(res.status).toBe(404);
+      await res.text();
+    } finally {
+      await server.stop();
+    }
+  }, 25_000);
+
+  test.skipIf(noPty)("an interactive start asks; answering y prints the reverse-proxy setup, then the server starts", async () => {
+    const repo = makeRepo();
+    const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined });
+    try {
+      await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
+      expect(pty.screen()).not.toContain("listening on");
+      pty.type("y");
+      const port = await pty.banner();
+      const screen = pty.screen();
+      const howTo = screen.slice(screen.search(QUESTION));
+      expect(howTo).toContain("Caddy");
+      expect(howTo).toContain("nginx");
+      expect(howTo).toContain("reverse_proxy");
+      expect(howTo.indexOf("Caddy")).toBeLessThan(howTo.indexOf("listening on"));
+      const res = await fetch(`http://localhost:${port}/`, { method: "POST", headers: { "x-service-secret": "wrong" } });
+      expect(res.status).toBe(401);
+      await res.text();
+    } finally {
+      await pty.stop();
+    }
+  }, 25_000);
+
+  test.skipIf(noPty)("an interactive start answered with Enter (no, the default) starts without the setup text", async () => {
+    const repo = makeRepo();
+    const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined });
+    try {
+      await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
+      pty.type("\r");
+      await pty.banner();
+      expect(pty.screen()).not.toContain("Caddy");
+      expect(pty.screen()).not.toContain("nginx");
+    } finally {
+      await pty.stop();
+    }
+  }, 25_000);
+
+  test.skipIf(noPty)("with SERVICE_SKIP_HTTPS_PROMPT=1 an interactive start does not ask", async () => {
+    const repo = makeRepo();
+    const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: "1" });
+    try {
+      await pty.banner();
+      expect(pty.screen()).not.toMatch(QUESTION);
+      expect(pty.screen()).toContain("Auth: required");
+    } finally {
+      await pty.stop();
+    }
+  }, 25_000);
+
+  test.skipIf(noPty)("an interactive start whose output goes to a file (not a terminal) does not ask a question nobody sees", async () => {
+    const repo = makeRepo();
+    const output = join(tempDir(), "service.out");
+    const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined }, { stdoutTo: output });
+    try {
+      await pty.banner();
+      expect(pty.screen()).not.toMatch(QUESTION);
+    } finally {
+      await pty.stop();
+    }
+  }, 25_000);
+});
