@@ -117,7 +117,8 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     let result: ReturnType<typeof deployer.deploy>;
     try {
       const notices = reloader.problem ? [reloader.problem] : [];
-      result = deployer.deploy({ id, app: app.name, config: app, trigger: "webhook", cwd, sink, notices });
+      const secrets = lastGoodApps.map((a) => a.secret ?? "");
+      result = deployer.deploy({ id, app: app.name, config: app, trigger: "webhook", cwd, sink, notices, secrets });
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` }, { "retry-after": "30" });

@@ -1,8 +1,12 @@
 import { defineCommand } from "citty";
+import { join } from "node:path";
+import { appSecretFile, resolveApps, type ResolvedApp } from "../apps.ts";
 import { loadConfig } from "../config.ts";
 import { Transcript } from "../deploy/events.ts";
 import { Deployer } from "../deploy/pipeline.ts";
 import { killGroup, livePids } from "../deploy/process.ts";
+import { queueKey } from "../deploy/queue.ts";
+import { readSecretFile, SECRET_FILE } from "../secret.ts";
 import { guard } from "./_guard.ts";
 
 export const deployCommand = defineCommand({
@@ -12,9 +16,18 @@ export const deployCommand = defineCommand({
       "Run one deploy now in the current repository directory (git pull, then the run script), printing its output live. " +
       "Uses the same config, queue and logs as the server. Exits 0 only when the deploy is ok.",
   },
-  run: () =>
+  args: {
+    app: {
+      type: "string",
+      description: "Multi-app mode: the app to deploy (default: the app whose repoPath is the current directory)",
+    },
+  },
+  run: ({ args }) =>
     guard(async () => {
+      const cwd = process.cwd();
       const config = loadConfig();
+      const apps = resolveApps(config, cwd);
+      const app = pickApp(apps, config.apps.length > 0, cwd, args.app);
       const transcript = new Transcript();
       // A closed stdout (`service deploy | head`) must not stop the deploy: it goes on, and its logs complete.
       let stdoutOpen = true;
@@ -30,9 +43,11 @@ export const deployCommand = defineCommand({
       process.on("SIGINT", stop);
       process.on("SIGTERM", stop);
       const result = await new Deployer().deploy({
-        config,
+        config: app,
+        app: app.name,
         trigger: "cli",
-        cwd: process.cwd(),
+        cwd,
+        secrets: knownSecrets(apps, cwd),
         sink: (event) => {
           const bytes = transcript.render(event);
           if (bytes && stdoutOpen) process.stdout.write(bytes);
@@ -45,3 +60,31 @@ export const deployCommand = defineCommand({
       process.exit(result.ok ? 0 : 1);
     }),
 });
+
+function pickApp(apps: ResolvedApp[], multiApp: boolean, cwd: string, name: string | undefined): ResolvedApp {
+  if (!multiApp) return apps[0]!;
+  const names = apps.map((a) => a.name).join(", ");
+  if (name) {
+    const app = apps.find((a) => a.name === name);
+    if (!app) throw new Error(`no app named "${name}" (apps: ${names})`);
+    return app;
+  }
+  const here = queueKey(cwd);
+  const app = apps.find((a) => queueKey(a.repoPath) === here);
+  if (!app) throw new Error(`no app deploys ${cwd}: name one with --app (apps: ${names})`);
+  return app;
+}
+
+/** The webhook secrets this directory knows (never generated here), to keep them out of the output. */
+function knownSecrets(apps: ResolvedApp[], cwd: string): string[] {
+  const read = (file: string) => {
+    try {
+      return readSecretFile(file);
+    } catch {
+      return undefined;
+    }
+  };
+  return apps
+    .map((app) => app.secret ?? read(app.name ? appSecretFile(cwd, app.name) : join(cwd, SECRET_FILE)))
+    .filter((secret): secret is string => !!secret);
+}

@@ -4,6 +4,7 @@ import { CONFIG_FILE_NAMES, envConfig, readConfigFile, type ResolvedConfig } fro
 import type { DeployEvent, DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
 import { gitPull, gitResetHard, hasRemote, headCommit, isWorkTree } from "./git.ts";
 import { DeployLog } from "./log.ts";
+import { OutputRedactor, Redaction } from "./redact.ts";
 import { DeployQueue, queueKey } from "./queue.ts";
 import { runScript } from "./script.ts";
 
@@ -54,6 +55,8 @@ export interface DeployOptions {
   env?: NodeJS.ProcessEnv;
   /** Problems with the configuration in force, said at the start of the deploy (an invalid config file). */
   notices?: string[];
+  /** Secrets to redact from the output, the result and the logs (the webhook secrets). */
+  secrets?: string[];
 }
 
 /** The repository's own config file (rule 4): auto-detected names, or SERVICE_CONFIG when it points inside. */
@@ -83,8 +86,12 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
   const startedAt = new Date();
   const config = { ...options.config };
   const env = options.env ?? process.env;
-  const log = new DeployLog(options.cwd, { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript: config.runScript });
+  const redaction = new Redaction(options.secrets ?? []);
+  const log = new DeployLog(options.cwd, { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript: redaction.text(config.runScript), app: options.app });
+  const redactors: OutputRedactor[] = [];
   const emit = (event: DeployEvent) => {
+    // The service's own lines come after the output before them: release what the redactors still hold.
+    if (event.type !== "output") for (const redactor of redactors) redactor.flush();
     log.write(event);
     try {
       options.sink?.(event);
@@ -92,10 +99,18 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
       // A sink that fails (a client gone) never touches the deploy.
     }
   };
-  const step = (name: Step, text: string) => emit({ type: "step", step: name, text });
-  const output = (name: Step, captures: { stdout: Capture; stderr: Capture }) => (stream: "stdout" | "stderr", data: Uint8Array) => {
-    captures[stream].add(data);
-    emit({ type: "output", step: name, stream, data });
+  const step = (name: Step, text: string) => emit({ type: "step", step: name, text: redaction.text(text) });
+  const output = (name: Step, captures: { stdout: Capture; stderr: Capture }) => {
+    const redactorFor = (stream: "stdout" | "stderr") => {
+      const redactor = new OutputRedactor(redaction, (data) => {
+        captures[stream].add(data);
+        emit({ type: "output", step: name, stream, data });
+      });
+      redactors.push(redactor);
+      return redactor;
+    };
+    const streams = { stdout: redactorFor("stdout"), stderr: redactorFor("stderr") };
+    return (stream: "stdout" | "stderr", data: Uint8Array) => streams[stream].write(data);
   };
 
   emit({ type: "start", id, startedAt, trigger: options.trigger, repoPath: config.repoPath });
@@ -156,11 +171,13 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
 
   const finishedAt = new Date();
   const ok = rollback ? rollback.ok : pullSuccess && run.exitCode === 0 && error === null;
+  if (error) error = redaction.text(error);
+  if (rollback?.error) rollback.error = redaction.text(rollback.error);
   const result: DeployResult = {
     id,
     ok,
     pull: { success: pullSuccess, stdout: pullOut.stdout.toString(), stderr: pullOut.stderr.toString(), before, after },
-    run: { ...run, stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },
+    run: { ...run, script: redaction.text(run.script), stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },
     error,
     ...(rollback ? { rollback } : {}),
     log: { id, json: log.jsonPath, log: log.logPath },
@@ -274,12 +291,13 @@ export async function recordCancelled(options: DeployOptions, reason: string): P
   const id = options.id ?? crypto.randomUUID();
   const startedAt = new Date();
   const { config } = options;
-  const log = new DeployLog(options.cwd, { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript: config.runScript });
+  const runScript = new Redaction(options.secrets ?? []).text(config.runScript);
+  const log = new DeployLog(options.cwd, { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript, app: options.app });
   const result: DeployResult = {
     id,
     ok: false,
     pull: { success: false, stdout: "", stderr: "", before: null, after: null },
-    run: { stdout: "", stderr: "", exitCode: null, timedOut: false, script: config.runScript },
+    run: { stdout: "", stderr: "", exitCode: null, timedOut: false, script: runScript },
     error: `cancelled: ${reason}`,
     log: { id, json: log.jsonPath, log: log.logPath },
     startedAt: startedAt.toISOString(),
