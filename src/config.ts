@@ -31,6 +31,12 @@ export interface UserConfig {
   acknowledge?: boolean;
   /** Largest request body accepted (read only to check a signature or the branch); larger gets 413. @default 26214400 */
   maxBodyBytes?: number;
+  /** Retention: the files of this many newest deploys are kept. @default 200 */
+  keepDeploys?: number;
+  /** Retention: deploy files older than this many days are removed; 0 keeps them whatever their age. @default 0 */
+  keepDays?: number;
+  /** Most output one deploy's .log keeps (a truncation mark follows); the live stream has everything. @default 10485760 */
+  maxLogBytes?: number;
   /** Route by `X-Forwarded-Host` (set by your reverse proxy) instead of `Host`. @default false */
   trustProxy?: boolean;
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
@@ -72,12 +78,15 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     heartbeatMs: 15_000,
     acknowledge: false,
     maxBodyBytes: 25 * 1024 * 1024,
+    keepDeploys: 200,
+    keepDays: 0,
+    maxLogBytes: 10 * 1024 * 1024,
     trustProxy: false,
     apps: [],
   };
 }
 
-type Kind = "port" | "positiveInt" | "boolean" | "string" | "urlPath" | "apps";
+type Kind = "port" | "positiveInt" | "count" | "boolean" | "string" | "urlPath" | "apps";
 
 /** Every key: its type, its snake_case spelling and its environment variable. */
 export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
@@ -94,6 +103,9 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   branch: { kind: "string", env: "SERVICE_BRANCH" },
   acknowledge: { kind: "boolean", env: "SERVICE_ACKNOWLEDGE" },
   maxBodyBytes: { kind: "positiveInt", env: "SERVICE_MAX_BODY_BYTES" },
+  keepDeploys: { kind: "positiveInt", env: "SERVICE_KEEP_DEPLOYS" },
+  keepDays: { kind: "count", env: "SERVICE_KEEP_DAYS" },
+  maxLogBytes: { kind: "positiveInt", env: "SERVICE_MAX_LOG_BYTES" },
   trustProxy: { kind: "boolean", env: "SERVICE_TRUST_PROXY" },
   apps: { kind: "apps", env: "" },
 };
@@ -120,9 +132,12 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): un
   };
   switch (kind) {
     case "port":
+    case "count":
     case "positiveInt": {
       const n = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
-      if (typeof n !== "number" || !Number.isSafeInteger(n)) return fail(kind === "port" ? "an integer port (0-65535)" : "a positive integer");
+      const expected = { port: "an integer port (0-65535)", count: "a whole number (0 or more)", positiveInt: "a positive integer" }[kind];
+      if (typeof n !== "number" || !Number.isSafeInteger(n)) return fail(expected);
+      if (kind === "count" && n < 0) return fail(expected);
       if (kind === "port" && (n < 0 || n > 65535)) return fail("an integer port (0-65535)");
       if (kind === "positiveInt" && n <= 0) return fail("a positive integer");
       return n;

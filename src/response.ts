@@ -23,7 +23,7 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
  * that goes away only stops the writing. During silences a heartbeat line keeps proxies from closing the
  * connection.
  */
-export function streamingResponse(heartbeatMs: number): { response: Response; sink: DeploySink } {
+export function streamingResponse(heartbeatMs: number): { response: Response; sink: DeploySink; fail: (message: string) => void } {
   const transcript = new Transcript();
   const chunks: Uint8Array[] = [];
   let pending = 0;
@@ -71,6 +71,16 @@ export function streamingResponse(heartbeatMs: number): { response: Response; si
     }
   };
 
+  /** Ends the stream as a failed deploy when the deploy itself could not report (it never should). */
+  const fail = (message: string) => {
+    if (finished) return;
+    push(transcript.line(`[deploy] ${message}`));
+    push(transcript.line("[done] ok=false exitCode=null"));
+    finished = true;
+    clearInterval(heartbeat);
+    wake?.();
+  };
+
   const stream = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -95,7 +105,7 @@ export function streamingResponse(heartbeatMs: number): { response: Response; si
     },
     { highWaterMark: 0 },
   );
-  return { response: new Response(stream, { status: 200, headers: STREAM_HEADERS }), sink };
+  return { response: new Response(stream, { status: 200, headers: STREAM_HEADERS }), sink, fail };
 }
 
 /** The buffered JSON response (`?format=json`). */

@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync, fchmodSync } from "node:fs";
+import { closeSync, fchmodSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ResolvedConfig, UserConfig } from "./config.ts";
 
@@ -46,6 +46,18 @@ export function readSecretFile(file: string): string | undefined {
   const secret = text.trim();
   if (!secret) throw new Error(`the secret file ${file} is empty: delete it to generate a new secret, or put one in it`);
   return secret;
+}
+
+/** A warning when a secret file can be read by users other than its owner. */
+export function secretFileWarning(file: string): string | undefined {
+  let mode: number;
+  try {
+    mode = statSync(file).mode & 0o777;
+  } catch {
+    return undefined;
+  }
+  if ((mode & 0o077) === 0) return undefined;
+  return `the secret file ${file} can be read by other users (mode ${mode.toString(8).padStart(4, "0")}): run chmod 600 ${file}`;
 }
 
 export interface EnsuredSecret {

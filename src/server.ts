@@ -124,7 +124,12 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
       return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` }, { "retry-after": "30" });
     }
     inFlight.add(result);
-    result.finally(() => inFlight.delete(result)).catch(() => {});
+    result
+      .catch((error) => {
+        logger.error(`deploy ${id} failed inside the service: ${(error as Error).message}`);
+        stream?.fail(`internal error: ${(error as Error).message}`);
+      })
+      .finally(() => inFlight.delete(result));
     if (acknowledge) return acknowledgement(id, position, app, cwd, wantsJson);
     return stream ? stream.response : jsonResult(result);
   };

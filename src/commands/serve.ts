@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { join } from "node:path";
 import { consola, LogLevels } from "consola";
 import { checkConfig } from "../check.ts";
 import { ensureAppSecrets, resolveApps, type ResolvedApp } from "../apps.ts";
@@ -6,7 +7,7 @@ import { loadConfig } from "../config.ts";
 import { killGroup, livePids } from "../deploy/process.ts";
 import { scriptLines } from "../deploy/script.ts";
 import { askAboutHttps, shouldAskAboutHttps } from "../https.ts";
-import { ensureWebhookSecret, SECRET_FILE } from "../secret.ts";
+import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../secret.ts";
 import { createServiceServer } from "../server.ts";
 import { guard } from "./_guard.ts";
 
@@ -29,7 +30,12 @@ export const serveCommand = defineCommand({
           process.stdout.write(`Generated a webhook secret and saved it to ${SECRET_FILE} (mode 0600). It is shown only this once:\n\n  ${secret.secret}\n\n`);
         }
       }
-      for (const added of ensureAppSecrets(apps, process.cwd())) {
+      const appSecrets = ensureAppSecrets(apps, process.cwd());
+      for (const file of [join(process.cwd(), SECRET_FILE), ...appSecrets.map((a) => a.file)]) {
+        const warning = secretFileWarning(file);
+        if (warning) consola.warn(warning);
+      }
+      for (const added of appSecrets) {
         if (added.generated) {
           process.stdout.write(`Generated a secret for app "${added.name}" and saved it to ${added.file} (mode 0600). It is shown only this once:\n\n  ${added.secret}\n\n`);
         }

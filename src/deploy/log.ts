@@ -1,5 +1,5 @@
 import { consola } from "consola";
-import { closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript, type DeployEvent, type DeployResult, type Trigger } from "./events.ts";
 
@@ -55,10 +55,14 @@ export class DeployLog {
   /** The .log stopped (could not be opened or written); the .json record is still tried. */
   private logBroken = false;
   private readonly transcript = new Transcript();
+  /** Output bytes written so far; past `maxLogBytes` output is no longer written (the service's lines still are). */
+  private outputBytes = 0;
+  private truncated = false;
 
   constructor(
     cwd: string,
     private readonly header: DeployRecordHeader,
+    private readonly maxLogBytes = Infinity,
   ) {
     const dir = resolve(cwd, LOG_DIR);
     const stem = logStem(header.startedAt, header.id);
@@ -69,8 +73,21 @@ export class DeployLog {
   }
 
   write(event: DeployEvent): void {
+    if (event.type === "output") {
+      this.outputBytes += event.data.length;
+      if (this.outputBytes > this.maxLogBytes) {
+        if (!this.truncated) {
+          this.truncated = true;
+          this.writeBytes(this.transcript.line(`[log] truncated: the output passed maxLogBytes (${this.maxLogBytes} bytes); the live stream carried all of it`));
+        }
+        return;
+      }
+    }
     // Rendered even when it cannot be written, so the transcript's line state stays right.
-    const bytes = this.transcript.render(event);
+    this.writeBytes(this.transcript.render(event));
+  }
+
+  private writeBytes(bytes: Uint8Array | undefined): void {
     if (!bytes || this.fd === undefined || this.logBroken) return;
     try {
       writeSync(this.fd, bytes);
@@ -127,4 +144,40 @@ export class DeployLog {
     this.problem = `${what}: ${(error as Error).message}`;
     consola.withTag("service").warn(`deploy ${this.header.id}: ${this.problem}; the deploy goes on without a complete log`);
   }
+}
+
+const STEM_DATE = /^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})-(\d{2})Z_[0-9a-f-]{36}\.(json|log)$/;
+
+function isRunning(jsonPath: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(jsonPath, "utf8")) as DeployRecord).status === "running";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Retention: keeps the files of the newest `keepDeploys` deploys, and (when `keepDays` > 0) only those started
+ * in the last `keepDays` days. A deploy still running is never removed. Returns the removed stems.
+ */
+export function pruneLogs(cwd: string, keepDeploys: number, keepDays: number, now = Date.now()): string[] {
+  const dir = resolve(cwd, LOG_DIR);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const stems = [...new Set(names.filter((n) => STEM_DATE.test(n)).map((n) => n.replace(/\.(json|log)$/, "")))].sort().reverse();
+  const cutoff = keepDays > 0 ? now - keepDays * 86_400_000 : -Infinity;
+  const removed: string[] = [];
+  stems.forEach((stem, index) => {
+    const [, date, hh, mm, ss] = STEM_DATE.exec(`${stem}.json`)!;
+    const started = Date.parse(`${date}T${hh}:${mm}:${ss}Z`);
+    if (index < keepDeploys && started >= cutoff) return;
+    if (isRunning(join(dir, `${stem}.json`))) return;
+    for (const ext of [".json", ".log"]) rmSync(join(dir, `${stem}${ext}`), { force: true });
+    removed.push(stem);
+  });
+  return removed;
 }

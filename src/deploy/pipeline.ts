@@ -3,13 +3,13 @@ import { relative, resolve, isAbsolute } from "node:path";
 import { CONFIG_FILE_NAMES, envConfig, readConfigFile, type ResolvedConfig } from "../config.ts";
 import type { DeployEvent, DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
 import { gitPull, gitResetHard, hasRemote, headCommit, isWorkTree } from "./git.ts";
-import { DeployLog } from "./log.ts";
+import { DeployLog, pruneLogs } from "./log.ts";
 import { OutputRedactor, Redaction } from "./redact.ts";
 import { DeployQueue, queueKey } from "./queue.ts";
 import { runScript } from "./script.ts";
 
 /** Most bytes of one output stream kept in the result (the .log file and the live stream have everything). */
-export const MAX_CAPTURE_BYTES = 8 * 1024 * 1024;
+export const MAX_CAPTURE_BYTES = 1024 * 1024;
 
 /** Collects one output stream as text, up to MAX_CAPTURE_BYTES. */
 class Capture {
@@ -37,7 +37,10 @@ class Capture {
 }
 
 /** What a deploy needs of the configuration (a single app's, or one `apps` entry's). */
-export type DeploySettings = Pick<ResolvedConfig, "repoPath" | "runScript" | "runTimeoutMs" | "rollbackOnFailure" | "queueLimit">;
+export type DeploySettings = Pick<
+  ResolvedConfig,
+  "repoPath" | "runScript" | "runTimeoutMs" | "rollbackOnFailure" | "queueLimit" | "keepDeploys" | "keepDays" | "maxLogBytes"
+>;
 
 export interface DeployOptions {
   /** The configuration in force when the deploy was requested. */
@@ -87,7 +90,11 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
   const config = { ...options.config };
   const env = options.env ?? process.env;
   const redaction = new Redaction(options.secrets ?? []);
-  const log = new DeployLog(options.cwd, { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript: redaction.text(config.runScript), app: options.app });
+  const log = new DeployLog(
+    options.cwd,
+    { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript: redaction.text(config.runScript), app: options.app },
+    config.maxLogBytes,
+  );
   const redactors: OutputRedactor[] = [];
   const emit = (event: DeployEvent) => {
     // The service's own lines come after the output before them: release what the redactors still hold.
@@ -187,7 +194,15 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
   };
   emit({ type: "done", result });
   log.finish(result);
+  prune(options);
   return result;
+}
+
+/** Retention after each deploy; a failure to prune never fails the deploy. */
+function prune(options: DeployOptions): void {
+  try {
+    pruneLogs(options.cwd, options.config.keepDeploys, options.config.keepDays);
+  } catch {}
 }
 
 const short = (commit: string | null) => (commit ? commit.slice(0, 12) : "(no commit)");
@@ -311,6 +326,7 @@ export async function recordCancelled(options: DeployOptions, reason: string): P
     } catch {}
   }
   log.finish(result, "cancelled");
+  prune(options);
   return result;
 }
 
