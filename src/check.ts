@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { resolveApps, appSecretFile, type ResolvedApp } from "./apps.ts";
@@ -25,8 +26,8 @@ export interface ConfigReport {
 const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
 
 function isGitRepo(dir: string): boolean {
-  const result = Bun.spawnSync(["git", "rev-parse", "--is-inside-work-tree"], { cwd: dir, stdout: "pipe", stderr: "ignore", stdin: "ignore" });
-  return result.exitCode === 0 && result.stdout.toString().trim() === "true";
+  const result = spawnSync("git", ["rev-parse", "--is-inside-work-tree"], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  return result.status === 0 && result.stdout.trim() === "true";
 }
 
 function repoProblems(label: string, repoPath: string): string[] {

@@ -7,7 +7,7 @@ import { QueueFullError } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
 import { branchOfPush, readBoundedBody } from "./payload.ts";
 import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
-import { serve } from "./runtime/bun.ts";
+import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "./runtime/types.ts";
 import { ensureWebhookSecret, hasBodySignature, verifyRequestSecret } from "./secret.ts";
 
@@ -34,6 +34,9 @@ export interface ServiceServer {
   /** Resolves when every running and queued deploy has finished. */
   idle(): Promise<void>;
 }
+
+/** Bun's own request body limit: see `maxRequestBodySize` below. */
+const BODY_BACKSTOP_BYTES = 4 * 1024 ** 3;
 
 /** Idle connections are closed after this; authorized deploy streams are exempt (they send heartbeats instead). */
 const IDLE_TIMEOUT_SECONDS = 30;
@@ -98,7 +101,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     if (signed && !verifyRequestSecret(request.headers, app.secret, body)) return jsonResponse(401, UNAUTHORIZED);
 
     const wantsJson = url.searchParams.get("format") === "json";
-    const pushed = app.branch && body ? branchOfPush(body, request.headers.get("content-type")) : undefined;
+    const pushed = app.branch && body ? branchOfPush(body, request.headers.get("content-type"), app.branch) : undefined;
     if (app.branch && pushed && pushed.branch !== app.branch) {
       const skipped = { skipped: true, ok: true, ref: pushed.ref, branch: app.branch, message: `push to ${pushed.ref}; this app deploys ${app.branch} only` };
       return wantsJson ? jsonResponse(200, skipped) : new Response(`[skipped] ${skipped.message}\n`, { headers: { "content-type": "text/plain; charset=utf-8" } });
@@ -142,12 +145,14 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
       currentApps(initial);
       for (const id of markInterruptedDeploys(cwd)) logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
       draining = false;
-      listener = serve({
+      listener = await runtime.serve({
         port: initial.port,
         hostname: initial.hostname,
         idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
-        // A backstop above every app's own limit; readBoundedBody enforces each app's.
-        maxRequestBodySize: Math.max(initial.maxBodyBytes, ...initial.apps.map((a) => a.maxBodyBytes ?? 0)) + 1,
+        // Only a backstop: readBoundedBody enforces each app's limit, and answers in JSON naming it. Bun answers a
+        // body over this itself (an empty 413, before the handler runs), so it sits far above any app's limit,
+        // and above limits raised by a config reload. An unread body is not buffered (Bun applies backpressure).
+        maxRequestBodySize: Math.max(BODY_BACKSTOP_BYTES, initial.maxBodyBytes + 1, ...initial.apps.map((a) => (a.maxBodyBytes ?? 0) + 1)),
         fetch: handle,
         error(error) {
           logger.error(`request failed: ${error.message}`);

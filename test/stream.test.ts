@@ -215,7 +215,7 @@ describe("client independence (DESIGN: a sink can go away without touching the r
   test("a client that never reads does not block a deploy printing 20 MB; it later gets a skip mark and [done]", async () => {
     const repo = makeRepo();
     const script = ["sh -c 'yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 20000000'", "touch finished.marker"].join("\n");
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: script });
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: script, SERVICE_MAX_LOG_BYTES: String(64 * 1024 * 1024) });
     let client: ReturnType<typeof rawPost> | undefined;
     try {
       client = rawPost(server.port, { paused: true });

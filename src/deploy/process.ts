@@ -1,4 +1,8 @@
+import { existsSync, statSync } from "node:fs";
 import { constants } from "node:os";
+import { delimiter, resolve } from "node:path";
+import { runtime } from "#runtime";
+import type { Child } from "../runtime/types.ts";
 
 /** How long a process group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 3000;
@@ -41,9 +45,19 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
  */
 function shellFallback(argv: string[], options: ProcessOptions): string[] {
   const [command = "", ...args] = argv;
-  const file = command.includes("/") ? command : (Bun.which(command, { PATH: options.env.PATH ?? "", cwd: options.cwd }) ?? command);
-  return ["/bin/sh", file, ...args];
+  return ["/bin/sh", command.includes("/") ? command : (which(command, options) ?? command), ...args];
 }
+
+/** The file PATH finds for `command`, as the shell would. */
+function which(command: string, options: ProcessOptions): string | undefined {
+  for (const dir of (options.env.PATH ?? "").split(delimiter)) {
+    const file = resolve(options.cwd, dir || ".", command);
+    if (existsSync(file) && statSync(file).isFile()) return file;
+  }
+  return undefined;
+}
+
+const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
 /**
  * Runs one command in its own process group, streaming its output. At the deadline the whole group gets
@@ -55,16 +69,9 @@ function shellFallback(argv: string[], options: ProcessOptions): string[] {
  * redirect their output.)
  */
 export async function runProcess(argv: string[], options: ProcessOptions): Promise<ProcessOutcome> {
-  let proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  let proc: Child;
   try {
-    proc = Bun.spawn(argv, {
-      cwd: options.cwd,
-      env: options.env,
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-      detached: true,
-    });
+    proc = await runtime.spawn(argv, { cwd: options.cwd, env: options.env });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOEXEC" && argv[0] !== "/bin/sh") return runProcess(shellFallback(argv, options), options);
@@ -98,20 +105,21 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
     },
     Math.max(0, options.deadline - Date.now()),
   );
+  let ended: Awaited<Child["exited"]>;
   try {
-    await proc.exited;
+    ended = await proc.exited;
     if (timedOut) {
       // The leader is gone; make sure nothing of its group outlives the timeout.
       killGroup(pid, "SIGKILL");
     }
-    await Promise.race([pumps, Bun.sleep(DRAIN_MS)]);
+    await Promise.race([pumps, sleep(DRAIN_MS)]);
   } finally {
     clearTimeout(timeoutTimer);
     if (killTimer) clearTimeout(killTimer);
     forwarding = false;
     livePids.delete(pid);
   }
-  const signal = proc.signalCode as NodeJS.Signals | null;
-  const exitCode = proc.exitCode ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null);
+  const signal = ended.signal as NodeJS.Signals | null;
+  const exitCode = ended.exitCode ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null);
   return { exitCode, timedOut };
 }

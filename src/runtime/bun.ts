@@ -1,22 +1,33 @@
-import type { Serve, ServeOptions } from "./types.ts";
+import type { Child, Runtime } from "./types.ts";
 
-/** The Bun side of the runtime seam: Bun.serve. */
-export const serve: Serve = (options: ServeOptions) => {
-  const server = Bun.serve({
-    port: options.port,
-    hostname: options.hostname,
-    idleTimeout: options.idleTimeoutSeconds,
-    maxRequestBodySize: options.maxRequestBodySize,
-    development: false,
-    fetch: (request, bunServer) => options.fetch(request, { noTimeout: () => bunServer.timeout(request, 0) }),
-    error(error) {
-      return options.error(error);
-    },
-  });
-  return {
-    port: server.port ?? options.port,
-    stop: async () => {
-      await server.stop();
-    },
-  };
+/** The Bun side of the runtime seam. */
+export const runtime: Runtime = {
+  async serve(options) {
+    const server = Bun.serve({
+      port: options.port,
+      hostname: options.hostname,
+      idleTimeout: options.idleTimeoutSeconds,
+      maxRequestBodySize: options.maxRequestBodySize,
+      development: false,
+      fetch: (request, bunServer) => options.fetch(request, { noTimeout: () => bunServer.timeout(request, 0) }),
+      error: (error) => options.error(error),
+    });
+    return {
+      port: server.port ?? options.port,
+      stop: async () => {
+        await server.stop();
+      },
+    };
+  },
+
+  async spawn(argv, options): Promise<Child> {
+    // Bun.spawn throws synchronously when the process cannot start; `detached` gives it its own process group.
+    const proc = Bun.spawn(argv, { cwd: options.cwd, env: options.env, stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true });
+    return {
+      pid: proc.pid,
+      stdout: proc.stdout as ReadableStream<Uint8Array>,
+      stderr: proc.stderr as ReadableStream<Uint8Array>,
+      exited: proc.exited.then(() => ({ exitCode: proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode) })),
+    };
+  },
 };

@@ -1,4 +1,8 @@
-/** The one seam between runtimes: how the server listens. Everything else is web-standard Request/Response. */
+/**
+ * The one seam between runtimes: how the server listens and how a process is started. Everything else is
+ * web-standard Request/Response and streams. `#runtime` (package.json "imports") picks the implementation:
+ * Bun.serve / Bun.spawn under Bun, node:http / node:child_process under Node.js.
+ */
 export interface ServeOptions {
   port: number;
   hostname: string;
@@ -19,4 +23,22 @@ export interface Listener {
   stop(): Promise<void>;
 }
 
-export type Serve = (options: ServeOptions) => Listener;
+export interface SpawnOptions {
+  cwd: string;
+  env: Record<string, string | undefined>;
+}
+
+/** A started process: its own process group (pid = pgid), stdin closed, stdout and stderr piped. */
+export interface Child {
+  pid: number;
+  stdout: ReadableStream<Uint8Array>;
+  stderr: ReadableStream<Uint8Array>;
+  /** Settles when the process exits (not when its pipes close: children it left may hold them). */
+  exited: Promise<{ exitCode: number | null; signal: string | null }>;
+}
+
+export interface Runtime {
+  serve(options: ServeOptions): Promise<Listener>;
+  /** Rejects with the errno error (ENOENT, EACCES, ENOEXEC…) when the process cannot be started. */
+  spawn(argv: string[], options: SpawnOptions): Promise<Child>;
+}

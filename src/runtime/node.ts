@@ -1,0 +1,89 @@
+import { spawn } from "node:child_process";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
+import type { Runtime, ServeOptions } from "./types.ts";
+
+function toRequest(req: IncomingMessage): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  return new Request(`http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`, {
+    method: req.method,
+    headers,
+    body: hasBody ? (Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>) : undefined,
+    // @ts-expect-error Node's fetch needs `duplex` for a streamed body; the DOM types do not know it.
+    duplex: "half",
+  });
+}
+
+/** Writes a web Response to a Node response, chunk by chunk, honouring backpressure; stops when the client goes. */
+async function send(response: Response, res: ServerResponse): Promise<void> {
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  if (!response.body) return void res.end();
+  const reader = response.body.getReader();
+  res.on("close", () => void reader.cancel().catch(() => {}));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await new Promise<void>((resolve) => res.once("drain", resolve).once("close", resolve));
+      if (res.destroyed) break;
+    }
+  } catch {}
+  res.end();
+}
+
+/** The Node.js side of the runtime seam. */
+export const runtime: Runtime = {
+  async serve(options: ServeOptions) {
+    const server = createServer(async (req, res) => {
+      let response: Response;
+      try {
+        response = await options.fetch(toRequest(req), { noTimeout: () => req.socket.setTimeout(0) });
+      } catch (error) {
+        response = options.error(error as Error);
+      }
+      await send(response, res);
+    });
+    server.setTimeout(options.idleTimeoutSeconds * 1000);
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port, options.hostname, () => resolve());
+    });
+    return {
+      port: (server.address() as AddressInfo).port,
+      stop: () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        }),
+    };
+  },
+
+  spawn(argv, options) {
+    return new Promise((resolve, reject) => {
+      const child = spawn(argv[0]!, argv.slice(1), {
+        cwd: options.cwd,
+        env: options.env as NodeJS.ProcessEnv,
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      });
+      const exited = new Promise<{ exitCode: number | null; signal: string | null }>((done) =>
+        child.once("exit", (exitCode, signal) => done({ exitCode, signal })),
+      );
+      child.once("error", reject);
+      child.once("spawn", () =>
+        resolve({
+          pid: child.pid!,
+          stdout: Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>,
+          stderr: Readable.toWeb(child.stderr!) as unknown as ReadableStream<Uint8Array>,
+          exited,
+        }),
+      );
+    });
+  },
+};
