@@ -4,9 +4,12 @@
  *   dist/service-linux-arm64     standalone Linux arm64 binary
  *   dist/service-<os>-<arch>     the other targets Bun can cross-compile from the npm registry
  *   dist/SHA256SUMS              sha256 of every binary, in `sha256sum -c` format
- *   dist/node/                   the library built for Node.js (see package.json "exports")
+ *   dist/node/index.js           the library built for Node.js (package.json "exports" → "node")
+ *   dist/types/                  its type declarations
  *
- * Usage: bun run build [--only-host]   (--only-host: just dist/service, for quick end-to-end runs)
+ * Usage: bun run build [--only-host | --only-library]
+ *   --only-host     just dist/service (for the end-to-end run against the binary)
+ *   --only-library  just dist/node and dist/types (for the Node.js import test)
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -15,6 +18,8 @@ import { basename, join, resolve } from "node:path";
 const root = resolve(import.meta.dir, "..");
 const dist = join(root, "dist");
 const onlyHost = process.argv.includes("--only-host");
+const onlyLibrary = process.argv.includes("--only-library");
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> };
 
 const targets: { target: string; out: string; required: boolean }[] = [
   { target: "bun-linux-x64", out: "service", required: true },
@@ -49,8 +54,29 @@ async function buildBinary(target: string, out: string): Promise<boolean> {
   return ok;
 }
 
-rmSync(dist, { recursive: true, force: true });
+/** The library for Node.js: one ESM file, dependencies left to npm, `#runtime` resolved to node:http/child_process. */
+function buildLibrary(): void {
+  rmSync(join(dist, "node"), { recursive: true, force: true });
+  rmSync(join(dist, "types"), { recursive: true, force: true });
+  const externals = Object.keys(pkg.dependencies).flatMap((name) => ["--external", name]);
+  const bundle = run([process.execPath, "build", join(root, "src/index.ts"), "--target=node", "--format=esm", ...externals, "--outdir", join(dist, "node")]);
+  if (!bundle.ok) throw new Error(`the Node.js build failed:\n${bundle.output}`);
+  const tsc = join(root, "node_modules", ".bin", "tsc");
+  const types = run([
+    tsc, "--ignoreConfig", join(root, "src/index.ts"), "--declaration", "--emitDeclarationOnly", "--outDir", join(dist, "types"), "--rootDir", join(root, "src"),
+    "--target", "ES2022", "--module", "ESNext", "--moduleResolution", "bundler", "--strict", "--skipLibCheck",
+    "--allowImportingTsExtensions", "--resolveJsonModule", "--types", "bun",
+  ]);
+  if (!types.ok) throw new Error(`the type declarations failed:\n${types.output}`);
+}
+
 mkdirSync(dist, { recursive: true });
+buildLibrary();
+if (onlyLibrary) {
+  console.log("built dist/node and dist/types");
+  process.exit(0);
+}
+for (const { out } of targets) rmSync(join(dist, out), { force: true });
 
 const built: string[] = [];
 for (const { target, out, required } of onlyHost ? targets.slice(0, 1) : targets) {
@@ -61,4 +87,4 @@ for (const { target, out, required } of onlyHost ? targets.slice(0, 1) : targets
 
 const sums = built.map((name) => `${createHash("sha256").update(readFileSync(join(dist, name))).digest("hex")}  ${basename(name)}`);
 writeFileSync(join(dist, "SHA256SUMS"), `${sums.join("\n")}\n`);
-console.log(`built ${built.map((b) => `dist/${b}`).join(", ")} and dist/SHA256SUMS`);
+console.log(`built ${built.map((b) => `dist/${b}`).join(", ")}, dist/SHA256SUMS, dist/node and dist/types`);

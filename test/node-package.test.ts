@@ -1,0 +1,100 @@
+/**
+ * SPEC item 9 under Node.js: the package, built and packed as it ships, installed into a plain Node project,
+ * imported there and used for a real deploy, run by Node's own test runner.
+ */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, tempDir } from "./helpers.ts";
+
+function run(argv: string[], cwd: string, env: Record<string, string> = {}) {
+  const result = Bun.spawnSync(argv, { cwd, env: { ...process.env, NO_COLOR: "1", ...env }, stdout: "pipe", stderr: "pipe" });
+  return { code: result.exitCode, out: `${result.stdout}${result.stderr}` };
+}
+
+const NODE_TEST = `
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, existsSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createServiceServer, ensureWebhookSecret, loadConfig } from "service";
+
+const gitEnv = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" };
+const git = (cwd, ...args) => execFileSync("git", args, { cwd, env: gitEnv, stdio: "pipe" }).toString().trim();
+
+test("createServiceServer serves and deploys under Node.js", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "service-node-"));
+  git(dir, "init", "-q", "--bare", "--initial-branch=main", "remote.git");
+  git(dir, "clone", "-q", "remote.git", "pusher");
+  const pusher = join(dir, "pusher");
+  git(pusher, "checkout", "-q", "-B", "main");
+  writeFileSync(join(pusher, "app.txt"), "v1\\n");
+  git(pusher, "add", "-A");
+  git(pusher, "commit", "-q", "-m", "v1");
+  git(pusher, "push", "-q", "origin", "main");
+  git(dir, "clone", "-q", "remote.git", "app");
+  const app = join(dir, "app");
+  writeFileSync(join(pusher, "app.txt"), "v2\\n");
+  git(pusher, "commit", "-q", "-am", "v2");
+  git(pusher, "push", "-q", "origin", "main");
+  const pushed = git(pusher, "rev-parse", "HEAD");
+
+  const config = loadConfig({ cwd: app, env: { SERVICE_PORT: "0", SERVICE_RUN_SCRIPT: "echo deployed-by-node" } });
+  assert.equal(config.runScript, "echo deployed-by-node");
+  const secret = ensureWebhookSecret(config, app);
+  assert.equal(secret.generated, true);
+  const server = createServiceServer(config, { cwd: app });
+  await server.start();
+  assert.equal(server.listening, true);
+  const unauthorized = await fetch(server.url + "/", { method: "POST" });
+  assert.equal(unauthorized.status, 401);
+  const res = await fetch(server.url + "/", { method: "POST", headers: { "x-service-secret": config.secret } });
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  assert.match(text, /deployed-by-node/);
+  assert.equal(text.trimEnd().split("\\n").pop(), "[done] ok=true exitCode=0");
+  assert.equal(git(app, "rev-parse", "HEAD"), pushed);
+  const json = await (await fetch(server.url + "/?format=json", { method: "POST", headers: { authorization: "Bearer " + config.secret } })).json();
+  assert.equal(json.ok, true);
+  assert.ok(existsSync(json.log.json));
+  await server.stop();
+  assert.equal(server.listening, false);
+  assert.ok(readdirSync(join(app, ".service", "logs")).length >= 4);
+});
+`;
+
+describe("the package under Node.js (SPEC item 9)", () => {
+  let project = "";
+
+  beforeAll(() => {
+    const build = run([process.execPath, join(ROOT, "scripts/build.ts"), "--only-library"], ROOT);
+    if (build.code !== 0) throw new Error(`build failed: ${build.out}`);
+    const packDir = tempDir("service-pack-");
+    const pack = run(["npm", "pack", "--silent", "--pack-destination", packDir], ROOT);
+    if (pack.code !== 0) throw new Error(`npm pack failed: ${pack.out}`);
+    const tarball = join(packDir, pack.out.trim().split("\n").pop()!.trim());
+    project = tempDir("service-node-project-");
+    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "uses-service", private: true, type: "module" }));
+    const install = run(["npm", "install", "--no-audit", "--no-fund", "--prefer-offline", tarball], project);
+    if (install.code !== 0) throw new Error(`npm install failed: ${install.out}`);
+    writeFileSync(join(project, "deploy.test.mjs"), NODE_TEST);
+  }, 120_000);
+
+  test("the installed package ships the Node.js build (node:http, no Bun API) and its type declarations", () => {
+    const installed = join(project, "node_modules", "service");
+    const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"));
+    expect(existsSync(join(installed, manifest.exports["."].node))).toBe(true);
+    expect(existsSync(join(installed, manifest.exports["."].types))).toBe(true);
+    const bundle = readFileSync(join(installed, manifest.exports["."].node), "utf8");
+    expect(bundle).toContain("node:http");
+    expect(bundle).not.toContain("Bun.serve");
+  });
+
+  test("node --test imports the package and runs a real deploy through it", () => {
+    const result = run(["node", "--test", "deploy.test.mjs"], project);
+    expect(result.out).toContain("# pass 1");
+    expect(result.code).toBe(0);
+  }, 60_000);
+});
