@@ -24,14 +24,25 @@ export async function readBoundedBody(request: Request, limit: number): Promise<
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
 }
 
+/** A pushed ref: `ref` as Git names it, `branch` as the `branch` key names it (tags keep `refs/tags/`). */
+export interface PushedRef {
+  ref: string;
+  branch: string;
+}
+
 /**
  * The branch a push payload names, for GitHub, Gitea/Forgejo and GitLab (`ref: refs/heads/<branch>`) and
  * Bitbucket (`push.changes[].new`), JSON or GitHub's form encoding (`payload=<json>`). Undefined when the body
  * names no ref (a ping, curl with no body): such a request is not filtered.
+ *
+ * Bitbucket sends one delivery for a push of several refs (`git push origin dev main`): with `wanted`, the
+ * change naming that branch is returned when there is one, so such a push is not skipped because another of
+ * its refs came first.
  */
-export function branchOfPush(body: Uint8Array, contentType: string | null): { ref: string; branch: string } | undefined {
+export function branchOfPush(body: Uint8Array, contentType: string | null, wanted?: string): PushedRef | undefined {
   let text = new TextDecoder().decode(body);
-  if (contentType?.includes("application/x-www-form-urlencoded")) text = new URLSearchParams(text).get("payload") ?? "";
+  // Media types are case-insensitive (RFC 9110 8.3.1).
+  if (contentType?.toLowerCase().includes("application/x-www-form-urlencoded")) text = new URLSearchParams(text).get("payload") ?? "";
   let payload: unknown;
   try {
     payload = JSON.parse(text);
@@ -41,10 +52,19 @@ export function branchOfPush(body: Uint8Array, contentType: string | null): { re
   if (!payload || typeof payload !== "object") return undefined;
   const ref = (payload as { ref?: unknown }).ref;
   if (typeof ref === "string" && ref) return { ref, branch: ref.startsWith("refs/heads/") ? ref.slice(11) : ref };
-  const change = (payload as { push?: { changes?: { new?: { type?: string; name?: string } | null }[] } }).push?.changes?.[0]?.new;
-  if (change && typeof change.name === "string") {
-    const kind = change.type === "tag" ? "tags" : "heads";
-    return { ref: `refs/${kind}/${change.name}`, branch: change.type === "tag" ? `refs/tags/${change.name}` : change.name };
-  }
-  return undefined;
+  const changes = (payload as { push?: { changes?: unknown } }).push?.changes;
+  const pushed = Array.isArray(changes) ? changes.map(bitbucketRef).filter((r): r is PushedRef => r !== undefined) : [];
+  return pushed.find((r) => r.branch === wanted) ?? pushed[0];
+}
+
+type BitbucketSide = { type?: unknown; name?: unknown } | null | undefined;
+
+/** One Bitbucket change: its `new` side, or its `old` side when the ref was deleted (`new` is null then). */
+function bitbucketRef(change: unknown): PushedRef | undefined {
+  if (!change || typeof change !== "object") return undefined;
+  const { new: after, old: before } = change as { new?: BitbucketSide; old?: BitbucketSide };
+  const side = after ?? before;
+  if (!side || typeof side.name !== "string" || !side.name) return undefined;
+  if (side.type === "tag") return { ref: `refs/tags/${side.name}`, branch: `refs/tags/${side.name}` };
+  return { ref: `refs/heads/${side.name}`, branch: side.name };
 }

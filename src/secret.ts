@@ -102,9 +102,18 @@ export function secretsEqual(given: string, expected: string): boolean {
 /** Headers carrying an HMAC of the body: `<algorithm>=<hex>`, or bare hex (sha256) for Gitea/Forgejo/Gogs. */
 const SIGNATURE_HEADERS = ["x-hub-signature-256", "x-hub-signature", "x-gitea-signature", "x-forgejo-signature", "x-gogs-signature"];
 
+/**
+ * The signature headers that carry a digest. Gitea/Forgejo send all four even with no webhook secret (when
+ * the user authenticates with their "Authorization Header" field instead): empty, or `sha1=` / `sha256=`
+ * with nothing after. Such a header signs nothing, so it is not counted, neither for nor against.
+ */
+function presentSignatures(headers: Headers): string[] {
+  return SIGNATURE_HEADERS.map((name) => (headers.get(name) ?? "").trim()).filter((value) => value !== "" && !/^(sha1|sha256)=$/i.test(value));
+}
+
 /** True when the request carries a body signature, so the body must be read to authenticate it. */
 export function hasBodySignature(headers: Headers): boolean {
-  return SIGNATURE_HEADERS.some((name) => (headers.get(name) ?? "").trim() !== "");
+  return presentSignatures(headers).length > 0;
 }
 
 /** `sha256=<hex>` (GitHub, Gitea, Bitbucket Cloud), `sha1=<hex>` (GitHub's legacy header) or bare hex. */
@@ -138,7 +147,7 @@ export function verifyRequestSecret(headers: Headers, secret: string, body?: Uin
   // Header values arrive trimmed, so surrounding whitespace in the configured value (a YAML block scalar's
   // newline, say) is not part of the secret.
   const expected = secret.trim();
-  const signatures = SIGNATURE_HEADERS.map((name) => headers.get(name) ?? "").filter((value) => value.trim() !== "");
+  const signatures = presentSignatures(headers);
   if (!expected || candidates.length + signatures.length === 0 || candidates.some((c) => c === "")) return false;
   if (signatures.length > 0 && !body) return false;
   let ok = true;

@@ -1,0 +1,485 @@
+/**
+ * The Git hosts for real (SPEC "Git host setup"; issue 4): GitHub, Gitea/Forgejo and Bitbucket Cloud sign the
+ * body with the webhook's secret, GitLab sends it as a token. Deliveries shaped like the recorded ones, against
+ * the real server; plus the body limit, the opt-in branch filter and the opt-in immediate acknowledgement.
+ */
+import { describe, expect, test } from "bun:test";
+import { makeGate, StreamReader } from "./gate.ts";
+import { lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import { verifyRequestSecret } from "../src/secret.ts";
+import {
+  bitbucketHeaders,
+  bitbucketPush,
+  chunked,
+  deployRecords,
+  giteaPush,
+  githubHeaders,
+  githubPush,
+  gitlabHeaders,
+  gitlabPush,
+  hmacHex,
+  jsonLogFiles,
+  markerScript,
+  postAs,
+  rawRequest,
+  writeServiceYaml,
+} from "./webhook-fixtures.ts";
+
+const DONE_OK = "[done] ok=true exitCode=0";
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+/** Bitbucket's delivery for a deleted branch: `new` is null, `old` names the branch. */
+function bitbucketDeletion(branch: string): Record<string, unknown> {
+  const payload = bitbucketPush(branch) as { push: { changes: Record<string, unknown>[] } };
+  payload.push.changes[0]!.new = null;
+  payload.push.changes[0]!.closed = true;
+  return payload;
+}
+
+/** GitHub's published example: https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries */
+const VECTOR = {
+  secret: "It's a Secret to Everybody",
+  body: "Hello, World!",
+  sha256: "757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17",
+};
+
+/** A repository served on its own (single-app mode) with SECRET and a run script that just says it ran. */
+async function serveRepo(env: Record<string, string> = {}) {
+  const repo = makeRepo();
+  const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed", ...env });
+  return { repo, server, deploys: () => jsonLogFiles(repo.clone).length };
+}
+
+/** Sends a request that must be refused with 401 JSON. */
+async function expectUnauthorized(what: string, response: Promise<Response>) {
+  const res = await response;
+  const body = await res.text();
+  expect({ what, status: res.status }).toEqual({ what, status: 401 });
+  expect(res.headers.get("content-type")).toContain("application/json");
+  expect(JSON.parse(body).error).toBe("unauthorized");
+}
+
+async function expectDeployed(what: string, response: Promise<Response>) {
+  const res = await response;
+  const body = await res.text();
+  expect({ what, status: res.status, last: lastLine(body) }).toEqual({ what, status: 200, last: DONE_OK });
+}
+
+describe("verifyRequestSecret (issue 4: signatures over the raw body, constant-time)", () => {
+  const body = bytes(VECTOR.body);
+  const check = (headers: Record<string, string>, secret = VECTOR.secret, raw: Uint8Array | undefined = body) => verifyRequestSecret(new Headers(headers), secret, raw);
+
+  test("GitHub's published test vector: the fixture's HMAC matches it, and X-Hub-Signature-256: sha256=<it> is accepted", () => {
+    expect(hmacHex(VECTOR.secret, VECTOR.body)).toBe(VECTOR.sha256);
+    expect(check({ "x-hub-signature-256": `sha256=${VECTOR.sha256}` })).toBe(true);
+  });
+
+  test("the same signature as Bitbucket Cloud (X-Hub-Signature: sha256=…) and Gitea/Forgejo (bare hex) send it is accepted", () => {
+    expect(check({ "x-hub-signature": `sha256=${VECTOR.sha256}` })).toBe(true);
+    expect(check({ "x-gitea-signature": VECTOR.sha256 })).toBe(true);
+    expect(check({ "x-forgejo-signature": VECTOR.sha256 })).toBe(true);
+    expect(check({ "x-gitea-signature": VECTOR.sha256, "x-gogs-signature": VECTOR.sha256, "x-hub-signature-256": `sha256=${VECTOR.sha256}` })).toBe(true);
+  });
+
+  test("GitHub's legacy X-Hub-Signature: sha1=… beside a right sha256 is accepted when right, refused when wrong", () => {
+    const sha1 = hmacHex(VECTOR.secret, VECTOR.body, "sha1");
+    expect(check({ "x-hub-signature-256": `sha256=${VECTOR.sha256}`, "x-hub-signature": `sha1=${sha1}` })).toBe(true);
+    expect(check({ "x-hub-signature-256": `sha256=${VECTOR.sha256}`, "x-hub-signature": `sha1=${"0".repeat(40)}` })).toBe(false);
+  });
+
+  test("a tampered body, another secret, a missing body, a malformed or truncated header: refused", () => {
+    const good = { "x-hub-signature-256": `sha256=${VECTOR.sha256}` };
+    expect(check(good, VECTOR.secret, bytes("Hello, World?"))).toBe(false);
+    expect(check(good, VECTOR.secret, bytes("Hello, World! "))).toBe(false);
+    expect(check(good, "It's a Secret to Everybody!")).toBe(false);
+    expect(verifyRequestSecret(new Headers(good), VECTOR.secret)).toBe(false);
+    expect(check({ "x-hub-signature-256": "sha256=zz" })).toBe(false);
+    expect(check({ "x-hub-signature-256": `sha256=${VECTOR.sha256.slice(0, 63)}` })).toBe(false);
+    expect(check({ "x-hub-signature-256": `sha512=${VECTOR.sha256}` })).toBe(false);
+    expect(check({ "x-hub-signature-256": "sha256=" })).toBe(false);
+    expect(check({})).toBe(false);
+  });
+
+  test("a header present but wrong is refused even beside a right one", () => {
+    const good = { "x-hub-signature-256": `sha256=${VECTOR.sha256}` };
+    expect(check({ ...good, "x-service-secret": "wrong" })).toBe(false);
+    expect(check({ ...good, authorization: "Bearer wrong" })).toBe(false);
+    expect(check({ ...good, "x-gitlab-token": "wrong" })).toBe(false);
+    expect(check({ ...good, "x-service-secret": VECTOR.secret })).toBe(true);
+  });
+
+  test("the empty signatures Gitea/Forgejo send with no webhook secret (sha1=, sha256=, '') neither help nor hurt an Authorization header", () => {
+    const unsigned = { "x-gitea-signature": "", "x-gogs-signature": "", "x-hub-signature": "sha1=", "x-hub-signature-256": "sha256=" };
+    expect(verifyRequestSecret(new Headers({ ...unsigned, authorization: `Bearer ${VECTOR.secret}` }), VECTOR.secret)).toBe(true);
+    expect(verifyRequestSecret(new Headers({ ...unsigned, authorization: "Bearer wrong" }), VECTOR.secret)).toBe(false);
+    expect(verifyRequestSecret(new Headers(unsigned), VECTOR.secret, body)).toBe(false);
+  });
+
+  test("X-Gitlab-Token: <secret> is accepted as it is; a wrong or empty token is refused", () => {
+    // No signature header: the body is not needed (the server does not read it).
+    expect(verifyRequestSecret(new Headers({ "x-gitlab-token": VECTOR.secret }), VECTOR.secret)).toBe(true);
+    expect(verifyRequestSecret(new Headers({ "x-gitlab-token": "It's a secret to everybody" }), VECTOR.secret)).toBe(false);
+    expect(verifyRequestSecret(new Headers({ "x-gitlab-token": "" }), VECTOR.secret)).toBe(false);
+  });
+});
+
+describe("GitHub deliveries (X-Hub-Signature-256)", () => {
+  test("a push signed with the secret deploys, with or without the legacy sha1 header beside it", async () => {
+    const { server, deploys } = await serveRepo();
+    try {
+      const body = JSON.stringify(githubPush());
+      await expectDeployed(
+        "sha256 only",
+        post(server.url, { headers: { ...githubHeaders(), "x-hub-signature-256": `sha256=${hmacHex(SECRET, body)}` }, body }),
+      );
+      await expectDeployed(
+        "sha256 and sha1",
+        post(server.url, {
+          headers: { ...githubHeaders(), "x-hub-signature-256": `sha256=${hmacHex(SECRET, body)}`, "x-hub-signature": `sha1=${hmacHex(SECRET, body, "sha1")}` },
+          body,
+        }),
+      );
+      expect(deploys()).toBe(2);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("wrong secret, missing signature, tampered body, malformed header, wrong sha1 beside a right sha256, right signature with a wrong X-Service-Secret: 401, nothing runs", async () => {
+    const { server, deploys } = await serveRepo();
+    try {
+      const body = JSON.stringify(githubPush());
+      const signature = `sha256=${hmacHex(SECRET, body)}`;
+      const tampered = body.replace('"Update README.md"', '"Update README.mD"');
+      expect(tampered).not.toBe(body);
+      expect(tampered.length).toBe(body.length);
+      const cases: [string, Record<string, string>, string][] = [
+        ["signed with another secret", { "x-hub-signature-256": `sha256=${hmacHex(`${SECRET}x`, body)}` }, body],
+        ["no signature at all", {}, body],
+        ["one byte of the body changed", { "x-hub-signature-256": signature }, tampered],
+        ["malformed header sha256=zz", { "x-hub-signature-256": "sha256=zz" }, body],
+        ["right sha256, wrong legacy sha1", { "x-hub-signature-256": signature, "x-hub-signature": `sha1=${hmacHex("other", body, "sha1")}` }, body],
+        ["right sha256, wrong X-Service-Secret", { "x-hub-signature-256": signature, "x-service-secret": "not-the-secret" }, body],
+      ];
+      for (const [what, headers, sent] of cases) {
+        await expectUnauthorized(what, post(server.url, { headers: { ...githubHeaders(), ...headers }, body: sent }));
+      }
+      expect(deploys()).toBe(0);
+      await expectDeployed("the right delivery afterwards", post(server.url, { headers: { ...githubHeaders(), "x-hub-signature-256": signature }, body }));
+      expect(deploys()).toBe(1);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("GitHub's form-encoded delivery (application/x-www-form-urlencoded, payload=<json>) with a right signature deploys", async () => {
+    const { server, deploys } = await serveRepo();
+    try {
+      const body = `payload=${encodeURIComponent(JSON.stringify(githubPush()))}`;
+      const headers = githubHeaders("application/x-www-form-urlencoded");
+      await expectDeployed("form-encoded", post(server.url, { headers: { ...headers, "x-hub-signature-256": `sha256=${hmacHex(SECRET, body)}` }, body }));
+      await expectUnauthorized("form-encoded, signature of the JSON inside", post(server.url, { headers: { ...headers, "x-hub-signature-256": `sha256=${hmacHex(SECRET, JSON.stringify(githubPush()))}` }, body }));
+      expect(deploys()).toBe(1);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("Gitea/Forgejo, Bitbucket Cloud and GitLab deliveries", () => {
+  test("Gitea/Forgejo: X-Gitea-Signature (bare hex) and X-Hub-Signature-256 deploy; wrong, tampered or missing: 401; the Authorization Header field works without a Secret", async () => {
+    const { server, deploys } = await serveRepo();
+    try {
+      const body = JSON.stringify(giteaPush());
+      const hex = hmacHex(SECRET, body);
+      const base = { "content-type": "application/json", "user-agent": "Go-http-client/1.1", "x-gitea-event": "push", "x-gitea-event-type": "push", "x-gitea-delivery": "4e1bd1d6-0c7c-4b7d-9a5e-2f0f7a3c6b1e" };
+      // What Gitea sends: its own header, Gogs' and GitHub's two (sha1 and sha256).
+      const giteaSigned = { ...base, "x-gitea-signature": hex, "x-gogs-signature": hex, "x-hub-signature": `sha1=${hmacHex(SECRET, body, "sha1")}`, "x-hub-signature-256": `sha256=${hex}` };
+      await expectDeployed("Gitea's four headers", post(server.url, { headers: giteaSigned, body }));
+      await expectDeployed("X-Gitea-Signature alone", post(server.url, { headers: { ...base, "x-gitea-signature": hex }, body }));
+      await expectDeployed("Forgejo's header", post(server.url, { headers: { ...base, "x-forgejo-signature": hex, "x-forgejo-event": "push" }, body }));
+      await expectDeployed("X-Hub-Signature-256 alone", post(server.url, { headers: { ...base, "x-hub-signature-256": `sha256=${hex}` }, body }));
+      expect(deploys()).toBe(4);
+      await expectUnauthorized("wrong secret", post(server.url, { headers: { ...base, "x-gitea-signature": hmacHex("other", body) }, body }));
+      await expectUnauthorized("tampered", post(server.url, { headers: { ...base, "x-gitea-signature": hex }, body: body.replace("main", "mail") }));
+      await expectUnauthorized("right X-Hub-Signature-256, wrong X-Gitea-Signature", post(server.url, { headers: { ...base, "x-gitea-signature": hmacHex("other", body), "x-hub-signature-256": `sha256=${hex}` }, body }));
+      await expectUnauthorized("missing", post(server.url, { headers: base, body }));
+      expect(deploys()).toBe(4);
+      // No Secret in Gitea, the "Authorization Header" field set instead: the signature headers come empty.
+      const unsigned = { ...base, "x-gitea-signature": "", "x-gogs-signature": "", "x-hub-signature": "sha1=", "x-hub-signature-256": "sha256=" };
+      await expectDeployed("Authorization header, empty signatures", post(server.url, { headers: { ...unsigned, authorization: `Bearer ${SECRET}` }, body }));
+      await expectUnauthorized("wrong Authorization header, empty signatures", post(server.url, { headers: { ...unsigned, authorization: "Bearer wrong" }, body }));
+      await expectUnauthorized("empty signatures only", post(server.url, { headers: unsigned, body }));
+      expect(deploys()).toBe(5);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("Bitbucket Cloud: X-Hub-Signature: sha256=… deploys; wrong, tampered or missing: 401", async () => {
+    const { server, deploys } = await serveRepo();
+    try {
+      const body = JSON.stringify(bitbucketPush());
+      const signature = `sha256=${hmacHex(SECRET, body)}`;
+      await expectDeployed("signed", post(server.url, { headers: { ...bitbucketHeaders(), "x-hub-signature": signature }, body }));
+      await expectUnauthorized("wrong secret", post(server.url, { headers: { ...bitbucketHeaders(), "x-hub-signature": `sha256=${hmacHex("other", body)}` }, body }));
+      await expectUnauthorized("tampered", post(server.url, { headers: { ...bitbucketHeaders(), "x-hub-signature": signature }, body: body.replace('"main"', '"mainx"') }));
+      await expectUnauthorized("missing", post(server.url, { headers: bitbucketHeaders(), body }));
+      expect(deploys()).toBe(1);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("GitLab: X-Gitlab-Token: <secret> deploys; a wrong or missing token: 401", async () => {
+    const { server, deploys } = await serveRepo();
+    try {
+      const body = JSON.stringify(gitlabPush());
+      await expectDeployed("right token", post(server.url, { headers: { ...gitlabHeaders(), "x-gitlab-token": SECRET }, body }));
+      await expectUnauthorized("wrong token", post(server.url, { headers: { ...gitlabHeaders(), "x-gitlab-token": `${SECRET}-old` }, body }));
+      await expectUnauthorized("token of another case", post(server.url, { headers: { ...gitlabHeaders(), "x-gitlab-token": SECRET.toUpperCase() }, body }));
+      await expectUnauthorized("missing token", post(server.url, { headers: gitlabHeaders(), body }));
+      expect(deploys()).toBe(1);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("body limit (issue 4: past the limit, 413, without buffering unbounded data)", () => {
+  const LIMIT = 2000;
+
+  test("a signed body over SERVICE_MAX_BODY_BYTES answers 413 JSON, sent with Content-Length or chunked; no deploy, no log file; a body of exactly the limit deploys", async () => {
+    const { repo, server, deploys } = await serveRepo({ SERVICE_MAX_BODY_BYTES: String(LIMIT) });
+    try {
+      const big = JSON.stringify(githubPush("refs/heads/main", 10));
+      expect(big.length).toBeGreaterThan(LIMIT * 2);
+      const signed = (body: string) => ({ ...githubHeaders(), "x-hub-signature-256": `sha256=${hmacHex(SECRET, body)}` });
+      const expectTooLarge = async (what: string, response: Response) => {
+        const text = await response.text();
+        expect({ what, status: response.status }).toEqual({ what, status: 413 });
+        expect(response.headers.get("content-type")).toContain("application/json");
+        expect(JSON.parse(text).error).toBe("payload too large");
+      };
+
+      await expectTooLarge("Content-Length, far over", await post(server.url, { headers: signed(big), body: big }));
+      const oneOver = JSON.stringify(githubPush()).padEnd(LIMIT + 1, " ");
+      await expectTooLarge("Content-Length, one byte over", await post(server.url, { headers: signed(oneOver), body: oneOver }));
+      // A ReadableStream body goes out chunked: no Content-Length to refuse it by.
+      const chunks = [big.slice(0, 1500), big.slice(1500, 3000), big.slice(3000)].map(bytes);
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const next = chunks.shift();
+          if (next) controller.enqueue(next);
+          else controller.close();
+        },
+      });
+      await expectTooLarge("a stream body", await fetch(server.url, { method: "POST", headers: signed(big), body: stream }));
+      // The same on the wire, explicitly chunked.
+      const head = [
+        "POST / HTTP/1.1",
+        `Host: localhost:${server.port}`,
+        "Content-Type: application/json",
+        `X-Hub-Signature-256: sha256=${hmacHex(SECRET, big)}`,
+        "Transfer-Encoding: chunked",
+        "Connection: close",
+        "",
+        "",
+      ].join("\r\n");
+      const raw = await rawRequest(server.port, [head, chunked(big, 700)], (text) => text.includes("payload too large"));
+      expect(raw.status).toBe(413);
+      expect(raw.head.toLowerCase()).toContain("content-type: application/json");
+      expect(raw.body).toContain('"payload too large"');
+
+      expect(logFiles(repo.clone)).toEqual([]);
+      const exact = JSON.stringify(githubPush()).padEnd(LIMIT, " ");
+      await expectDeployed("exactly the limit", post(server.url, { headers: signed(exact), body: exact }));
+      expect(deploys()).toBe(1);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("with a branch filter the body is read, so an over-limit body is refused with 413 even with X-Service-Secret", async () => {
+    const repo = makeRepo();
+    writeServiceYaml(repo.clone, { branch: "main", maxBodyBytes: LIMIT });
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed" });
+    try {
+      const big = JSON.stringify(githubPush("refs/heads/dev", 10));
+      const res = await post(server.url, { secret: SECRET, headers: { "content-type": "application/json" }, body: big });
+      expect(res.status).toBe(413);
+      expect((await res.json()).error).toBe("payload too large");
+      expect(logFiles(repo.clone)).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("branch filter (issue 4: opt-in `branch`; without it the body is never read)", () => {
+  test("branch: main — pushes to another branch or a tag answer 200 skipped (text and JSON) and deploy nothing; main, a Bitbucket main push and an empty body deploy", async () => {
+    const repo = makeRepo();
+    writeServiceYaml(repo.clone, { branch: "main" });
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed" });
+    const deploys = () => jsonLogFiles(repo.clone).length;
+    try {
+      const json = { "content-type": "application/json" };
+      const dev = JSON.stringify(githubPush("refs/heads/dev"));
+
+      const text = await post(server.url, { secret: SECRET, headers: { ...githubHeaders() }, body: dev });
+      expect(text.status).toBe(200);
+      const said = await text.text();
+      expect(said).toStartWith("[skipped]");
+      expect(said).toContain("refs/heads/dev");
+      expect(said).not.toContain("[done]");
+
+      const asJson = await post(`${server.url}/?format=json`, { secret: SECRET, headers: json, body: dev });
+      expect(asJson.status).toBe(200);
+      const skipped = await asJson.json();
+      expect(skipped.skipped).toBe(true);
+
+      const skips: [string, Record<string, string>, string][] = [
+        ["signed GitHub dev push", { ...githubHeaders(), "x-hub-signature-256": `sha256=${hmacHex(SECRET, dev)}` }, dev],
+        ["form-encoded GitHub dev push", { ...githubHeaders("application/x-www-form-urlencoded"), "x-service-secret": SECRET }, `payload=${encodeURIComponent(dev)}`],
+        ["Bitbucket push to dev", { ...bitbucketHeaders(), "x-service-secret": SECRET }, JSON.stringify(bitbucketPush("dev"))],
+        ["Bitbucket deletion of dev (new: null)", { ...bitbucketHeaders(), "x-service-secret": SECRET }, JSON.stringify(bitbucketDeletion("dev"))],
+        ["form-encoded, media type in capitals", { "content-type": "Application/X-WWW-Form-URLEncoded", "x-service-secret": SECRET }, `payload=${encodeURIComponent(dev)}`],
+        ["GitLab push to dev", { ...gitlabHeaders(), "x-gitlab-token": SECRET }, JSON.stringify(gitlabPush("refs/heads/dev"))],
+        ["Gitea tag push", { ...json, "x-service-secret": SECRET }, JSON.stringify(giteaPush("refs/tags/main"))],
+        ["a branch whose name only starts with main", { ...json, "x-service-secret": SECRET }, JSON.stringify(githubPush("refs/heads/main-old"))],
+      ];
+      for (const [what, headers, body] of skips) {
+        const res = await post(server.url, { headers, body });
+        const out = await res.text();
+        expect({ what, status: res.status, skipped: out.startsWith("[skipped]") }).toEqual({ what, status: 200, skipped: true });
+      }
+      // The secret is still checked first: a wrong one is a 401, not a "skipped".
+      await expectUnauthorized("dev push, wrong secret", post(server.url, { secret: "wrong", headers: json, body: dev }));
+      expect(logFiles(repo.clone)).toEqual([]);
+
+      await expectDeployed("GitHub push to main", post(server.url, { secret: SECRET, headers: json, body: JSON.stringify(githubPush("refs/heads/main")) }));
+      await expectDeployed("Bitbucket push to main", post(server.url, { secret: SECRET, headers: bitbucketHeaders(), body: JSON.stringify(bitbucketPush("main")) }));
+      // One Bitbucket delivery for `git push origin dev main`: main is among the changes, so it deploys.
+      const both = bitbucketPush("dev") as { push: { changes: unknown[] } };
+      both.push.changes.push(...(bitbucketPush("main") as { push: { changes: unknown[] } }).push.changes);
+      await expectDeployed("Bitbucket push of dev and main", post(server.url, { secret: SECRET, headers: bitbucketHeaders(), body: JSON.stringify(both) }));
+      await expectDeployed("an empty body", post(server.url, { secret: SECRET }));
+      await expectDeployed("{}", post(server.url, { secret: SECRET, headers: json, body: "{}" }));
+      expect(deploys()).toBe(5);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("without the branch key a push to dev deploys, and the body is not read: a request whose body never finishes still deploys", async () => {
+    const { server, deploys } = await serveRepo();
+    try {
+      await expectDeployed("dev push", post(server.url, { secret: SECRET, headers: { "content-type": "application/json" }, body: JSON.stringify(githubPush("refs/heads/dev")) }));
+      expect(deploys()).toBe(1);
+      // Content-Length promises far more than is sent: a server that read the body would wait for the rest.
+      const part = JSON.stringify(githubPush("refs/heads/dev"));
+      const head = [
+        "POST / HTTP/1.1",
+        `Host: localhost:${server.port}`,
+        `X-Service-Secret: ${SECRET}`,
+        "Content-Type: application/json",
+        "Content-Length: 1000000",
+        "",
+        "",
+      ].join("\r\n");
+      const raw = await rawRequest(server.port, [head, part], (text) => text.includes("[done]"));
+      expect(raw.status).toBe(200);
+      expect(raw.body).toContain(DONE_OK);
+      await waitFor(() => deploys() === 2, "the second deploy's log");
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("opt-in acknowledgement (issue 4: answer at once with the deploy id; the deploy runs to completion)", () => {
+  /** Waits for the deploy `id` to be recorded as done and returns its record. */
+  const finished = (cwd: string, id: string) => waitFor(() => deployRecords(cwd).find((r) => r.id === id && r.status === "done"), `deploy ${id} to finish`);
+
+  test("?ack=1: the answer has fully arrived while the script is still blocked; it names the deploy, which then finishes", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    try {
+      const res = await post(`${server.url}/?ack=1`, { secret: SECRET });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(gate.lines().filter((l) => l.startsWith("end"))).toEqual([]);
+      expect(text).not.toContain("[done]");
+      const id = UUID.exec(text)?.[0];
+      expect(id).toBeDefined();
+      await waitFor(() => gate.lines().length === 1, "the acknowledged deploy's script to start");
+      expect(gate.starts()).toEqual([id!]);
+      gate.open();
+      const record = await finished(repo.clone, id!);
+      expect(record.id).toBe(id);
+      expect(record.result.ok).toBe(true);
+      expect(record.status).toBe("done");
+    } finally {
+      gate.open();
+      await server.stop();
+    }
+  });
+
+  test("?ack=1&format=json: the answer is JSON with accepted: true and the id of the deploy that then runs", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    try {
+      const res = await post(`${server.url}/?ack=1&format=json`, { secret: SECRET });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      const answer = await res.json();
+      expect(gate.lines().filter((l) => l.startsWith("end"))).toEqual([]);
+      expect(answer.accepted).toBe(true);
+      expect(answer.id).toMatch(UUID);
+      gate.open();
+      const record = await finished(repo.clone, answer.id);
+      expect(record.result.ok).toBe(true);
+      expect(readJson(record.result.log.json).id).toBe(answer.id);
+    } finally {
+      gate.open();
+      await server.stop();
+    }
+  });
+
+  test("the acknowledge: true key of an app answers at once for that app; another app still streams", async () => {
+    const quick = makeRepo();
+    const streamed = makeRepo();
+    const gate = makeGate();
+    const markers = tempDir("service-markers-");
+    const cwd = tempDir("service-apps-");
+    writeServiceYaml(cwd, {
+      apps: [
+        { name: "web", host: "web.example.com", path: "/hook", repoPath: quick.clone, runScript: gate.script, secret: SECRET, acknowledge: true },
+        { name: "api", host: "api.example.com", path: "/hook", repoPath: streamed.clone, runScript: markerScript(markers, "api"), secret: SECRET },
+      ],
+    });
+    const server = await startServer(cwd, gate.env);
+    try {
+      const res = await postAs(server.url, "web.example.com", "/hook", { secret: SECRET, headers: githubHeaders(), body: JSON.stringify(githubPush()) });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(gate.lines().filter((l) => l.startsWith("end"))).toEqual([]);
+      const id = UUID.exec(text)?.[0];
+      expect(id).toBeDefined();
+
+      const other = new StreamReader(await postAs(server.url, "api.example.com", "/hook", { secret: SECRET }));
+      expect(lastLine(await other.done)).toBe(DONE_OK);
+
+      gate.open();
+      const record = await finished(cwd, id!);
+      expect(record.result.ok).toBe(true);
+      expect(record.repoPath).toBe(quick.clone);
+    } finally {
+      gate.open();
+      await server.stop();
+    }
+  });
+});
