@@ -163,13 +163,13 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
     }
 
     // Post-pull reload (rule 4), then the run script.
-    reloadFromRepo(config, options.cwd, env, step);
+    reloadFromRepo(config, options.cwd, env, step, options.app);
     run = await runStep(config, childEnv, "run", output("run", runOut), step);
     if (run.exitCode !== 0 && !error) error = describeFailure(run);
 
     // Rollback (rules 2-3).
     if (run.exitCode !== 0 && config.rollbackOnFailure) {
-      rollback = await rollBack(config, before, after, childEnv, options.cwd, env, step, output);
+      rollback = await rollBack(config, before, after, childEnv, options.cwd, env, step, output, options.app);
     }
   } catch (caught) {
     error = `internal error: ${(caught as Error).message}`;
@@ -216,13 +216,18 @@ function describeFailure(run: Omit<RunResult, "stdout" | "stderr"> & { error?: s
 type Emitter = (step: Step, text: string) => void;
 type OutputFor = (name: Step, captures: { stdout: Capture; stderr: Capture }) => (stream: "stdout" | "stderr", data: Uint8Array) => void;
 
-/** Rule 4: after the pull, the repository's config file (if any) decides runScript and runTimeoutMs; env still wins. */
-function reloadFromRepo(config: DeploySettings, cwd: string, env: NodeJS.ProcessEnv, step: Emitter): void {
+/**
+ * Rule 4: after the pull, the repository's config file (if any) decides runScript and runTimeoutMs. For a single
+ * app, its top-level keys apply and SERVICE_* variables still win. For an app of multi-app mode, its own entry in
+ * that file's `apps` applies when there is one, else the file's top-level keys (a repository written for one
+ * app); the environment sets the top level only, so it does not override an app.
+ */
+function reloadFromRepo(config: DeploySettings, cwd: string, env: NodeJS.ProcessEnv, step: Emitter, app?: string): void {
   const file = repoConfigFile(config.repoPath, cwd, env);
   if (!file) return;
   let fromEnv: ReturnType<typeof envConfig> = {};
   try {
-    fromEnv = envConfig(env);
+    if (!app) fromEnv = envConfig(env);
   } catch {}
   try {
     const loaded = readConfigFile(file);
@@ -230,8 +235,11 @@ function reloadFromRepo(config: DeploySettings, cwd: string, env: NodeJS.Process
       step("config", `${loaded.invalid}; keeping the current run script and timeout`);
       return;
     }
-    config.runScript = fromEnv.runScript ?? loaded.config.runScript ?? config.runScript;
-    config.runTimeoutMs = fromEnv.runTimeoutMs ?? loaded.config.runTimeoutMs ?? config.runTimeoutMs;
+    const fileApps = loaded.config.apps ?? [];
+    const source = app && fileApps.length > 0 ? fileApps.find((entry) => entry.name === app) : loaded.config;
+    if (!source) return;
+    config.runScript = fromEnv.runScript ?? source.runScript ?? config.runScript;
+    config.runTimeoutMs = fromEnv.runTimeoutMs ?? source.runTimeoutMs ?? config.runTimeoutMs;
     step("config", `loaded ${file}`);
   } catch (caught) {
     step("config", `${(caught as Error).message}; keeping the current run script and timeout`);
@@ -269,6 +277,7 @@ async function rollBack(
   processEnv: NodeJS.ProcessEnv,
   step: Emitter,
   output: OutputFor,
+  app?: string,
 ): Promise<RollbackResult | undefined> {
   if (!before) {
     step("rollback", "skipped: there is no commit from before the pull to return to");
@@ -293,7 +302,7 @@ async function rollBack(
     step("rollback", `failed: ${error}`);
     return result({ error });
   }
-  reloadFromRepo(config, cwd, processEnv, step);
+  reloadFromRepo(config, cwd, processEnv, step, app);
   step("rollback", "running the run script again at the previous commit");
   const run = await runStep(config, env, "rollback", output("rollback", out), step);
   const ok = run.exitCode === 0;
