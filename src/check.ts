@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { resolveApps, appSecretFile, type ResolvedApp } from "./apps.ts";
 import { defaultConfig, envConfig, findConfigFile, KEYS, mergeConfig, readConfigFile, type UserConfig } from "./config.ts";
 import { SECRET_FILE } from "./secret.ts";
+import { parse as parseYaml } from "yaml";
 
 export type Source = "default" | "file" | "env" | "secret file" | "generated at start";
 
@@ -43,6 +44,49 @@ function secretSource(secret: string | undefined, file: string, configured: Sour
   return { value: `none yet: generated into ${file} at the first start`, source: "generated at start" };
 }
 
+/** True when the config file sets a non-empty `apps`, even one whose list was rejected as invalid. */
+function fileSetsApps(file: string): boolean {
+  try {
+    const raw = parseYaml(readFileSync(file, "utf8")) as { apps?: unknown } | null;
+    const apps = raw && typeof raw === "object" ? raw.apps : undefined;
+    return Array.isArray(apps) ? apps.length > 0 : apps !== undefined && apps !== null;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * resolveApps stops at the first bad entry; a check must list them all, and still check the good entries'
+ * repositories. An entry's validity depends only on the entries before it, so the first failing prefix names
+ * the bad entry: it is recorded, swapped for a placeholder that keeps the later entries' numbers, and the
+ * resolution tried again.
+ */
+function resolveEveryApp(config: ReturnType<typeof mergeConfig>, cwd: string, problems: string[]): ResolvedApp[] {
+  const entries = [...config.apps];
+  const placeholders = new Set<number>();
+  for (let attempt = 0; attempt <= entries.length; attempt++) {
+    try {
+      return resolveApps({ ...config, apps: entries }, cwd).filter((_, index) => !placeholders.has(index));
+    } catch (error) {
+      problems.push((error as Error).message);
+      let bad = entries.length - 1;
+      for (let length = 1; length <= entries.length; length++) {
+        try {
+          resolveApps({ ...config, apps: entries.slice(0, length) }, cwd);
+        } catch {
+          bad = length - 1;
+          break;
+        }
+      }
+      if (placeholders.has(bad)) return [];
+      placeholders.add(bad);
+      const tag = `check-placeholder-${bad}`;
+      entries[bad] = { name: tag, host: `${tag}.invalid`, path: "/", repoPath: cwd, runScript: "true" };
+    }
+  }
+  return [];
+}
+
 /**
  * Loads the configuration exactly as the server does and reports every value with where it came from, and
  * every problem: an invalid file, unknown keys, wrong types, a missing or non-git repoPath, bad `apps`.
@@ -68,13 +112,13 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     values.push({ key, value: value === undefined ? "(none)" : String(value), source });
   }
   const apps: ConfigReport["apps"] = [];
-  let resolved: ResolvedApp[] = [];
-  try {
-    resolved = resolveApps(config, cwd);
-  } catch (error) {
-    problems.push((error as Error).message);
-  }
-  if (config.apps.length === 0) {
+  const resolved = resolveEveryApp(config, cwd, problems);
+  // An `apps` list that was rejected (its problem is listed) does not make this a single-app configuration:
+  // checking the working directory as its repository would only add a misleading problem.
+  const appsRejected = config.apps.length === 0 && file !== undefined && fileSetsApps(file);
+  if (appsRejected) {
+    // Nothing more to check without the list.
+  } else if (config.apps.length === 0) {
     const configured: Source | undefined = fromEnv.secret ? "env" : fileConfig.secret ? "file" : undefined;
     const secret = secretSource(config.secret, resolve(cwd, SECRET_FILE), configured);
     values.push({ key: "secret", ...secret });

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { LOG_DIR, type DeployRecord } from "./deploy/log.ts";
 
@@ -20,17 +20,17 @@ export interface HistoryEntry {
   problem?: string;
 }
 
-const STEM = /^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})-(\d{2})Z_([0-9a-f-]{36})\.json$/;
+const STEM = /^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})-(\d{2})Z_([0-9a-f-]{36})\.(json|log)$/;
 
 export function logDir(cwd: string): string {
   return resolve(cwd, LOG_DIR);
 }
 
-function entryOf(dir: string, name: string): HistoryEntry | undefined {
-  const match = STEM.exec(name);
-  if (!match) return undefined;
-  const [, date, hh, mm, ss, id] = match;
-  const jsonPath = join(dir, name);
+/** One deploy from its stem; `files` says which of its two files exist. */
+function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
+  const [, date, hh, mm, ss, id] = STEM.exec(`${stem}.json`)!;
+  const jsonPath = join(dir, `${stem}.json`);
+  const logPath = join(dir, `${stem}.log`);
   const base: HistoryEntry = {
     id: id!,
     startedAt: `${date}T${hh}:${mm}:${ss}Z`,
@@ -42,28 +42,61 @@ function entryOf(dir: string, name: string): HistoryEntry | undefined {
     exitCode: null,
     rolledBack: false,
     jsonPath,
-    logPath: jsonPath.replace(/\.json$/, ".log"),
+    logPath,
   };
+  // A crash between the two files' creation leaves a .log alone: listed, not hidden.
+  if (!files.has(".json")) return { ...base, startedAt: preciseStart(undefined, logPath) ?? base.startedAt, problem: "the .json file is missing" };
+  let text: string | undefined;
   let record: DeployRecord & { app?: string };
   try {
-    record = JSON.parse(readFileSync(jsonPath, "utf8"));
+    text = readFileSync(jsonPath, "utf8");
+    record = JSON.parse(text);
     if (!record || typeof record !== "object" || typeof record.status !== "string") throw new Error("not a deploy record");
   } catch (error) {
-    return { ...base, problem: `unreadable JSON log: ${(error as Error).message.split("\n")[0]}` };
+    const problem = `unreadable JSON log: ${(error as Error).message.split("\n")[0]}`;
+    return { ...base, startedAt: preciseStart(text, logPath) ?? base.startedAt, problem };
   }
-  const result = record.result;
+  // Read defensively: a record edited by hand may lack any field, and a listing must not throw on it.
+  const result = record.result && typeof record.result === "object" ? record.result : undefined;
   return {
     ...base,
-    startedAt: record.startedAt ?? base.startedAt,
+    startedAt: typeof record.startedAt === "string" ? record.startedAt : base.startedAt,
     status: record.status,
     app: record.app ?? null,
     trigger: record.trigger ?? null,
     durationMs: record.durationMs ?? null,
-    ok: result ? result.ok : null,
-    exitCode: result ? (result.rollback ? result.rollback.exitCode : result.run.exitCode) : null,
+    ok: typeof result?.ok === "boolean" ? result.ok : null,
+    exitCode: (result?.rollback ? result.rollback.exitCode : result?.run?.exitCode) ?? null,
     rolledBack: Boolean(result?.rollback),
+    // The outcome is known, but `service logs <id>` has nothing to show.
+    ...(files.has(".log") ? {} : { problem: "the .log file is missing" }),
   };
 }
+
+/**
+ * The millisecond start time of a deploy whose record cannot be parsed, so it still sorts among the deploys
+ * of the same second: from what is left of the record (a truncated one), else from the .log's first line.
+ */
+function preciseStart(jsonText: string | undefined, logPath: string): string | undefined {
+  const fromJson = jsonText && /"startedAt"\s*:\s*"([^"]+)"/.exec(jsonText)?.[1];
+  if (fromJson && !Number.isNaN(Date.parse(fromJson))) return fromJson;
+  try {
+    const head = Buffer.alloc(512);
+    const fd = openSync(logPath, "r");
+    let read: number;
+    try {
+      read = readSync(fd, head, 0, head.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+    const fromLog = /^\[deploy\] [0-9a-f-]{36} started (\S+)/.exec(head.subarray(0, read).toString("utf8"))?.[1];
+    if (fromLog && !Number.isNaN(Date.parse(fromLog))) return fromLog;
+  } catch {}
+  return undefined;
+}
+
+/** Start time in ms for ordering; an unparsable one sorts as the epoch rather than breaking the sort. */
+const startMs = (entry: HistoryEntry) => Date.parse(entry.startedAt) || 0;
 
 /** Every deploy in `.service/logs/`, newest first. Never throws on a bad file: it is listed as corrupt. */
 export function listDeploys(cwd: string): HistoryEntry[] {
@@ -74,12 +107,20 @@ export function listDeploys(cwd: string): HistoryEntry[] {
   } catch {
     return [];
   }
-  return names
-    .filter((name) => name.endsWith(".json"))
-    .sort()
-    .reverse()
-    .map((name) => entryOf(dir, name))
-    .filter((entry): entry is HistoryEntry => entry !== undefined);
+  const stems = new Map<string, Set<string>>();
+  for (const name of names) {
+    if (!STEM.test(name)) continue;
+    const ext = name.endsWith(".log") ? ".log" : ".json";
+    const stem = name.slice(0, -ext.length);
+    const files = stems.get(stem) ?? new Set<string>();
+    files.add(ext);
+    stems.set(stem, files);
+  }
+  // File names carry the start time to the second only: deploys of the same second are ordered by the
+  // record's millisecond start time, not by their (random) ids.
+  return [...stems]
+    .map(([stem, files]) => entryOf(dir, stem, files))
+    .sort((a, b) => startMs(b) - startMs(a) || (b.jsonPath < a.jsonPath ? -1 : b.jsonPath > a.jsonPath ? 1 : 0));
 }
 
 /** The deploy named by a full id, an id prefix, or `last`; an error message when none or several match. */
@@ -90,5 +131,10 @@ export function findDeploy(cwd: string, ref: string): HistoryEntry | string {
   const matches = all.filter((entry) => entry.id.startsWith(needle));
   if (matches.length === 1) return matches[0]!;
   if (matches.length === 0) return `no deploy with id "${ref}" in ${logDir(cwd)}`;
-  return `"${ref}" matches ${matches.length} deploys (${matches.slice(0, 5).map((m) => m.id.slice(0, 12)).join(", ")}…): give more of the id`;
+  return `"${ref}" matches ${matches.length} deploys (${matches.slice(0, 5).map((m) => m.id.slice(0, 12)).join(", ")}${matches.length > 5 ? ", …" : ""}): give more of the id`;
+}
+
+/** True when `ref` can name a deploy: `last`, or the start of a deploy id (a UUID). */
+export function isDeployRef(ref: string): boolean {
+  return ref === "last" || /^[0-9a-f][0-9a-f-]{0,35}$/i.test(ref);
 }

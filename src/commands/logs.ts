@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
-import { findDeploy, listDeploys, type HistoryEntry } from "../history.ts";
+import { findDeploy, isDeployRef, listDeploys, type HistoryEntry } from "../history.ts";
 import { guard } from "./_guard.ts";
 
 function duration(ms: number | null): string {
@@ -17,8 +17,10 @@ function outcome(entry: HistoryEntry): string {
 }
 
 function table(entries: HistoryEntry[]): string {
+  // A NOTE column only when a deploy's files are damaged: the mark sits on the row itself.
+  const noted = entries.some((e) => e.problem);
   const rows = [
-    ["STARTED (UTC)", "ID", "APP", "TRIGGER", "DURATION", "RESULT", "EXIT", "ROLLBACK"],
+    ["STARTED (UTC)", "ID", "APP", "TRIGGER", "DURATION", "RESULT", "EXIT", "ROLLBACK", ...(noted ? ["NOTE"] : [])],
     ...entries.map((e) => [
       e.startedAt.replace("T", " ").slice(0, 19),
       e.id.slice(0, 8),
@@ -28,16 +30,30 @@ function table(entries: HistoryEntry[]): string {
       outcome(e),
       e.exitCode === null ? "-" : String(e.exitCode),
       e.rolledBack ? "yes" : "-",
+      ...(noted ? [e.problem ? `corrupt: ${e.problem}` : ""] : []),
     ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  const lines = rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd());
-  const problems = entries.filter((e) => e.problem).map((e) => `${e.id.slice(0, 8)}: ${e.problem} (${e.jsonPath})`);
-  return [...lines, ...(problems.length ? ["", ...problems] : [])].join("\n");
+  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
 }
+
+function alive(pid: unknown): boolean {
+  if (typeof pid !== "number") return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** How many 200 ms polls in a row the JSON record may be unreadable before --follow gives up on it. */
+const UNREADABLE_POLLS = 10;
 
 /** Prints a running deploy's .log as it grows, until its JSON record says it ended. */
 async function follow(cwd: string, ref: string): Promise<void> {
+  // Waiting below is for a deploy that has not started yet: a ref that can never match would wait forever.
+  if (!isDeployRef(ref)) throw new Error(`"${ref}" is not a deploy id, an id prefix or "last"`);
   let entry = findDeploy(cwd, ref);
   let announced = false;
   // An acknowledged deploy may still wait in the queue: its files appear when it starts.
@@ -65,15 +81,27 @@ async function follow(cwd: string, ref: string): Promise<void> {
       closeSync(fd);
     }
   };
+  let unreadable = 0;
   for (;;) {
     drain();
-    let status = "running";
+    let record: { status?: unknown; pid?: unknown } | undefined;
     try {
-      status = JSON.parse(readFileSync(jsonPath, "utf8")).status;
-    } catch {}
-    if (status !== "running") {
+      record = JSON.parse(readFileSync(jsonPath, "utf8"));
+      unreadable = 0;
+    } catch (error) {
+      // The record is replaced atomically, so this is a damaged file (or one not written yet), not a race.
+      if (++unreadable >= UNREADABLE_POLLS) {
+        throw new Error(`cannot tell whether deploy ${entry.id} ended: ${jsonPath} is unreadable (${(error as Error).message.split("\n")[0]})`);
+      }
+    }
+    if (record && record.status !== "running") {
       drain();
       return;
+    }
+    // A service killed mid-deploy (kill -9) never finishes the record: without this, --follow would wait forever.
+    if (record && !alive(record.pid)) {
+      drain();
+      throw new Error(`deploy ${entry.id} will not finish: the service process that ran it (pid ${record.pid}) is gone`);
     }
     await Bun.sleep(200);
   }
@@ -109,7 +137,8 @@ export const logsCommand = defineCommand({
       if (!Number.isInteger(limit) || limit <= 0) throw new Error(`--limit expects a positive whole number, got "${args.limit}"`);
       let entries = listDeploys(cwd);
       if (args.app) entries = entries.filter((e) => e.app === args.app);
-      if (args.failed) entries = entries.filter((e) => !(e.status === "done" && e.ok));
+      // A deploy still running has not failed (yet).
+      if (args.failed) entries = entries.filter((e) => e.status !== "running" && !(e.status === "done" && e.ok));
       entries = entries.slice(0, limit);
       if (args.json) process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
       else if (entries.length === 0) process.stdout.write("no deploys yet\n");

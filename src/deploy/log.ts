@@ -157,6 +157,29 @@ function isRunning(jsonPath: string): boolean {
 }
 
 /**
+ * Each stem's start time in ms: the second in its name, refined to the record's millisecond `startedAt` when
+ * other deploys started in the same second (only then is the record read: records can be megabytes).
+ */
+function startTimes(dir: string, stems: string[]): Map<string, number> {
+  const perSecond = new Map<string, number>();
+  for (const stem of stems) perSecond.set(stem.slice(0, 20), (perSecond.get(stem.slice(0, 20)) ?? 0) + 1);
+  const times = new Map<string, number>();
+  for (const stem of stems) {
+    const [, date, hh, mm, ss] = STEM_DATE.exec(`${stem}.json`)!;
+    const second = Date.parse(`${date}T${hh}:${mm}:${ss}Z`);
+    let ms = second;
+    if (perSecond.get(stem.slice(0, 20))! > 1) {
+      try {
+        const precise = Date.parse((JSON.parse(readFileSync(join(dir, `${stem}.json`), "utf8")) as DeployRecord).startedAt);
+        if (precise >= second && precise < second + 1000) ms = precise;
+      } catch {}
+    }
+    times.set(stem, ms);
+  }
+  return times;
+}
+
+/**
  * Retention: keeps the files of the newest `keepDeploys` deploys, and (when `keepDays` > 0) only those started
  * in the last `keepDays` days. A deploy still running is never removed. Returns the removed stems.
  */
@@ -168,13 +191,14 @@ export function pruneLogs(cwd: string, keepDeploys: number, keepDays: number, no
   } catch {
     return [];
   }
-  const stems = [...new Set(names.filter((n) => STEM_DATE.test(n)).map((n) => n.replace(/\.(json|log)$/, "")))].sort().reverse();
+  const stems = [...new Set(names.filter((n) => STEM_DATE.test(n)).map((n) => n.replace(/\.(json|log)$/, "")))];
+  const started = startTimes(dir, stems);
+  // Newest first by start time; the name alone orders only to the second (then by the random id).
+  stems.sort((a, b) => started.get(b)! - started.get(a)! || (b < a ? -1 : b > a ? 1 : 0));
   const cutoff = keepDays > 0 ? now - keepDays * 86_400_000 : -Infinity;
   const removed: string[] = [];
   stems.forEach((stem, index) => {
-    const [, date, hh, mm, ss] = STEM_DATE.exec(`${stem}.json`)!;
-    const started = Date.parse(`${date}T${hh}:${mm}:${ss}Z`);
-    if (index < keepDeploys && started >= cutoff) return;
+    if (index < keepDeploys && started.get(stem)! >= cutoff) return;
     if (isRunning(join(dir, `${stem}.json`))) return;
     for (const ext of [".json", ".log"]) rmSync(join(dir, `${stem}${ext}`), { force: true });
     removed.push(stem);

@@ -1,0 +1,231 @@
+/**
+ * `service check` (issue 6): loads the configuration as the server would, prints every value with where it
+ * came from (default, file, env) and secrets masked, and exits 1 with every problem listed. The server says
+ * the same problems when it starts.
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { makeLocalRepo, makeRepo, runCli, startServer, tempDir } from "./helpers.ts";
+
+const check = (cwd: string, env: Record<string, string> = {}) => runCli(["check"], { cwd, env });
+
+/** The value lines of the report: key → { value, source }. */
+function values(stdout: string): Record<string, { value: string; source: string }> {
+  const out: Record<string, { value: string; source: string }> = {};
+  for (const line of stdout.split("\n")) {
+    const match = /^ {2}(\w+)\s+(.*?)\s+\[([a-z ]+)\]$/.exec(line);
+    if (match) out[match[1]!] = { value: match[2]!, source: match[3]! };
+  }
+  return out;
+}
+
+/** The problem lines of the report (`  - …`). */
+function problems(stdout: string): string[] {
+  return stdout
+    .split("\n")
+    .filter((line) => line.startsWith("  - "))
+    .map((line) => line.slice(4));
+}
+
+describe("service check: a good configuration", () => {
+  test("exits 0 and prints every value with its source (default, file, env); the secret is masked", async () => {
+    const repo = makeRepo();
+    const fileSecret = "file-secret-value-98765";
+    writeFileSync(join(repo.clone, "service.yaml"), ["port: 4321", "run_script: echo from-file", "rollbackOnFailure: true", `secret: ${fileSecret}`, ""].join("\n"));
+    const result = await check(repo.clone, { SERVICE_RUN_TIMEOUT_MS: "5000", SERVICE_PATH: "/hook" });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`config file: ${join(repo.clone, "service.yaml")}`);
+    expect(result.stdout).toContain("no problems found");
+    const v = values(result.stdout);
+    expect(v.port).toEqual({ value: "4321", source: "file" });
+    expect(v.runScript).toEqual({ value: "echo from-file", source: "file" });
+    expect(v.rollbackOnFailure).toEqual({ value: "true", source: "file" });
+    expect(v.runTimeoutMs).toEqual({ value: "5000", source: "env" });
+    expect(v.path).toEqual({ value: "/hook", source: "env" });
+    expect(v.repoPath).toEqual({ value: repo.clone, source: "default" });
+    expect(v.keepDeploys!.source).toBe("default");
+    expect(v.maxLogBytes!.source).toBe("default");
+    expect(v.secret!.source).toBe("file");
+    expect(v.secret!.value).not.toContain(fileSecret);
+    expect(`${result.stdout}${result.stderr}`).not.toContain(fileSecret);
+  });
+
+  test("SERVICE_SECRET shows as [env], masked; with no file the defaults apply", async () => {
+    const repo = makeRepo();
+    const envSecret = "env-secret-value-13579";
+    const result = await check(repo.clone, { SERVICE_SECRET: envSecret, SERVICE_KEEP_DEPLOYS: "7" });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("config file: none");
+    const v = values(result.stdout);
+    expect(v.secret!.source).toBe("env");
+    expect(v.keepDeploys).toEqual({ value: "7", source: "env" });
+    expect(v.port).toEqual({ value: "3141", source: "default" });
+    expect(v.runScript).toEqual({ value: "npm run deploy", source: "default" });
+    expect(`${result.stdout}${result.stderr}`).not.toContain(envSecret);
+  });
+
+  test("a secret stored in .service.secret is named by its file, never printed", async () => {
+    const repo = makeRepo();
+    const stored = "stored-secret-value-24680";
+    writeFileSync(join(repo.clone, ".service.secret"), `${stored}\n`, { mode: 0o600 });
+    const result = await check(repo.clone);
+    expect(result.code).toBe(0);
+    expect(values(result.stdout).secret!.source).toBe("secret file");
+    expect(result.stdout).toContain(join(repo.clone, ".service.secret"));
+    expect(`${result.stdout}${result.stderr}`).not.toContain(stored);
+  });
+
+  test("multi-app mode: each app with its route and repository; configured app secrets are masked", async () => {
+    const a = makeRepo();
+    const b = makeRepo();
+    const cwd = tempDir("service-check-");
+    writeFileSync(
+      join(cwd, "service.yaml"),
+      [
+        "apps:",
+        "  - name: alpha",
+        "    host: a.example.com",
+        "    path: /hook",
+        `    repoPath: ${a.clone}`,
+        "    runScript: 'true'",
+        "    secret: alpha-app-secret-111",
+        "  - name: beta",
+        "    host: b.example.com",
+        "    path: /hook",
+        `    repoPath: ${b.clone}`,
+        "    runScript: 'true'",
+        "",
+      ].join("\n"),
+    );
+    const result = await check(cwd);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("app alpha: POST a.example.com/hook");
+    expect(result.stdout).toContain(`repo: ${a.clone}`);
+    expect(result.stdout).toContain("app beta: POST b.example.com/hook");
+    expect(result.stdout).toContain(`repo: ${b.clone}`);
+    expect(result.stdout).not.toContain("alpha-app-secret-111");
+  });
+});
+
+describe("service check: problems", () => {
+  test("an unknown key (with a did-you-mean), several wrong types and a missing repo directory: exit 1, all listed", async () => {
+    const cwd = tempDir("service-check-");
+    const missing = join(cwd, "no-such-dir");
+    writeFileSync(
+      join(cwd, "service.yaml"),
+      ["prot: 8080", "runTimeoutMs: soon", "rollbackOnFailure: maybe", "keepDeploys: -1", `repoPath: ${missing}`, ""].join("\n"),
+    );
+    const result = await check(cwd, { SERVICE_PORT: "not-a-port" });
+    expect(result.code).toBe(1);
+    const listed = problems(result.stdout);
+    expect(result.stdout).toContain(`${listed.length} problems:`);
+    const has = (...parts: string[]) => expect(listed.some((p) => parts.every((part) => p.includes(part)))).toBe(true);
+    has('unknown key "prot"', 'did you mean "port"?');
+    has('"runTimeoutMs"', "soon");
+    has('"rollbackOnFailure"', "maybe");
+    has('"keepDeploys"', "-1");
+    has("SERVICE_PORT", "not-a-port");
+    has(missing, "does not exist");
+    expect(listed).toHaveLength(6);
+  });
+
+  test("a repoPath that is not a git repository: exit 1, named", async () => {
+    const cwd = tempDir("service-check-");
+    const plain = join(cwd, "plain");
+    mkdirSync(plain);
+    const result = await check(cwd, { SERVICE_REPO_PATH: plain, SERVICE_SECRET: "some-secret-123" });
+    expect(result.code).toBe(1);
+    expect(problems(result.stdout)).toEqual([`repoPath ${plain} is not a git repository (git pull will fail)`]);
+    expect(values(result.stdout).repoPath).toEqual({ value: plain, source: "env" });
+  });
+
+  test("duplicate apps, a bad app entry and another app's missing repository: every problem listed", async () => {
+    const good = makeRepo();
+    const cwd = tempDir("service-check-");
+    const missing = join(cwd, "gone");
+    const notGit = join(cwd, "not-git");
+    mkdirSync(notGit);
+    const app = (name: string, host: string, path: string, repo: string) =>
+      [`  - name: ${name}`, `    host: ${host}`, `    path: ${path}`, `    repoPath: ${repo}`, "    runScript: 'true'"].join("\n");
+    writeFileSync(
+      join(cwd, "service.yaml"),
+      [
+        "apps:",
+        app("web", "a.example.com", "/hook", good.clone),
+        app("web", "b.example.com", "/hook", good.clone), // same name
+        app("api", "a.example.com", "/hook", good.clone), // same host + path as the first
+        app("docs", "c.example.com", "/hook", missing),
+        app("blog", "d.example.com", "/hook", notGit),
+        "  - name: nohost\n    path: /x\n    repoPath: /tmp\n    runScript: 'true'", // host missing
+        "",
+      ].join("\n"),
+    );
+    const result = await check(cwd);
+    expect(result.code).toBe(1);
+    const listed = problems(result.stdout);
+    const has = (...parts: string[]) => expect(listed.some((p) => parts.every((part) => p.includes(part)))).toBe(true);
+    has("apps entry 2", '"web"', "already used");
+    has("apps entry 3", "a.example.com", "already the route");
+    has('app "docs"', missing, "does not exist");
+    has('app "blog"', notGit, "not a git repository");
+    has("apps entry 6", '"host" is required');
+    expect(listed).toHaveLength(5);
+    // The good app is still reported.
+    expect(result.stdout).toContain("app web: POST a.example.com/hook");
+  });
+
+  test("an apps list rejected for a bad key is listed, without a misleading single-app check of the working directory", async () => {
+    const repo = makeRepo();
+    const cwd = tempDir("service-check-");
+    writeFileSync(
+      join(cwd, "service.yaml"),
+      ["apps:", "  - name: web", "    hots: a.example.com", "    path: /hook", `    repoPath: ${repo.clone}`, "    runScript: 'true'", ""].join("\n"),
+    );
+    const result = await check(cwd);
+    expect(result.code).toBe(1);
+    const listed = problems(result.stdout);
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toContain('key "hots" is not allowed in an app');
+    expect(result.stdout).not.toContain("is not a git repository");
+
+    // An empty list is single-app mode: the working directory is checked as the repository.
+    writeFileSync(join(cwd, "service.yaml"), "apps: []\n");
+    const single = await check(cwd);
+    expect(problems(single.stdout)).toEqual([`repoPath ${cwd} is not a git repository (git pull will fail)`]);
+  });
+
+  test("an invalid YAML file: exit 1, the parse error named with the file", async () => {
+    const repo = makeLocalRepo();
+    writeFileSync(join(repo, "service.yaml"), "port: [3141\nrunScript: echo\n");
+    const result = await check(repo);
+    expect(result.code).toBe(1);
+    const listed = problems(result.stdout);
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toContain(`${join(repo, "service.yaml")} is not valid YAML`);
+  });
+});
+
+describe("the server says the same problems at start", () => {
+  test("a repoPath that is not a git repository and an unknown key: warned at start, and the server still starts", async () => {
+    const cwd = tempDir("service-check-");
+    const plain = join(cwd, "plain");
+    mkdirSync(plain);
+    writeFileSync(join(cwd, "service.yaml"), [`repoPath: ${plain}`, "runSript: echo typo", ""].join("\n"));
+    const env = { SERVICE_SECRET: "server-secret-value-1" };
+    const report = await check(cwd, env);
+    expect(report.code).toBe(1);
+    const listed = problems(report.stdout);
+    expect(listed).toHaveLength(2);
+    const server = await startServer(cwd, env);
+    try {
+      const output = `${server.stdout.text}${server.stderr.text}`;
+      for (const problem of listed) expect(output).toContain(problem);
+      expect(output).toContain('did you mean "runScript"?');
+      expect(output).toContain("is not a git repository");
+      expect(server.proc.exitCode).toBeNull();
+    } finally {
+      await server.stop();
+    }
+  });
+});
