@@ -149,27 +149,42 @@ describe("the HTTPS question (SPEC item 8)", () => {
     }
   }, 25_000);
 
-  test.skipIf(noPty)("an interactive start asks; answering y prints the reverse-proxy setup, then the server starts", async () => {
+  test.skipIf(noPty)("an interactive start asks; y and a domain write a Caddyfile and an nginx block under .service/, then the server starts", async () => {
     const repo = makeRepo();
-    const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined });
+    const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined, SERVICE_PORT: "0" });
     try {
       await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
       expect(pty.screen()).not.toContain("listening on");
       pty.type("y");
+      await waitFor(() => /domain name/i.test(pty.screen()), "the domain question");
+      pty.type("not a domain\r");
+      await waitFor(() => /is not a domain name/.test(pty.screen()), "the domain to be refused");
+      pty.type("deploy.example.com\r");
+      // Where Caddy is installed and writable, the offer to install comes next: decline it.
+      await waitFor(() => /Caddy is installed here|listening on http:/.test(pty.screen()), "the offer or the banner");
+      if (/Caddy is installed here/.test(pty.screen())) pty.type("n");
       const port = await pty.banner();
       const screen = pty.screen();
       const howTo = screen.slice(screen.search(QUESTION));
-      expect(howTo).toContain("Caddy");
+      expect(howTo).toContain("sudo systemctl reload caddy");
       expect(howTo).toContain("nginx");
-      expect(howTo).toContain("reverse_proxy");
-      expect(howTo.indexOf("Caddy")).toBeLessThan(howTo.indexOf("listening on"));
+      expect(howTo.indexOf("Caddyfile")).toBeLessThan(howTo.indexOf("listening on"));
+      const caddy = readFileSync(join(repo.clone, ".service", "Caddyfile"), "utf8");
+      expect(caddy).toContain("deploy.example.com {");
+      expect(caddy).toContain("flush_interval -1");
+      const nginx = readFileSync(join(repo.clone, ".service", "nginx.conf"), "utf8");
+      expect(nginx).toContain("server_name deploy.example.com;");
+      expect(nginx).toContain("proxy_buffering off;");
+      expect(nginx).toContain("proxy_set_header Host $host;");
+      expect(nginx).toMatch(/proxy_read_timeout (\d+)s;/);
+      expect(Number(/proxy_read_timeout (\d+)s;/.exec(nginx)![1]) * 1000).toBeGreaterThan(1_800_000);
       const res = await fetch(`http://localhost:${port}/`, { method: "POST", headers: { "x-service-secret": "wrong" } });
       expect(res.status).toBe(401);
       await res.text();
     } finally {
       await pty.stop();
     }
-  }, 25_000);
+  }, 40_000);
 
   test.skipIf(noPty)("an interactive start answered with Enter (no, the default) starts without the setup text", async () => {
     const repo = makeRepo();

@@ -41,7 +41,7 @@ export const serveCommand = defineCommand({
         }
       }
       for (const problem of checkConfig().problems) consola.warn(problem);
-      if (shouldAskAboutHttps()) await askAboutHttps(config.port);
+      if (shouldAskAboutHttps()) await askAboutHttps(config);
 
       const server = createServiceServer(config);
       try {
