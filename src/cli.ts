@@ -6,10 +6,11 @@ import { checkCommand } from "./commands/check.ts";
 import { deployCommand } from "./commands/deploy.ts";
 import { logsCommand } from "./commands/logs.ts";
 import { serveCommand } from "./commands/serve.ts";
+import { systemdCommand } from "./commands/systemd.ts";
 
 export const main = defineCommand({
   meta: { name: "service", version: pkg.version, description: pkg.description },
-  subCommands: { serve: serveCommand, deploy: deployCommand, logs: logsCommand, check: checkCommand },
+  subCommands: { serve: serveCommand, deploy: deployCommand, logs: logsCommand, check: checkCommand, systemd: systemdCommand },
   default: "serve",
 });
 

@@ -1,0 +1,41 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { makeRepo, runCli, tempDir } from "./helpers.ts";
+
+describe("service systemd (a ready unit for the current config)", () => {
+  test("prints WorkingDirectory, User, ExecStart, Restart=on-failure, KillMode=mixed, TimeoutStopSec above runTimeoutMs, SERVICE_SKIP_HTTPS_PROMPT=1", async () => {
+    const repo = makeRepo();
+    const { code, stdout } = await runCli(["systemd", "--user", "deployer"], { cwd: repo.clone, env: { SERVICE_RUN_TIMEOUT_MS: "600000" } });
+    expect(code).toBe(0);
+    expect(stdout).toContain(`WorkingDirectory=${repo.clone}\n`);
+    expect(stdout).toContain("User=deployer\n");
+    expect(stdout).toMatch(/^ExecStart=\S+/m);
+    expect(stdout).toContain("Restart=on-failure\n");
+    expect(stdout).toContain("KillMode=mixed\n");
+    expect(stdout).toContain("Environment=SERVICE_SKIP_HTTPS_PROMPT=1\n");
+    const stop = Number(/^TimeoutStopSec=(\d+)$/m.exec(stdout)![1]);
+    expect(stop * 1000).toBeGreaterThan(600_000);
+    expect(stdout).toContain("[Install]\nWantedBy=multi-user.target");
+  });
+
+  test("in multi-app mode the stop timeout outlasts the longest app's runTimeoutMs", async () => {
+    const cwd = tempDir();
+    writeFileSync(
+      join(cwd, "service.yaml"),
+      "apps:\n  - {name: a, host: a.example.com, path: /, repoPath: /srv/a, runScript: 'true', runTimeoutMs: 1000}\n" +
+        "  - {name: b, host: b.example.com, path: /, repoPath: /srv/b, runScript: 'true', runTimeoutMs: 7200000}\n",
+    );
+    const { code, stdout } = await runCli(["systemd"], { cwd });
+    expect(code).toBe(0);
+    expect(Number(/^TimeoutStopSec=(\d+)$/m.exec(stdout)![1]) * 1000).toBeGreaterThan(7_200_000);
+  });
+
+  test("--output writes the unit and says how to enable it", async () => {
+    const cwd = tempDir();
+    const { code, stdout } = await runCli(["systemd", "--output", "deploy.service"], { cwd });
+    expect(code).toBe(0);
+    expect(readFileSync(join(cwd, "deploy.service"), "utf8")).toContain("KillMode=mixed");
+    expect(stdout).toContain("systemctl daemon-reload");
+  });
+});
