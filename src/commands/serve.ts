@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { consola, LogLevels } from "consola";
 import { checkConfig } from "../check.ts";
 import { ensureAppSecrets, resolveApps, type ResolvedApp } from "../apps.ts";
-import { loadConfig } from "../config.ts";
+import { KEYS, loadConfig } from "../config.ts";
 import { killGroup, livePids } from "../deploy/process.ts";
 import { scriptLines } from "../deploy/script.ts";
 import { askAboutHttps, shouldAskAboutHttps } from "../https.ts";
@@ -16,8 +16,10 @@ export const serveCommand = defineCommand({
     name: "serve",
     description:
       "Start the webhook server (what runs when no command is given). Configured by service.yaml (or SERVICE_CONFIG) " +
-      "and SERVICE_* environment variables: SERVICE_PORT, SERVICE_PATH, SERVICE_REPO_PATH, SERVICE_RUN_SCRIPT, " +
-      "SERVICE_RUN_TIMEOUT_MS, SERVICE_ROLLBACK_ON_FAILURE, SERVICE_SECRET, SERVICE_HOSTNAME, SERVICE_SKIP_HTTPS_PROMPT.",
+      `and the environment: ${Object.values(KEYS)
+        .map((key) => key.env)
+        .filter(Boolean)
+        .join(", ")}, SERVICE_SKIP_HTTPS_PROMPT. \`service check\` shows what is in force.`,
   },
   run: () =>
     guard(async () => {
