@@ -32,16 +32,25 @@ export async function headCommit(repoPath: string, env: Env): Promise<string | n
   return code === 0 && stdout ? stdout : null;
 }
 
-/** True when repoPath is inside a git work tree. */
-export async function isWorkTree(repoPath: string, env: Env): Promise<boolean> {
-  const { code, stdout } = await gitQuery(repoPath, ["rev-parse", "--is-inside-work-tree"], env);
-  return code === 0 && stdout === "true";
+export interface RepoState {
+  /** repoPath is inside a git work tree. */
+  workTree: boolean;
+  /** The commit HEAD points at; null when there is none yet. */
+  head: string | null;
+  hasRemote: boolean;
 }
 
-/** True when the repository has at least one remote. */
-export async function hasRemote(repoPath: string, env: Env): Promise<boolean> {
-  const { code, stdout } = await gitQuery(repoPath, ["remote"], env);
-  return code === 0 && stdout.length > 0;
+/** Everything the pipeline needs before the pull, from two git calls run side by side. */
+export async function inspectRepo(repoPath: string, env: Env): Promise<RepoState> {
+  // `rev-parse --is-inside-work-tree HEAD` prints "true" then the commit (or "HEAD" and fails in an empty repository).
+  const [parsed, remotes] = await Promise.all([gitQuery(repoPath, ["rev-parse", "--is-inside-work-tree", "HEAD"], env), gitQuery(repoPath, ["remote"], env)]);
+  const [inside, commit] = parsed.stdout.split("\n");
+  const workTree = inside === "true";
+  return {
+    workTree,
+    head: workTree && commit && /^[0-9a-f]{40,64}$/.test(commit) ? commit : null,
+    hasRemote: workTree && remotes.code === 0 && remotes.stdout.length > 0,
+  };
 }
 
 export interface GitRunOptions {

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { relative, resolve, isAbsolute } from "node:path";
 import { CONFIG_FILE_NAMES, envConfig, readConfigFile, type ResolvedConfig } from "../config.ts";
 import type { DeployEvent, DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
-import { gitPull, gitResetHard, hasRemote, headCommit, isWorkTree } from "./git.ts";
+import { gitPull, gitResetHard, headCommit, inspectRepo } from "./git.ts";
 import { DeployLog, pruneLogs } from "./log.ts";
 import { OutputRedactor, Redaction } from "./redact.ts";
 import { DeployQueue, queueKey } from "./queue.ts";
@@ -136,16 +136,17 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
 
   try {
     // Pull.
-    if (!existsSync(config.repoPath)) {
+    const repo = existsSync(config.repoPath) ? await inspectRepo(config.repoPath, childEnv) : undefined;
+    if (!repo) {
       error = `repoPath ${config.repoPath} does not exist`;
       step("pull", `failed: ${error}`);
-    } else if (!(await isWorkTree(config.repoPath, childEnv))) {
+    } else if (!repo.workTree) {
       error = `repoPath ${config.repoPath} is not a git repository`;
       step("pull", `failed: ${error}`);
     } else {
-      before = await headCommit(config.repoPath, childEnv);
+      before = repo.head;
       childEnv.SERVICE_COMMIT_BEFORE = before ?? "";
-      if (!(await hasRemote(config.repoPath, childEnv))) {
+      if (!repo.hasRemote) {
         pullSuccess = true;
         step("pull", "no remote configured; nothing to pull");
       } else {
@@ -157,7 +158,7 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
           step("pull", `failed: ${error}`);
         }
       }
-      after = await headCommit(config.repoPath, childEnv);
+      after = repo.hasRemote ? await headCommit(config.repoPath, childEnv) : before;
       childEnv.SERVICE_COMMIT = after ?? "";
       if (pullSuccess) step("pull", before === after ? `up to date at ${short(after)}` : `${short(before)} -> ${short(after)}`);
     }
