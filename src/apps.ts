@@ -65,7 +65,16 @@ export function normalizeHost(host: string): string {
 /** The host a request was sent to: `Host`, or with `trustProxy` the first `X-Forwarded-Host`. */
 export function requestHost(request: Request, trustProxy: boolean): string {
   const forwarded = trustProxy ? request.headers.get("x-forwarded-host")?.split(",")[0] : undefined;
-  return normalizeHost(forwarded || request.headers.get("host") || new URL(request.url).host);
+  return normalizeHost(forwarded || request.headers.get("host") || urlHost(request.url));
+}
+
+/** The host of an absolute URL; "" for a relative or unparsable one (Bun's `request.url` when Host is empty). */
+function urlHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "";
+  }
 }
 
 export function routeRequest(apps: ResolvedApp[], host: string, pathname: string): ResolvedApp | undefined {

@@ -123,7 +123,13 @@ export class ConfigError extends Error {
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
 function describe(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : String(value);
+  if (typeof value === "string") return JSON.stringify(value);
+  try {
+    return String(value);
+  } catch {
+    // A mapping whose keys shadow toString/valueOf (`port: {toString: 1}`) has no string form.
+    return Object.prototype.toString.call(value);
+  }
 }
 
 function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): unknown {
@@ -210,7 +216,8 @@ export function normalizeUserConfig(raw: unknown, source: string, warnings: stri
   const out: Record<string, unknown> = {};
   for (const [rawKey, value] of Object.entries(raw)) {
     const key = toCamel(rawKey) as keyof UserConfig;
-    const spec = KEYS[key];
+    // Own keys only: `toString: x` or `constructor: 1` are unknown keys, not Object.prototype's.
+    const spec = Object.hasOwn(KEYS, key) ? KEYS[key] : undefined;
     if (!spec) {
       const hint = closest(key);
       warnings.push(`${source}: unknown key "${rawKey}"${hint ? ` (did you mean "${hint}"?)` : ""}; ignored`);

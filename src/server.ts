@@ -85,7 +85,8 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     if (request.method !== "POST") return jsonResponse(404, NOT_FOUND);
     if (draining) return jsonResponse(503, SHUTTING_DOWN, { "retry-after": "30" });
     const current = reloader.current();
-    const url = new URL(request.url);
+    const url = requestUrl(request);
+    if (!url) return jsonResponse(404, NOT_FOUND);
     const app = routeRequest(currentApps(current), requestHost(request, current.trustProxy), url.pathname);
     if (!app) return jsonResponse(404, NOT_FOUND);
     if (!app.secret) return jsonResponse(401, UNAUTHORIZED);
@@ -182,6 +183,23 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
   };
+}
+
+/**
+ * The request's URL. Bun builds `request.url` from the Host header, so a request with an empty or malformed
+ * Host (`Host: [::1`, `Host: a b`, `Host: x:99999`, HTTP/1.0 without one) has a relative or unparsable URL:
+ * `new URL` would throw and the request end in a 500. Only the path and query are used from it.
+ */
+function requestUrl(request: Request): URL | undefined {
+  try {
+    return new URL(request.url);
+  } catch {}
+  const target = request.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, "");
+  try {
+    return new URL(`http://localhost${target.startsWith("/") ? target : `/${target}`}`);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The opt-in immediate answer: the deploy id and where its logs will be; the deploy runs on. */

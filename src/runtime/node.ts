@@ -11,13 +11,23 @@ function toRequest(req: IncomingMessage): Request {
     else if (value !== undefined) headers.set(name, value);
   }
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  return new Request(`http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`, {
+  return new Request(requestUrl(req.headers.host, req.url), {
     method: req.method,
     headers,
     body: hasBody ? (Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>) : undefined,
     // @ts-expect-error Node's fetch needs `duplex` for a streamed body; the DOM types do not know it.
     duplex: "half",
   });
+}
+
+/** The absolute URL of a request; a Host that makes no URL (empty, `a b`, `[::1`) falls back to localhost. */
+function requestUrl(host: string | undefined, target = "/"): string {
+  const path = target.startsWith("/") ? target : `/${target}`;
+  try {
+    return new URL(`http://${host ?? "localhost"}${path}`).href;
+  } catch {
+    return `http://localhost${path}`;
+  }
 }
 
 /** Writes a web Response to a Node response, chunk by chunk, honouring backpressure; stops when the client goes. */
