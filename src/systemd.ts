@@ -22,7 +22,7 @@ export function defaultUser(env: NodeJS.ProcessEnv = process.env): string {
 export function currentExecStart(): string[] {
   const script = process.argv[1];
   const compiled = !script || script.startsWith("/$bunfs/") || resolve(script) === resolve(process.execPath);
-  return compiled ? [process.execPath] : [process.execPath, resolve(script)];
+  return compiled ? [process.execPath] : [process.execPath, "--no-env-file", resolve(script)];
 }
 
 const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `"${word.replace(/(["\\$`])/g, "\\$1")}"`);

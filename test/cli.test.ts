@@ -4,7 +4,7 @@
  * when stdin is a terminal (checked under a real pseudo-terminal from util-linux `script`).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLI, baseEnv, lastLine, logFiles, makeRepo, ROOT, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
 
@@ -223,4 +223,15 @@ describe("the HTTPS question (SPEC item 8)", () => {
       await pty.stop();
     }
   }, 25_000);
+});
+
+describe("the environment comes from the process only", () => {
+  test("a .env file in the working directory is not loaded (its values could override the config or leak secrets)", async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo.clone, ".env"), "SERVICE_RUN_SCRIPT=echo from-dotenv\nSERVICE_PATH=/dotenv\n");
+    const { code, stdout } = await runCli(["check"], { cwd: repo.clone });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/runScript\s+npm run deploy\s+\[default\]/);
+    expect(stdout).toMatch(/path\s+\/\s+\[default\]/);
+  });
 });

@@ -9,7 +9,9 @@ import { join, resolve } from "node:path";
 
 export const ROOT = resolve(import.meta.dir, "..");
 /** The CLI under test: the compiled binary when SERVICE_TEST_BIN is set, else the source run by Bun. */
-export const CLI: string[] = process.env.SERVICE_TEST_BIN ? [process.env.SERVICE_TEST_BIN] : [process.execPath, join(ROOT, "src/cli.ts")];
+export const CLI: string[] = process.env.SERVICE_TEST_BIN
+  ? [process.env.SERVICE_TEST_BIN]
+  : [process.execPath, "--no-env-file", join(ROOT, "src/cli.ts")];
 
 const temps: string[] = [];
 afterAll(() => {
