@@ -158,17 +158,27 @@ function isRunning(jsonPath: string): boolean {
 
 /**
  * Each stem's start time in ms: the second in its name, refined to the record's millisecond `startedAt` when
- * other deploys started in the same second (only then is the record read: records can be megabytes).
+ * other deploys started in the same second (only then is the record read: records can be megabytes), unless
+ * that second's deploys are kept whatever their order: all among the newest `keepDeploys` by second, and none
+ * older than `cutoff`. Their order changes nothing, so a prune after each deploy does not read every record of
+ * a busy second again.
  */
-function startTimes(dir: string, stems: string[]): Map<string, number> {
+function startTimes(dir: string, stems: string[], keepDeploys: number, cutoff: number): Map<string, number> {
   const perSecond = new Map<string, number>();
   for (const stem of stems) perSecond.set(stem.slice(0, 20), (perSecond.get(stem.slice(0, 20)) ?? 0) + 1);
+  const settled = new Set<string>();
+  let newer = 0;
+  for (const [key, count] of [...perSecond].sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0))) {
+    newer += count;
+    if (newer > keepDeploys) break;
+    if (secondOf(key) >= cutoff) settled.add(key);
+  }
   const times = new Map<string, number>();
   for (const stem of stems) {
-    const [, date, hh, mm, ss] = STEM_DATE.exec(`${stem}.json`)!;
-    const second = Date.parse(`${date}T${hh}:${mm}:${ss}Z`);
+    const key = stem.slice(0, 20);
+    const second = secondOf(key);
     let ms = second;
-    if (perSecond.get(stem.slice(0, 20))! > 1) {
+    if (perSecond.get(key)! > 1 && !settled.has(key)) {
       try {
         const precise = Date.parse((JSON.parse(readFileSync(join(dir, `${stem}.json`), "utf8")) as DeployRecord).startedAt);
         if (precise >= second && precise < second + 1000) ms = precise;
@@ -177,6 +187,12 @@ function startTimes(dir: string, stems: string[]): Map<string, number> {
     times.set(stem, ms);
   }
   return times;
+}
+
+/** The time of a stem's first 20 characters, `YYYY-MM-DD_HH-mm-ssZ`. */
+function secondOf(key: string): number {
+  const [, date, hh, mm, ss] = /^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})-(\d{2})Z$/.exec(key)!;
+  return Date.parse(`${date}T${hh}:${mm}:${ss}Z`);
 }
 
 /**
@@ -192,10 +208,10 @@ export function pruneLogs(cwd: string, keepDeploys: number, keepDays: number, no
     return [];
   }
   const stems = [...new Set(names.filter((n) => STEM_DATE.test(n)).map((n) => n.replace(/\.(json|log)$/, "")))];
-  const started = startTimes(dir, stems);
+  const cutoff = keepDays > 0 ? now - keepDays * 86_400_000 : -Infinity;
+  const started = startTimes(dir, stems, keepDeploys, cutoff);
   // Newest first by start time; the name alone orders only to the second (then by the random id).
   stems.sort((a, b) => started.get(b)! - started.get(a)! || (b < a ? -1 : b > a ? 1 : 0));
-  const cutoff = keepDays > 0 ? now - keepDays * 86_400_000 : -Infinity;
   const removed: string[] = [];
   stems.forEach((stem, index) => {
     if (index < keepDeploys && started.get(stem)! >= cutoff) return;

@@ -7,6 +7,8 @@ const MIN_SECRET_LENGTH = 6;
 /** Credentials in a URL: `scheme://user:token@host` or `scheme://token@host`. */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:'"]+(?::[^\s/@'"]*)?@/gi;
 
+const URL_SEPARATOR = Buffer.from("://", "latin1");
+
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
@@ -17,6 +19,8 @@ export class Redaction {
   private readonly pattern: RegExp | undefined;
   /** The secrets as latin1 strings, longest first. */
   private readonly secrets: string[];
+  /** The same secrets as bytes, for the byte-level check of `mayChange`. */
+  private readonly secretBytes: Buffer[];
 
   constructor(secrets: (string | undefined)[]) {
     this.secrets = [...new Set(secrets.map((s) => s?.trim()).filter((s): s is string => !!s && s.length >= MIN_SECRET_LENGTH))]
@@ -24,6 +28,18 @@ export class Redaction {
       .sort((a, b) => b.length - a.length)
       .map((s) => Buffer.from(s, "utf8").toString("latin1"));
     this.pattern = this.secrets.length ? new RegExp(this.secrets.map(escape).join("|"), "g") : undefined;
+    this.secretBytes = this.secrets.map((s) => Buffer.from(s, "latin1"));
+  }
+
+  /**
+   * False when `binary` would return these bytes (as latin1) unchanged: they hold no `://` and no secret. A
+   * native byte search, so output with nothing to redact never becomes a string.
+   */
+  mayChange(bytes: Uint8Array): boolean {
+    const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (view.indexOf(URL_SEPARATOR) >= 0) return true;
+    for (const secret of this.secretBytes) if (view.indexOf(secret) >= 0) return true;
+    return false;
   }
 
   /**
@@ -45,6 +61,16 @@ export class Redaction {
     const url = held.includes("://") ? /[a-z][a-z0-9+.-]*:\/\/[^\s/@'"]*$/i.exec(held) : null;
     if (url) from = Math.min(from, url.index);
     return from;
+  }
+
+  /**
+   * `held.length - unsafeTail(held)` for bytes that `mayChange` said hold no `://` and no secret: then only the
+   * last bytes (one fewer than the longest secret) can start a secret, so only they become a string.
+   */
+  unsafeTailLength(held: Uint8Array): number {
+    const longest = this.secrets.length ? this.secrets[0]!.length : 1;
+    const tail = Buffer.from(held.buffer, held.byteOffset + Math.max(0, held.length - (longest - 1)), Math.min(held.length, longest - 1)).toString("latin1");
+    return tail.length - this.unsafeTail(tail);
   }
 
   /** A text (a message, a result field). */
@@ -70,7 +96,11 @@ const MAX_HELD = 64 * 1024;
  * be the start of a secret.
  */
 export class OutputRedactor {
-  private held = "";
+  /**
+   * The partial line held back, as bytes (latin1: one byte per char of the string forms below). It never
+   * holds a line end: `write` releases up to the last one.
+   */
+  private held: Uint8Array = EMPTY;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -81,18 +111,20 @@ export class OutputRedactor {
   ) {}
 
   write(data: Uint8Array): void {
-    this.held += Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("latin1");
-    const end = Math.max(this.held.lastIndexOf("\n"), this.held.lastIndexOf("\r"));
+    // `held` has no line end, so the last one of held + data is data's.
+    const end = Math.max(data.lastIndexOf(10), data.lastIndexOf(13));
     if (end >= 0) {
-      this.release(this.held.slice(0, end + 1));
-      this.held = this.held.slice(end + 1);
+      this.releaseBytes(concat(this.held, data.subarray(0, end + 1)));
+      this.held = new Uint8Array(data.subarray(end + 1)); // a copy: the chunk itself can go
+    } else {
+      this.held = concat(this.held, data);
     }
     if (this.held.length > MAX_HELD) {
-      this.release(this.take(true));
+      this.emit(this.take(true));
       // A pathological "x://…" tail of 64 KiB without a "/": bounded memory wins over holding it.
-      if (this.held.length > MAX_HELD) this.release(this.take(false));
+      if (this.held.length > MAX_HELD) this.emit(this.take(false));
     }
-    if (this.held && !this.timer) this.timer = setTimeout(() => this.quiet(), this.quietMs);
+    if (this.held.length > 0 && !this.timer) this.timer = setTimeout(() => this.quiet(), this.quietMs);
   }
 
   /** Releases everything held: the process ended, or the service writes a line of its own. */
@@ -100,7 +132,7 @@ export class OutputRedactor {
     clearTimeout(this.timer);
     this.timer = undefined;
     const rest = this.take(false);
-    if (rest) this.release(rest);
+    if (rest.length > 0) this.emit(rest);
   }
 
   /**
@@ -111,20 +143,48 @@ export class OutputRedactor {
   private quiet(): void {
     this.timer = undefined;
     const safe = this.take(true);
-    if (safe) this.release(safe);
+    if (safe.length > 0) this.emit(safe);
   }
 
-  /** Removes and returns the held text, all of it or only what cannot be the start of a secret. */
-  private take(keepUnsafeTail: boolean): string {
+  /**
+   * Removes the held output, all of it or only what cannot be the start of a secret, and returns it
+   * redacted. Without a `://` or a secret in it (most output) the bytes are cut as they are.
+   */
+  private take(keepUnsafeTail: boolean): Uint8Array {
+    const bytes = this.held;
+    if (!this.redaction.mayChange(bytes)) {
+      const end = keepUnsafeTail ? bytes.length - this.redaction.unsafeTailLength(bytes) : bytes.length;
+      this.held = end === bytes.length ? EMPTY : new Uint8Array(bytes.subarray(end));
+      return bytes.subarray(0, end);
+    }
+    let held = latin1(bytes);
     // Whole secrets first: one that ends inside the tail could otherwise be released cut in two.
-    if (keepUnsafeTail) this.held = this.redaction.binary(this.held);
-    const end = keepUnsafeTail ? this.redaction.unsafeTail(this.held) : this.held.length;
-    const out = this.held.slice(0, end);
-    this.held = this.held.slice(end);
-    return out;
+    if (keepUnsafeTail) held = this.redaction.binary(held);
+    const end = keepUnsafeTail ? this.redaction.unsafeTail(held) : held.length;
+    this.held = end === held.length ? EMPTY : Buffer.from(held.slice(end), "latin1");
+    return Buffer.from(this.redaction.binary(held.slice(0, end)), "latin1");
   }
 
   private release(text: string): void {
     this.emit(Buffer.from(this.redaction.binary(text), "latin1"));
   }
+
+  /** `release` for bytes: passed on as they are when there is nothing to redact (most output). */
+  private releaseBytes(bytes: Uint8Array): void {
+    if (this.redaction.mayChange(bytes)) this.release(latin1(bytes));
+    else this.emit(bytes);
+  }
+}
+
+const EMPTY = new Uint8Array(0);
+
+const latin1 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
+
+/** `a` then `b`; `b` itself when `a` is empty (no copy). */
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
