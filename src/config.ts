@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { consola, type ConsolaInstance } from "consola";
 import { parse as parseYaml } from "yaml";
@@ -411,7 +411,7 @@ export class ConfigReloader {
   }
 
   current(): ResolvedConfig {
-    const file = findConfigFile(this.cwd, this.env);
+    const file = this.configFile();
     const read = file ? readConfigText(file) : undefined;
     const key = fileKey(file, read);
     if (key !== this.key) {
@@ -420,8 +420,40 @@ export class ConfigReloader {
       if (!file || !read || ("missing" in read && read.missing)) this.fileConfig = undefined;
       else this.fileConfig = this.parse(file, read);
     }
-    if (!this.loaded) return mergeConfig(this.cwd, this.base, this.fileConfig, safeEnv(this.env, this.logger));
-    return mergeConfig(this.cwd, this.loaded.base, this.fileConfig, this.loaded.env, this.changedSinceLoad(), safeEnv(this.env, this.logger));
+    // The same file text and base give the same config: merged once, the same object until either changes.
+    if (this.merged && this.merged.key === key && this.merged.secret === this.base.secret) return this.merged.config;
+    const config = this.loaded
+      ? mergeConfig(this.cwd, this.loaded.base, this.fileConfig, this.loaded.env, this.changedSinceLoad(), this.fromEnv)
+      : mergeConfig(this.cwd, this.base, this.fileConfig, this.fromEnv);
+    this.merged = { key, secret: this.base.secret, config };
+    return config;
+  }
+
+  private merged: { key: string; secret: string | undefined; config: ResolvedConfig } | undefined;
+
+  /** SERVICE_* variables, read once: the environment of a running process does not change under it. */
+  private get fromEnv(): UserConfig {
+    this.envConfig ??= safeEnv(this.env, this.logger);
+    return this.envConfig;
+  }
+
+  private envConfig: UserConfig | undefined;
+
+  private lookup = { dirStamp: "", file: undefined as string | undefined };
+
+  /**
+   * The config file, looked up again only when the working directory's entries changed (its mtime): one stat
+   * per request instead of one per candidate name. SERVICE_CONFIG names its file directly.
+   */
+  private configFile(): string | undefined {
+    if (this.env.SERVICE_CONFIG) return findConfigFile(this.cwd, this.env);
+    let dirStamp = "";
+    try {
+      const st = statSync(this.cwd);
+      dirStamp = `${st.ino}:${st.mtimeMs}`;
+    } catch {}
+    if (!dirStamp || dirStamp !== this.lookup.dirStamp) this.lookup = { dirStamp, file: findConfigFile(this.cwd, this.env) };
+    return this.lookup.file;
   }
 
   /** The new file values, or the last good ones (with a warning) when the file cannot be used. */

@@ -94,9 +94,13 @@ export function ensureWebhookSecret(config: UserConfig | ResolvedConfig, cwd = p
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
 
+/** The digest of the last expected secret: it is the same on every request, so it is hashed once. */
+let expectedDigest = { secret: "", digest: digest("") };
+
 /** Constant-time string comparison: both sides are hashed first so lengths never leak or throw. */
 export function secretsEqual(given: string, expected: string): boolean {
-  return timingSafeEqual(digest(given), digest(expected));
+  if (expectedDigest.secret !== expected) expectedDigest = { secret: expected, digest: digest(expected) };
+  return timingSafeEqual(digest(given), expectedDigest.digest);
 }
 
 /** Headers carrying an HMAC of the body: `<algorithm>=<hex>`, or bare hex (sha256) for Gitea/Forgejo/Gogs. */

@@ -65,16 +65,16 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   let listener: Listener | undefined;
   let draining = false;
   let lastGoodApps: ResolvedApp[] = [];
-  let appsFrom = "";
+  let appsFrom: ResolvedConfig | undefined;
 
   /**
    * The apps in force, resolved again only when the configuration changed (so a flood of requests reads no
    * secret files); a list that became invalid keeps the last good one.
    */
   const currentApps = (current: ResolvedConfig): ResolvedApp[] => {
-    const key = JSON.stringify(current);
-    if (key === appsFrom) return lastGoodApps;
-    appsFrom = key;
+    // The reloader hands out the same object while the configuration stays the same.
+    if (current === appsFrom) return lastGoodApps;
+    appsFrom = current;
     try {
       const apps = resolveApps(current, cwd);
       if (current.apps.length === 0) apps[0]!.secret ??= config.secret;
