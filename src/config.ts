@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { consola, type ConsolaInstance } from "consola";
 import { parse as parseYaml } from "yaml";
@@ -273,9 +273,9 @@ export interface ConfigFileResult {
 }
 
 /** The text of a config file, or why it cannot be read (`missing` when it does not exist). */
-type ConfigText = { text: string } | { invalid: string; missing: boolean };
+export type ConfigText = { text: string } | { invalid: string; missing: boolean };
 
-function readConfigText(file: string): ConfigText {
+export function readConfigText(file: string): ConfigText {
   try {
     return { text: readFileSync(file, "utf8") };
   } catch (error) {
@@ -303,7 +303,7 @@ function parseConfigText(file: string, text: string, errors?: string[]): ConfigF
   return { file, warnings, config: normalizeUserConfig(raw, file, warnings, errors) };
 }
 
-function parseConfigRead(file: string, read: ConfigText): ConfigFileResult {
+export function parseConfigRead(file: string, read: ConfigText): ConfigFileResult {
   return "text" in read ? parseConfigText(file, read.text) : { file, warnings: [], invalid: read.invalid };
 }
 
@@ -343,7 +343,7 @@ export function mergeConfig(cwd: string, ...layers: (UserConfig | undefined)[]):
  * read instead of keeping the startup file values underneath: otherwise a key deleted from the file would
  * stay in force until a restart, and the startup warnings would be printed a second time.
  */
-interface LoadedFrom {
+export interface LoadedFrom {
   cwd: string;
   base?: UserConfig;
   /** The environment layer as loadConfig read it (its `env` option may not be process.env). */
@@ -357,8 +357,13 @@ interface LoadedFrom {
 
 const loadedFrom = new WeakMap<object, LoadedFrom>();
 
+/** How loadConfig built this config object, if it did. */
+export function loadedFromOf(config: object): LoadedFrom | undefined {
+  return loadedFrom.get(config);
+}
+
 /** What decides whether a config file must be parsed again: its path and its text (or why it has none). */
-function fileKey(file: string | undefined, read: ConfigText | undefined): string {
+export function fileKey(file: string | undefined, read: ConfigText | undefined): string {
   if (!file || !read) return "";
   return "text" in read ? `${file}\0text\0${read.text}` : `${file}\0invalid\0${read.invalid}`;
 }
@@ -384,108 +389,4 @@ export function loadConfig(options: LoadConfigOptions = {}): ResolvedConfig {
   const config = mergeConfig(cwd, options.base, fileConfig, fromEnv);
   loadedFrom.set(config, { cwd, base: options.base, env: fromEnv, key: fileKey(file, read), fileConfig, snapshot: { ...config } });
   return config;
-}
-
-/**
- * Re-reads the config file on every call (rule 4: every POST sees edits) and parses it again only when its
- * text changed, so warnings are not repeated per request. Keeps the last good file values when the file
- * becomes invalid, so a half-saved edit does not break deploys.
- */
-export class ConfigReloader {
-  private key = "";
-  private fileConfig: UserConfig | undefined;
-  private readonly loaded: LoadedFrom | undefined;
-  /** Why the config file is not in force right now (invalid since its last edit); each deploy says so. */
-  problem: string | undefined;
-
-  constructor(
-    private readonly base: UserConfig,
-    private readonly cwd: string,
-    private readonly logger: ConsolaInstance,
-    private readonly env: NodeJS.ProcessEnv = process.env,
-  ) {
-    // Loaded for another directory, the config's file layer is not the one this reloader reads: keep it whole.
-    const loaded = loadedFrom.get(base);
-    this.loaded = loaded && loaded.cwd === cwd ? loaded : undefined;
-    if (this.loaded) [this.key, this.fileConfig] = [this.loaded.key, this.loaded.fileConfig];
-  }
-
-  current(): ResolvedConfig {
-    const file = this.configFile();
-    const read = file ? readConfigText(file) : undefined;
-    const key = fileKey(file, read);
-    if (key !== this.key) {
-      this.key = key;
-      this.problem = undefined;
-      if (!file || !read || ("missing" in read && read.missing)) this.fileConfig = undefined;
-      else this.fileConfig = this.parse(file, read);
-    }
-    // The same file text and base give the same config: merged once, the same object until either changes.
-    if (this.merged && this.merged.key === key && this.merged.secret === this.base.secret) return this.merged.config;
-    const config = this.loaded
-      ? mergeConfig(this.cwd, this.loaded.base, this.fileConfig, this.loaded.env, this.changedSinceLoad(), this.fromEnv)
-      : mergeConfig(this.cwd, this.base, this.fileConfig, this.fromEnv);
-    this.merged = { key, secret: this.base.secret, config };
-    return config;
-  }
-
-  private merged: { key: string; secret: string | undefined; config: ResolvedConfig } | undefined;
-
-  /** SERVICE_* variables, read once: the environment of a running process does not change under it. */
-  private get fromEnv(): UserConfig {
-    this.envConfig ??= safeEnv(this.env, this.logger);
-    return this.envConfig;
-  }
-
-  private envConfig: UserConfig | undefined;
-
-  private lookup = { dirStamp: "", file: undefined as string | undefined };
-
-  /**
-   * The config file, looked up again only when the working directory's entries changed (its mtime): one stat
-   * per request instead of one per candidate name. SERVICE_CONFIG names its file directly.
-   */
-  private configFile(): string | undefined {
-    if (this.env.SERVICE_CONFIG) return findConfigFile(this.cwd, this.env);
-    let dirStamp = "";
-    try {
-      const st = statSync(this.cwd);
-      dirStamp = `${st.ino}:${st.mtimeMs}`;
-    } catch {}
-    if (!dirStamp || dirStamp !== this.lookup.dirStamp) this.lookup = { dirStamp, file: findConfigFile(this.cwd, this.env) };
-    return this.lookup.file;
-  }
-
-  /** The new file values, or the last good ones (with a warning) when the file cannot be used. */
-  private parse(file: string, read: ConfigText): UserConfig | undefined {
-    const fallback = this.fileConfig ? "keeping the last good configuration" : "using environment variables and defaults only";
-    try {
-      const result = parseConfigRead(file, read);
-      for (const warning of result.warnings) this.logger.warn(warning);
-      if (!result.invalid) return result.config;
-      this.problem = `${result.invalid}; ${fallback}`;
-    } catch (error) {
-      this.problem = `${(error as Error).message}; ${fallback}`;
-    }
-    this.logger.warn(this.problem);
-    return this.fileConfig;
-  }
-
-  /** What the caller set on a loadConfig result after loading it (a generated secret, say). */
-  private changedSinceLoad(): UserConfig {
-    const changed: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(this.base)) {
-      if (value !== this.loaded?.snapshot[key]) changed[key] = value;
-    }
-    return changed;
-  }
-}
-
-function safeEnv(env: NodeJS.ProcessEnv, logger: ConsolaInstance): UserConfig {
-  try {
-    return envConfig(env);
-  } catch (error) {
-    logger.warn(`${(error as Error).message}; ignored`);
-    return {};
-  }
 }
