@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeGate } from "./gate.ts";
-import { lastLine, makeLocalRepo, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import { lastLine, logFiles, makeLocalRepo, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
 import { StreamReader } from "./gate.ts";
 import { copyPair, deployIdOf, logDirOf, stemDate, stemOf, stems } from "./ops-helpers.ts";
 
@@ -162,4 +162,37 @@ describe("retention: maxLogBytes", () => {
       await server.stop();
     }
   }, 30_000);
+});
+
+describe("retention per app (multi-app mode)", () => {
+  test("each app keeps its own newest keepDeploys: a busy app never removes another app's history", async () => {
+    const web = makeRepo();
+    const api = makeRepo();
+    const cwd = tempDir();
+    writeFileSync(
+      join(cwd, "service.yaml"),
+      [
+        "apps:",
+        `  - {name: web, host: web.example.com, path: /, repoPath: ${web.clone}, runScript: 'true', secret: web-secret-123456, keepDeploys: 2}`,
+        `  - {name: api, host: api.example.com, path: /, repoPath: ${api.clone}, runScript: 'true', secret: api-secret-123456}`,
+        "",
+      ].join("\n"),
+    );
+    const server = await startServer(cwd);
+    try {
+      const deploy = async (host: string, secret: string) => {
+        const res = await fetch(server.url, { method: "POST", headers: { host, "x-service-secret": secret } });
+        expect(lastLine(await res.text())).toBe("[done] ok=true exitCode=0");
+      };
+      for (let i = 0; i < 3; i++) await deploy("api.example.com", "api-secret-123456");
+      for (let i = 0; i < 5; i++) await deploy("web.example.com", "web-secret-123456");
+      const apps = logFiles(cwd)
+        .filter((f) => f.endsWith(".json"))
+        .map((f) => readJson(join(cwd, ".service", "logs", f)).app);
+      expect(apps.filter((a) => a === "web")).toHaveLength(2);
+      expect(apps.filter((a) => a === "api")).toHaveLength(3);
+    } finally {
+      await server.stop();
+    }
+  });
 });

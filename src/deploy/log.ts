@@ -1,5 +1,5 @@
 import { consola } from "consola";
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript, type DeployEvent, type DeployResult, type Trigger } from "./events.ts";
 
@@ -196,10 +196,29 @@ function secondOf(key: string): number {
 }
 
 /**
- * Retention: keeps the files of the newest `keepDeploys` deploys, and (when `keepDays` > 0) only those started
- * in the last `keepDays` days. A deploy still running is never removed. Returns the removed stems.
+ * The app a record names, from its first bytes only (records can be megabytes; `app` comes right after
+ * `status` and `id`, and app names are plain). Undefined for a single-app record or an unreadable file.
  */
-export function pruneLogs(cwd: string, keepDeploys: number, keepDays: number, now = Date.now()): string[] {
+function appOf(jsonPath: string): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(jsonPath, "r");
+    const head = Buffer.alloc(512);
+    const text = head.subarray(0, readSync(fd, head, 0, head.length, 0)).toString("utf8");
+    return /^\s*"app": "([^"]*)"/m.exec(text.slice(0, text.indexOf('"trigger"') >>> 0))?.[1];
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Retention: keeps the files of the newest `keepDeploys` deploys, and (when `keepDays` > 0) only those started
+ * in the last `keepDays` days. In multi-app mode (`app` given) it counts that app's deploys only, so one busy
+ * app never removes another's history. A deploy still running is never removed. Returns the removed stems.
+ */
+export function pruneLogs(cwd: string, keepDeploys: number, keepDays: number, now = Date.now(), app?: string): string[] {
   const dir = resolve(cwd, LOG_DIR);
   let names: string[];
   try {
@@ -207,7 +226,10 @@ export function pruneLogs(cwd: string, keepDeploys: number, keepDays: number, no
   } catch {
     return [];
   }
-  const stems = [...new Set(names.filter((n) => STEM_DATE.test(n)).map((n) => n.replace(/\.(json|log)$/, "")))];
+  const stems = [...new Set(names.filter((n) => STEM_DATE.test(n)).map((n) => n.replace(/\.(json|log)$/, "")))].filter(
+    // Single-app mode counts every deploy in the directory; multi-app mode reads each record's app.
+    (stem) => app === undefined || appOf(join(dir, `${stem}.json`)) === app,
+  );
   const cutoff = keepDays > 0 ? now - keepDays * 86_400_000 : -Infinity;
   const started = startTimes(dir, stems, keepDeploys, cutoff);
   // Newest first by start time; the name alone orders only to the second (then by the random id).

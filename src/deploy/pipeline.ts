@@ -202,7 +202,7 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
 /** Retention after each deploy; a failure to prune never fails the deploy. */
 function prune(options: DeployOptions): void {
   try {
-    pruneLogs(options.cwd, options.config.keepDeploys, options.config.keepDays);
+    pruneLogs(options.cwd, options.config.keepDeploys, options.config.keepDays, Date.now(), options.app);
   } catch {}
 }
 
