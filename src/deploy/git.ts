@@ -1,3 +1,4 @@
+import { readHasRemote, readHead } from "./gitdir.ts";
 import { runProcess, type ProcessOutcome } from "./process.ts";
 
 type Env = Record<string, string | undefined>;
@@ -28,6 +29,8 @@ async function gitQuery(repoPath: string, args: string[], env: Env): Promise<{ c
 
 /** The commit HEAD points at, or null (not a repository, or no commit yet). */
 export async function headCommit(repoPath: string, env: Env): Promise<string | null> {
+  const fromFiles = readHead(repoPath, env);
+  if (fromFiles !== undefined) return fromFiles;
   const { code, stdout } = await gitQuery(repoPath, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], env);
   return code === 0 && stdout ? stdout : null;
 }
@@ -42,6 +45,8 @@ export interface RepoState {
 
 /** Everything the pipeline needs before the pull, from two git calls run side by side. */
 export async function inspectRepo(repoPath: string, env: Env): Promise<RepoState> {
+  const [head, hasRemote] = [readHead(repoPath, env), readHasRemote(repoPath, env)];
+  if (head !== undefined && hasRemote !== undefined) return { workTree: true, head, hasRemote };
   // `rev-parse --is-inside-work-tree HEAD` prints "true" then the commit (or "HEAD" and fails in an empty repository).
   const [parsed, remotes] = await Promise.all([gitQuery(repoPath, ["rev-parse", "--is-inside-work-tree", "HEAD"], env), gitQuery(repoPath, ["remote"], env)]);
   const [inside, commit] = parsed.stdout.split("\n");
