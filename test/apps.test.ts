@@ -19,6 +19,20 @@ function app(name: string, host: string, path: string, repo: Repo | string, runS
   return { name, host, path, repoPath: typeof repo === "string" ? repo : repo.clone, runScript, ...extra };
 }
 
+
+/** Apps web and api on the same path of two hosts, each with its own repository, marker script and secret. */
+function twoAppsOnOnePath() {
+  const [web, api] = [makeRepo(), makeRepo()];
+  const markers = tempDir("service-markers-");
+  const cwd = tempDir("service-apps-");
+  writeServiceYaml(cwd, {
+    apps: [
+      app("web", "web.example.com", "/hook", web, markerScript(markers, "web"), { secret: WEB_SECRET }),
+      app("api", "api.example.com", "/hook", api, markerScript(markers, "api"), { secret: API_SECRET }),
+    ],
+  });
+  return { web, api, markers, cwd };
+}
 describe("multi-app routing (SPEC item 7; Endpoints: the app is selected by host plus path)", () => {
   test("two apps on different hosts, same path: each request deploys only its own app; the banner lists both and Auth: required", async () => {
     const web = makeRepo();
@@ -104,16 +118,7 @@ describe("multi-app routing (SPEC item 7; Endpoints: the app is selected by host
   });
 
   test("the host is matched case-insensitively with the port stripped; no app for host+path answers 404 and deploys nothing", async () => {
-    const web = makeRepo();
-    const api = makeRepo();
-    const markers = tempDir("service-markers-");
-    const cwd = tempDir("service-apps-");
-    writeServiceYaml(cwd, {
-      apps: [
-        app("web", "web.example.com", "/hook", web, markerScript(markers, "web"), { secret: WEB_SECRET }),
-        app("api", "api.example.com", "/hook", api, markerScript(markers, "api"), { secret: API_SECRET }),
-      ],
-    });
+    const { markers, cwd } = twoAppsOnOnePath();
     const server = await startServer(cwd);
     try {
       for (const [host, path] of [
@@ -143,16 +148,7 @@ describe("multi-app routing (SPEC item 7; Endpoints: the app is selected by host
   });
 
   test("X-Forwarded-Host is ignored by default: the Host header routes", async () => {
-    const web = makeRepo();
-    const api = makeRepo();
-    const markers = tempDir("service-markers-");
-    const cwd = tempDir("service-apps-");
-    writeServiceYaml(cwd, {
-      apps: [
-        app("web", "web.example.com", "/hook", web, markerScript(markers, "web"), { secret: WEB_SECRET }),
-        app("api", "api.example.com", "/hook", api, markerScript(markers, "api"), { secret: API_SECRET }),
-      ],
-    });
+    const { markers, cwd } = twoAppsOnOnePath();
     const server = await startServer(cwd);
     try {
       // A client cannot reach app web by claiming it in X-Forwarded-Host.
@@ -204,16 +200,7 @@ describe("multi-app routing (SPEC item 7; Endpoints: the app is selected by host
 
 describe("secrets per app (SPEC Authentication rule 5)", () => {
   test("app A's secret gets 401 on app B and conversely, in every header; nothing runs", async () => {
-    const web = makeRepo();
-    const api = makeRepo();
-    const markers = tempDir("service-markers-");
-    const cwd = tempDir("service-apps-");
-    writeServiceYaml(cwd, {
-      apps: [
-        app("web", "web.example.com", "/hook", web, markerScript(markers, "web"), { secret: WEB_SECRET }),
-        app("api", "api.example.com", "/hook", api, markerScript(markers, "api"), { secret: API_SECRET }),
-      ],
-    });
+    const { markers, cwd } = twoAppsOnOnePath();
     const server = await startServer(cwd);
     try {
       for (const [host, wrong] of [
