@@ -1,6 +1,6 @@
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { LOG_DIR, type DeployRecord } from "./deploy/log.ts";
+import { LOG_DIR, LOG_FILE_NAME, type DeployRecord } from "./deploy/log.ts";
 
 /** One deploy as the history shows it, read from its JSON log (or from its file name when that is corrupt). */
 export interface HistoryEntry {
@@ -20,7 +20,6 @@ export interface HistoryEntry {
   problem?: string;
 }
 
-const STEM = /^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})-(\d{2})Z_([0-9a-f-]{36})\.(json|log)$/;
 
 export function logDir(cwd: string): string {
   return resolve(cwd, LOG_DIR);
@@ -28,7 +27,7 @@ export function logDir(cwd: string): string {
 
 /** One deploy from its stem; `files` says which of its two files exist. */
 function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
-  const [, date, hh, mm, ss, id] = STEM.exec(`${stem}.json`)!;
+  const [, date, hh, mm, ss, id] = LOG_FILE_NAME.exec(`${stem}.json`)!;
   const jsonPath = join(dir, `${stem}.json`);
   const logPath = join(dir, `${stem}.log`);
   const base: HistoryEntry = {
@@ -109,7 +108,7 @@ export function listDeploys(cwd: string): HistoryEntry[] {
   }
   const stems = new Map<string, Set<string>>();
   for (const name of names) {
-    if (!STEM.test(name)) continue;
+    if (!LOG_FILE_NAME.test(name)) continue;
     const ext = name.endsWith(".log") ? ".log" : ".json";
     const stem = name.slice(0, -ext.length);
     const files = stems.get(stem) ?? new Set<string>();

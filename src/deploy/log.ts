@@ -6,6 +6,9 @@ import { Transcript, type DeployEvent, type DeployResult, type Trigger } from ".
 /** Log directory, relative to the working directory. */
 export const LOG_DIR = join(".service", "logs");
 
+/** A deploy's log file name: date, hour, minute, second (UTC), the deploy id, the extension. */
+export const LOG_FILE_NAME = /^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})-(\d{2})Z_([0-9a-f-]{36})\.(json|log)$/;
+
 /** `YYYY-MM-DD_HH-mm-ssZ_<id>`: the UTC start time then the deploy id, so names sort by time. */
 export function logStem(startedAt: Date, id: string): string {
   const iso = startedAt.toISOString(); // 2026-11-22T15:05:21.123Z
@@ -146,7 +149,6 @@ export class DeployLog {
   }
 }
 
-const STEM_DATE = /^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})-(\d{2})Z_[0-9a-f-]{36}\.(json|log)$/;
 
 function isRunning(jsonPath: string): boolean {
   try {
@@ -226,7 +228,7 @@ export function pruneLogs(cwd: string, keepDeploys: number, keepDays: number, no
   } catch {
     return [];
   }
-  const stems = [...new Set(names.filter((n) => STEM_DATE.test(n)).map((n) => n.replace(/\.(json|log)$/, "")))].filter(
+  const stems = [...new Set(names.filter((n) => LOG_FILE_NAME.test(n)).map((n) => n.replace(/\.(json|log)$/, "")))].filter(
     // Single-app mode counts every deploy in the directory; multi-app mode reads each record's app.
     (stem) => app === undefined || appOf(join(dir, `${stem}.json`)) === app,
   );
