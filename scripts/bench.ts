@@ -221,31 +221,15 @@ async function startService(repo: string, runScript: string, extra: Record<strin
   const cwd = join(tmpRoot, `service-${++serverCount}`);
   mkdirSync(cwd, { recursive: true });
   const port = await freePort();
-  const proc = Bun.spawn([BIN], {
-    cwd,
-    env: benchEnv({
-      SERVICE_PORT: String(port),
-      SERVICE_HOSTNAME: "127.0.0.1",
-      SERVICE_SECRET: SECRET,
-      SERVICE_REPO_PATH: repo,
-      SERVICE_RUN_SCRIPT: runScript,
-      ...extra,
-    }),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
+  const env = benchEnv({
+    SERVICE_PORT: String(port),
+    SERVICE_HOSTNAME: "127.0.0.1",
+    SERVICE_SECRET: SECRET,
+    SERVICE_REPO_PATH: repo,
+    SERVICE_RUN_SCRIPT: runScript,
+    ...extra,
   });
-  started.add(proc);
-  const output = { text: "" };
-  drain(proc.stdout, output);
-  drain(proc.stderr, output);
-  try {
-    await waitForListen(port, 10_000, () => proc.exitCode === null);
-  } catch (error) {
-    await stopProcess(proc);
-    throw new Error(`${(error as Error).message}: ${output.text}`);
-  }
-  return { name: "service", pid: proc.pid, port, url: `http://127.0.0.1:${port}/`, cwd, proc, output, stop: () => stopProcess(proc) };
+  return launch("service", [BIN], cwd, env, port, "/");
 }
 
 interface Hook {
@@ -279,13 +263,12 @@ async function startWebhook(repo: string, hooks: Hook[]): Promise<Server> {
     ),
   );
   const port = await freePort();
-  const proc = Bun.spawn(["webhook", "-hooks", file, "-ip", "127.0.0.1", "-port", String(port), "-http-methods", "POST"], {
-    cwd,
-    env: benchEnv(),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  return launch("webhook", ["webhook", "-hooks", file, "-ip", "127.0.0.1", "-port", String(port), "-http-methods", "POST"], cwd, benchEnv(), port, "/hooks/");
+}
+
+/** Starts a server process, collects its output, and waits until it accepts connections on `port`. */
+async function launch(name: string, argv: string[], cwd: string, env: Record<string, string>, port: number, path: string): Promise<Server> {
+  const proc = Bun.spawn(argv, { cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   started.add(proc);
   const output = { text: "" };
   drain(proc.stdout, output);
@@ -296,7 +279,7 @@ async function startWebhook(repo: string, hooks: Hook[]): Promise<Server> {
     await stopProcess(proc);
     throw new Error(`${(error as Error).message}: ${output.text}`);
   }
-  return { name: "webhook", pid: proc.pid, port, url: `http://127.0.0.1:${port}/hooks/`, cwd, proc, output, stop: () => stopProcess(proc) };
+  return { name, pid: proc.pid, port, url: `http://127.0.0.1:${port}${path}`, cwd, proc, output, stop: () => stopProcess(proc) };
 }
 
 /** Kills what is left: our children, then any process whose working directory is in the temp dir (deploy scripts). */
