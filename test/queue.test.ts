@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeGate, serialized, StreamReader } from "./gate.ts";
-import { baseEnv, CLI, lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer, waitFor } from "./helpers.ts";
+import { baseEnv, CLI, lastLine, logFiles, makeRepo, post, readJson, runCli, SECRET, startServer, waitFor } from "./helpers.ts";
 
 function spawnDeploy(cwd: string, env: Record<string, string>) {
   const proc = Bun.spawn([...CLI, "deploy"], { cwd, env: baseEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
@@ -212,6 +212,40 @@ describe("shutdown and crashes", () => {
       expect(existsSync(join(repo.clone, ".git", "service-deploy-queue"))).toBe(true);
     } finally {
       await second.stop();
+    }
+  });
+
+  test("kill -9 mid-deploy, then its pid taken by another process: logs --follow still ends and the next start still marks the deploy interrupted", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
+    const first = await startServer(repo.clone, env);
+    const reader = new StreamReader(await post(first.url, { secret: SECRET }));
+    await waitFor(() => gate.lines().length === 1, "the deploy to start");
+    first.proc.kill("SIGKILL");
+    await first.proc.exited;
+    await reader.done;
+    gate.open();
+    const id = reader.id()!;
+    const jsonPath = join(repo.clone, ".service", "logs", logFiles(repo.clone).find((f) => f.endsWith(`${id}.json`))!);
+    const record = readJson(jsonPath);
+    expect(record.status).toBe("running");
+    expect(record.pid).toBe(first.proc.pid);
+    // Pids are reused (a service in a container is pid 1 on every start): a live process now has the record's pid.
+    const other = Bun.spawn(["sleep", "60"], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+    try {
+      writeFileSync(jsonPath, `${JSON.stringify({ ...record, pid: other.pid }, null, 2)}\n`);
+      const followed = await runCli(["logs", "--follow", id], { cwd: repo.clone });
+      expect(followed.code).not.toBe(0);
+      expect(followed.stderr).toContain("will not finish");
+      const second = await startServer(repo.clone, env);
+      try {
+        expect(readJson(jsonPath).status).toBe("interrupted");
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      other.kill("SIGKILL");
     }
   });
 });

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { isRunning } from "../deploy/liveness.ts";
 import { findDeploy, isDeployRef, listDeploys, type HistoryEntry } from "../history.ts";
 import { guard } from "./_guard.ts";
 
@@ -37,14 +38,10 @@ function table(entries: HistoryEntry[]): string {
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
 }
 
-function alive(pid: unknown): boolean {
-  if (typeof pid !== "number") return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
+/** Whether the service process that wrote a running record still runs (a record without a pid: assumed so). */
+function writerRunning(record: { pid?: unknown; pidStart?: unknown }): boolean {
+  if (typeof record.pid !== "number") return true;
+  return isRunning(record.pid, typeof record.pidStart === "string" ? record.pidStart : undefined);
 }
 
 /** How many 200 ms polls in a row the JSON record may be unreadable before --follow gives up on it. */
@@ -84,7 +81,7 @@ async function follow(cwd: string, ref: string): Promise<void> {
   let unreadable = 0;
   for (;;) {
     drain();
-    let record: { status?: unknown; pid?: unknown } | undefined;
+    let record: { status?: unknown; pid?: unknown; pidStart?: unknown } | undefined;
     try {
       record = JSON.parse(readFileSync(jsonPath, "utf8"));
       unreadable = 0;
@@ -99,7 +96,7 @@ async function follow(cwd: string, ref: string): Promise<void> {
       return;
     }
     // A service killed mid-deploy (kill -9) never finishes the record: without this, --follow would wait forever.
-    if (record && !alive(record.pid)) {
+    if (record && !writerRunning(record)) {
       drain();
       throw new Error(`deploy ${entry.id} will not finish: the service process that ran it (pid ${record.pid}) is gone`);
     }

@@ -2,6 +2,7 @@ import { consola } from "consola";
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript, type DeployEvent, type DeployResult, type Trigger } from "./events.ts";
+import { OWN_START } from "./liveness.ts";
 
 /** Log directory, relative to the working directory. */
 export const LOG_DIR = join(".service", "logs");
@@ -35,6 +36,8 @@ export interface DeployRecord {
   runScript: string;
   startedAt: string;
   pid: number;
+  /** The start time of `pid` (see liveness.ts), so a reused pid is not mistaken for the deploy's process. */
+  pidStart?: string;
   finishedAt?: string;
   durationMs?: number;
   result?: DeployResult;
@@ -130,6 +133,7 @@ export class DeployLog {
       runScript: this.header.runScript,
       startedAt: this.header.startedAt.toISOString(),
       pid: process.pid,
+      pidStart: OWN_START,
       ...extra,
     };
     const temp = `${this.jsonPath}.tmp`;

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { isRunning, isThisProcess, OWN_START } from "./liveness.ts";
 
 /** The queue key of a repository: its real path, so two spellings of one directory share a queue. */
 export function queueKey(repoPath: string): string {
@@ -31,27 +32,6 @@ export function ticketDir(key: string): string {
   return join(tmpdir(), `service-deploy-queue-${createHash("sha256").update(key).digest("hex").slice(0, 16)}`);
 }
 
-/** Start time of a process (clock ticks since boot, /proc/<pid>/stat field 22), to tell a reused pid apart. */
-function processStart(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
-}
-
-function processAlive(pid: number, start: string): boolean {
-  if (process.platform === "linux") return processStart(pid) === start;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-const myStart = processStart(process.pid) ?? "0";
 let sequence = 0;
 
 /**
@@ -60,7 +40,7 @@ let sequence = 0;
  */
 function newTicket(): string {
   sequence = (sequence + 1) % 1e9;
-  return `${Date.now().toString().padStart(15, "0")}-${sequence.toString().padStart(9, "0")}-${process.pid}-${myStart}`;
+  return `${Date.now().toString().padStart(15, "0")}-${sequence.toString().padStart(9, "0")}-${process.pid}-${OWN_START}`;
 }
 
 function liveTickets(dir: string): string[] {
@@ -74,8 +54,7 @@ function liveTickets(dir: string): string[] {
   for (const name of names.sort()) {
     const [, , pid, start] = name.split("-");
     if (!pid || !start) continue;
-    if (Number(pid) === process.pid && start === myStart) live.push(name);
-    else if (processAlive(Number(pid), start)) live.push(name);
+    if (isThisProcess(Number(pid), start) || isRunning(Number(pid), start)) live.push(name);
     else {
       try {
         unlinkSync(join(dir, name));

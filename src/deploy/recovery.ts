@@ -1,18 +1,10 @@
 import { appendFileSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { isRunning, isThisProcess } from "./liveness.ts";
 import { LOG_DIR, type DeployRecord } from "./log.ts";
 
 /** How many of the newest JSON logs are looked at on start: a crash leaves its record among the last ones. */
 const RECENT = 200;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /**
  * Marks the records of deploys whose process died mid-deploy (kill -9, power loss) as "interrupted", so the
@@ -35,7 +27,7 @@ export function markInterruptedDeploys(cwd: string): string[] {
     } catch {
       continue;
     }
-    if (record.status !== "running" || record.pid === process.pid || alive(record.pid)) continue;
+    if (record.status !== "running" || isThisProcess(record.pid, record.pidStart) || isRunning(record.pid, record.pidStart)) continue;
     const updated: DeployRecord = { ...record, status: "interrupted" };
     writeFileSync(`${file}.tmp`, `${JSON.stringify(updated, null, 2)}\n`, { mode: 0o640 });
     renameSync(`${file}.tmp`, file);

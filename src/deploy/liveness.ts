@@ -1,0 +1,40 @@
+import { readFileSync } from "node:fs";
+
+/**
+ * Whether the process that wrote a queue ticket or a deploy record still runs. A pid alone is not enough: pids
+ * are reused, and a service restarted in a container is often pid 1 every time. So each writer also records its
+ * start time (clock ticks since boot, `/proc/<pid>/stat` field 22), and a process counts as the same one only
+ * when both match.
+ */
+
+/** The start time of a process, or undefined when it does not exist or the system has no `/proc`. */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** This process's start time ("0" without `/proc`). */
+export const OWN_START = processStart(process.pid) ?? "0";
+
+/** Whether this process is the one named by `pid` and `start`. */
+export function isThisProcess(pid: number, start: string | undefined): boolean {
+  return pid === process.pid && (start === undefined || start === OWN_START);
+}
+
+/**
+ * Whether the process named by `pid` (and `start`, when the writer recorded it) still runs. On Linux a recorded
+ * start time must match; elsewhere, or for a record without one, a signal-0 probe decides.
+ */
+export function isRunning(pid: number, start?: string): boolean {
+  if (start !== undefined && start !== "0" && process.platform === "linux") return processStart(pid) === start;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
