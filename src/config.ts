@@ -118,6 +118,13 @@ const KEY_NAMES = Object.keys(KEYS) as (keyof UserConfig)[];
 /** A config value the service cannot use; the message names the key and where it came from. */
 export class ConfigError extends Error {
   override name = "ConfigError";
+  /** Each problem on its own (a list of apps can have several); the message is them, one per line. */
+  readonly problems: string[];
+  constructor(problems: string | string[]) {
+    const list = typeof problems === "string" ? [problems] : problems;
+    super(list.join("\n"));
+    this.problems = list;
+  }
 }
 
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
@@ -165,22 +172,42 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): un
       if (typeof value !== "string" || !value.startsWith("/")) return fail('a URL path starting with "/"');
       return value;
     case "apps":
+    {
       if (!Array.isArray(value)) return fail("a list of apps");
-      return value.map((entry, index) => normalizeApp(entry, `${where}, entry ${index + 1}`));
+      // Every problem of every entry is reported at once, so one `service check` shows them all.
+      const problems: string[] = [];
+      const apps = value.map((entry, index) => normalizeApp(entry, `${where}, entry ${index + 1}`, problems));
+      if (problems.length > 0) throw new ConfigError(problems);
+      return apps;
+    }
   }
 }
 
-/** One `apps` entry: known keys only, each of the right type; required fields are checked by resolveApps. */
-function normalizeApp(raw: unknown, where: string): AppConfig {
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) throw new ConfigError(`${where}: expected a mapping (name, host, path, repoPath, runScript, secret)`);
+/**
+ * One `apps` entry: known keys only, each of the right type; required fields are checked by resolveApps. Each
+ * problem is added to `problems` and the entry's other keys are still looked at.
+ */
+function normalizeApp(raw: unknown, where: string, problems: string[]): AppConfig {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    problems.push(`${where}: expected a mapping (name, host, path, repoPath, runScript, secret)`);
+    return {} as AppConfig;
+  }
   const label = typeof (raw as { name?: unknown }).name === "string" ? `${where} ("${(raw as { name: string }).name}")` : where;
   const out: Record<string, unknown> = {};
   for (const [rawKey, value] of Object.entries(raw)) {
     const key = toCamel(rawKey);
-    if (!APP_KEYS.has(key)) throw new ConfigError(`${label}: key "${rawKey}" is not allowed in an app (allowed: ${[...APP_KEYS].join(", ")})`);
+    if (!APP_KEYS.has(key)) {
+      problems.push(`${label}: key "${rawKey}" is not allowed in an app (allowed: ${[...APP_KEYS].join(", ")})`);
+      continue;
+    }
     if (value === null || value === undefined) continue;
     const kind: Kind = key === "name" || key === "host" ? "string" : KEYS[key as keyof UserConfig].kind;
-    out[key] = coerce(kind, value, false, `${label}: key "${rawKey}"`);
+    try {
+      out[key] = coerce(kind, value, false, `${label}: key "${rawKey}"`);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+    }
   }
   return out as unknown as AppConfig;
 }
@@ -229,7 +256,7 @@ export function normalizeUserConfig(raw: unknown, source: string, warnings: stri
     } catch (error) {
       // With `errors`, every wrong value is collected (service check); without, the first one throws.
       if (!errors || !(error instanceof ConfigError)) throw error;
-      errors.push(error.message);
+      errors.push(...error.problems);
     }
   }
   return out as UserConfig;

@@ -93,7 +93,8 @@ export class ConfigReloader {
       if (!result.invalid) return result.config;
       this.problem = `${result.invalid}; ${fallback}`;
     } catch (error) {
-      this.problem = `${(error as Error).message}; ${fallback}`;
+      // One line in the stream, even for several problems (a list of apps with more than one wrong key).
+      this.problem = `${(error as Error).message.replaceAll("\n", "; ")}; ${fallback}`;
     }
     this.logger.warn(this.problem);
     return this.fileConfig;

@@ -195,6 +195,43 @@ describe("service check: problems", () => {
     expect(problems(single.stdout)).toEqual([`repoPath ${cwd} is not a git repository (git pull will fail)`]);
   });
 
+  test("every wrong key of every apps entry is listed, not only the first of each entry", async () => {
+    const repo = makeRepo();
+    const cwd = tempDir("service-check-");
+    writeFileSync(
+      join(cwd, "service.yaml"),
+      [
+        "apps:",
+        "  - name: web",
+        "    hots: a.example.com",
+        "    path: hook",
+        "    queue_limit: many",
+        `    repoPath: ${repo.clone}`,
+        "    runScript: 'true'",
+        "  - name: api",
+        "    host: b.example.com",
+        "    path: /hook",
+        "    port: 8080",
+        "    keepDays: -1",
+        `    repoPath: ${repo.clone}`,
+        "    runScript: 'true'",
+        "",
+      ].join("\n"),
+    );
+    const result = await check(cwd);
+    expect(result.code).toBe(1);
+    const listed = problems(result.stdout);
+    const expected = [
+      ['entry 1 ("web")', 'key "hots" is not allowed in an app'],
+      ['entry 1 ("web")', 'key "path"', 'a URL path starting with "/"'],
+      ['entry 1 ("web")', 'key "queue_limit"', "a positive integer"],
+      ['entry 2 ("api")', 'key "port" is not allowed in an app'],
+      ['entry 2 ("api")', 'key "keepDays"', "a whole number"],
+    ];
+    expect(listed).toHaveLength(expected.length);
+    for (const [index, parts] of expected.entries()) for (const part of parts) expect(listed[index]).toContain(part);
+  });
+
   test("an invalid YAML file: exit 1, the parse error named with the file", async () => {
     const repo = makeLocalRepo();
     writeFileSync(join(repo, "service.yaml"), "port: [3141\nrunScript: echo\n");

@@ -118,4 +118,23 @@ describe("config reload: a working-directory config file that became invalid", (
       await server.stop();
     }
   });
+
+  test("an apps list with several wrong keys: one [config] line names each of them, and the last good values deploy", async () => {
+    const cwd = tempDir();
+    const repo = makeRepo();
+    writeFileSync(join(cwd, "service.yaml"), `repoPath: ${repo.clone}\nrunScript: echo last-good\n`);
+    const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
+    try {
+      writeFileSync(join(cwd, "service.yaml"), ["apps:", "  - name: web", "    hots: a.example.com", "    path: hook", ""].join("\n"));
+      const text = await deploy(server.url);
+      expect(text).toContain("last-good");
+      const configLines = text.split("\n").filter((line) => line.startsWith("[config]"));
+      expect(configLines).toHaveLength(1);
+      expect(configLines[0]).toContain('key "hots" is not allowed in an app');
+      expect(configLines[0]).toContain('key "path": expected a URL path');
+      expect(configLines[0]).toContain("keeping the last good configuration");
+    } finally {
+      await server.stop();
+    }
+  });
 });
