@@ -235,3 +235,24 @@ describe("the environment comes from the process only", () => {
     expect(stdout).toMatch(/path\s+\/\s+\[default\]/);
   });
 });
+
+describe("one service per port", () => {
+  test("a second start on a port in use exits 1 naming the port, and the first service keeps every request", async () => {
+    const repo = makeRepo();
+    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo from-the-first", SERVICE_HOSTNAME: "0.0.0.0" };
+    const first = await startServer(repo.clone, env);
+    try {
+      const second = await runCli([], { cwd: repo.clone, env: { ...env, SERVICE_PORT: String(first.port), SERVICE_RUN_SCRIPT: "echo from-the-second" }, timeoutMs: 10_000 });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`port ${first.port} is already in use`);
+      expect(second.stdout).not.toContain("listening on");
+      // Had both bound it (SO_REUSEPORT), the kernel would share the connections between them.
+      for (let i = 0; i < 6; i++) {
+        const res = await fetch(`${first.url}/?format=json`, { method: "POST", headers: { "x-service-secret": SECRET } });
+        expect((await res.json()).run.stdout).toBe("from-the-first\n");
+      }
+    } finally {
+      await first.stop();
+    }
+  });
+});

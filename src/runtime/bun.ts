@@ -9,6 +9,9 @@ export const runtime: Runtime = {
       idleTimeout: options.idleTimeoutSeconds,
       maxRequestBodySize: options.maxRequestBodySize,
       development: false,
+      // `development: false` alone turns SO_REUSEPORT on: a second service on the same port would then start
+      // and silently take half the connections instead of failing with EADDRINUSE.
+      reusePort: false,
       fetch: (request, bunServer) => options.fetch(request, { noTimeout: () => bunServer.timeout(request, 0) }),
       error: (error) => options.error(error),
     });
