@@ -6,7 +6,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLI, baseEnv, lastLine, logFiles, makeRepo, ROOT, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import { StreamReader } from "./gate.ts";
+import { CLI, baseEnv, lastLine, logFiles, makeRepo, readJson, ROOT, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import { markerProcesses } from "./hostile-fixtures.ts";
 
 const QUESTION = /set\s*up\s*https/i;
 /** The question is Linux-only (SPEC item 8), and `script -qfec` is the util-linux form. */
@@ -69,6 +71,30 @@ describe("deploy subcommand (SPEC: Command-line operations)", () => {
     expect(code).toBe(1);
     expect(lastLine(stdout)).toBe("[done] ok=false exitCode=null");
   });
+
+  for (const [signal, cause] of [["SIGINT", "Ctrl-C"], ["SIGHUP", "its terminal closed"]] as const) {
+    test(`deploy stopped by ${signal} (${cause}): the script's tree is stopped, the deploy ends with [done] and complete logs, exit 1`, async () => {
+      const repo = makeRepo();
+      const marker = `marker-${crypto.randomUUID()}`;
+      const proc = Bun.spawn([...CLI, "deploy"], {
+        cwd: repo.clone,
+        env: baseEnv({ SERVICE_RUN_SCRIPT: `sh -c "echo waiting; sleep 300 # ${marker}"` }),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const out = new StreamReader(new Response(proc.stdout));
+      const alive = () => markerProcesses(marker).length;
+      await waitFor(() => out.text.includes("waiting\n") && alive() > 0, "the script to run");
+      proc.kill(signal);
+      expect(await proc.exited).toBe(1);
+      expect(lastLine(await out.done)).toStartWith("[done] ok=false");
+      await waitFor(() => alive() === 0, "the script's processes to end");
+      const [json, log] = logFiles(repo.clone).map((f) => join(repo.clone, ".service", "logs", f));
+      expect(readJson(json!).status).toBe("done");
+      expect(lastLine(readFileSync(log!, "utf8"))).toStartWith("[done] ok=false");
+    });
+  }
 });
 
 /** Strips terminal control sequences and carriage returns from what a pseudo-terminal showed. */

@@ -190,6 +190,52 @@ describe("shutdown and crashes", () => {
     expect(lastLine(await running.done)).toStartWith("[done] ok=false");
   });
 
+  test("SIGHUP (the terminal that started the service closed) stops it like SIGTERM: the running deploy finishes with complete logs, exit 0", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const running = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => gate.lines().length === 1, "the deploy to start");
+    server.proc.kill("SIGHUP");
+    await waitFor(() => `${server.stdout.text}${server.stderr.text}`.includes("SIGHUP: accepting no new deploys"), "the server to start draining");
+    expect(server.proc.exitCode).toBeNull();
+    gate.open();
+    expect(lastLine(await running.done)).toBe("[done] ok=true exitCode=0");
+    expect(await server.proc.exited).toBe(0);
+    const [json, log] = logFiles(repo.clone).map((f) => join(repo.clone, ".service", "logs", f));
+    expect(readJson(json!).status).toBe("done");
+    expect(lastLine(await Bun.file(log!).text())).toBe("[done] ok=true exitCode=0");
+  });
+
+  test("the server's output closed by its reader (`service 2>&1 | head -n 1`): warnings it can no longer print do not stop it, and its deploys complete", async () => {
+    const repo = makeRepo();
+    const proc = Bun.spawn(["sh", "-c", '"$@" 2>&1 | head -n 1', "sh", ...CLI], {
+      cwd: repo.clone,
+      env: baseEnv({ SERVICE_PORT: "0", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed" }),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      detached: true,
+    });
+    try {
+      // head prints the first line (the banner's) and exits: every later write of the service fails (EPIPE).
+      const out = new StreamReader(new Response(proc.stdout));
+      const port = Number((await waitFor(() => /listening on http:\/\/localhost:(\d+)\n/.exec(out.text), "the banner's first line"))[1]);
+      for (let i = 0; i < 3; i++) {
+        // Each edit makes the service warn about the file (on its closed output) and keep the last good values.
+        writeFileSync(join(repo.clone, "service.yaml"), `runScript: [half saved ${i}\n`);
+        const res = await post(`http://localhost:${port}/?format=json`, { secret: SECRET });
+        const result = await res.json();
+        expect(result.ok).toBe(true);
+        expect(result.run.stdout).toBe("deployed\n");
+      }
+      expect(logFiles(repo.clone)).toHaveLength(6);
+    } finally {
+      // The shell, the service and head are one process group of their own.
+      process.kill(-proc.pid, "SIGKILL");
+    }
+  });
+
   test("kill -9 mid-deploy: the next start marks the deploy interrupted and the next deploy works", async () => {
     const repo = makeRepo();
     const gate = makeGate();

@@ -7,7 +7,7 @@ import { Deployer } from "../deploy/pipeline.ts";
 import { killGroup, livePids } from "../deploy/process.ts";
 import { queueKey } from "../deploy/queue.ts";
 import { readSecretFile, SECRET_FILE } from "../secret.ts";
-import { guard } from "./_guard.ts";
+import { guard, STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
 export const deployCommand = defineCommand({
   meta: {
@@ -30,18 +30,15 @@ export const deployCommand = defineCommand({
       const app = pickApp(apps, config.apps.length > 0, cwd, args.app);
       const transcript = new Transcript();
       // A closed stdout (`service deploy | head`) must not stop the deploy: it goes on, and its logs complete.
-      let stdoutOpen = true;
-      process.stdout.on("error", () => {
-        stdoutOpen = false;
-      });
-      // Ctrl-C stops the run script's whole process tree; the deploy still ends and writes its logs.
+      const stdoutOpen = survivesClosedOutput();
+      // Ctrl-C (or a closed terminal) stops the run script's whole process tree; the deploy still ends and
+      // writes its logs.
       let signals = 0;
       const stop = () => {
         signals++;
         for (const pid of livePids) killGroup(pid, signals > 1 ? "SIGKILL" : "SIGTERM");
       };
-      process.on("SIGINT", stop);
-      process.on("SIGTERM", stop);
+      for (const signal of STOP_SIGNALS) process.on(signal, stop);
       const result = await new Deployer().deploy({
         config: app,
         app: app.name,
@@ -50,13 +47,12 @@ export const deployCommand = defineCommand({
         secrets: knownSecrets(apps, cwd),
         sink: (event) => {
           const bytes = transcript.render(event);
-          if (bytes && stdoutOpen) process.stdout.write(bytes);
+          if (bytes && stdoutOpen()) process.stdout.write(bytes);
         },
       });
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
+      for (const signal of STOP_SIGNALS) process.off(signal, stop);
       // Exit now: a child the script left in the background may still hold its pipes open.
-      if (stdoutOpen) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+      if (stdoutOpen()) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
       process.exit(result.ok ? 0 : 1);
     }),
 });

@@ -9,7 +9,7 @@ import { scriptLines } from "../deploy/script.ts";
 import { askAboutHttps, shouldAskAboutHttps } from "../https.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../secret.ts";
 import { createServiceServer } from "../server.ts";
-import { guard } from "./_guard.ts";
+import { guard, STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
 export const serveCommand = defineCommand({
   meta: {
@@ -23,6 +23,8 @@ export const serveCommand = defineCommand({
   },
   run: () =>
     guard(async () => {
+      // The server outlives the terminal or pipe it prints to: its deploys are not its output's business.
+      survivesClosedOutput();
       // A wrong-typed value stops the start here; other problems are said below, as `service check` says them.
       const config = loadConfig({ logger: consola.create({ level: LogLevels.silent }) });
       const apps = resolveApps(config, process.cwd());
@@ -69,8 +71,7 @@ export const serveCommand = defineCommand({
         await server.stop();
         process.exit(0);
       };
-      process.on("SIGTERM", () => void shutdown("SIGTERM"));
-      process.on("SIGINT", () => void shutdown("SIGINT"));
+      for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
     }),
 });
 
