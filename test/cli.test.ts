@@ -282,3 +282,35 @@ describe("one service per port", () => {
     }
   });
 });
+
+describe("arguments a command does not define are refused, not ignored", () => {
+  const mistakes: [string[], string][] = [
+    [["--prot=8080"], "unknown option --prot (see service serve --help)"],
+    [["serve", "--bogus"], "unknown option --bogus (see service serve --help)"],
+    [["deploy", "now"], 'unexpected argument "now" (see service deploy --help)'],
+    [["deploy", "--app", "web"], "--app web: the configuration has no apps (single-app mode)"],
+    [["deploy", "--app="], "option --app needs a value"],
+    [["logs", "last", "extra"], 'unexpected argument "extra" (see service logs --help)'],
+    [["logs", "-x"], "unknown option -x (see service logs --help)"],
+    [["check", "--json"], "unknown option --json (see service check --help)"],
+    [["systemd", "-o"], "option -o needs a value (see service systemd --help)"],
+  ];
+  for (const [args, message] of mistakes) {
+    test(`service ${args.join(" ")}: exit 1 with "${message}", nothing started or deployed`, async () => {
+      const repo = makeRepo();
+      const { code, stdout, stderr } = await runCli(args, { cwd: repo.clone, env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0", SERVICE_RUN_SCRIPT: "echo ran" }, timeoutMs: 10_000 });
+      expect(code).toBe(1);
+      expect(stderr).toContain(message);
+      expect(stdout).not.toContain("listening on");
+      expect(logFiles(repo.clone)).toEqual([]);
+    });
+  }
+
+  test("the options a command defines still work: logs -f, --limit 5, --no-json, a string option's value that starts with a dash", async () => {
+    const repo = makeRepo();
+    for (const args of [["logs", "-f"], ["logs", "--limit", "5"], ["logs", "--limit=5", "--no-json", "--failed"], ["systemd", "--user", "-nobody-"]]) {
+      const { code, stderr } = await runCli(args, { cwd: repo.clone });
+      expect({ args, code, stderr }).toEqual({ args, code: 0, stderr: "" });
+    }
+  });
+});

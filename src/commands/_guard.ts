@@ -1,16 +1,70 @@
+import type { ArgsDef, CommandDef } from "citty";
 import { consola } from "consola";
+
+/** What `guard` needs of citty's command context: the arguments as given, and the command they are for. */
+export interface CommandCall {
+  rawArgs: string[];
+  cmd: Pick<CommandDef<any>, "args" | "meta">;
+}
 
 /**
  * Runs a command body so that a failure reaches the user as one clear message and exit code 1, never as a
- * stack trace.
+ * stack trace. An option or argument the command does not define is such a failure: citty would ignore it, and
+ * a mistyped `--prot 8080` would then start a server on the default port.
  */
-export async function guard(body: () => Promise<void>): Promise<void> {
+export async function guard(call: CommandCall, body: () => Promise<void>): Promise<void> {
   try {
+    rejectUnknownArgs(call);
     await body();
   } catch (error) {
     consola.error((error as Error).message ?? String(error));
     process.exit(1);
   }
+}
+
+const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+function rejectUnknownArgs({ rawArgs, cmd }: CommandCall): void {
+  const defined = (cmd.args ?? {}) as ArgsDef;
+  const name = (cmd.meta as { name?: string } | undefined)?.name ?? "";
+  const help = `see service ${name} --help`.replace("  ", " ");
+  const flags = new Map<string, string>([["help", "boolean"], ["h", "boolean"], ["version", "boolean"], ["v", "boolean"]]);
+  let positionals = 0;
+  for (const [key, arg] of Object.entries(defined)) {
+    if (arg.type === "positional") {
+      positionals++;
+      continue;
+    }
+    const type = arg.type ?? "string";
+    const alias = (arg as { alias?: string | string[] }).alias;
+    const aliases = alias === undefined ? [] : Array.isArray(alias) ? alias : [alias];
+    for (const flag of [key, kebab(key), ...aliases]) flags.set(flag, type);
+    if (type === "boolean") for (const flag of [key, kebab(key)]) flags.set(`no-${flag}`, type);
+  }
+  const given: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i]!;
+    if (token === "--") {
+      given.push(...rawArgs.slice(i + 1));
+      break;
+    }
+    if (!token.startsWith("-") || token === "-") {
+      given.push(token);
+      continue;
+    }
+    const [flag = "", value] = token.replace(/^--?/, "").split(/=(.*)/s);
+    // `-f` is one short flag; `--follow` one long one.
+    for (const one of token.startsWith("--") ? [flag] : flag.split("")) {
+      const type = flags.get(one);
+      if (!type) throw new Error(`unknown option ${token.startsWith("--") ? "--" : "-"}${one} (${help})`);
+      if (type !== "string") continue;
+      // A string option without `=value` takes the next argument as its value; an empty one is a mistake.
+      const shown = `${token.startsWith("--") ? "--" : "-"}${one}`;
+      if (value === undefined && ++i >= rawArgs.length) throw new Error(`option ${shown} needs a value (${help})`);
+      if ((value ?? rawArgs[i]) === "") throw new Error(`option ${shown} needs a value (${help})`);
+    }
+  }
+  if (given.length > positionals) throw new Error(`unexpected argument "${given[positionals]}" (${help})`);
 }
 
 /**

@@ -9,8 +9,8 @@ export const checkCommand = defineCommand({
       "Load the configuration exactly as the server would; print every value (secrets masked) with where it came from " +
       "(default, file, env), and every problem. Exits 1 when there is a problem.",
   },
-  run: () =>
-    guard(async () => {
+  run: ({ rawArgs, cmd }) =>
+    guard({ rawArgs, cmd }, async () => {
       const report = checkConfig();
       const lines = [`config file: ${report.file ?? "none (defaults and environment only)"}`, ""];
       const width = Math.max(...report.values.map((v) => v.key.length));

@@ -22,8 +22,8 @@ export const deployCommand = defineCommand({
       description: "Multi-app mode: the app to deploy (default: the app whose repoPath is the current directory)",
     },
   },
-  run: ({ args }) =>
-    guard(async () => {
+  run: ({ args, rawArgs, cmd }) =>
+    guard({ rawArgs, cmd }, async () => {
       const cwd = process.cwd();
       const config = loadConfig();
       const apps = resolveApps(config, cwd);
@@ -58,7 +58,11 @@ export const deployCommand = defineCommand({
 });
 
 function pickApp(apps: ResolvedApp[], multiApp: boolean, cwd: string, name: string | undefined): ResolvedApp {
-  if (!multiApp) return apps[0]!;
+  if (!multiApp) {
+    // Deploying the one app anyway would deploy something the user did not name.
+    if (name) throw new Error(`--app ${name}: the configuration has no apps (single-app mode); run service deploy without --app`);
+    return apps[0]!;
+  }
   const names = apps.map((a) => a.name).join(", ");
   if (name) {
     const app = apps.find((a) => a.name === name);

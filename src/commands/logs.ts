@@ -117,8 +117,8 @@ export const logsCommand = defineCommand({
     json: { type: "boolean", description: "JSON: the list as an array, or the deploy's JSON log file" },
     follow: { type: "boolean", alias: "f", description: "Keep printing a running deploy's log until it is done" },
   },
-  run: ({ args }) =>
-    guard(async () => {
+  run: ({ args, rawArgs, cmd }) =>
+    guard({ rawArgs, cmd }, async () => {
       const cwd = process.cwd();
       if (args.deploy) {
         if (args.follow && !args.json) return follow(cwd, args.deploy);

@@ -21,8 +21,8 @@ export const serveCommand = defineCommand({
         .filter(Boolean)
         .join(", ")}, SERVICE_SKIP_HTTPS_PROMPT. \`service check\` shows what is in force.`,
   },
-  run: () =>
-    guard(async () => {
+  run: ({ rawArgs, cmd }) =>
+    guard({ rawArgs, cmd }, async () => {
       // The server outlives the terminal or pipe it prints to: its deploys are not its output's business.
       survivesClosedOutput();
       // A wrong-typed value stops the start here; other problems are said below, as `service check` says them.

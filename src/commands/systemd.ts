@@ -15,8 +15,8 @@ export const systemdCommand = defineCommand({
     user: { type: "string", description: "User to run as (default: the user who ran sudo, else the current user)" },
     output: { type: "string", alias: "o", description: "Write the unit to this file instead of printing it" },
   },
-  run: ({ args }) =>
-    guard(async () => {
+  run: ({ args, rawArgs, cmd }) =>
+    guard({ rawArgs, cmd }, async () => {
       const cwd = process.cwd();
       const config = loadConfig();
       const unit = systemdUnit({ workingDirectory: cwd, execStart: currentExecStart(), user: args.user || defaultUser(), apps: resolveApps(config, cwd) });
