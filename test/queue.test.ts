@@ -150,6 +150,35 @@ describe("queue (SPEC rule 1: one deploy at a time per repoPath, FIFO)", () => {
   });
 });
 
+describe("a queue that cannot be joined", () => {
+  test("its ticket directory cannot be made: nothing runs, and the stream, the JSON result, the CLI and both logs say why", async () => {
+    const repo = makeRepo();
+    // What a service user without write access to .git meets, as root can meet it: a file where the directory goes.
+    writeFileSync(join(repo.clone, ".git", "service-deploy-queue"), "");
+    const marker = join(repo.clone, "ran.marker");
+    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `touch ${marker}` };
+    const server = await startServer(repo.clone, env);
+    try {
+      const text = await (await post(server.url, { secret: SECRET })).text();
+      expect(text).toContain("[deploy] not started: cannot join the deploy queue");
+      expect(text).toContain("service-deploy-queue");
+      expect(lastLine(text)).toBe("[done] ok=false exitCode=null");
+      const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
+      expect(result.ok).toBe(false);
+      expect(result.error).toContain("cannot join the deploy queue");
+      expect(readJson(result.log.json).status).toBe("done");
+      expect(lastLine(await Bun.file(result.log.log).text())).toBe("[done] ok=false exitCode=null");
+    } finally {
+      await server.stop();
+    }
+    const cli = await runCli(["deploy"], { cwd: repo.clone, env });
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toContain("cannot join the deploy queue");
+    expect(existsSync(marker)).toBe(false);
+    expect(logFiles(repo.clone)).toHaveLength(6);
+  });
+});
+
 describe("shutdown and crashes", () => {
   test("SIGTERM: new POSTs get 503, queued requests end cancelled with [done] ok=false, the running deploy finishes, exit 0", async () => {
     const repo = makeRepo();

@@ -5,7 +5,7 @@ import type { DeployEvent, DeployResult, DeploySink, RollbackResult, RunResult, 
 import { gitPull, gitResetHard, headCommit, inspectRepo } from "./git.ts";
 import { DeployLog, pruneLogs } from "./log.ts";
 import { OutputRedactor, Redaction } from "./redact.ts";
-import { DeployQueue, queueKey } from "./queue.ts";
+import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
 import { runScript } from "./script.ts";
 
 /** Most bytes of one output stream kept in the result (the .log file and the live stream have everything). */
@@ -312,30 +312,36 @@ async function rollBack(
 }
 
 /** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
-export async function recordCancelled(options: DeployOptions, reason: string): Promise<DeployResult> {
+export function recordCancelled(options: DeployOptions, reason: string): Promise<DeployResult> {
+  return recordNotRun(options, `cancelled before it started: ${reason}`, `cancelled: ${reason}`, "cancelled");
+}
+
+/** A deploy that could not start: its result, stream and logs end with `text` and `error`, ok=false. */
+async function recordNotRun(options: DeployOptions, text: string, error: string, status: "cancelled" | "done"): Promise<DeployResult> {
   const id = options.id ?? crypto.randomUUID();
   const startedAt = new Date();
   const { config } = options;
-  const runScript = new Redaction(options.secrets ?? []).text(config.runScript);
+  const redaction = new Redaction(options.secrets ?? []);
+  const runScript = redaction.text(config.runScript);
   const log = new DeployLog(options.cwd, { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript, app: options.app });
   const result: DeployResult = {
     id,
     ok: false,
     pull: { success: false, stdout: "", stderr: "", before: null, after: null },
     run: { stdout: "", stderr: "", exitCode: null, timedOut: false, script: runScript },
-    error: `cancelled: ${reason}`,
+    error: redaction.text(error),
     log: { id, json: log.jsonPath, log: log.logPath },
     startedAt: startedAt.toISOString(),
     finishedAt: startedAt.toISOString(),
     durationMs: 0,
   };
-  for (const event of [{ type: "step", step: "deploy", text: `cancelled before it started: ${reason}` }, { type: "done", result }] as const) {
+  for (const event of [{ type: "step", step: "deploy", text: redaction.text(text) }, { type: "done", result }] as const) {
     log.write(event);
     try {
       options.sink?.(event);
     } catch {}
   }
-  log.finish(result, "cancelled");
+  log.finish(result, status);
   prune(options);
   return result;
 }
@@ -346,11 +352,21 @@ export class Deployer {
 
   /** Throws QueueFullError when the repository's queue is full; nothing runs then. */
   deploy(options: DeployOptions): Promise<DeployResult> {
-    return this.queue.run(queueKey(options.config.repoPath), () => runDeploy(options), {
-      limit: options.config.queueLimit,
-      onQueued: (position) => options.sink?.({ type: "queued", position }),
-      onCancel: (reason) => recordCancelled(options, reason),
-    });
+    const key = queueKey(options.config.repoPath);
+    try {
+      return this.queue.run(key, () => runDeploy(options), {
+        limit: options.config.queueLimit,
+        onQueued: (position) => options.sink?.({ type: "queued", position }),
+        onCancel: (reason) => recordCancelled(options, reason),
+      });
+    } catch (error) {
+      if (error instanceof QueueFullError) throw error;
+      // No ticket, no turn: running anyway could overlap another deploy of the repository. The user's usual
+      // cause is a service user that may not write the repository, which `git pull` needs as well.
+      const why = `cannot join the deploy queue of ${key}: ${(error as Error).message}`;
+      const hint = (error as NodeJS.ErrnoException).code === "EACCES" ? " (the service's user must be able to write the repository, as git pull must)" : "";
+      return recordNotRun(options, `not started: ${why}${hint}`, why, "done");
+    }
   }
 
   /** Ends every waiting deploy with a cancellation (logged); running deploys go on. */
