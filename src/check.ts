@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { resolveApps, appSecretFile, type ResolvedApp } from "./apps.ts";
 import { defaultConfig, envConfig, findConfigFile, KEYS, mergeConfig, readConfigFile, type UserConfig } from "./config.ts";
+import { queueKey, ticketDirProblem } from "./deploy/queue.ts";
 import { SECRET_FILE } from "./secret.ts";
 import { parse as parseYaml } from "yaml";
 
@@ -35,7 +36,8 @@ function repoProblems(label: string, repoPath: string): string[] {
   if (!existsSync(repoPath)) return [`${label}repoPath ${repoPath} does not exist`];
   if (!statSync(repoPath).isDirectory()) return [`${label}repoPath ${repoPath} is not a directory`];
   if (!isGitRepo(repoPath)) return [`${label}repoPath ${repoPath} is not a git repository (git pull will fail)`];
-  return [];
+  const queue = ticketDirProblem(queueKey(repoPath));
+  return queue ? [`${label}${queue}`] : [];
 }
 
 function secretSource(secret: string | undefined, file: string, configured: Source | undefined): { value: string; source: Source } {

@@ -140,6 +140,15 @@ describe("service check: problems", () => {
     expect(values(result.stdout).repoPath).toEqual({ value: plain, source: "env" });
   });
 
+  test("a repository whose queue directory cannot be made: exit 1, named (deploys there could not queue)", async () => {
+    const repo = makeRepo();
+    const blocker = join(repo.clone, ".git", "service-deploy-queue");
+    writeFileSync(blocker, "");
+    const result = await check(repo.clone, { SERVICE_SECRET: "some-secret-123" });
+    expect(result.code).toBe(1);
+    expect(problems(result.stdout)).toEqual([`${blocker} is not a directory: deploys cannot queue (remove it)`]);
+  });
+
   test("duplicate apps, a bad app entry and another app's missing repository: every problem listed", async () => {
     const good = makeRepo();
     const cwd = tempDir("service-check-");

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { isRunning, isThisProcess, OWN_START } from "./liveness.ts";
 
 /** The queue key of a repository: its real path, so two spellings of one directory share a queue. */
@@ -30,6 +30,24 @@ export function ticketDir(key: string): string {
     if (match) return join(resolve(key, match[1]!.trim()), "service-deploy-queue");
   } catch {}
   return join(tmpdir(), `service-deploy-queue-${createHash("sha256").update(key).digest("hex").slice(0, 16)}`);
+}
+
+/**
+ * Why deploys of a repository could not take queue tickets, if they could not: the ticket directory is not a
+ * directory, or this user may not write it (or, before it exists, its parent). For `service check`.
+ */
+export function ticketDirProblem(key: string): string | undefined {
+  const dir = ticketDir(key);
+  try {
+    if (!statSync(dir).isDirectory()) return `${dir} is not a directory: deploys cannot queue (remove it)`;
+  } catch {}
+  const target = existsSync(dir) ? dir : dirname(dir);
+  try {
+    accessSync(target, constants.W_OK);
+    return undefined;
+  } catch {
+    return `${target} is not writable by this user: deploys cannot queue, and git pull cannot write either`;
+  }
 }
 
 let sequence = 0;
