@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { ConfigError, type AppConfig, type ResolvedConfig } from "./config.ts";
+import { ConfigError, type AppConfig, type ResolvedConfig } from "./config-schema.ts";
 import { generateSecret, readSecretFile, writeSecretFile } from "./secret.ts";
 
 /** What one request deploys: an app's settings, the top level filling in what it does not set. */

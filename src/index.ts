@@ -1,4 +1,5 @@
 export { createServiceServer, type ServiceServer, type ServiceServerOptions } from "./server.ts";
 export { ensureWebhookSecret, type EnsuredSecret } from "./secret.ts";
-export { loadConfig, ConfigError, type LoadConfigOptions, type ResolvedConfig, type UserConfig } from "./config.ts";
+export { loadConfig, type LoadConfigOptions } from "./config.ts";
+export { ConfigError, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
 export type { DeployResult, PullResult, RunResult, RollbackResult, DeployEvent, Trigger } from "./deploy/events.ts";

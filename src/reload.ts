@@ -1,18 +1,7 @@
 import { statSync } from "node:fs";
 import type { ConsolaInstance } from "consola";
-import {
-  envConfig,
-  fileKey,
-  findConfigFile,
-  loadedFromOf,
-  mergeConfig,
-  parseConfigRead,
-  readConfigText,
-  type ConfigText,
-  type LoadedFrom,
-  type ResolvedConfig,
-  type UserConfig,
-} from "./config.ts";
+import { fileKey, findConfigFile, loadedFromOf, mergeConfig, parseConfigRead, readConfigText, type ConfigText, type LoadedFrom } from "./config.ts";
+import { envConfig, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
 
 /**
  * Re-reads the config file on every call (rule 4: every POST sees edits) and parses it again only when its

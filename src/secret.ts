@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { closeSync, fchmodSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { resolve } from "node:path";
-import type { ResolvedConfig, UserConfig } from "./config.ts";
+import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 
 /** File in the working directory that holds the generated secret. */
 export const SECRET_FILE = ".service.secret";

@@ -1,6 +1,6 @@
 import { consola, type ConsolaInstance } from "consola";
 import { ensureAppSecrets, requestHost, resolveApps, routeRequest, type ResolvedApp } from "./apps.ts";
-import type { ResolvedConfig, UserConfig } from "./config.ts";
+import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 import { ConfigReloader } from "./reload.ts";
 import type { DeployEvent } from "./deploy/events.ts";
 import { Deployer } from "./deploy/pipeline.ts";

@@ -3,7 +3,8 @@ import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { formatWithOptions } from "node:util";
 import { createConsola } from "consola";
-import { ConfigError, loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/config.ts";
+import { ConfigError } from "../src/config-schema.ts";
 import { baseEnv, lastLine, makeRepo, post, ROOT, runCli, SECRET, startServer, tempDir } from "./helpers.ts";
 
 // bunfig.toml's [test] timeout is not applied by this Bun (5 s default): real servers and deploys need more room.

@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveApps } from "../src/apps.ts";
-import { defaultConfig, loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/config.ts";
+import { defaultConfig } from "../src/config-schema.ts";
 import { ROOT, tempDir } from "./helpers.ts";
 
 const example = readFileSync(join(ROOT, "service.yaml.example"), "utf8");

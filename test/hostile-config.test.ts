@@ -10,7 +10,8 @@ import { isAbsolute, join } from "node:path";
 import { createConsola } from "consola";
 import fc from "fast-check";
 import { parse, stringify } from "yaml";
-import { ConfigError, KEYS, loadConfig, type ResolvedConfig } from "../src/config.ts";
+import { loadConfig } from "../src/config.ts";
+import { ConfigError, KEYS, type ResolvedConfig } from "../src/config-schema.ts";
 import { tempDir } from "./helpers.ts";
 
 const RUNS = 400;

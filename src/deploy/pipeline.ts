@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { relative, resolve, isAbsolute } from "node:path";
-import { CONFIG_FILE_NAMES, envConfig, readConfigFile, type ResolvedConfig } from "../config.ts";
+import { CONFIG_FILE_NAMES, readConfigFile } from "../config.ts";
+import { envConfig, type ResolvedConfig } from "../config-schema.ts";
 import type { DeployEvent, DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
 import { gitPull, gitResetHard, headCommit, inspectRepo } from "./git.ts";
 import { DeployLog, pruneLogs } from "./log.ts";
