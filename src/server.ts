@@ -3,7 +3,7 @@ import { ensureAppSecrets, requestHost, resolveApps, routeRequest, type Resolved
 import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 import { ConfigReloader } from "./reload.ts";
 import type { DeployEvent } from "./deploy/events.ts";
-import { Deployer } from "./deploy/pipeline.ts";
+import { Deployer } from "./deploy/deployer.ts";
 import { QueueFullError } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
 import { branchOfPush, readBoundedBody } from "./payload.ts";

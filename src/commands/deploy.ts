@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { appSecretFile, resolveApps, type ResolvedApp } from "../apps.ts";
 import { loadConfig } from "../config.ts";
 import { Transcript } from "../deploy/events.ts";
-import { Deployer } from "../deploy/pipeline.ts";
+import { Deployer } from "../deploy/deployer.ts";
 import { killGroup, livePids } from "../deploy/process.ts";
 import { queueKey } from "../deploy/queue.ts";
 import { readSecretFile, SECRET_FILE } from "../secret.ts";
