@@ -10,8 +10,16 @@ export const STREAM_HEADERS = {
   "x-content-type-options": "nosniff",
 };
 
+/** The text of bodies answered again and again (404, 401): a flood of refused requests serialises nothing. */
+const serialized = new WeakMap<object, string>();
+
 export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(`${JSON.stringify(body)}\n`, {
+  let text = typeof body === "object" && body !== null ? serialized.get(body) : undefined;
+  if (text === undefined) {
+    text = `${JSON.stringify(body)}\n`;
+    if (typeof body === "object" && body !== null && Object.isFrozen(body)) serialized.set(body, text);
+  }
+  return new Response(text, {
     status,
     headers: { "content-type": "application/json; charset=utf-8", ...headers },
   });

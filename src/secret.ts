@@ -1,3 +1,4 @@
+import * as nodeCrypto from "node:crypto";
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { closeSync, fchmodSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { resolve } from "node:path";
@@ -92,7 +93,10 @@ export function ensureWebhookSecret(config: UserConfig | ResolvedConfig, cwd = p
   return { secret, source: "generated", generated: true, file };
 }
 
-const digest = (value: string) => createHash("sha256").update(value).digest();
+/** The one-shot `crypto.hash` (Bun, Node 20.12+): twice as fast as createHash for a short string. */
+const oneShotHash = (nodeCrypto as { hash?: (algorithm: string, data: string, outputEncoding: "buffer") => Buffer }).hash;
+
+const digest = oneShotHash ? (value: string) => oneShotHash("sha256", value, "buffer") : (value: string) => createHash("sha256").update(value).digest();
 
 /** The digest of the last expected secret: it is the same on every request, so it is hashed once. */
 let expectedDigest = { secret: "", digest: digest("") };
@@ -112,8 +116,15 @@ const SIGNATURE_HEADERS = ["x-hub-signature-256", "x-hub-signature", "x-gitea-si
  * with nothing after. Such a header signs nothing, so it is not counted, neither for nor against.
  */
 function presentSignatures(headers: Headers): string[] {
-  return SIGNATURE_HEADERS.map((name) => (headers.get(name) ?? "").trim()).filter((value) => value !== "" && !/^(sha1|sha256)=$/i.test(value));
+  const present: string[] = [];
+  for (const name of SIGNATURE_HEADERS) {
+    const value = headers.get(name)?.trim();
+    if (value && !EMPTY_SIGNATURE.test(value)) present.push(value);
+  }
+  return present;
 }
+
+const EMPTY_SIGNATURE = /^(sha1|sha256)=$/i;
 
 /** True when the request carries a body signature, so the body must be read to authenticate it. */
 export function hasBodySignature(headers: Headers): boolean {

@@ -42,14 +42,14 @@ const BODY_BACKSTOP_BYTES = 4 * 1024 ** 3;
 /** Idle connections are closed after this; authorized deploy streams are exempt (they send heartbeats instead). */
 const IDLE_TIMEOUT_SECONDS = 30;
 
-const NOT_FOUND = { error: "not found", message: "this service accepts POST requests on its webhook path only" };
-const SHUTTING_DOWN = { error: "shutting down", message: "the service is stopping and accepts no new deploys" };
-const UNAUTHORIZED = {
+const NOT_FOUND = Object.freeze({ error: "not found", message: "this service accepts POST requests on its webhook path only" });
+const SHUTTING_DOWN = Object.freeze({ error: "shutting down", message: "the service is stopping and accepts no new deploys" });
+const UNAUTHORIZED = Object.freeze({
   error: "unauthorized",
   message:
     "missing or wrong secret: send it as X-Service-Secret, Authorization: Bearer <secret> or X-Gitlab-Token, " +
     "or sign the body (X-Hub-Signature-256)",
-};
+});
 
 const truthy = (value: string | null) => value !== null && ["", "1", "true", "yes"].includes(value.toLowerCase());
 
@@ -95,7 +95,9 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     const current = reloader.current();
     const url = requestUrl(request);
     if (!url) return jsonResponse(404, NOT_FOUND);
-    const app = routeRequest(currentApps(current), requestHost(request, current.trustProxy), url.pathname);
+    const apps = currentApps(current);
+    // One app answers on every host: the Host header is looked at only in multi-app mode.
+    const app = routeRequest(apps, apps.length === 1 && apps[0]!.host === undefined ? "" : requestHost(request, current.trustProxy), url.pathname);
     if (!app) return jsonResponse(404, NOT_FOUND);
     if (!app.secret) return jsonResponse(401, UNAUTHORIZED);
 
