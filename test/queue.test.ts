@@ -236,6 +236,36 @@ describe("shutdown and crashes", () => {
     expect(lastLine(await Bun.file(log!).text())).toBe("[done] ok=true exitCode=0");
   });
 
+  test("started with nohup (SIGHUP ignored), a SIGHUP stops nothing: the deploy runs and the server keeps serving", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const proc = Bun.spawn(["nohup", ...CLI], {
+      cwd: repo.clone,
+      env: baseEnv({ SERVICE_PORT: "0", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env }),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      const out = new StreamReader(new Response(proc.stdout));
+      const port = Number((await waitFor(() => /listening on http:\/\/localhost:(\d+)\n/.exec(out.text), "the banner"))[1]);
+      const url = `http://localhost:${port}`;
+      const running = new StreamReader(await post(url, { secret: SECRET }));
+      await waitFor(() => gate.lines().length === 1, "the deploy to start");
+      proc.kill("SIGHUP");
+      // A POST answered after the signal: were the server stopping, it would get 503.
+      const queued = new StreamReader(await post(url, { secret: SECRET }));
+      await waitFor(() => queued.text.includes("[queued]"), "the second deploy to queue");
+      gate.open();
+      expect(lastLine(await running.done)).toBe("[done] ok=true exitCode=0");
+      expect(lastLine(await queued.done)).toBe("[done] ok=true exitCode=0");
+      expect(proc.exitCode).toBeNull();
+      expect(out.text).not.toContain("SIGHUP");
+    } finally {
+      proc.kill("SIGKILL");
+    }
+  });
+
   test("the server's output closed by its reader (`service 2>&1 | head -n 1`): warnings it can no longer print do not stop it, and its deploys complete", async () => {
     const repo = makeRepo();
     const proc = Bun.spawn(["sh", "-c", '"$@" 2>&1 | head -n 1', "sh", ...CLI], {

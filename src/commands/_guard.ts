@@ -1,5 +1,6 @@
 import type { ArgsDef, CommandDef } from "citty";
 import { consola } from "consola";
+import { readFileSync } from "node:fs";
 
 /** What `guard` needs of citty's command context: the arguments as given, and the command they are for. */
 export interface CommandCall {
@@ -82,5 +83,18 @@ export function survivesClosedOutput(): () => boolean {
   return () => stdoutOpen;
 }
 
-/** The signals that stop a command: Ctrl-C, `kill`, systemd, and SIGHUP when its terminal closes. */
-export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+/**
+ * Whether this process started with SIGHUP ignored, as `nohup service &` starts it (Linux: the SigIgn mask of
+ * /proc/self/status). A handler would undo that, and the logout nohup is for would stop the service.
+ */
+function hangupIgnored(): boolean {
+  try {
+    const mask = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
+    return mask !== undefined && (BigInt(`0x${mask}`) & 1n) === 1n;
+  } catch {
+    return false;
+  }
+}
+
+/** The signals that stop a command: Ctrl-C, `kill`, systemd, and SIGHUP when its terminal closes (unless nohup). */
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = hangupIgnored() ? ["SIGINT", "SIGTERM"] : ["SIGINT", "SIGTERM", "SIGHUP"];
