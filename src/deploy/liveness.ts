@@ -20,16 +20,13 @@ export function processStart(pid: number): string | undefined {
 /** This process's start time ("0" without `/proc`). */
 export const OWN_START = processStart(process.pid) ?? "0";
 
-/** Whether this process is the one named by `pid` and `start`. */
-export function isThisProcess(pid: number, start: string | undefined): boolean {
-  return pid === process.pid && (start === undefined || start === OWN_START);
-}
-
 /**
  * Whether the process named by `pid` (and `start`, when the writer recorded it) still runs. On Linux a recorded
  * start time must match; elsewhere, or for a record without one, a signal-0 probe decides.
  */
 export function isRunning(pid: number, start?: string): boolean {
+  // This process, without a look at /proc (the queue asks for its own tickets on every turn).
+  if (pid === process.pid && (start === undefined || start === OWN_START)) return true;
   if (start !== undefined && start !== "0" && process.platform === "linux") return processStart(pid) === start;
   try {
     process.kill(pid, 0);

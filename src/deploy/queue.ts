@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { isRunning, isThisProcess, OWN_START } from "./liveness.ts";
+import { isRunning, OWN_START } from "./liveness.ts";
 
 /** The queue key of a repository: its real path, so two spellings of one directory share a queue. */
 export function queueKey(repoPath: string): string {
@@ -72,7 +72,7 @@ function liveTickets(dir: string): string[] {
   for (const name of names.sort()) {
     const [, , pid, start] = name.split("-");
     if (!pid || !start) continue;
-    if (isThisProcess(Number(pid), start) || isRunning(Number(pid), start)) live.push(name);
+    if (isRunning(Number(pid), start)) live.push(name);
     else {
       try {
         unlinkSync(join(dir, name));

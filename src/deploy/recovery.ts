@@ -1,6 +1,6 @@
 import { appendFileSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { isRunning, isThisProcess } from "./liveness.ts";
+import { isRunning } from "./liveness.ts";
 import { LOG_DIR, type DeployRecord } from "./log.ts";
 
 /** How many of the newest JSON logs are looked at on start: a crash leaves its record among the last ones. */
@@ -27,7 +27,7 @@ export function markInterruptedDeploys(cwd: string): string[] {
     } catch {
       continue;
     }
-    if (record.status !== "running" || isThisProcess(record.pid, record.pidStart) || isRunning(record.pid, record.pidStart)) continue;
+    if (record.status !== "running" || isRunning(record.pid, record.pidStart)) continue;
     const updated: DeployRecord = { ...record, status: "interrupted" };
     writeFileSync(`${file}.tmp`, `${JSON.stringify(updated, null, 2)}\n`, { mode: 0o640 });
     renameSync(`${file}.tmp`, file);
