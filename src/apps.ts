@@ -77,8 +77,13 @@ function urlHost(url: string): string {
   }
 }
 
-export function routeRequest(apps: ResolvedApp[], host: string, pathname: string): ResolvedApp | undefined {
-  return apps.find((app) => app.path === pathname && (app.host === undefined || app.host === host));
+/**
+ * The app a request is for: its path, and its host for apps that have one. `host` is asked only then, so a
+ * single app (any host) never parses the Host header.
+ */
+export function routeRequest(apps: ResolvedApp[], pathname: string, host: () => string): ResolvedApp | undefined {
+  let requested: string | undefined;
+  return apps.find((app) => app.path === pathname && (app.host === undefined || app.host === (requested ??= host())));
 }
 
 export interface AppSecret {

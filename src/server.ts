@@ -95,9 +95,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     const current = reloader.current();
     const url = requestUrl(request);
     if (!url) return jsonResponse(404, NOT_FOUND);
-    const apps = currentApps(current);
-    // One app answers on every host: the Host header is looked at only in multi-app mode.
-    const app = routeRequest(apps, apps.length === 1 && apps[0]!.host === undefined ? "" : requestHost(request, current.trustProxy), url.pathname);
+    const app = routeRequest(currentApps(current), url.pathname, () => requestHost(request, current.trustProxy));
     if (!app) return jsonResponse(404, NOT_FOUND);
     if (!app.secret) return jsonResponse(401, UNAUTHORIZED);
 
