@@ -10,6 +10,21 @@ function spawnDeploy(cwd: string, env: Record<string, string>) {
   return { proc, out };
 }
 
+/** A server killed with SIGKILL while its deploy ran (the deploy's gate is open again for the next one). */
+async function killedMidDeploy() {
+  const repo = makeRepo();
+  const gate = makeGate();
+  const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
+  const first = await startServer(repo.clone, env);
+  const reader = new StreamReader(await post(first.url, { secret: SECRET }));
+  await waitFor(() => gate.lines().length === 1, "the deploy to start");
+  first.proc.kill("SIGKILL");
+  await first.proc.exited;
+  await reader.done;
+  gate.open();
+  return { repo, env, id: reader.id()!, reader, first };
+}
+
 describe("queue (SPEC rule 1: one deploy at a time per repoPath, FIFO)", () => {
   test("deploys of the same repoPath run one at a time in arrival order; waiting ones stream [queued] waiting; position=N", async () => {
     const repo = makeRepo();
@@ -296,18 +311,8 @@ describe("shutdown and crashes", () => {
   });
 
   test("kill -9 mid-deploy: the next start marks the deploy interrupted and the next deploy works", async () => {
-    const repo = makeRepo();
-    const gate = makeGate();
-    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
-    const first = await startServer(repo.clone, env);
-    const reader = new StreamReader(await post(first.url, { secret: SECRET }));
-    await waitFor(() => gate.lines().length === 1, "the deploy to start");
-    first.proc.kill("SIGKILL");
-    await first.proc.exited;
-    await reader.done;
+    const { repo, env, id, reader } = await killedMidDeploy();
     expect(reader.error).toBeDefined();
-    const id = reader.id()!;
-    gate.open();
     const second = await startServer(repo.clone, env);
     try {
       const jsonFile = logFiles(repo.clone).find((f) => f.endsWith(`${id}.json`))!;
@@ -321,17 +326,7 @@ describe("shutdown and crashes", () => {
   });
 
   test("kill -9 mid-deploy, then its pid taken by another process: logs --follow still ends and the next start still marks the deploy interrupted", async () => {
-    const repo = makeRepo();
-    const gate = makeGate();
-    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
-    const first = await startServer(repo.clone, env);
-    const reader = new StreamReader(await post(first.url, { secret: SECRET }));
-    await waitFor(() => gate.lines().length === 1, "the deploy to start");
-    first.proc.kill("SIGKILL");
-    await first.proc.exited;
-    await reader.done;
-    gate.open();
-    const id = reader.id()!;
+    const { repo, env, id, first } = await killedMidDeploy();
     const jsonPath = join(repo.clone, ".service", "logs", logFiles(repo.clone).find((f) => f.endsWith(`${id}.json`))!);
     const record = readJson(jsonPath);
     expect(record.status).toBe("running");
