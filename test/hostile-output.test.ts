@@ -199,6 +199,32 @@ function treeScript(): { marker: string; script: string; env: Record<string, str
 /** top, mid, 2 leaves of mid, stubborn, its leaf, the orphan. */
 const TREE_SIZE = 7;
 
+/**
+ * A server deploying the process tree of `treeScript`, sent one SIGTERM once the whole tree runs and the server
+ * says it is draining; `body` goes on from there. Whatever happens, the tree and the server end afterwards.
+ */
+async function afterFirstSigterm(
+  body: (context: { server: RunningServer; reader: StreamReader; marker: string; repo: ReturnType<typeof makeRepo>; gate: ReturnType<typeof makeGate> }) => Promise<void>,
+): Promise<void> {
+  const { marker, script, env } = treeScript();
+  const gate = makeGate();
+  const repo = makeRepo();
+  let server: RunningServer | undefined;
+  try {
+    server = await startServer(repo.clone, { SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sh ${script} top`, ...env, ...gate.env });
+    const draining = server;
+    const reader = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => reader.text.includes("tree started") && markerProcesses(marker).length >= TREE_SIZE, "the whole tree to run");
+    server.proc.kill("SIGTERM");
+    await waitFor(() => `${draining.stdout.text}${draining.stderr.text}`.includes("SIGTERM: accepting no new deploys"), "the server to start draining");
+    await body({ server, reader, marker, repo, gate });
+  } finally {
+    gate.open();
+    killMarked(marker);
+    await server?.stop();
+  }
+}
+
 describe("process-tree cleanup (checked with ps by a unique marker)", () => {
   test("a run script that times out: its whole tree is killed (a grandchild ignoring SIGTERM and an orphan of a double fork included); [done] ok=false", async () => {
     const { marker, script, env, started } = treeScript();
@@ -223,17 +249,8 @@ describe("process-tree cleanup (checked with ps by a unique marker)", () => {
     }
   }, 60_000);
 
-  test("SIGTERM once while a deploy runs: new POSTs get 503, the running deploy finishes ([done] ok=true), its tree ends with it, the server exits 0", async () => {
-    const { marker, script, env } = treeScript();
-    const gate = makeGate();
-    const repo = makeRepo();
-    let server: RunningServer | undefined;
-    try {
-      server = await startServer(repo.clone, { SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sh ${script} top`, ...env, ...gate.env });
-      const reader = new StreamReader(await post(server.url, { secret: SECRET }));
-      await waitFor(() => reader.text.includes("tree started") && markerProcesses(marker).length >= TREE_SIZE, "the whole tree to run");
-      server.proc.kill("SIGTERM");
-      await waitFor(() => `${server!.stdout.text}${server!.stderr.text}`.includes("SIGTERM: accepting no new deploys"), "the server to start draining");
+  test("SIGTERM once while a deploy runs: new POSTs get 503, the running deploy finishes ([done] ok=true), its tree ends with it, the server exits 0", () =>
+    afterFirstSigterm(async ({ server, reader, marker, repo, gate }) => {
       const refused = await post(server.url, { secret: SECRET });
       expect(refused.status).toBe(503);
       await refused.text();
@@ -245,24 +262,10 @@ describe("process-tree cleanup (checked with ps by a unique marker)", () => {
       expect(await server.proc.exited).toBe(0);
       await waitFor(() => markerProcesses(marker).length === 0, `no process with ${marker}`);
       expect(logFiles(repo.clone).length).toBe(2);
-    } finally {
-      gate.open();
-      killMarked(marker);
-      await server?.stop();
-    }
-  }, 60_000);
+    }), 60_000);
 
-  test("SIGTERM twice while a deploy runs: the second kills the deploy's whole tree (a child ignoring SIGTERM and a double-forked orphan included) and the server exits 1", async () => {
-    const { marker, script, env } = treeScript();
-    const gate = makeGate();
-    const repo = makeRepo();
-    let server: RunningServer | undefined;
-    try {
-      server = await startServer(repo.clone, { SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sh ${script} top`, ...env, ...gate.env });
-      const reader = new StreamReader(await post(server.url, { secret: SECRET }));
-      await waitFor(() => reader.text.includes("tree started") && markerProcesses(marker).length >= TREE_SIZE, "the whole tree to run");
-      server.proc.kill("SIGTERM");
-      await waitFor(() => `${server!.stdout.text}${server!.stderr.text}`.includes("SIGTERM: accepting no new deploys"), "the server to start draining");
+  test("SIGTERM twice while a deploy runs: the second kills the deploy's whole tree (a child ignoring SIGTERM and a double-forked orphan included) and the server exits 1", () =>
+    afterFirstSigterm(async ({ server, reader, marker, repo }) => {
       expect(markerProcesses(marker).length).toBeGreaterThanOrEqual(TREE_SIZE);
       server.proc.kill("SIGTERM");
       expect(await server.proc.exited).toBe(1);
@@ -271,12 +274,7 @@ describe("process-tree cleanup (checked with ps by a unique marker)", () => {
       const text = await reader.done;
       if (text.includes("[done]")) expect(lastLine(text)).toMatch(/^\[done\] ok=false exitCode=\d+$/);
       expect(logFiles(repo.clone).length).toBe(2);
-    } finally {
-      gate.open();
-      killMarked(marker);
-      await server?.stop();
-    }
-  }, 60_000);
+    }), 60_000);
 
   test("policy: a child a line leaves in the background is the user's: a failing deploy ends ([done] ok=false exitCode=3) without waiting for it and without killing it", async () => {
     const { marker, script, env } = treeScript();
