@@ -276,6 +276,14 @@ describe("service logs: damaged files", () => {
   }, 30_000);
 });
 
+/** Opens the gate; the follower then exits 0 having printed exactly the deploy's .log, up to [done] ok=true. */
+async function opensToTheEnd(gate: ReturnType<typeof makeGate>, follower: ReturnType<typeof spawnCli>, cwd: string, id: string): Promise<void> {
+  gate.open();
+  expect(await follower.exited).toBe(0);
+  expect(lastLine(follower.stdout.text)).toBe("[done] ok=true exitCode=0");
+  expect(follower.stdout.text).toBe(readFileSync(join(logDirOf(cwd), `${stemOf(cwd, id)}.log`), "utf8"));
+}
+
 describe("service logs <id> --follow", () => {
   test("prints a running deploy's output as it comes, and exits after its [done] line", async () => {
     const repo = makeRepo();
@@ -300,11 +308,8 @@ describe("service logs <id> --follow", () => {
       expect(follower.proc.exitCode).toBeNull();
       expect(follower.stdout.text).not.toContain("[done]");
 
-      gate.open();
-      expect(await follower.exited).toBe(0);
+      await opensToTheEnd(gate, follower, repo.clone, id);
       expect(follower.stdout.text).toContain("after-gate\n");
-      expect(lastLine(follower.stdout.text)).toBe("[done] ok=true exitCode=0");
-      expect(follower.stdout.text).toBe(readFileSync(join(logDirOf(repo.clone), `${stemOf(repo.clone, id)}.log`), "utf8"));
     } finally {
       gate.open();
       follower?.proc.kill("SIGKILL");
@@ -332,12 +337,9 @@ describe("service logs <id> --follow", () => {
       expect(logFiles(repo.clone).some((name) => name.includes(id))).toBe(false);
       expect(follower.proc.exitCode).toBeNull();
 
-      gate.open();
-      expect(await follower.exited).toBe(0);
+      await opensToTheEnd(gate, follower, repo.clone, id);
       expect(follower.stdout.text).toContain(`[deploy] ${id} started`);
       expect(follower.stdout.text).not.toContain(first.id);
-      expect(lastLine(follower.stdout.text)).toBe("[done] ok=true exitCode=0");
-      expect(follower.stdout.text).toBe(readFileSync(join(logDirOf(repo.clone), `${stemOf(repo.clone, id)}.log`), "utf8"));
     } finally {
       gate.open();
       follower?.proc.kill("SIGKILL");
