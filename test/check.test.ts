@@ -69,6 +69,17 @@ describe("service check: a good configuration", () => {
     expect(lines.filter((line) => line !== line.trimEnd())).toEqual([]);
   });
 
+  test("check --cwd DIR checks the service whose working directory is DIR, from another directory", async () => {
+    const repo = makeRepo();
+    const serviceDir = tempDir("service-home-");
+    writeFileSync(join(serviceDir, "service.yaml"), `repoPath: ${repo.clone}\nport: 4321\n`);
+    const result = await runCli(["check", "--cwd", serviceDir], { cwd: repo.clone });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`config file: ${join(serviceDir, "service.yaml")}`);
+    expect(values(result.stdout).port).toEqual({ value: "4321", source: "file" });
+    expect(values(result.stdout).secret!.value).toContain(join(serviceDir, ".service.secret"));
+  });
+
   test("SERVICE_SECRET shows as [env], masked; with no file the defaults apply", async () => {
     const repo = makeRepo();
     const envSecret = "env-secret-value-13579";

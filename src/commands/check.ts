@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { checkConfig, type CheckedValue } from "../check.ts";
+import { cwdArg, serviceDir } from "./_cwd.ts";
 import { guard } from "./_guard.ts";
 
 export const checkCommand = defineCommand({
@@ -9,9 +10,12 @@ export const checkCommand = defineCommand({
       "Load the configuration exactly as the server would; print every value (secrets masked) with where it came from " +
       "(default, file, env), and every problem. Exits 1 when there is a problem.",
   },
-  run: ({ rawArgs, cmd }) =>
+  args: {
+    cwd: cwdArg,
+  },
+  run: ({ args, rawArgs, cmd }) =>
     guard({ rawArgs, cmd }, async () => {
-      const report = checkConfig();
+      const report = checkConfig(serviceDir(args.cwd));
       const lines = [`config file: ${report.file ?? "none (defaults and environment only)"}`, ""];
       lines.push(...valueTable(report.values));
       for (const app of report.apps) {
