@@ -54,6 +54,7 @@ describe("plain text when stdout is not a terminal or NO_COLOR is set", () => {
       expect(stdout).toContain("USAGE");
       expect(stdout).not.toContain(ANSI);
       expect(stdout.split("\n").filter((line) => line !== line.trimEnd())).toEqual([]);
+      expect(stdout).toMatch(/\S\n$/);
     }
   });
 

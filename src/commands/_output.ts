@@ -17,9 +17,9 @@ export function useOutputStyle(plain: boolean): void {
   if (plain) consola.setReporters(createBasicConsola().options.reporters);
 }
 
-/** citty's usage, without its column padding at line ends, and without colours when the output is plain. */
+/** citty's usage, without its column padding at line ends nor blank lines at the end, and without colours when plain. */
 export async function showUsage(cmd: CommandDef<any>, parent: CommandDef<any> | undefined, plain: boolean): Promise<void> {
   const text = await renderUsage(cmd, parent);
   const lines = (plain ? stripVTControlCharacters(text) : text).split("\n").map((line) => line.trimEnd());
-  process.stdout.write(`${lines.join("\n")}\n\n`);
+  process.stdout.write(`${lines.join("\n").trimEnd()}\n`);
 }
