@@ -213,7 +213,7 @@ describe("service logs says what it found", () => {
     }
   }, 30_000);
 
-  test("a queued deploy whose service was killed is said never to start, not shown as waiting", async () => {
+  test("a queued deploy whose service was killed is said never to start, not shown as waiting nor waited for", async () => {
     const repo = makeRepo();
     const gate = makeGate();
     const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
@@ -229,6 +229,10 @@ describe("service logs says what it found", () => {
       expect(shown.stderr).toContain(`deploy ${second.id} never started`);
       expect(shown.stderr).toContain(`pid ${server.proc.pid}`);
       expect(shown.stderr).not.toContain("is queued");
+      // --follow does not wait for it either.
+      const followed = await runCli(["logs", second.id, "--follow"], { cwd: repo.clone, timeoutMs: 15_000 });
+      expect(followed.code).toBe(1);
+      expect(followed.stderr).toContain(`deploy ${second.id} never started`);
     } finally {
       gate.open();
       await server.stop();
