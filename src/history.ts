@@ -1,6 +1,7 @@
-import { closeSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { LOG_DIR, LOG_FILE_NAME, type DeployRecord } from "./deploy/log.ts";
+import { holderRunning, queuedDeploys, type QueuedRecord } from "./deploy/waiting.ts";
 
 /** One deploy as the history shows it, read from its JSON log (or from its file name when that is corrupt). */
 export interface HistoryEntry {
@@ -125,15 +126,44 @@ export function listDeploys(cwd: string): HistoryEntry[] {
 /** The deploy named by a full id, an id prefix, or `last`; an error message when none or several match. */
 export function findDeploy(cwd: string, ref: string): HistoryEntry | string {
   const all = listDeploys(cwd);
-  if (ref === "last") return all[0] ?? `no deploys in ${logDir(cwd)} yet`;
+  const missing = missingLogDir(cwd);
+  if (ref === "last") return all[0] ?? (missing ? `no deploys here: ${missing}` : `no deploys in ${logDir(cwd)} yet`);
   const needle = ref.toLowerCase();
   const matches = all.filter((entry) => entry.id.startsWith(needle));
   if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0) return `no deploy with id "${ref}" in ${logDir(cwd)}`;
+  if (matches.length === 0) return `no deploy with id "${ref}" in ${logDir(cwd)}${missing ? ` (${missing})` : ""}`;
   return `"${ref}" matches ${matches.length} deploys (${matches.slice(0, 5).map((m) => m.id.slice(0, 12)).join(", ")}${matches.length > 5 ? ", …" : ""}): give more of the id`;
 }
 
 /** True when `ref` can name a deploy: `last`, or the start of a deploy id (a UUID). */
 export function isDeployRef(ref: string): boolean {
   return ref === "last" || /^[0-9a-f][0-9a-f-]{0,35}$/i.test(ref);
+}
+
+/**
+ * Why there is no history to read, when the log directory does not exist: most likely this is not the
+ * service's working directory (the service runs elsewhere, the shell is in the repository).
+ */
+export function missingLogDir(cwd: string): string | undefined {
+  const dir = logDir(cwd);
+  if (existsSync(dir)) return undefined;
+  return `${dir} does not exist; run service logs in the service's working directory, or point to it with --cwd DIR`;
+}
+
+/** An acknowledged deploy that has not started, by id or id prefix; `waiting` is false when it never will. */
+export function findQueued(cwd: string, ref: string): { record: QueuedRecord; waiting: boolean } | undefined {
+  if (ref === "last" || !isDeployRef(ref)) return undefined;
+  const [only, ...more] = queuedDeploys(cwd, ref);
+  if (!only || more.length > 0) return undefined;
+  return { record: only, waiting: holderRunning(only) };
+}
+
+/** What `service logs <id>` says of a deploy that waits in the queue; `follow` is the command that follows it. */
+export function queuedMessage(record: QueuedRecord, follow: string): string {
+  return [`deploy ${record.id} is queued (since ${record.queuedAt}): it starts when the deploys before it have finished`, `follow it with: ${follow}`].join("\n");
+}
+
+/** Why a deploy that was queued will not start: the service that held it in its queue is gone. */
+export function neverStarted(record: QueuedRecord): string {
+  return `deploy ${record.id} never started: the service process that queued it (pid ${record.pid}) is gone`;
 }

@@ -51,6 +51,35 @@ describe("service check: a good configuration", () => {
     expect(`${result.stdout}${result.stderr}`).not.toContain(fileSecret);
   });
 
+  test("a multi-line runScript is printed line under line, indented to the value column: the table stays whole", async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo.clone, "service.yaml"), ["runScript: |", "  npm ci", "  # build", "  npm run build", "port: 4321", ""].join("\n"));
+    const result = await check(repo.clone);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    const first = lines.findIndex((line) => /^ {2}runScript\s+npm ci\s+\[file\]$/.test(line));
+    expect(first).toBeGreaterThan(0);
+    const column = lines[first]!.indexOf("npm ci");
+    expect(lines.slice(first + 1, first + 3)).toEqual([`${" ".repeat(column)}# build`, `${" ".repeat(column)}npm run build`]);
+    // Every value line keeps its shape, and no script line lands at the start of a line.
+    const v = values(result.stdout);
+    expect(v.port).toEqual({ value: "4321", source: "file" });
+    expect(v.runScript).toEqual({ value: "npm ci", source: "file" });
+    expect(lines.filter((line) => /^npm|^# build/.test(line))).toEqual([]);
+    expect(lines.filter((line) => line !== line.trimEnd())).toEqual([]);
+  });
+
+  test("check --cwd DIR checks the service whose working directory is DIR, from another directory", async () => {
+    const repo = makeRepo();
+    const serviceDir = tempDir("service-home-");
+    writeFileSync(join(serviceDir, "service.yaml"), `repoPath: ${repo.clone}\nport: 4321\n`);
+    const result = await runCli(["check", "--cwd", serviceDir], { cwd: repo.clone });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`config file: ${join(serviceDir, "service.yaml")}`);
+    expect(values(result.stdout).port).toEqual({ value: "4321", source: "file" });
+    expect(values(result.stdout).secret!.value).toContain(join(serviceDir, ".service.secret"));
+  });
+
   test("SERVICE_SECRET shows as [env], masked; with no file the defaults apply", async () => {
     const repo = makeRepo();
     const envSecret = "env-secret-value-13579";

@@ -149,11 +149,11 @@ describe("service logs: the list", () => {
     ]);
   }, 30_000);
 
-  test("with no deploys yet it says so and exits 0", async () => {
+  test("with no deploys yet it says so (naming the directory it looked in) and exits 0", async () => {
     const cwd = tempDir();
     const listed = await logs(cwd);
     expect(listed.code).toBe(0);
-    expect(listed.stdout.trim()).toBe("no deploys yet");
+    expect(listed.stdout.trim()).toStartWith(`no deploys here: ${join(cwd, ".service", "logs")} does not exist`);
     expect(JSON.parse((await logs(cwd, "--json")).stdout)).toEqual([]);
   });
 });

@@ -5,7 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { lastLine, logFiles, makeRepo, post, readJson, runCli, SECRET, startServer, waitFor } from "./helpers.ts";
+import { makeGate } from "./gate.ts";
+import { lastLine, logFiles, makeLocalRepo, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
 
 const LOG_NAME = /^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}Z_[0-9a-f-]{36}\.(json|log)$/;
 
@@ -157,4 +158,84 @@ describe("deploy log files (SPEC: Deploy log files)", () => {
       await server.stop();
     }
   }, 20_000);
+});
+
+describe("service logs says what it found", () => {
+  test('--failed when every deploy succeeded says "no failed deploys", not "no deploys yet"', async () => {
+    const repo = makeLocalRepo();
+    expect((await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: "echo fine" } })).code).toBe(0);
+    const listed = await runCli(["logs", "--failed"], { cwd: repo });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.trim()).toBe("no failed deploys");
+  });
+
+  test("in a directory without .service/logs it names the directory it looked in and how to point elsewhere (--cwd)", async () => {
+    const cwd = tempDir();
+    const listed = await runCli(["logs"], { cwd });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(join(cwd, ".service", "logs"));
+    expect(listed.stdout).toContain("--cwd DIR");
+    expect(listed.stdout).not.toContain("no deploys yet");
+    expect(listed.stdout.trim().split("\n")).toHaveLength(1);
+  });
+
+  test("logs <id> of an acknowledged deploy still in the queue shows it as waiting, then its log once it has run", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    try {
+      const first = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
+      await waitFor(() => gate.starts().includes(first.id), "the first deploy to hold the queue");
+      const second = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
+      expect(second.position).toBe(1);
+      const id: string = second.id;
+      for (const ref of [id, id.slice(0, 8)]) {
+        const shown = await runCli(["logs", ref], { cwd: repo.clone });
+        expect({ ref, code: shown.code, stderr: shown.stderr }).toEqual({ ref, code: 0, stderr: "" });
+        expect(shown.stdout).toContain(`deploy ${id} is queued`);
+        expect(shown.stdout).toContain(`service logs ${id.slice(0, 8)} --follow`);
+      }
+      const asJson = await runCli(["logs", id, "--json"], { cwd: repo.clone });
+      expect(JSON.parse(asJson.stdout)).toMatchObject({ id, status: "queued", trigger: "webhook" });
+
+      gate.open();
+      await waitFor(async () => {
+        const json = logFiles(repo.clone).find((name) => name.includes(id) && name.endsWith(".json"));
+        return json && readJson(join(repo.clone, ".service", "logs", json)).status === "done";
+      }, "the queued deploy to run and finish");
+      const after = await runCli(["logs", id], { cwd: repo.clone });
+      expect(after.code).toBe(0);
+      expect(after.stdout).toContain(`[deploy] ${id} started`);
+      expect(lastLine(after.stdout)).toBe("[done] ok=true exitCode=0");
+    } finally {
+      gate.open();
+      await server.stop();
+    }
+  }, 30_000);
+
+  test("a queued deploy whose service was killed is said never to start, not shown as waiting nor waited for", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    try {
+      const first = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
+      await waitFor(() => gate.starts().includes(first.id), "the first deploy to hold the queue");
+      const second = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
+      server.proc.kill("SIGKILL");
+      await server.proc.exited;
+      const shown = await runCli(["logs", second.id], { cwd: repo.clone });
+      expect(shown.code).toBe(1);
+      expect(shown.stdout).toBe("");
+      expect(shown.stderr).toContain(`deploy ${second.id} never started`);
+      expect(shown.stderr).toContain(`pid ${server.proc.pid}`);
+      expect(shown.stderr).not.toContain("is queued");
+      // --follow does not wait for it either.
+      const followed = await runCli(["logs", second.id, "--follow"], { cwd: repo.clone, timeoutMs: 15_000 });
+      expect(followed.code).toBe(1);
+      expect(followed.stderr).toContain(`deploy ${second.id} never started`);
+    } finally {
+      gate.open();
+      await server.stop();
+    }
+  }, 30_000);
 });

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
-import { checkConfig } from "../check.ts";
+import { checkConfig, type CheckedValue } from "../check.ts";
+import { cwdArg, serviceDir } from "./_cwd.ts";
 import { guard } from "./_guard.ts";
 
 export const checkCommand = defineCommand({
@@ -9,13 +10,14 @@ export const checkCommand = defineCommand({
       "Load the configuration exactly as the server would; print every value (secrets masked) with where it came from " +
       "(default, file, env), and every problem. Exits 1 when there is a problem.",
   },
-  run: ({ rawArgs, cmd }) =>
+  args: {
+    cwd: cwdArg,
+  },
+  run: ({ args, rawArgs, cmd }) =>
     guard({ rawArgs, cmd }, async () => {
-      const report = checkConfig();
+      const report = checkConfig(serviceDir(args.cwd));
       const lines = [`config file: ${report.file ?? "none (defaults and environment only)"}`, ""];
-      const width = Math.max(...report.values.map((v) => v.key.length));
-      const valueWidth = Math.min(40, Math.max(...report.values.map((v) => v.value.length)));
-      for (const { key, value, source } of report.values) lines.push(`  ${key.padEnd(width)}  ${value.padEnd(valueWidth)}  [${source}]`);
+      lines.push(...valueTable(report.values));
       for (const app of report.apps) {
         lines.push("", `  app ${app.name}: POST ${app.host}${app.path}`, `    repo: ${app.repoPath}`, `    secret: ${app.secret}`);
       }
@@ -26,3 +28,18 @@ export const checkCommand = defineCommand({
       if (report.problems.length > 0) process.exitCode = 1;
     }),
 });
+
+/**
+ * `  key  value  [source]` rows. A multi-line value (a runScript block) goes on under its first line, each line
+ * indented to the value column, so the table still reads as one row per key.
+ */
+function valueTable(values: CheckedValue[]): string[] {
+  const linesOf = (value: string) => value.replace(/\s+$/, "").split("\n").map((line) => line.trimEnd());
+  const width = Math.max(...values.map((v) => v.key.length));
+  const valueWidth = Math.min(40, Math.max(...values.flatMap((v) => linesOf(v.value).map((line) => line.length))));
+  const indent = " ".repeat(2 + width + 2);
+  return values.flatMap(({ key, value, source }) => {
+    const [first = "", ...rest] = linesOf(value);
+    return [`  ${key.padEnd(width)}  ${first.padEnd(valueWidth)}  [${source}]`, ...rest.map((line) => (line ? `${indent}${line}` : ""))];
+  });
+}

@@ -1,33 +1,38 @@
 import { defineCommand } from "citty";
 import { join } from "node:path";
 import { appSecretFile, resolveApps, type ResolvedApp } from "../apps.ts";
-import { loadConfig } from "../config.ts";
+import { findConfigFile, loadConfig } from "../config.ts";
 import { Transcript } from "../deploy/events.ts";
 import { Deployer } from "../deploy/deployer.ts";
 import { killGroup, livePids } from "../deploy/process.ts";
 import { queueKey } from "../deploy/queue.ts";
 import { readSecretFile, SECRET_FILE } from "../secret.ts";
+import { cwdArg, serviceDir } from "./_cwd.ts";
 import { guard, STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
 export const deployCommand = defineCommand({
   meta: {
     name: "deploy",
     description:
-      "Run one deploy now in the current repository directory (git pull, then the run script), printing its output live. " +
-      "Uses the same config, queue and logs as the server. Exits 0 only when the deploy is ok.",
+      "Run one deploy now (git pull, then the run script), printing its output live. Uses the same config, queue and " +
+      "logs as the server started in the current directory, or in the one --cwd names. Exits 0 only when the deploy is ok.",
   },
   args: {
     app: {
       type: "string",
       description: "Multi-app mode: the app to deploy (default: the app whose repoPath is the current directory)",
     },
+    cwd: cwdArg,
   },
   run: ({ args, rawArgs, cmd }) =>
     guard({ rawArgs, cmd }, async () => {
-      const cwd = process.cwd();
-      const config = loadConfig();
+      const here = process.cwd();
+      const cwd = serviceDir(args.cwd);
+      const config = loadConfig({ cwd });
+      // Which config is in force is the first question when a deploy does something unexpected.
+      process.stderr.write(`${configLine(findConfigFile(cwd), cwd, args.cwd !== undefined)}\n`);
       const apps = resolveApps(config, cwd);
-      const app = pickApp(apps, config.apps.length > 0, cwd, args.app);
+      const app = pickApp(apps, config.apps.length > 0, here, args.app);
       const transcript = new Transcript();
       // A closed stdout (`service deploy | head`) must not stop the deploy: it goes on, and its logs complete.
       const stdoutOpen = survivesClosedOutput();
@@ -56,6 +61,13 @@ export const deployCommand = defineCommand({
       process.exit(result.ok ? 0 : 1);
     }),
 });
+
+/** The config file a deploy uses; without one, where it looked and how to use a service's config from elsewhere. */
+function configLine(file: string | undefined, cwd: string, dirGiven: boolean): string {
+  if (file) return `config: ${file}`;
+  const elsewhere = dirGiven ? "" : "; for a service that runs in another directory: service deploy --cwd DIR";
+  return `config: none in ${cwd} (defaults and environment only${elsewhere})`;
+}
 
 function pickApp(apps: ResolvedApp[], multiApp: boolean, cwd: string, name: string | undefined): ResolvedApp {
   if (!multiApp) {

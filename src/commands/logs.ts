@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { isRunning } from "../deploy/liveness.ts";
-import { findDeploy, isDeployRef, listDeploys, type HistoryEntry } from "../history.ts";
+import { findDeploy, findQueued, isDeployRef, listDeploys, missingLogDir, neverStarted, queuedMessage, type HistoryEntry } from "../history.ts";
+import { cwdArg, serviceDir } from "./_cwd.ts";
 import { guard } from "./_guard.ts";
 
 function duration(ms: number | null): string {
@@ -55,6 +56,8 @@ async function follow(cwd: string, ref: string): Promise<void> {
   let announced = false;
   // An acknowledged deploy may still wait in the queue: its files appear when it starts.
   while (typeof entry === "string" && /^no deploy with id/.test(entry) && ref !== "last") {
+    const queued = findQueued(cwd, ref);
+    if (queued && !queued.waiting) throw new Error(neverStarted(queued.record));
     if (!announced) process.stderr.write(`waiting for deploy ${ref} to start…\n`);
     announced = true;
     await Bun.sleep(200);
@@ -116,13 +119,21 @@ export const logsCommand = defineCommand({
     failed: { type: "boolean", description: "Only deploys that did not succeed" },
     json: { type: "boolean", description: "JSON: the list as an array, or the deploy's JSON log file" },
     follow: { type: "boolean", alias: "f", description: "Keep printing a running deploy's log until it is done" },
+    cwd: cwdArg,
   },
   run: ({ args, rawArgs, cmd }) =>
     guard({ rawArgs, cmd }, async () => {
-      const cwd = process.cwd();
+      const cwd = serviceDir(args.cwd);
       if (args.deploy) {
         if (args.follow && !args.json) return follow(cwd, args.deploy);
         const entry = findDeploy(cwd, args.deploy);
+        const queued = typeof entry === "string" ? findQueued(cwd, args.deploy) : undefined;
+        if (queued && !queued.waiting) throw new Error(neverStarted(queued.record));
+        if (queued && args.json) return void process.stdout.write(`${JSON.stringify(queued.record, null, 2)}\n`);
+        if (queued) {
+          const where = args.cwd === undefined ? "" : ` --cwd ${cwd}`;
+          return void process.stdout.write(`${queuedMessage(queued.record, `service logs ${queued.record.id.slice(0, 8)} --follow${where}`)}\n`);
+        }
         if (typeof entry === "string") throw new Error(entry);
         const file = args.json ? entry.jsonPath : entry.logPath;
         if (!existsSync(file)) throw new Error(`the log file ${file} is missing`);
@@ -138,8 +149,16 @@ export const logsCommand = defineCommand({
       if (args.failed) entries = entries.filter((e) => e.status !== "running" && !(e.status === "done" && e.ok));
       entries = entries.slice(0, limit);
       if (args.json) process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
-      else if (entries.length === 0) process.stdout.write("no deploys yet\n");
+      else if (entries.length === 0) process.stdout.write(`${nothingListed(cwd, args.failed, args.app)}\n`);
       else process.stdout.write(`${table(entries)}\n`);
     }),
 });
 
+
+/** What an empty listing means: no history here at all, or none of the deploys asked for. */
+function nothingListed(cwd: string, failed: boolean | undefined, app: string | undefined): string {
+  const missing = missingLogDir(cwd);
+  if (missing) return `no deploys here: ${missing}`;
+  if (!failed && !app) return "no deploys yet";
+  return `no ${failed ? "failed " : ""}deploys${app ? ` of app "${app}"` : ""}`;
+}

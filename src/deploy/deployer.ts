@@ -3,6 +3,7 @@ import { DeployLog } from "./log.ts";
 import { prune, runDeploy, type DeployOptions } from "./pipeline.ts";
 import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
 import { Redaction } from "./redact.ts";
+import { markQueued, unmarkQueued } from "./waiting.ts";
 
 /** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
 export function recordCancelled(options: DeployOptions, reason: string): Promise<DeployResult> {
@@ -47,10 +48,21 @@ export class Deployer {
   deploy(options: DeployOptions): Promise<DeployResult> {
     const key = queueKey(options.config.repoPath);
     try {
-      return this.queue.run(key, () => runDeploy(options), {
+      // An acknowledged deploy's id is known before it starts: while it waits, `service logs <id>` says so. The
+      // mark goes once the deploy's log files exist (runDeploy creates them before its first await), so a reader
+      // finds the one or the other.
+      const { id } = options;
+      const done = <T>(result: T) => {
+        if (id) unmarkQueued(options.cwd, id);
+        return result;
+      };
+      return this.queue.run(key, () => done(runDeploy(options)), {
         limit: options.config.queueLimit,
-        onQueued: (position) => options.sink?.({ type: "queued", position }),
-        onCancel: (reason) => recordCancelled(options, reason),
+        onQueued: (position) => {
+          if (id) markQueued(options.cwd, { id, app: options.app, trigger: options.trigger, repoPath: options.config.repoPath });
+          options.sink?.({ type: "queued", position });
+        },
+        onCancel: (reason) => done(recordCancelled(options, reason)),
       });
     } catch (error) {
       if (error instanceof QueueFullError) throw error;

@@ -1,0 +1,25 @@
+import { renderUsage, type CommandDef } from "citty";
+import { consola } from "consola";
+import { createConsola as createBasicConsola } from "consola/basic";
+import { stripVTControlCharacters } from "node:util";
+
+/**
+ * Plain text: no colours and no decoration. For output that is not read on a terminal (a pipe, a file, a
+ * journal) or when the user said so with NO_COLOR (any non-empty value, as no-color.org asks). citty decides
+ * colour on NO_COLOR=1 and CI only, and consola badges a message with blank lines around it off a terminal.
+ */
+export function plainOutput(env: NodeJS.ProcessEnv = process.env, stdout: { isTTY?: boolean } = process.stdout): boolean {
+  return Boolean(env.NO_COLOR) || !stdout.isTTY;
+}
+
+/** Messages become one `[level] text` line each when the output is plain. */
+export function useOutputStyle(plain: boolean): void {
+  if (plain) consola.setReporters(createBasicConsola().options.reporters);
+}
+
+/** citty's usage, without its column padding at line ends nor blank lines at the end, and without colours when plain. */
+export async function showUsage(cmd: CommandDef<any>, parent: CommandDef<any> | undefined, plain: boolean): Promise<void> {
+  const text = await renderUsage(cmd, parent);
+  const lines = (plain ? stripVTControlCharacters(text) : text).split("\n").map((line) => line.trimEnd());
+  process.stdout.write(`${lines.join("\n").trimEnd()}\n`);
+}
