@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { resolveApps, appSecretFile, type ResolvedApp } from "./apps.ts";
-import { findConfigFile, mergeConfig, readConfigFile } from "./config.ts";
+import { findConfigFile, mergeConfig, readConfigFile, strictFromEnv } from "./config.ts";
 import { defaultConfig, envConfig, KEYS, type UserConfig } from "./config-schema.ts";
 import { queueKey, ticketDirProblem } from "./deploy/queue.ts";
 import { SECRET_FILE } from "./secret.ts";
@@ -96,12 +96,19 @@ function resolveEveryApp(config: ReturnType<typeof mergeConfig>, cwd: string, pr
  */
 export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): ConfigReport {
   const problems: string[] = [];
+  let strict = false;
+  try {
+    strict = strictFromEnv(env);
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
   const file = findConfigFile(cwd, env);
   let fileConfig: UserConfig = {};
   if (file) {
     const result = readConfigFile(file, problems);
     for (const warning of result.warnings) problems.push(warning.replace(/; ignored$/, ""));
-    if (result.invalid) problems.push(`${result.invalid} (the server would use environment variables and defaults only)`);
+    const fallback = strict ? "the server would refuse to start (strict mode)" : "the server would use environment variables and defaults only";
+    if (result.invalid) problems.push(`${result.invalid} (${fallback})`);
     fileConfig = result.config ?? {};
   }
   const fromEnv = envConfig(env, problems);

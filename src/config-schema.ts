@@ -295,3 +295,10 @@ export function envConfig(env: NodeJS.ProcessEnv = process.env, errors?: string[
   }
   return out as UserConfig;
 }
+
+/** A yes/no `SERVICE_*` variable that is not a config key (unset or empty: false); a value that is neither throws. */
+export function envFlag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = env[name];
+  if (value === undefined || value === "") return false;
+  return coerce("boolean", value, true, `environment variable ${name}`) as boolean;
+}

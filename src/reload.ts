@@ -1,12 +1,13 @@
 import { statSync } from "node:fs";
 import type { ConsolaInstance } from "consola";
-import { fileKey, findConfigFile, loadedFromOf, mergeConfig, parseConfigRead, readConfigText, type ConfigText, type LoadedFrom } from "./config.ts";
+import { fileKey, findConfigFile, loadedFromOf, mergeConfig, parseConfigRead, readConfigText, strictFromEnv, type ConfigText, type LoadedFrom } from "./config.ts";
 import { envConfig, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
 
 /**
  * Re-reads the config file on every call (rule 4: every POST sees edits) and parses it again only when its
  * text changed, so warnings are not repeated per request. Keeps the last good file values when the file
- * becomes invalid, so a half-saved edit does not break deploys.
+ * becomes invalid, so a half-saved edit does not break deploys. In strict mode an unknown key or a deleted file
+ * counts as invalid too.
  */
 export class ConfigReloader {
   private key = "";
@@ -25,7 +26,12 @@ export class ConfigReloader {
     const loaded = loadedFromOf(base);
     this.loaded = loaded && loaded.cwd === cwd ? loaded : undefined;
     if (this.loaded) [this.key, this.fileConfig] = [this.loaded.key, this.loaded.fileConfig];
+    this.strict = this.loaded?.strict ?? strictOrUnsure(env);
   }
+
+  private readonly strict: boolean;
+  /** The file the current file values came from, to name it when it is gone. */
+  private goodFile: string | undefined;
 
   current(): ResolvedConfig {
     const file = this.configFile();
@@ -34,8 +40,9 @@ export class ConfigReloader {
     if (key !== this.key) {
       this.key = key;
       this.problem = undefined;
-      if (!file || !read || ("missing" in read && read.missing)) this.fileConfig = undefined;
-      else this.fileConfig = this.parse(file, read);
+      if (file && read && !("missing" in read && read.missing)) this.fileConfig = this.parse(file, read);
+      else if (this.strict && this.fileConfig) this.keep(`${this.goodFile ?? file ?? "the config file"} is gone`);
+      else this.fileConfig = undefined;
     }
     // The same file text and base give the same config: merged once, the same object until either changes.
     if (this.merged && this.merged.key === key && this.merged.secret === this.base.secret) return this.merged.config;
@@ -75,16 +82,25 @@ export class ConfigReloader {
 
   /** The new file values, or the last good ones (with a warning) when the file cannot be used. */
   private parse(file: string, read: ConfigText): UserConfig | undefined {
-    const fallback = this.fileConfig ? "keeping the last good configuration" : "using environment variables and defaults only";
     try {
       const result = parseConfigRead(file, read);
+      if (this.strict && !result.invalid && result.warnings.length > 0) return this.keep(result.warnings.map((w) => w.replace(/; ignored$/, "")).join("; "));
       for (const warning of result.warnings) this.logger.warn(warning);
-      if (!result.invalid) return result.config;
-      this.problem = `${result.invalid}; ${fallback}`;
+      if (!result.invalid) {
+        this.goodFile = file;
+        return result.config;
+      }
+      return this.keep(result.invalid);
     } catch (error) {
       // One line in the stream, even for several problems (a list of apps with more than one wrong key).
-      this.problem = `${(error as Error).message.replaceAll("\n", "; ")}; ${fallback}`;
+      return this.keep((error as Error).message.replaceAll("\n", "; "));
     }
+  }
+
+  /** Says why the file is not used and what is in force instead; the last good file values stay. */
+  private keep(why: string): UserConfig | undefined {
+    const fallback = this.fileConfig ? "keeping the last good configuration" : "using environment variables and defaults only";
+    this.problem = `${why}; ${fallback}${this.strict ? " (strict mode)" : ""}`;
     this.logger.warn(this.problem);
     return this.fileConfig;
   }
@@ -96,6 +112,15 @@ export class ConfigReloader {
       if (value !== this.loaded?.snapshot[key]) changed[key] = value;
     }
     return changed;
+  }
+}
+
+/** A SERVICE_STRICT_CONFIG that is neither yes nor no is taken as yes: keeping good values is the safe side. */
+function strictOrUnsure(env: NodeJS.ProcessEnv): boolean {
+  try {
+    return strictFromEnv(env);
+  } catch {
+    return true;
   }
 }
 
