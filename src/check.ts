@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { resolveApps, appSecretFile, type ResolvedApp } from "./apps.ts";
-import { findConfigFile, mergeConfig, readConfigFile, strictFromEnv } from "./config.ts";
+import { findConfigFile, mergeConfig, readConfigFile, readConfigText, strictFromEnv } from "./config.ts";
 import { defaultConfig, envConfig, KEYS, type UserConfig } from "./config-schema.ts";
 import { queueKey, ticketDirProblem } from "./deploy/queue.ts";
 import { SECRET_FILE } from "./secret.ts";
@@ -50,7 +50,9 @@ function secretSource(secret: string | undefined, file: string, configured: Sour
 /** True when the config file sets a non-empty `apps`, even one whose list was rejected as invalid. */
 function fileSetsApps(file: string): boolean {
   try {
-    const raw = parseYaml(readFileSync(file, "utf8")) as { apps?: unknown } | null;
+    const read = readConfigText(file);
+    if (!("text" in read)) return false;
+    const raw = parseYaml(read.text) as { apps?: unknown } | null;
     const apps = raw && typeof raw === "object" ? raw.apps : undefined;
     return Array.isArray(apps) ? apps.length > 0 : apps !== undefined && apps !== null;
   } catch {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { consola, type ConsolaInstance } from "consola";
 import { parse as parseYaml } from "yaml";
@@ -40,12 +40,34 @@ export interface ConfigFileResult {
 /** The text of a config file, or why it cannot be read (`missing` when it does not exist). */
 export type ConfigText = { text: string } | { invalid: string; missing: boolean };
 
+/** The largest config file read: it is read again whenever it changes, on a request path before authentication. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 export function readConfigText(file: string): ConfigText {
+  let fd: number | undefined;
   try {
-    return { text: readFileSync(file, "utf8") };
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    const stat = fstatSync(fd);
+    // A device (/dev/zero) or a FIFO has no end, or none to wait for; a directory has no text.
+    if (!stat.isFile()) return { invalid: `cannot read ${file}: not a regular file${stat.isDirectory() ? " (a directory)" : ""}`, missing: false };
+    const tooBig = (size: number) => ({ invalid: `${file} is ${size} bytes; a config file may be at most 1 MiB (${MAX_CONFIG_BYTES} bytes)`, missing: false });
+    if (stat.size > MAX_CONFIG_BYTES) return tooBig(stat.size);
+    const buffer = Buffer.allocUnsafe(MAX_CONFIG_BYTES + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    // It grew while being read.
+    if (length > MAX_CONFIG_BYTES) return tooBig(length);
+    return { text: buffer.toString("utf8", 0, length) };
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
     return { invalid: `cannot read ${file}: ${(error as Error).message}`, missing };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

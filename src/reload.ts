@@ -4,8 +4,8 @@ import { fileKey, findConfigFile, loadedFromOf, mergeConfig, parseConfigRead, re
 import { envConfig, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
 
 /**
- * Re-reads the config file on every call (rule 4: every POST sees edits) and parses it again only when its
- * text changed, so warnings are not repeated per request. Keeps the last good file values when the file
+ * Looks at the config file on every call (rule 4: every POST sees edits), reads it again only when its stat
+ * changed and parses it again only when its text changed, so warnings are not repeated per request. Keeps the last good file values when the file
  * becomes invalid, so a half-saved edit does not break deploys. In strict mode an unknown key or a deleted file
  * counts as invalid too.
  */
@@ -35,11 +35,11 @@ export class ConfigReloader {
 
   current(): ResolvedConfig {
     const file = this.configFile();
-    const read = file ? readConfigText(file) : undefined;
-    const key = fileKey(file, read);
+    const key = this.unchanged(file) ? this.key : this.readKey(file);
     if (key !== this.key) {
       this.key = key;
       this.problem = undefined;
+      const read = this.read;
       if (file && read && !("missing" in read && read.missing)) this.fileConfig = this.parse(file, read);
       else if (this.strict && this.fileConfig) this.keep(`${this.goodFile ?? file ?? "the config file"} is gone`);
       else this.fileConfig = undefined;
@@ -54,6 +54,31 @@ export class ConfigReloader {
   }
 
   private merged: { key: string; secret: string | undefined; config: ResolvedConfig } | undefined;
+
+  /** The file's identity when it was last read, and whether that read can be trusted to stand for later ones. */
+  private seen: { file: string; stamp: string; settled: boolean } | undefined;
+  /** The text of the last read (used once, to parse it when its key changed). */
+  private read: ConfigText | undefined;
+
+  /**
+   * True when the file is the one last read and unchanged since: same device, inode, size, mtime and ctime (in
+   * ns). A request, authorized or not, then costs one stat instead of a read of up to 1 MiB. A file modified
+   * within RACY_NS of its read could change again within the same timestamp tick: it is read until it settles.
+   */
+  private unchanged(file: string | undefined): boolean {
+    const seen = this.seen;
+    return !!file && !!seen && seen.settled && seen.file === file && seen.stamp === statStamp(file)?.stamp;
+  }
+
+  private readKey(file: string | undefined): string {
+    const before = file ? statStamp(file) : undefined;
+    this.read = file ? readConfigText(file) : undefined;
+    this.seen =
+      file && before && "text" in this.read!
+        ? { file, stamp: before.stamp, settled: BigInt(Date.now()) * 1_000_000n - before.mtimeNs > RACY_NS }
+        : undefined;
+    return fileKey(file, this.read);
+  }
 
   /** SERVICE_* variables, read once: the environment of a running process does not change under it. */
   private get fromEnv(): UserConfig {
@@ -112,6 +137,18 @@ export class ConfigReloader {
       if (value !== this.loaded?.snapshot[key]) changed[key] = value;
     }
     return changed;
+  }
+}
+
+/** How long after its last modification a file's timestamps may not yet tell a later write apart (coarse clocks). */
+const RACY_NS = 2_000_000_000n;
+
+function statStamp(file: string): { stamp: string; mtimeNs: bigint } | undefined {
+  try {
+    const st = statSync(file, { bigint: true });
+    return { stamp: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, mtimeNs: st.mtimeNs };
+  } catch {
+    return undefined;
   }
 }
 

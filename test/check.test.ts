@@ -181,6 +181,15 @@ describe("service check: problems", () => {
     expect(listed.some((p) => p.includes("SERVICE_HOSTNAME") && p.includes("http://localhost"))).toBe(true);
   });
 
+  test("a config file over 1 MiB: exit 1, named with its size and the limit", async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo.clone, "service.yaml"), `port: 4000\n# ${"x".repeat(1024 * 1024)}\n`);
+    const result = await check(repo.clone, { SERVICE_SECRET: "some-secret-123" });
+    expect(result.code).toBe(1);
+    expect(problems(result.stdout).some((p) => p.includes(join(repo.clone, "service.yaml")) && p.includes("at most 1 MiB (1048576 bytes)"))).toBe(true);
+    expect(values(result.stdout).port).toEqual({ value: "3141", source: "default" });
+  });
+
   test("a repoPath that is not a git repository: exit 1, named", async () => {
     const cwd = tempDir("service-check-");
     const plain = join(cwd, "plain");
