@@ -524,6 +524,24 @@ describe("Millisecond values are bounded by the longest timer (2147483647 ms, ab
     expect(config.heartbeatMs).toBe(2147483647);
   });
 
+  test("at 2147483647 (the most check accepts) for every *Ms key, a deploy runs and succeeds, with no timer overflow", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "echo deployed-with-the-longest-timeout",
+      SERVICE_RUN_TIMEOUT_MS: "2147483647",
+      SERVICE_HEARTBEAT_MS: "2147483647",
+    });
+    try {
+      const text = await (await post(server.url, { secret: SECRET })).text();
+      expect(text).toContain("deployed-with-the-longest-timeout");
+      expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+      expect(server.stdout.text + server.stderr.text).not.toContain("TimeoutOverflowWarning");
+    } finally {
+      await server.stop();
+    }
+  });
+
   test("SERVICE_RUN_TIMEOUT_MS=2147483648: the CLI refuses to start with one line naming the variable and the maximum", async () => {
     const cwd = workdir();
     const result = await runCli([], { cwd, env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0", SERVICE_RUN_TIMEOUT_MS: "2147483648" }, timeoutMs: 20_000 });
