@@ -5,9 +5,9 @@ import { envConfig, type ResolvedConfig, type UserConfig } from "./config-schema
 
 /**
  * Looks at the config file on every call (rule 4: every POST sees edits), reads it again only when its stat
- * changed and parses it again only when its text changed, so warnings are not repeated per request. Keeps the last good file values when the file
- * becomes invalid, so a half-saved edit does not break deploys. In strict mode an unknown key or a deleted file
- * counts as invalid too.
+ * changed and parses it again only when its text changed, so warnings are not repeated per request. Keeps the
+ * last good file values when the file becomes invalid, so a half-saved edit does not break deploys. In strict
+ * mode an unknown key or a deleted file counts as invalid too.
  */
 export class ConfigReloader {
   private key = "";
@@ -27,6 +27,7 @@ export class ConfigReloader {
     this.loaded = loaded && loaded.cwd === cwd ? loaded : undefined;
     if (this.loaded) [this.key, this.fileConfig] = [this.loaded.key, this.loaded.fileConfig];
     this.strict = this.loaded?.strict ?? strictOrUnsure(env);
+    if (this.loaded?.fileConfig) this.goodFile = findConfigFile(cwd, env);
   }
 
   private readonly strict: boolean;

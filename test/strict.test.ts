@@ -98,16 +98,17 @@ describe("strict mode keeps the last good configuration after a bad edit", () =>
     const deploy = async () => (await post(server.url, { secret: SECRET })).text();
     try {
       expect(await deploy()).toContain("last-good");
-      for (const edit of [
-        () => writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: [unclosed\n`),
-        () => writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo typo-edit\nrun_scirpt: x\n`),
-        () => rmSync(file),
-      ]) {
+      for (const [edit, why] of [
+        [() => writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: [unclosed\n`), "is not valid YAML"],
+        [() => writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo typo-edit\nrun_scirpt: x\n`), 'unknown key "run_scirpt"'],
+        [() => rmSync(file), `${file} is gone`],
+      ] as const) {
         edit();
         for (let i = 0; i < 2; i++) {
           const text = await deploy();
           expect(text).toContain("last-good");
-          expect(text).toMatch(/\[config\] .*keeping the last good configuration/);
+          expect(text).toMatch(/\[config\] .*keeping the last good configuration \(strict mode\)/);
+          expect(text).toContain(why);
           expect(text).toContain("[done] ok=true");
         }
       }
