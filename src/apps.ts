@@ -38,7 +38,7 @@ export function resolveApps(config: ResolvedConfig, cwd: string): ResolvedApp[] 
     if (seenNames.has(app.name)) throw new ConfigError(`${label}: the name "${app.name}" is already used by apps entry ${seenNames.get(app.name)}`);
     seenNames.set(app.name, index + 1);
     // A URL or a host with a path would never equal a request's Host: say so now, not with 404s later.
-    if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s/:@?#\[\]]+)(:\d*)?$/.test(app.host.trim())) {
+    if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s\x00-\x1f\x7f/:@?#\[\]]+)(:\d*)?$/.test(app.host.trim())) {
       throw new ConfigError(`${label}: host ${JSON.stringify(app.host)} is not a host name: write it like web.example.com (no scheme, no path)`);
     }
     // As for the top-level secret: header values arrive trimmed, so a blank secret would lock the app out.

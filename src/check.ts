@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { resolveApps, appSecretFile, type ResolvedApp } from "./apps.ts";
-import { findConfigFile, mergeConfig, readConfigFile } from "./config.ts";
+import { findConfigFile, mergeConfig, readConfigFile, readConfigText, strictFromEnv } from "./config.ts";
 import { defaultConfig, envConfig, KEYS, type UserConfig } from "./config-schema.ts";
 import { queueKey, ticketDirProblem } from "./deploy/queue.ts";
 import { SECRET_FILE } from "./secret.ts";
@@ -50,7 +50,9 @@ function secretSource(secret: string | undefined, file: string, configured: Sour
 /** True when the config file sets a non-empty `apps`, even one whose list was rejected as invalid. */
 function fileSetsApps(file: string): boolean {
   try {
-    const raw = parseYaml(readFileSync(file, "utf8")) as { apps?: unknown } | null;
+    const read = readConfigText(file);
+    if (!("text" in read)) return false;
+    const raw = parseYaml(read.text) as { apps?: unknown } | null;
     const apps = raw && typeof raw === "object" ? raw.apps : undefined;
     return Array.isArray(apps) ? apps.length > 0 : apps !== undefined && apps !== null;
   } catch {
@@ -96,12 +98,19 @@ function resolveEveryApp(config: ReturnType<typeof mergeConfig>, cwd: string, pr
  */
 export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): ConfigReport {
   const problems: string[] = [];
+  let strict = false;
+  try {
+    strict = strictFromEnv(env);
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
   const file = findConfigFile(cwd, env);
   let fileConfig: UserConfig = {};
   if (file) {
     const result = readConfigFile(file, problems);
     for (const warning of result.warnings) problems.push(warning.replace(/; ignored$/, ""));
-    if (result.invalid) problems.push(`${result.invalid} (the server would use environment variables and defaults only)`);
+    const fallback = strict ? "the server would refuse to start (strict mode)" : "the server would use environment variables and defaults only";
+    if (result.invalid) problems.push(`${result.invalid} (${fallback})`);
     fileConfig = result.config ?? {};
   }
   const fromEnv = envConfig(env, problems);

@@ -2,6 +2,7 @@
  * What a configuration is: the keys, their types and defaults, and how a value written in a file or the
  * environment is checked and converted. Where the values come from and how they are layered is config.ts.
  */
+import { isIP } from "node:net";
 
 /** Options as a user writes them: every key optional. */
 export interface UserConfig {
@@ -83,20 +84,25 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
   };
 }
 
-type Kind = "port" | "positiveInt" | "count" | "boolean" | "string" | "urlPath" | "apps";
+type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "urlPath" | "apps";
+
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+/** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Every key: its type, its snake_case spelling and its environment variable. */
 export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   port: { kind: "port", env: "SERVICE_PORT" },
   repoPath: { kind: "string", env: "SERVICE_REPO_PATH" },
   runScript: { kind: "string", env: "SERVICE_RUN_SCRIPT" },
-  runTimeoutMs: { kind: "positiveInt", env: "SERVICE_RUN_TIMEOUT_MS" },
+  runTimeoutMs: { kind: "ms", env: "SERVICE_RUN_TIMEOUT_MS" },
   rollbackOnFailure: { kind: "boolean", env: "SERVICE_ROLLBACK_ON_FAILURE" },
   path: { kind: "urlPath", env: "SERVICE_PATH" },
   secret: { kind: "string", env: "SERVICE_SECRET" },
   queueLimit: { kind: "positiveInt", env: "SERVICE_QUEUE_LIMIT" },
-  hostname: { kind: "string", env: "SERVICE_HOSTNAME" },
-  heartbeatMs: { kind: "positiveInt", env: "SERVICE_HEARTBEAT_MS" },
+  hostname: { kind: "hostname", env: "SERVICE_HOSTNAME" },
+  heartbeatMs: { kind: "ms", env: "SERVICE_HEARTBEAT_MS" },
   branch: { kind: "string", env: "SERVICE_BRANCH" },
   acknowledge: { kind: "boolean", env: "SERVICE_ACKNOWLEDGE" },
   maxBodyBytes: { kind: "positiveInt", env: "SERVICE_MAX_BODY_BYTES" },
@@ -143,13 +149,20 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): un
   switch (kind) {
     case "port":
     case "count":
+    case "ms":
     case "positiveInt": {
       const n = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
-      const expected = { port: "an integer port (0-65535)", count: "a whole number (0 or more)", positiveInt: "a positive integer" }[kind];
+      const expected = {
+        port: "an integer port (0-65535)",
+        count: "a whole number (0 or more)",
+        ms: `a positive integer of milliseconds, at most ${MAX_TIMER_MS} (about 24.8 days, the longest timer)`,
+        positiveInt: "a positive integer",
+      }[kind];
       if (typeof n !== "number" || !Number.isSafeInteger(n)) return fail(expected);
       if (kind === "count" && n < 0) return fail(expected);
-      if (kind === "port" && (n < 0 || n > 65535)) return fail("an integer port (0-65535)");
-      if (kind === "positiveInt" && n <= 0) return fail("a positive integer");
+      if (kind === "port" && (n < 0 || n > 65535)) return fail(expected);
+      if ((kind === "positiveInt" || kind === "ms") && n <= 0) return fail(expected);
+      if (kind === "ms" && n > MAX_TIMER_MS) return fail(expected);
       return n;
     }
     case "boolean": {
@@ -167,7 +180,13 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): un
       return fail("a string");
     case "urlPath":
       if (typeof value !== "string" || !value.startsWith("/")) return fail('a URL path starting with "/"');
+      // A request's path never holds these raw (they arrive percent-encoded): such a webhook could never match.
+      if (/[\x00-\x20\x7f?#]/.test(value)) return fail('a URL path starting with "/", without spaces, control characters, "?" or "#"');
       return value;
+    case "hostname":
+      // An address the listener can bind: a typo here must not leave the server on another address.
+      if (typeof value === "string" && (isIP(value) || HOST_NAME.test(value))) return value;
+      return fail("an IP address or host name to listen on (like 127.0.0.1, ::1, 0.0.0.0 or localhost; no scheme, no port)");
     case "apps":
     {
       if (!Array.isArray(value)) return fail("a list of apps");
@@ -275,4 +294,11 @@ export function envConfig(env: NodeJS.ProcessEnv = process.env, errors?: string[
     }
   }
   return out as UserConfig;
+}
+
+/** A yes/no `SERVICE_*` variable that is not a config key (unset or empty: false); a value that is neither throws. */
+export function envFlag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = env[name];
+  if (value === undefined || value === "") return false;
+  return coerce("boolean", value, true, `environment variable ${name}`) as boolean;
 }

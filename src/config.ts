@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { consola, type ConsolaInstance } from "consola";
 import { parse as parseYaml } from "yaml";
-import { defaultConfig, envConfig, normalizeUserConfig, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
+import { ConfigError, defaultConfig, envConfig, envFlag, normalizeUserConfig, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
 
 /** Config file names looked up in the working directory, first existing wins. */
 export const CONFIG_FILE_NAMES = ["service.yaml", "service.yml", ".service.yaml", ".service.yml"] as const;
@@ -17,6 +17,17 @@ export function findConfigFile(cwd = process.cwd(), env: NodeJS.ProcessEnv = pro
   return undefined;
 }
 
+/** The variable that turns strict config mode on (also `service --strict`). */
+export const STRICT_ENV = "SERVICE_STRICT_CONFIG";
+
+/** Whether the environment asks for strict config mode; a value that is not yes/no throws a ConfigError. */
+export function strictFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  return envFlag(env, STRICT_ENV);
+}
+
+/** Strict mode's suffix to a problem with the config file, so the message says why it is not only a warning. */
+export const STRICT_REFUSES = `strict mode (${STRICT_ENV}=1 or --strict) does not start without a valid config file`;
+
 export interface ConfigFileResult {
   file: string;
   /** Present when the file was read and is valid. */
@@ -29,12 +40,34 @@ export interface ConfigFileResult {
 /** The text of a config file, or why it cannot be read (`missing` when it does not exist). */
 export type ConfigText = { text: string } | { invalid: string; missing: boolean };
 
+/** The largest config file read: it is read again whenever it changes, on a request path before authentication. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 export function readConfigText(file: string): ConfigText {
+  let fd: number | undefined;
   try {
-    return { text: readFileSync(file, "utf8") };
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    const stat = fstatSync(fd);
+    // A device (/dev/zero) or a FIFO has no end, or none to wait for; a directory has no text.
+    if (!stat.isFile()) return { invalid: `cannot read ${file}: not a regular file${stat.isDirectory() ? " (a directory)" : ""}`, missing: false };
+    const tooBig = (size: number) => ({ invalid: `${file} is ${size} bytes; a config file may be at most 1 MiB (${MAX_CONFIG_BYTES} bytes)`, missing: false });
+    if (stat.size > MAX_CONFIG_BYTES) return tooBig(stat.size);
+    const buffer = Buffer.allocUnsafe(MAX_CONFIG_BYTES + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    // It grew while being read.
+    if (length > MAX_CONFIG_BYTES) return tooBig(length);
+    return { text: buffer.toString("utf8", 0, length) };
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
     return { invalid: `cannot read ${file}: ${(error as Error).message}`, missing };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -79,6 +112,12 @@ export interface LoadConfigOptions {
   base?: UserConfig;
   /** Where warnings (an invalid file, unknown keys) go. @default consola.withTag("service") */
   logger?: ConsolaInstance;
+  /**
+   * Strict mode: an unreadable or invalid config file (unknown keys included, or a SERVICE_CONFIG file that is
+   * missing) throws a ConfigError instead of falling back to environment and defaults.
+   * @default SERVICE_STRICT_CONFIG
+   */
+  strict?: boolean;
 }
 
 /** defaults ← base ← file ← env, with repoPath made absolute. */
@@ -107,6 +146,8 @@ export interface LoadedFrom {
   fileConfig?: UserConfig;
   /** The config as returned, to tell which keys the caller set afterwards (a generated secret, say). */
   snapshot: Record<string, unknown>;
+  /** Loaded in strict mode: a reload that finds the file unusable keeps the last good values. */
+  strict: boolean;
 }
 
 const loadedFrom = new WeakMap<object, LoadedFrom>();
@@ -130,17 +171,21 @@ export function loadConfig(options: LoadConfigOptions = {}): ResolvedConfig {
   const cwd = options.cwd ?? process.cwd();
   const env = options.env ?? process.env;
   const logger = options.logger ?? consola.withTag("service");
+  const strict = options.strict ?? strictFromEnv(env);
   const file = findConfigFile(cwd, env);
   const read = file ? readConfigText(file) : undefined;
   let fileConfig: UserConfig | undefined;
   if (file && read) {
     const result = parseConfigRead(file, read);
+    // A typo'd key (`hostnmae`) leaves its default in force, as an invalid file would: strict refuses both.
+    const problems = result.invalid ? [result.invalid] : strict ? result.warnings.map((w) => w.replace(/; ignored$/, "")) : [];
+    if (strict && problems.length > 0) throw new ConfigError(`${problems.join("; ")}; ${STRICT_REFUSES}`);
     for (const warning of result.warnings) logger.warn(warning);
     if (result.invalid) logger.warn(`${result.invalid}; using environment variables and defaults only`);
     fileConfig = result.config;
   }
   const fromEnv = envConfig(env);
   const config = mergeConfig(cwd, options.base, fileConfig, fromEnv);
-  loadedFrom.set(config, { cwd, base: options.base, env: fromEnv, key: fileKey(file, read), fileConfig, snapshot: { ...config } });
+  loadedFrom.set(config, { cwd, base: options.base, env: fromEnv, key: fileKey(file, read), fileConfig, snapshot: { ...config }, strict });
   return config;
 }

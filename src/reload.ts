@@ -1,12 +1,13 @@
 import { statSync } from "node:fs";
 import type { ConsolaInstance } from "consola";
-import { fileKey, findConfigFile, loadedFromOf, mergeConfig, parseConfigRead, readConfigText, type ConfigText, type LoadedFrom } from "./config.ts";
+import { fileKey, findConfigFile, loadedFromOf, mergeConfig, parseConfigRead, readConfigText, strictFromEnv, type ConfigText, type LoadedFrom } from "./config.ts";
 import { envConfig, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
 
 /**
- * Re-reads the config file on every call (rule 4: every POST sees edits) and parses it again only when its
- * text changed, so warnings are not repeated per request. Keeps the last good file values when the file
- * becomes invalid, so a half-saved edit does not break deploys.
+ * Looks at the config file on every call (rule 4: every POST sees edits), reads it again only when its stat
+ * changed and parses it again only when its text changed, so warnings are not repeated per request. Keeps the
+ * last good file values when the file becomes invalid, so a half-saved edit does not break deploys. In strict
+ * mode an unknown key or a deleted file counts as invalid too.
  */
 export class ConfigReloader {
   private key = "";
@@ -25,17 +26,24 @@ export class ConfigReloader {
     const loaded = loadedFromOf(base);
     this.loaded = loaded && loaded.cwd === cwd ? loaded : undefined;
     if (this.loaded) [this.key, this.fileConfig] = [this.loaded.key, this.loaded.fileConfig];
+    this.strict = this.loaded?.strict ?? strictOrUnsure(env);
+    if (this.loaded?.fileConfig) this.goodFile = findConfigFile(cwd, env);
   }
+
+  private readonly strict: boolean;
+  /** The file the current file values came from, to name it when it is gone. */
+  private goodFile: string | undefined;
 
   current(): ResolvedConfig {
     const file = this.configFile();
-    const read = file ? readConfigText(file) : undefined;
-    const key = fileKey(file, read);
+    const key = this.unchanged(file) ? this.key : this.readKey(file);
     if (key !== this.key) {
       this.key = key;
       this.problem = undefined;
-      if (!file || !read || ("missing" in read && read.missing)) this.fileConfig = undefined;
-      else this.fileConfig = this.parse(file, read);
+      const read = this.read;
+      if (file && read && !("missing" in read && read.missing)) this.fileConfig = this.parse(file, read);
+      else if (this.strict && this.fileConfig) this.keep(`${this.goodFile ?? file ?? "the config file"} is gone`);
+      else this.fileConfig = undefined;
     }
     // The same file text and base give the same config: merged once, the same object until either changes.
     if (this.merged && this.merged.key === key && this.merged.secret === this.base.secret) return this.merged.config;
@@ -47,6 +55,31 @@ export class ConfigReloader {
   }
 
   private merged: { key: string; secret: string | undefined; config: ResolvedConfig } | undefined;
+
+  /** The file's identity when it was last read, and whether that read can be trusted to stand for later ones. */
+  private seen: { file: string; stamp: string; settled: boolean } | undefined;
+  /** The text of the last read (used once, to parse it when its key changed). */
+  private read: ConfigText | undefined;
+
+  /**
+   * True when the file is the one last read and unchanged since: same device, inode, size, mtime and ctime (in
+   * ns). A request, authorized or not, then costs one stat instead of a read of up to 1 MiB. A file modified
+   * within RACY_NS of its read could change again within the same timestamp tick: it is read until it settles.
+   */
+  private unchanged(file: string | undefined): boolean {
+    const seen = this.seen;
+    return !!file && !!seen && seen.settled && seen.file === file && seen.stamp === statStamp(file)?.stamp;
+  }
+
+  private readKey(file: string | undefined): string {
+    const before = file ? statStamp(file) : undefined;
+    this.read = file ? readConfigText(file) : undefined;
+    this.seen =
+      file && before && "text" in this.read!
+        ? { file, stamp: before.stamp, settled: BigInt(Date.now()) * 1_000_000n - before.mtimeNs > RACY_NS }
+        : undefined;
+    return fileKey(file, this.read);
+  }
 
   /** SERVICE_* variables, read once: the environment of a running process does not change under it. */
   private get fromEnv(): UserConfig {
@@ -75,16 +108,25 @@ export class ConfigReloader {
 
   /** The new file values, or the last good ones (with a warning) when the file cannot be used. */
   private parse(file: string, read: ConfigText): UserConfig | undefined {
-    const fallback = this.fileConfig ? "keeping the last good configuration" : "using environment variables and defaults only";
     try {
       const result = parseConfigRead(file, read);
+      if (this.strict && !result.invalid && result.warnings.length > 0) return this.keep(result.warnings.map((w) => w.replace(/; ignored$/, "")).join("; "));
       for (const warning of result.warnings) this.logger.warn(warning);
-      if (!result.invalid) return result.config;
-      this.problem = `${result.invalid}; ${fallback}`;
+      if (!result.invalid) {
+        this.goodFile = file;
+        return result.config;
+      }
+      return this.keep(result.invalid);
     } catch (error) {
       // One line in the stream, even for several problems (a list of apps with more than one wrong key).
-      this.problem = `${(error as Error).message.replaceAll("\n", "; ")}; ${fallback}`;
+      return this.keep((error as Error).message.replaceAll("\n", "; "));
     }
+  }
+
+  /** Says why the file is not used and what is in force instead; the last good file values stay. */
+  private keep(why: string): UserConfig | undefined {
+    const fallback = this.fileConfig ? "keeping the last good configuration" : "using environment variables and defaults only";
+    this.problem = `${why}; ${fallback}${this.strict ? " (strict mode)" : ""}`;
     this.logger.warn(this.problem);
     return this.fileConfig;
   }
@@ -96,6 +138,27 @@ export class ConfigReloader {
       if (value !== this.loaded?.snapshot[key]) changed[key] = value;
     }
     return changed;
+  }
+}
+
+/** How long after its last modification a file's timestamps may not yet tell a later write apart (coarse clocks). */
+const RACY_NS = 2_000_000_000n;
+
+function statStamp(file: string): { stamp: string; mtimeNs: bigint } | undefined {
+  try {
+    const st = statSync(file, { bigint: true });
+    return { stamp: `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`, mtimeNs: st.mtimeNs };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A SERVICE_STRICT_CONFIG that is neither yes nor no is taken as yes: keeping good values is the safe side. */
+function strictOrUnsure(env: NodeJS.ProcessEnv): boolean {
+  try {
+    return strictFromEnv(env);
+  } catch {
+    return true;
   }
 }
 

@@ -1,6 +1,8 @@
-import { userInfo } from "node:os";
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ResolvedApp } from "./apps.ts";
+import { STRICT_ENV } from "./config.ts";
 
 export interface UnitOptions {
   /** The working directory of the service: its config, `.service.secret` and `.service/logs/`. */
@@ -13,9 +15,44 @@ export interface UnitOptions {
   apps: Pick<ResolvedApp, "runTimeoutMs">[];
 }
 
-/** The user to run as: the one who called sudo, else the current one. */
-export function defaultUser(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SUDO_USER || env.USER || userInfo().username;
+/** The passwd entries as [name, uid] (the local file; `id` below also sees directory users). */
+function passwd(): [string, string][] {
+  try {
+    return readFileSync("/etc/passwd", "utf8")
+      .split("\n")
+      .map((line) => line.split(":"))
+      .filter((fields) => fields.length > 2)
+      .map((fields) => [fields[0]!, fields[2]!]);
+  } catch {
+    return [];
+  }
+}
+
+/** `id` with these arguments: its output, or undefined when it fails or is not installed. */
+function id(...args: string[]): string | undefined {
+  const result = spawnSync("id", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  return result.status === 0 ? result.stdout.trim() || undefined : undefined;
+}
+
+export function userExists(name: string): boolean {
+  return passwd().some(([user]) => user === name) || id("-u", "--", name) !== undefined;
+}
+
+/**
+ * The user to run as: `--user`, else the one who called sudo, else the current one. The runtime's own user info
+ * says "unknown" without USER, so the current user is looked up by uid. A name that is not a user throws: a
+ * unit with a wrong `User=` fails only when systemd starts it.
+ */
+export function unitUser(given: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const [name, from] = given ? [given, "--user"] : env.SUDO_USER ? [env.SUDO_USER, "SUDO_USER"] : env.USER ? [env.USER, "USER"] : [currentUserName(), ""];
+  if (!name) throw new Error(`cannot tell the name of the current user (uid ${process.getuid?.()}): pass --user NAME`);
+  if (!userExists(name)) throw new Error(`user ${JSON.stringify(name)}${from ? ` (${from})` : ""} does not exist on this machine: pass --user with an existing user`);
+  return name;
+}
+
+function currentUserName(): string | undefined {
+  const uid = String(process.getuid?.());
+  return passwd().find(([, entry]) => entry === uid)?.[0] ?? id("-un");
 }
 
 /** How this process was started, to start the same way under systemd (the single binary, or bun + cli.ts). */
@@ -45,6 +82,8 @@ User=${options.user}
 WorkingDirectory=${options.workingDirectory}
 ExecStart=${options.execStart.map(quote).join(" ")}
 Environment=SERVICE_SKIP_HTTPS_PROMPT=1
+# An unreadable or invalid config file stops the start instead of falling back to the defaults (0.0.0.0, a new secret).
+Environment=${STRICT_ENV}=1
 Restart=on-failure
 RestartSec=2
 # SIGTERM to the service only: it refuses new deploys, cancels queued ones and finishes the running one.

@@ -159,6 +159,66 @@ describe("service check: problems", () => {
     expect(listed).toHaveLength(6);
   });
 
+  test("a millisecond value above 2147483647 (SERVICE_RUN_TIMEOUT_MS=2592000000, heartbeatMs in the file): exit 1, key and maximum named", async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo.clone, "service.yaml"), "heartbeatMs: 2147483648\n");
+    const result = await check(repo.clone, { SERVICE_RUN_TIMEOUT_MS: "2592000000", SERVICE_SECRET: "some-secret-123" });
+    expect(result.code).toBe(1);
+    const listed = problems(result.stdout);
+    expect(listed).toHaveLength(2);
+    expect(listed.some((p) => p.includes("SERVICE_RUN_TIMEOUT_MS") && p.includes("2147483647"))).toBe(true);
+    expect(listed.some((p) => p.includes('"heartbeatMs"') && p.includes("2147483647"))).toBe(true);
+  });
+
+  test("a path with control characters and an invalid hostname are refused, naming the key (in apps entries too)", async () => {
+    const repo = makeRepo();
+    writeFileSync(
+      join(repo.clone, "service.yaml"),
+      [
+        'path: "/hook\\u0000x"',
+        "hostname: 127.0.0.1:4016",
+        "apps:",
+        `  - {name: a, host: a.example.com, path: "/a\\tb", repoPath: ${repo.clone}, runScript: "true"}`,
+        "",
+      ].join("\n"),
+    );
+    const result = await check(repo.clone, { SERVICE_SECRET: "some-secret-123" });
+    expect(result.code).toBe(1);
+    const listed = problems(result.stdout);
+    const has = (...parts: string[]) => expect(listed.some((p) => parts.every((part) => p.includes(part)))).toBe(true);
+    has('key "path"', "control characters", "\\u0000");
+    has('key "hostname"', "127.0.0.1:4016");
+    has("entry 1", '"path"', "control characters");
+    expect(result.stdout).not.toContain("\u0000");
+
+    writeFileSync(
+      join(repo.clone, "service.yaml"),
+      `apps:\n  - {name: b, host: "b.example.com\\u0007", path: /b, repoPath: ${repo.clone}, runScript: "true"}\n`,
+    );
+    const hostResult = await check(repo.clone);
+    expect(hostResult.code).toBe(1);
+    expect(problems(hostResult.stdout).some((p) => p.includes("apps entry 1") && p.includes("is not a host name"))).toBe(true);
+    expect(hostResult.stdout).not.toContain("\u0007");
+  });
+
+  test("SERVICE_PATH with a control character and SERVICE_HOSTNAME that is not an address: exit 1, named", async () => {
+    const repo = makeRepo();
+    const result = await check(repo.clone, { SERVICE_PATH: "/x\ty", SERVICE_HOSTNAME: "http://localhost", SERVICE_SECRET: "some-secret-123" });
+    expect(result.code).toBe(1);
+    const listed = problems(result.stdout);
+    expect(listed.some((p) => p.includes("SERVICE_PATH"))).toBe(true);
+    expect(listed.some((p) => p.includes("SERVICE_HOSTNAME") && p.includes("http://localhost"))).toBe(true);
+  });
+
+  test("a config file over 1 MiB: exit 1, named with its size and the limit", async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo.clone, "service.yaml"), `port: 4000\n# ${"x".repeat(1024 * 1024)}\n`);
+    const result = await check(repo.clone, { SERVICE_SECRET: "some-secret-123" });
+    expect(result.code).toBe(1);
+    expect(problems(result.stdout).some((p) => p.includes(join(repo.clone, "service.yaml")) && p.includes("at most 1 MiB (1048576 bytes)"))).toBe(true);
+    expect(values(result.stdout).port).toEqual({ value: "3141", source: "default" });
+  });
+
   test("a repoPath that is not a git repository: exit 1, named", async () => {
     const cwd = tempDir("service-check-");
     const plain = join(cwd, "plain");

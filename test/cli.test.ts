@@ -308,7 +308,7 @@ describe("arguments a command does not define are refused, not ignored", () => {
 
   test("the options a command defines still work: logs -f, --limit 5, --no-json, a string option's value that starts with a dash", async () => {
     const repo = makeRepo();
-    for (const args of [["logs", "-f"], ["logs", "--limit", "5"], ["logs", "--limit=5", "--no-json", "--failed"], ["systemd", "--user", "-nobody-"]]) {
+    for (const args of [["logs", "-f"], ["logs", "--limit", "5"], ["logs", "--limit=5", "--no-json", "--failed"], ["systemd", "--output", "-unit.service"]]) {
       const { code, stderr } = await runCli(args, { cwd: repo.clone });
       expect({ args, code, stderr }).toEqual({ args, code: 0, stderr: "" });
     }

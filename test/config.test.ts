@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { formatWithOptions } from "node:util";
 import { createConsola } from "consola";
 import { loadConfig } from "../src/config.ts";
-import { ConfigError } from "../src/config-schema.ts";
+import { ConfigError, KEYS } from "../src/config-schema.ts";
 import { baseEnv, lastLine, makeRepo, post, ROOT, runCli, SECRET, startServer, tempDir } from "./helpers.ts";
 
 // bunfig.toml's [test] timeout is not applied by this Bun (5 s default): real servers and deploys need more room.
@@ -483,5 +483,73 @@ describe("Programmatic use (SPEC: What the service does, item 9)", () => {
     expect(typeof mod.createServiceServer).toBe("function");
     expect(typeof mod.ensureWebhookSecret).toBe("function");
     expect(typeof mod.loadConfig).toBe("function");
+  });
+});
+
+describe("Millisecond values are bounded by the longest timer (2147483647 ms, about 24.8 days)", () => {
+  test("every *Ms key is a millisecond key, so none can take a value a timer cannot hold", () => {
+    const msKeys = Object.entries(KEYS).filter(([key]) => key.endsWith("Ms"));
+    expect(msKeys.length).toBeGreaterThanOrEqual(2);
+    for (const [key, spec] of msKeys) expect(`${key}: ${spec.kind}`).toBe(`${key}: ms`);
+  });
+
+  const over: { what: string; file?: string; env?: Record<string, string>; names: string }[] = [
+    { what: "SERVICE_RUN_TIMEOUT_MS=2592000000 (30 days)", env: { SERVICE_RUN_TIMEOUT_MS: "2592000000" }, names: "SERVICE_RUN_TIMEOUT_MS" },
+    { what: "runTimeoutMs: 2147483648", file: "runTimeoutMs: 2147483648\n", names: '"runTimeoutMs"' },
+    { what: "heartbeat_ms: 9999999999", file: "heartbeat_ms: 9999999999\n", names: '"heartbeat_ms"' },
+    { what: "SERVICE_HEARTBEAT_MS=2147483648", env: { SERVICE_HEARTBEAT_MS: "2147483648" }, names: "SERVICE_HEARTBEAT_MS" },
+    {
+      what: "an apps entry with runTimeoutMs: 3000000000",
+      file: "apps:\n  - {name: a, host: a.example.com, path: /, repoPath: /srv/a, runScript: 'true', runTimeoutMs: 3000000000}\n",
+      names: '"runTimeoutMs"',
+    },
+  ];
+  for (const { what, file, env = {}, names } of over) {
+    test(`${what}: loadConfig throws a ConfigError naming ${names} and the maximum 2147483647`, () => {
+      const cwd = workdir(file ? { "service.yaml": file } : {});
+      expect(() => loadConfig({ cwd, env })).toThrow(ConfigError);
+      try {
+        loadConfig({ cwd, env });
+      } catch (error) {
+        expect((error as Error).message).toContain(names);
+        expect((error as Error).message).toContain("2147483647");
+      }
+    });
+  }
+
+  test("2147483647 itself is accepted for every *Ms key", () => {
+    const cwd = workdir({ "service.yaml": "runTimeoutMs: 2147483647\n" });
+    const config = loadConfig({ cwd, env: { SERVICE_HEARTBEAT_MS: "2147483647" } });
+    expect(config.runTimeoutMs).toBe(2147483647);
+    expect(config.heartbeatMs).toBe(2147483647);
+  });
+
+  test("at 2147483647 (the most check accepts) for every *Ms key, a deploy runs and succeeds, with no timer overflow", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "echo deployed-with-the-longest-timeout",
+      SERVICE_RUN_TIMEOUT_MS: "2147483647",
+      SERVICE_HEARTBEAT_MS: "2147483647",
+    });
+    try {
+      const text = await (await post(server.url, { secret: SECRET })).text();
+      expect(text).toContain("deployed-with-the-longest-timeout");
+      expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+      expect(server.stdout.text + server.stderr.text).not.toContain("TimeoutOverflowWarning");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("SERVICE_RUN_TIMEOUT_MS=2147483648: the CLI refuses to start with one line naming the variable and the maximum", async () => {
+    const cwd = workdir();
+    const result = await runCli([], { cwd, env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0", SERVICE_RUN_TIMEOUT_MS: "2147483648" }, timeoutMs: 20_000 });
+    expect(result.code).toBe(1);
+    const lines = (result.stdout + result.stderr).split("\n").filter((line) => line.trim() !== "");
+    expect(lines.length).toBe(1);
+    expect(lines[0]).toContain("SERVICE_RUN_TIMEOUT_MS");
+    expect(lines[0]).toContain("2147483647");
+    expect(result.stdout).not.toContain("listening on");
   });
 });

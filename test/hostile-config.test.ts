@@ -254,4 +254,22 @@ describe("property: loadConfig on hostile configuration", () => {
       expect({ target, named: outcome.warnings.some((w) => w.includes(target)) }).toEqual({ target, named: true });
     }
   });
+
+  test("a config file over 1 MiB, /dev/zero or a FIFO as SERVICE_CONFIG: skipped with a warning naming it and why, without reading it whole or hanging", () => {
+    const big = join(cwd, "big.yaml");
+    writeFileSync(big, `port: 4000\n# ${"x".repeat(1024 * 1024)}\n`);
+    const fifo = join(cwd, "a-fifo");
+    Bun.spawnSync(["mkfifo", fifo]);
+    for (const [target, why] of [
+      [big, /at most 1 MiB \(1048576 bytes\)/],
+      ["/dev/zero", /not a regular file/],
+      [fifo, /not a regular file/],
+    ] as const) {
+      const outcome = load(cwd, { SERVICE_CONFIG: target });
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.config!.port).toBe(3141);
+      const warning = outcome.warnings.find((w) => w.includes(target));
+      expect({ target, warning }).toEqual({ target, warning: expect.stringMatching(why) });
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lastLine, makeRepo, post, SECRET, startServer, tempDir } from "./helpers.ts";
 
@@ -133,6 +133,71 @@ describe("config reload: a working-directory config file that became invalid", (
       expect(configLines[0]).toContain('key "hots" is not allowed in an app');
       expect(configLines[0]).toContain('key "path": expected a URL path');
       expect(configLines[0]).toContain("keeping the last good configuration");
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+/** Bytes the process has read through read(2) and friends so far (Linux /proc/<pid>/io). */
+function bytesRead(pid: number): number {
+  return Number(/^rchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"))![1]);
+}
+
+describe("config reload: the file is read again only when it changed", () => {
+  test.skipIf(!existsSync("/proc/self/io"))("unauthorized POSTs do not read an unchanged config file again (inode, size and mtime decide)", async () => {
+    const cwd = tempDir();
+    const file = join(cwd, "service.yaml");
+    // A large file (still under the 1 MiB limit), written a while ago.
+    writeFileSync(file, `runScript: echo big\n# ${"x".repeat(900 * 1024)}\n`);
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(file, past, past);
+    const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
+    try {
+      const posts = 30;
+      // The first request may read it once (the server has not read it since its start).
+      expect((await post(server.url, { secret: "wrong" })).status).toBe(401);
+      const before = bytesRead(server.proc.pid);
+      for (let i = 0; i < posts; i++) expect((await post(server.url, { secret: "wrong" })).status).toBe(401);
+      const read = bytesRead(server.proc.pid) - before;
+      expect(read).toBeLessThan(900 * 1024);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("an edit with the same size within the same second is still picked up, and so is one that restores the mtime", async () => {
+    const cwd = tempDir();
+    const repo = makeRepo();
+    const file = join(cwd, "service.yaml");
+    writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo edit-a\n`);
+    const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
+    try {
+      expect(await deploy(server.url)).toContain("edit-a");
+      writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo edit-b\n`);
+      expect(await deploy(server.url)).toContain("edit-b");
+      const past = new Date(Date.now() - 60_000);
+      utimesSync(file, past, past);
+      expect(await deploy(server.url)).toContain("edit-b");
+      writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo edit-c\n`);
+      utimesSync(file, past, past);
+      expect(await deploy(server.url)).toContain("edit-c");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("a config file that grows over 1 MiB keeps the last good configuration and says why", async () => {
+    const cwd = tempDir();
+    const repo = makeRepo();
+    const file = join(cwd, "service.yaml");
+    writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo last-good\n`);
+    const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
+    try {
+      writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo too-big\n# ${"x".repeat(1024 * 1024)}\n`);
+      const text = await deploy(server.url);
+      expect(text).toContain("last-good");
+      expect(text).toMatch(/\[config\] .*service\.yaml is \d+ bytes; a config file may be at most 1 MiB \(1048576 bytes\).*keeping the last good configuration/);
     } finally {
       await server.stop();
     }

@@ -20,14 +20,22 @@ export const serveCommand = defineCommand({
       `and the environment: ${Object.values(KEYS)
         .map((key) => key.env)
         .filter(Boolean)
-        .join(", ")}, SERVICE_SKIP_HTTPS_PROMPT. \`service check\` shows what is in force.`,
+        .join(", ")}, SERVICE_STRICT_CONFIG, SERVICE_SKIP_HTTPS_PROMPT. \`service check\` shows what is in force.`,
   },
-  run: ({ rawArgs, cmd }) =>
+  args: {
+    strict: {
+      type: "boolean",
+      description:
+        "Refuse to start when the config file cannot be read or is invalid (unknown keys included), instead of " +
+        "falling back to the environment and defaults; a later bad edit keeps the last good configuration (also SERVICE_STRICT_CONFIG=1)",
+    },
+  },
+  run: ({ args, rawArgs, cmd }) =>
     guard({ rawArgs, cmd }, async () => {
       // The server outlives the terminal or pipe it prints to: its deploys are not its output's business.
       survivesClosedOutput();
       // A wrong-typed value stops the start here; other problems are said below, as `service check` says them.
-      const config = loadConfig({ logger: consola.create({ level: LogLevels.silent }) });
+      const config = loadConfig({ logger: consola.create({ level: LogLevels.silent }), strict: args.strict || undefined });
       const apps = resolveApps(config, process.cwd());
       if (config.apps.length === 0) {
         const secret = ensureWebhookSecret(config);

@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { resolveApps } from "../apps.ts";
 import { loadConfig } from "../config.ts";
-import { currentExecStart, defaultUser, systemdUnit } from "../systemd.ts";
+import { currentExecStart, systemdUnit, unitUser } from "../systemd.ts";
 import { guard } from "./_guard.ts";
 
 export const systemdCommand = defineCommand({
@@ -18,8 +18,9 @@ export const systemdCommand = defineCommand({
   run: ({ args, rawArgs, cmd }) =>
     guard({ rawArgs, cmd }, async () => {
       const cwd = process.cwd();
+      const user = unitUser(args.user);
       const config = loadConfig();
-      const unit = systemdUnit({ workingDirectory: cwd, execStart: currentExecStart(), user: args.user || defaultUser(), apps: resolveApps(config, cwd) });
+      const unit = systemdUnit({ workingDirectory: cwd, execStart: currentExecStart(), user, apps: resolveApps(config, cwd) });
       if (!args.output) return void process.stdout.write(unit);
       const file = resolve(cwd, args.output);
       writeFileSync(file, unit);
