@@ -10,7 +10,7 @@ import { branchOfPush, readBoundedBody } from "./payload.ts";
 import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
 import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "./runtime/types.ts";
-import { ensureWebhookSecret, hasBodySignature, verifyRequestSecret } from "./secret.ts";
+import { ensureWebhookSecret, hasBodySignature, verifyRequestSecret, weakSecretWarning } from "./secret.ts";
 
 export interface ServiceServerOptions {
   /** @default consola.withTag("service") */
@@ -151,7 +151,10 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
       if (listener) return;
       const initial = reloader.current();
       if (initial.apps.length === 0 && !config.secret) ensureWebhookSecret(config, cwd);
-      currentApps(initial);
+      for (const app of currentApps(initial)) {
+        const weak = app.secret && weakSecretWarning(app.secret, app.name);
+        if (weak) logger.warn(weak);
+      }
       for (const id of markInterruptedDeploys(cwd)) logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
       draining = false;
       listener = await runtime.serve({
