@@ -148,7 +148,8 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     async start() {
       if (listener) return;
       const initial = reloader.current();
-      if (initial.apps.length === 0 && !config.secret) ensureWebhookSecret(config, cwd);
+      // Also refuses a configured secret too short to use (or blank), instead of a server that answers 404 or 401.
+      if (initial.apps.length === 0) ensureWebhookSecret(config, cwd);
       for (const app of currentApps(initial)) {
         const weak = app.secret && weakSecretWarning(app.secret, app.name);
         if (weak) logger.warn(weak);

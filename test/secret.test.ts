@@ -389,8 +389,16 @@ describe("Weak secrets: under 4 characters refused, under 16 warned about", () =
     }
   });
 
-  test("ensureWebhookSecret refuses a configured secret under 4 characters, naming the key", () => {
+  test("ensureWebhookSecret and createServiceServer(config).start() refuse a configured secret under 4 characters, naming the key", async () => {
     expect(() => ensureWebhookSecret({ secret: "ab1" }, tempDir())).toThrow(/SERVICE_SECRET or the secret key\) is only 3 characters/);
+    const repo = makeRepo();
+    const cwd = tempDir("service-secret-");
+    const logger = createConsola({ reporters: [{ log: () => {} }] });
+    const config = loadConfig({ cwd, env: { SERVICE_PORT: "0", SERVICE_REPO_PATH: repo.clone, SERVICE_RUN_SCRIPT: "true" }, logger });
+    config.secret = "ab";
+    const server = createServiceServer(config, { cwd, logger });
+    await expect(server.start()).rejects.toThrow(/is only 2 characters: a secret needs at least 4/);
+    expect(server.listening).toBe(false);
   });
 
   test("a secret of 4 to 15 characters: the server starts, warns at start (its length, never its value) and deploys with it; check warns and still exits 0", async () => {
