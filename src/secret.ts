@@ -26,10 +26,10 @@ export function shortSecretError(secret: string, where: string): string | undefi
   return `${where} is only ${length} character${length > 1 ? "s" : ""}: a secret needs at least ${MIN_SECRET_LENGTH} (it could not be kept out of deploy output, and is guessed at once); use ${WEAK_SECRET_LENGTH} or more, or remove it to have one generated`;
 }
 
-/** The warning for a secret that works but is short enough to guess; undefined for a long one. */
+/** The warning for a secret that works but is short enough to guess; undefined for a long one (and for one too short to use: that is `shortSecretError`'s). */
 export function weakSecretWarning(secret: string, app?: string): string | undefined {
   const length = secret.trim().length;
-  if (length >= WEAK_SECRET_LENGTH) return undefined;
+  if (length >= WEAK_SECRET_LENGTH || length < MIN_SECRET_LENGTH) return undefined;
   const which = app === undefined ? "the webhook secret" : `the secret of app "${app}"`;
   return `${which} is only ${length} characters: a short secret can be guessed; use ${WEAK_SECRET_LENGTH} or more (a generated one has 43: remove it to have one generated)`;
 }

@@ -371,7 +371,7 @@ describe("Weak secrets: under 4 characters refused, under 16 warned about", () =
   const appsYaml = (repoPath: string, secret?: string) =>
     ["apps:", "  - name: one", "    host: localhost", "    path: /one", `    repoPath: ${repoPath}`, "    runScript: 'true'", ...(secret ? [`    secret: ${JSON.stringify(secret)}`] : []), ""].join("\n");
 
-  test("a secret of 1 to 3 characters stops the start with one line naming where it was set (SERVICE_SECRET, the secret key, an app's secret, .service.secret)", async () => {
+  test("a secret of 1 to 3 characters stops the start with one line naming where it was set (SERVICE_SECRET, the secret key, an app's secret, .service.secret); check reports it once, as a problem", async () => {
     const cases: { what: string; files: (repoPath: string) => Record<string, string>; env: Record<string, string>; names: string }[] = [
       { what: "SERVICE_SECRET=a", files: () => ({}), env: { SERVICE_SECRET: "a" }, names: "SERVICE_SECRET" },
       { what: "secret key of 3", files: () => ({ "service.yaml": "secret: ab1\n" }), env: {}, names: "the secret key" },
@@ -387,6 +387,11 @@ describe("Weak secrets: under 4 characters refused, under 16 warned about", () =
       expect(message).toContain(names);
       expect(message).toMatch(/is only [1-3] characters?: a secret needs at least 4/);
     }
+    // check calls it a problem (the start would be refused), once, not also a warning.
+    const check = await runCli(["check"], { cwd: makeRepo().clone, env: { SERVICE_SECRET: "ab1" } });
+    expect(check.code).toBe(1);
+    expect(check.stdout.match(/is only 3 characters/g)).toHaveLength(1);
+    expect(check.stdout).not.toContain("warning:");
   });
 
   test("ensureWebhookSecret and createServiceServer(config).start() refuse a configured secret under 4 characters, naming the key", async () => {
