@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { ConfigError, type AppConfig, type ResolvedConfig } from "./config-schema.ts";
-import { generateSecret, readSecretFile, writeSecretFile } from "./secret.ts";
+import { CONFIGURED_SECRET, generateSecret, readSecretFile, shortSecretError, writeSecretFile } from "./secret.ts";
 
 /** What one request deploys: an app's settings, the top level filling in what it does not set. */
 export interface ResolvedApp extends Omit<ResolvedConfig, "apps" | "port" | "hostname" | "trustProxy"> {
@@ -24,7 +24,11 @@ const REQUIRED = ["name", "host", "path", "repoPath", "runScript"] as const;
  */
 export function resolveApps(config: ResolvedConfig, cwd: string): ResolvedApp[] {
   const { apps, port: _port, hostname: _hostname, trustProxy: _trust, secret: topSecret, ...shared } = config;
-  if (apps.length === 0) return [{ ...shared, secret: topSecret }];
+  if (apps.length === 0) {
+    const short = topSecret && shortSecretError(topSecret, CONFIGURED_SECRET);
+    if (short) throw new ConfigError(short);
+    return [{ ...shared, secret: topSecret }];
+  }
   const seenNames = new Map<string, number>();
   const seenRoutes = new Map<string, string>();
   return apps.map((app: AppConfig, index) => {
@@ -45,6 +49,8 @@ export function resolveApps(config: ResolvedConfig, cwd: string): ResolvedApp[] 
     if (app.secret !== undefined && app.secret !== "" && !app.secret.trim()) {
       throw new ConfigError(`${label}: the secret is blank: set a real value, or remove it to have one generated`);
     }
+    const short = app.secret && shortSecretError(app.secret, `${label}: the secret`);
+    if (short) throw new ConfigError(short);
     const host = normalizeHost(app.host);
     const route = `${host}${app.path}`;
     const other = seenRoutes.get(route);

@@ -5,7 +5,7 @@ import { resolveApps, appSecretFile, type ResolvedApp } from "./apps.ts";
 import { findConfigFile, mergeConfig, readConfigFile, readConfigText, strictFromEnv } from "./config.ts";
 import { defaultConfig, envConfig, KEYS, type UserConfig } from "./config-schema.ts";
 import { queueKey, ticketDirProblem } from "./deploy/queue.ts";
-import { SECRET_FILE } from "./secret.ts";
+import { SECRET_FILE, weakSecretWarning } from "./secret.ts";
 import { parse as parseYaml } from "yaml";
 
 export type Source = "default" | "file" | "env" | "secret file" | "generated at start";
@@ -24,6 +24,8 @@ export interface ConfigReport {
   apps: { name: string; host: string; path: string; repoPath: string; secret: string }[];
   /** Everything that is wrong; the server would refuse, fall back, or fail its deploys. */
   problems: string[];
+  /** What works but is unsafe (a short secret); the server says it at start too. */
+  warnings: string[];
 }
 
 const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
@@ -104,6 +106,7 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
   } catch (error) {
     problems.push((error as Error).message);
   }
+  const warnings: string[] = [];
   const file = findConfigFile(cwd, env);
   let fileConfig: UserConfig = {};
   if (file) {
@@ -134,13 +137,17 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     const configured: Source | undefined = fromEnv.secret ? "env" : fileConfig.secret ? "file" : undefined;
     const secret = secretSource(config.secret, resolve(cwd, SECRET_FILE), configured);
     values.push({ key: "secret", ...secret });
+    const weak = config.secret && weakSecretWarning(config.secret);
+    if (weak) warnings.push(weak);
     problems.push(...repoProblems("", config.repoPath));
   } else {
     for (const app of resolved) {
       const secret = secretSource(app.secret, appSecretFile(cwd, app.name!), app.secret ? "file" : undefined);
       apps.push({ name: app.name!, host: app.host!, path: app.path, repoPath: app.repoPath, secret: secret.value });
+      const weak = app.secret && weakSecretWarning(app.secret, app.name);
+      if (weak) warnings.push(weak);
       problems.push(...repoProblems(`app "${app.name}": `, app.repoPath));
     }
   }
-  return { file, values, apps, problems };
+  return { file, values, apps, problems, warnings };
 }

@@ -7,6 +7,33 @@ import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 /** File in the working directory that holds the generated secret. */
 export const SECRET_FILE = ".service.secret";
 
+/**
+ * Shorter secrets are refused: redacting one from deploy output would replace every `a` or `ab` in it, and
+ * it is guessed in moments.
+ */
+export const MIN_SECRET_LENGTH = 4;
+
+/** Shorter secrets work but are warned about: guessing is only as hard as the secret is long. */
+export const WEAK_SECRET_LENGTH = 16;
+
+/** How messages name the top-level secret. */
+export const CONFIGURED_SECRET = "the configured secret (SERVICE_SECRET or the secret key)";
+
+/** Why `secret`, set by `where`, cannot be used; undefined when it can. */
+export function shortSecretError(secret: string, where: string): string | undefined {
+  const length = secret.trim().length;
+  if (length === 0 || length >= MIN_SECRET_LENGTH) return undefined;
+  return `${where} is only ${length} character${length > 1 ? "s" : ""}: a secret needs at least ${MIN_SECRET_LENGTH} (it could not be kept out of deploy output, and is guessed at once); use ${WEAK_SECRET_LENGTH} or more, or remove it to have one generated`;
+}
+
+/** The warning for a secret that works but is short enough to guess; undefined for a long one (and for one too short to use: that is `shortSecretError`'s). */
+export function weakSecretWarning(secret: string, app?: string): string | undefined {
+  const length = secret.trim().length;
+  if (length >= WEAK_SECRET_LENGTH || length < MIN_SECRET_LENGTH) return undefined;
+  const which = app === undefined ? "the webhook secret" : `the secret of app "${app}"`;
+  return `${which} is only ${length} characters: a short secret can be guessed; use ${WEAK_SECRET_LENGTH} or more (a generated one has 43: remove it to have one generated)`;
+}
+
 /** 256 bits from the CSPRNG, base64url: 43 characters, safe in headers and URLs. */
 export function generateSecret(): string {
   return randomBytes(32).toString("base64url");
@@ -46,6 +73,8 @@ export function readSecretFile(file: string): string | undefined {
   }
   const secret = text.trim();
   if (!secret) throw new Error(`the secret file ${file} is empty: delete it to generate a new secret, or put one in it`);
+  const short = shortSecretError(secret, `the secret in ${file}`);
+  if (short) throw new Error(short);
   return secret;
 }
 
@@ -78,8 +107,10 @@ export interface EnsuredSecret {
 export function ensureWebhookSecret(config: UserConfig | ResolvedConfig, cwd = process.cwd()): EnsuredSecret {
   // Header values arrive trimmed, so a blank secret could never match: every request would get 401.
   if (config.secret && !config.secret.trim()) {
-    throw new Error("the configured secret (SERVICE_SECRET or the secret key) is blank: set a real value, or remove it to have one generated");
+    throw new Error(`${CONFIGURED_SECRET} is blank: set a real value, or remove it to have one generated`);
   }
+  const short = config.secret && shortSecretError(config.secret, CONFIGURED_SECRET);
+  if (short) throw new Error(short);
   if (config.secret) return { secret: config.secret, source: "config", generated: false };
   const file = resolve(cwd, SECRET_FILE);
   const existing = readSecretFile(file);

@@ -10,7 +10,8 @@ import { branchOfPush, readBoundedBody } from "./payload.ts";
 import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
 import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "./runtime/types.ts";
-import { ensureWebhookSecret, hasBodySignature, verifyRequestSecret } from "./secret.ts";
+import { ensureWebhookSecret, hasBodySignature, verifyRequestSecret, weakSecretWarning } from "./secret.ts";
+import { clientAddress, FailureThrottle } from "./throttle.ts";
 
 export interface ServiceServerOptions {
   /** @default consola.withTag("service") */
@@ -44,12 +45,6 @@ const IDLE_TIMEOUT_SECONDS = 30;
 
 const NOT_FOUND = Object.freeze({ error: "not found", message: "this service accepts POST requests on its webhook path only" });
 const SHUTTING_DOWN = Object.freeze({ error: "shutting down", message: "the service is stopping and accepts no new deploys" });
-const UNAUTHORIZED = Object.freeze({
-  error: "unauthorized",
-  message:
-    "missing or wrong secret: send it as X-Service-Secret, Authorization: Bearer <secret> or X-Gitlab-Token, " +
-    "or sign the body (X-Hub-Signature-256)",
-});
 
 const truthy = (value: string | null) => value !== null && ["", "1", "true", "yes"].includes(value.toLowerCase());
 
@@ -67,6 +62,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   let draining = false;
   let lastGoodApps: ResolvedApp[] = [];
   let appsFrom: ResolvedConfig | undefined;
+  const throttle = new FailureThrottle();
 
   /**
    * The apps in force, resolved again only when the configuration changed (so a flood of requests reads no
@@ -97,17 +93,19 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     if (!url) return jsonResponse(404, NOT_FOUND);
     const app = routeRequest(currentApps(current), url.pathname, () => requestHost(request, current.trustProxy));
     if (!app) return jsonResponse(404, NOT_FOUND);
-    if (!app.secret) return jsonResponse(401, UNAUTHORIZED);
+    // The secret is checked before the client's failures are counted: a right one is never slowed.
+    const refuse = () => throttle.refuse(clientAddress(request.headers, control.remoteAddress, current.trustProxy));
+    if (!app.secret) return refuse();
 
     // The body is read only when a signature covers it or a branch filter needs it, and never past the limit.
     let body: Uint8Array | undefined;
     const signed = hasBodySignature(request.headers);
-    if (!signed && !verifyRequestSecret(request.headers, app.secret)) return jsonResponse(401, UNAUTHORIZED);
+    if (!signed && !verifyRequestSecret(request.headers, app.secret)) return refuse();
     if (signed || app.branch) {
       body = await readBoundedBody(request, app.maxBodyBytes);
       if (!body) return jsonResponse(413, { error: "payload too large", message: `the request body is over maxBodyBytes (${app.maxBodyBytes} bytes)` });
     }
-    if (signed && !verifyRequestSecret(request.headers, app.secret, body)) return jsonResponse(401, UNAUTHORIZED);
+    if (signed && !verifyRequestSecret(request.headers, app.secret, body)) return refuse();
 
     const wantsJson = url.searchParams.get("format") === "json";
     const pushed = app.branch && body ? branchOfPush(body, request.headers.get("content-type"), app.branch) : undefined;
@@ -150,8 +148,12 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     async start() {
       if (listener) return;
       const initial = reloader.current();
-      if (initial.apps.length === 0 && !config.secret) ensureWebhookSecret(config, cwd);
-      currentApps(initial);
+      // Also refuses a configured secret too short to use (or blank), instead of a server that answers 404 or 401.
+      if (initial.apps.length === 0) ensureWebhookSecret(config, cwd);
+      for (const app of currentApps(initial)) {
+        const weak = app.secret && weakSecretWarning(app.secret, app.name);
+        if (weak) logger.warn(weak);
+      }
       for (const id of markInterruptedDeploys(cwd)) logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
       draining = false;
       listener = await runtime.serve({

@@ -14,6 +14,7 @@ import fc from "fast-check";
 import { makeGate, StreamReader } from "./gate.ts";
 import { lastLine, logFiles, makeRepo, readJson, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
 import { chunkedBytes, dribble, exchange, parseAnswer, rssBytes, type RawAnswer } from "./hostile-fixtures.ts";
+import { FAILURE_BURST } from "../src/throttle.ts";
 
 const DONE_OK = "[done] ok=true exitCode=0";
 const HOOK = "/hook";
@@ -312,7 +313,9 @@ function checkRefused(req: HostileRequest, answer: RawAnswer): void {
   if (answer.status === 431 || req.method === "HEAD") return;
   expect(answer.headers["content-type"]).toContain("application/json");
   const error = JSON.parse(answer.body.toString("utf8")).error;
-  expect(error).toBe({ 401: "unauthorized", 404: "not found", 413: "payload too large", 429: "queue full", 503: "shutting down" }[answer.status as 401]);
+  // A 429 to a request that failed authentication is the backoff, not a full queue.
+  const tooMany = serviceStatus(req) === 401 ? "too many failed authentications" : "queue full";
+  expect(error).toBe({ 401: "unauthorized", 404: "not found", 413: "payload too large", 429: tooMany, 503: "shutting down" }[answer.status as 401]);
 }
 
 describe("property: random methods, paths, queries, headers and bodies against one real server", () => {
@@ -328,6 +331,8 @@ describe("property: random methods, paths, queries, headers and bodies against o
           seen.set(answer.status, (seen.get(answer.status) ?? 0) + 1);
           const expected = expectedStatus(req);
           const allowed = [expected.status, ...(expected.alternative ? [expected.alternative] : [])];
+          // Every request comes from 127.0.0.1: once its failures are over the burst, a refused one is answered 429.
+          if (allowed.includes(401)) allowed.push(429);
           if (!allowed.includes(answer.status)) {
             throw new Error(`answered ${answer.status}, expected ${allowed.join(" or ")}: ${show(req)}\n${answer.raw.toString("latin1").slice(0, 400)}`);
           }
@@ -347,7 +352,7 @@ describe("property: random methods, paths, queries, headers and bodies against o
         { seed: Number(process.env.HOSTILE_SEED ?? 20261122), numRuns: Number(process.env.HOSTILE_RUNS ?? 300), interruptAfterTimeLimit: 150_000 },
       );
       // The run exercised every kind of answer the model knows, deploys included.
-      for (const status of [200, 401, 404, 413, 431]) expect({ status, seen: (seen.get(status) ?? 0) > 0 }).toEqual({ status, seen: true });
+      for (const status of [200, 401, 404, 413, 429, 431]) expect({ status, seen: (seen.get(status) ?? 0) > 0 }).toEqual({ status, seen: true });
       expect(deployed.length).toBeGreaterThan(10);
       expect([...kinds].sort()).toEqual(["ack", "ack-json", "json", "stream"]);
       expect(`${server.stdout.text}${server.stderr.text}`).not.toContain("request failed");
@@ -569,7 +574,7 @@ describe("limits and load", () => {
     }
   }, 120_000);
 
-  test("a 10 s unauthorized flood (8 concurrent loops of refused POSTs) during a running deploy: every flood request gets 401, the deploy's output is complete and ends [done] ok=true, the only log files are the deploy's two", async () => {
+  test("a 10 s unauthorized flood (8 concurrent loops of refused POSTs) during a running deploy: the flood gets 401 for its first failures, then 429 at once, the deploy's output is complete and ends [done] ok=true, the only log files are the deploy's two", async () => {
     const repo = makeRepo();
     const gate = makeGate();
     const script = join(tempDir("service-ticks-"), "ticks.sh");
@@ -601,8 +606,11 @@ describe("limits and load", () => {
       gate.open();
       const text = await deploy.done;
 
-      expect([...statuses.keys()]).toEqual([401]);
-      expect(statuses.get(401)!).toBeGreaterThan(100);
+      expect([...statuses.keys()].sort()).toEqual([401, 429]);
+      // The burst, plus one a second while the flood lasted (with room for a slow start).
+      expect(statuses.get(401)!).toBeGreaterThanOrEqual(FAILURE_BURST);
+      expect(statuses.get(401)!).toBeLessThanOrEqual(FAILURE_BURST + 15);
+      expect(statuses.get(429)!).toBeGreaterThan(100);
       expect(lastLine(text)).toBe(DONE_OK);
       const ticks = [...text.matchAll(/^tick (\d+)$/gm)].map((m) => Number(m[1]));
       const end = Number(/^end (\d+)$/m.exec(text)?.[1]);

@@ -19,9 +19,20 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { request } from "node:http";
 import { createServiceServer, ensureWebhookSecret, loadConfig } from "service";
 
 const gitEnv = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" };
+/** A POST with no secret from \`localAddress\` (any 127.0.0.x on Linux); resolves to the status. */
+const refusedFrom = (localAddress, port) =>
+  new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, method: "POST", path: "/", localAddress }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode));
+    });
+    req.on("error", reject);
+    req.end();
+  });
 const git = (cwd, ...args) => execFileSync("git", args, { cwd, env: gitEnv, stdio: "pipe" }).toString().trim();
 
 test("createServiceServer serves and deploys under Node.js", async () => {
@@ -50,6 +61,11 @@ test("createServiceServer serves and deploys under Node.js", async () => {
   assert.equal(server.listening, true);
   const unauthorized = await fetch(server.url + "/", { method: "POST" });
   assert.equal(unauthorized.status, 401);
+  // The failed-authentication backoff: per client address under Node.js too, and never for the right secret.
+  let status = 401;
+  for (let i = 0; i < 100 && status === 401; i++) status = await refusedFrom("127.0.0.1", server.port);
+  assert.equal(status, 429);
+  assert.equal(await refusedFrom("127.0.0.2", server.port), 401);
   const res = await fetch(server.url + "/", { method: "POST", headers: { "x-service-secret": config.secret } });
   assert.equal(res.status, 200);
   const text = await res.text();

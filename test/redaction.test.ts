@@ -52,6 +52,25 @@ describe("redaction of the webhook secret", () => {
     }
   });
 
+  test("a 4-character secret (the shortest accepted) printed by the script is *** in the stream, the .log, the .json and the JSON result", async () => {
+    const repo = makeRepo();
+    // Not hex: a short secret is replaced wherever it appears, so one that can occur in an id or a commit would mangle them.
+    const short = "kq7z";
+    const server = await startServer(repo.clone, { SERVICE_SECRET: short, MY_SECRET_COPY: short, SERVICE_RUN_SCRIPT: script('echo "the secret is $MY_SECRET_COPY"') });
+    try {
+      const streamed = await (await post(server.url, { secret: short })).text();
+      expect(streamed).toContain("the secret is ***\n");
+      expect(lastLine(streamed)).toBe("[done] ok=true exitCode=0");
+      expectAbsent(everywhere(repo.clone, idOf(streamed), streamed), short);
+      const text = await (await post(`${server.url}/?format=json`, { secret: short })).text();
+      const result = JSON.parse(text);
+      expect(result.run.stdout).toBe("the secret is ***\n");
+      expectAbsent(everywhere(repo.clone, result.id, text), short);
+    } finally {
+      await server.stop();
+    }
+  });
+
   test("a secret written literally in the run script is masked in the [run] line and the recorded runScript", async () => {
     const repo = makeRepo();
     const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `echo ${SECRET}` });

@@ -5,7 +5,7 @@ import { createConsola } from "consola";
 import { loadConfig } from "../src/config.ts";
 import { createServiceServer, ensureWebhookSecret } from "../src/index.ts";
 import { generateSecret, SECRET_FILE, secretsEqual, verifyRequestSecret } from "../src/secret.ts";
-import { baseEnv, CLI, lastLine, makeRepo, post, runCli, SECRET, tempDir, waitFor } from "./helpers.ts";
+import { baseEnv, CLI, lastLine, makeRepo, post, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
 
 // bunfig.toml's [test] timeout is not applied by this Bun (5 s default): real servers and deploys need more room.
 setDefaultTimeout(30_000);
@@ -364,5 +364,80 @@ describe("Generated secret directory (SPEC: Secret file: in the working director
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe("Weak secrets: under 4 characters refused, under 16 warned about", () => {
+  const appsYaml = (repoPath: string, secret?: string) =>
+    ["apps:", "  - name: one", "    host: localhost", "    path: /one", `    repoPath: ${repoPath}`, "    runScript: 'true'", ...(secret ? [`    secret: ${JSON.stringify(secret)}`] : []), ""].join("\n");
+
+  test("a secret of 1 to 3 characters stops the start with one line naming where it was set (SERVICE_SECRET, the secret key, an app's secret, .service.secret); check reports it once, as a problem", async () => {
+    const cases: { what: string; files: (repoPath: string) => Record<string, string>; env: Record<string, string>; names: string }[] = [
+      { what: "SERVICE_SECRET=a", files: () => ({}), env: { SERVICE_SECRET: "a" }, names: "SERVICE_SECRET" },
+      { what: "secret key of 3", files: () => ({ "service.yaml": "secret: ab1\n" }), env: {}, names: "the secret key" },
+      { what: "app secret of 2", files: (repoPath) => ({ "service.yaml": appsYaml(repoPath, "ab") }), env: {}, names: 'apps entry 1 ("one")' },
+      { what: ".service.secret of 3", files: () => ({ [SECRET_FILE]: "xy9\n" }), env: {}, names: SECRET_FILE },
+    ];
+    for (const { what, files, env, names } of cases) {
+      const repo = makeRepo();
+      for (const [name, text] of Object.entries(files(repo.clone))) writeFileSync(join(repo.clone, name), text, { mode: 0o600 });
+      const start = await runCli([], { cwd: repo.clone, env: { SERVICE_PORT: "0", ...env }, timeoutMs: 15_000 });
+      const message = start.stderr.trim();
+      expect({ what, code: start.code === 0, listening: start.stdout.includes("listening on"), lines: message.split("\n").length }).toEqual({ what, code: false, listening: false, lines: 1 });
+      expect(message).toContain(names);
+      expect(message).toMatch(/is only [1-3] characters?: a secret needs at least 4/);
+    }
+    // check calls it a problem (the start would be refused), once, not also a warning.
+    const check = await runCli(["check"], { cwd: makeRepo().clone, env: { SERVICE_SECRET: "ab1" } });
+    expect(check.code).toBe(1);
+    expect(check.stdout.match(/is only 3 characters/g)).toHaveLength(1);
+    expect(check.stdout).not.toContain("warning:");
+  });
+
+  test("ensureWebhookSecret and createServiceServer(config).start() refuse a configured secret under 4 characters, naming the key", async () => {
+    expect(() => ensureWebhookSecret({ secret: "ab1" }, tempDir())).toThrow(/SERVICE_SECRET or the secret key\) is only 3 characters/);
+    const repo = makeRepo();
+    const cwd = tempDir("service-secret-");
+    const logger = createConsola({ reporters: [{ log: () => {} }] });
+    const config = loadConfig({ cwd, env: { SERVICE_PORT: "0", SERVICE_REPO_PATH: repo.clone, SERVICE_RUN_SCRIPT: "true" }, logger });
+    config.secret = "ab";
+    const server = createServiceServer(config, { cwd, logger });
+    await expect(server.start()).rejects.toThrow(/is only 2 characters: a secret needs at least 4/);
+    expect(server.listening).toBe(false);
+  });
+
+  test("a secret of 4 to 15 characters: the server starts, warns at start (its length, never its value) and deploys with it; check warns and still exits 0", async () => {
+    const repo = makeRepo();
+    const weak = "Qz9-x7w";
+    const server = await startServer(repo.clone, { SERVICE_SECRET: weak, SERVICE_RUN_SCRIPT: "true" });
+    try {
+      await waitFor(() => server.stderr.text.includes("the webhook secret is only 7 characters"), "the weak-secret warning");
+      expect(`${server.stdout.text}${server.stderr.text}`).not.toContain(weak);
+      expect(await deployWith(server.url, weak)).toBe(OK);
+    } finally {
+      await server.stop();
+    }
+    const check = await runCli(["check"], { cwd: repo.clone, env: { SERVICE_SECRET: weak } });
+    expect(check.code).toBe(0);
+    expect(check.stdout).toContain("warning: the webhook secret is only 7 characters: a short secret can be guessed; use 16 or more");
+    expect(check.stdout).not.toContain(weak);
+    const strong = await runCli(["check"], { cwd: repo.clone, env: { SERVICE_SECRET: "sixteen-chars-ok" } });
+    expect(strong.code).toBe(0);
+    expect(strong.stdout).not.toContain("warning:");
+  });
+
+  test("an app's secret under 16 characters is warned about by name, at start and by check", async () => {
+    const repo = makeRepo();
+    const cwd = tempDir("service-apps-");
+    writeFileSync(join(cwd, "service.yaml"), appsYaml(repo.clone, "app-secret-9"));
+    const server = await startServer(cwd);
+    try {
+      await waitFor(() => server.stderr.text.includes('the secret of app "one" is only 12 characters'), "the app's weak-secret warning");
+    } finally {
+      await server.stop();
+    }
+    const check = await runCli(["check"], { cwd });
+    expect(check.stdout).toContain('warning: the secret of app "one" is only 12 characters');
+    expect(check.stdout).not.toContain("app-secret-9");
   });
 });

@@ -22,6 +22,7 @@ export const checkCommand = defineCommand({
         lines.push("", `  app ${app.name}: POST ${app.host}${app.path}`, `    repo: ${app.repoPath}`, `    secret: ${app.secret}`);
       }
       lines.push("");
+      for (const warning of report.warnings) lines.push(`warning: ${warning}`);
       if (report.problems.length === 0) lines.push("no problems found");
       else lines.push(`${report.problems.length} problem${report.problems.length > 1 ? "s" : ""}:`, ...report.problems.map((p) => `  - ${p}`));
       process.stdout.write(`${lines.join("\n")}\n`);

@@ -1,8 +1,7 @@
+import { MIN_SECRET_LENGTH } from "../secret.ts";
+
 /** What replaces a secret in output, logs and results. */
 export const REDACTED = "***";
-
-/** Secrets shorter than this are not redacted: replacing "a" everywhere would destroy the output. */
-const MIN_SECRET_LENGTH = 6;
 
 /** Credentials in a URL: `scheme://user:token@host` or `scheme://token@host`. */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:'"]+(?::[^\s/@'"]*)?@/gi;
@@ -23,6 +22,7 @@ export class Redaction {
   private readonly secretBytes: Buffer[];
 
   constructor(secrets: (string | undefined)[]) {
+    // Shorter secrets are refused at start; replacing "a" everywhere would destroy the output.
     this.secrets = [...new Set(secrets.map((s) => s?.trim()).filter((s): s is string => !!s && s.length >= MIN_SECRET_LENGTH))]
       // Longest first, so a secret that contains another is replaced whole.
       .sort((a, b) => b.length - a.length)

@@ -12,7 +12,8 @@ export const runtime: Runtime = {
       // `development: false` alone turns SO_REUSEPORT on: a second service on the same port would then start
       // and silently take half the connections instead of failing with EADDRINUSE.
       reusePort: false,
-      fetch: (request, bunServer) => options.fetch(request, { noTimeout: () => bunServer.timeout(request, 0) }),
+      fetch: (request, bunServer) =>
+        options.fetch(request, { noTimeout: () => bunServer.timeout(request, 0), remoteAddress: () => bunServer.requestIP(request)?.address ?? "" }),
       error: (error) => options.error(error),
     });
     return {

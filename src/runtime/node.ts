@@ -53,7 +53,7 @@ export const runtime: Runtime = {
     const server = createServer(async (req, res) => {
       let response: Response;
       try {
-        response = await options.fetch(toRequest(req), { noTimeout: () => req.socket.setTimeout(0) });
+        response = await options.fetch(toRequest(req), { noTimeout: () => req.socket.setTimeout(0), remoteAddress: () => req.socket.remoteAddress ?? "" });
       } catch (error) {
         response = options.error(error as Error);
       }

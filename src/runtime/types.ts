@@ -16,6 +16,8 @@ export interface ServeOptions {
 export interface RequestControl {
   /** This request may stay silent as long as it likes (a deploy stream). */
   noTimeout(): void;
+  /** The peer's IP address ("" when unknown); asked only when needed, it costs a lookup. */
+  remoteAddress(): string;
 }
 
 export interface Listener {

@@ -1,0 +1,96 @@
+import { jsonResponse } from "./response.ts";
+
+/** Failed authentications one client may make at once before it is answered 429. */
+export const FAILURE_BURST = 20;
+
+/** After the burst, one more failed authentication per this many milliseconds. */
+export const FAILURE_REFILL_MS = 1000;
+
+/** Clients remembered at most; the least recently refused is forgotten first, so memory stays bounded. */
+export const MAX_CLIENTS = 10_000;
+
+/** A forwarded address longer than this is not an address; only this much of it becomes a key. */
+const MAX_KEY_LENGTH = 64;
+
+export const UNAUTHORIZED = Object.freeze({
+  error: "unauthorized",
+  message:
+    "missing or wrong secret: send it as X-Service-Secret, Authorization: Bearer <secret> or X-Gitlab-Token, " +
+    "or sign the body (X-Hub-Signature-256)",
+});
+
+const THROTTLED = Object.freeze({
+  error: "too many failed authentications",
+  message: `${UNAUTHORIZED.message}; too many wrong or missing secrets came from this address: wait Retry-After seconds`,
+});
+
+/**
+ * The client a request comes from: the socket's address, or with `trustProxy` the rightmost
+ * `X-Forwarded-For` entry (the one the proxy appended; entries left of it are whatever the client sent).
+ */
+export function clientAddress(headers: Headers, remoteAddress: () => string, trustProxy: boolean): string {
+  const forwarded = trustProxy ? headers.get("x-forwarded-for")?.split(",").pop()?.trim() : undefined;
+  return forwarded || remoteAddress();
+}
+
+/**
+ * The key a client is counted under. An IPv6 client usually holds a whole /64, so it is counted per /64:
+ * otherwise it would get a fresh burst from every address it picks. IPv4 (also IPv4-mapped IPv6) per address.
+ */
+export function clientKey(address: string): string {
+  const plain = address.trim().toLowerCase().replace(/^\[|\]$/g, "").replace(/%.*$/, "").slice(0, MAX_KEY_LENGTH);
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(plain);
+  if (mapped) return mapped[1]!;
+  if (!plain.includes(":") || plain.includes(".")) return plain;
+  const [head = "", tail] = plain.split("::", 2);
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, "")).join(":")}::/64`;
+}
+
+/**
+ * Failed authentications per client, as token buckets: `FAILURE_BURST` at once, then one per
+ * `FAILURE_REFILL_MS`. Only failures are counted and only the failing client is slowed; a request with the
+ * right secret is checked before it ever gets here, so it is never refused or delayed.
+ */
+export class FailureThrottle {
+  /** Tokens left and when they were counted, per client key; insertion order = least recently refused first. */
+  private readonly clients = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly burst = FAILURE_BURST,
+    private readonly refillMs = FAILURE_REFILL_MS,
+    private readonly maxClients = MAX_CLIENTS,
+  ) {}
+
+  /**
+   * Counts one failed authentication by `address`. Returns 0 while the client is within its budget, else
+   * the seconds until it may fail again (the failure is then not counted: waiting is all it takes).
+   */
+  fail(address: string, now = Date.now()): number {
+    const key = clientKey(address);
+    const known = this.clients.get(key);
+    const tokens = known ? Math.min(this.burst, known.tokens + (now - known.at) / this.refillMs) : this.burst;
+    this.clients.delete(key);
+    if (tokens < 1) {
+      this.clients.set(key, { tokens, at: now });
+      return Math.max(1, Math.ceil(((1 - tokens) * this.refillMs) / 1000));
+    }
+    this.clients.set(key, { tokens: tokens - 1, at: now });
+    if (this.clients.size > this.maxClients) this.clients.delete(this.clients.keys().next().value!);
+    return 0;
+  }
+
+  /** The number of clients remembered (bounded by `maxClients`). */
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /** The answer to a request that failed authentication: 401, or 429 with `Retry-After` once over budget. */
+  refuse(address: string): Response {
+    const wait = this.fail(address);
+    if (wait === 0) return jsonResponse(401, UNAUTHORIZED);
+    return jsonResponse(429, THROTTLED, { "retry-after": String(wait) });
+  }
+}
