@@ -10,6 +10,9 @@ export interface HistoryEntry {
   status: DeployRecord["status"] | "corrupt";
   app: string | null;
   trigger: string | null;
+  /** The forge event and delivery id of a webhook deploy (null when the request carried none). */
+  event: string | null;
+  delivery: string | null;
   durationMs: number | null;
   ok: boolean | null;
   exitCode: number | null;
@@ -36,6 +39,8 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     status: "corrupt",
     app: null,
     trigger: null,
+    event: null,
+    delivery: null,
     durationMs: null,
     ok: null,
     exitCode: null,
@@ -63,6 +68,8 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     status: record.status,
     app: record.app ?? null,
     trigger: record.trigger ?? null,
+    event: typeof record.event === "string" ? record.event : null,
+    delivery: typeof record.delivery === "string" ? record.delivery : null,
     durationMs: record.durationMs ?? null,
     ok: typeof result?.ok === "boolean" ? result.ok : null,
     exitCode: (result?.rollback ? result.rollback.exitCode : result?.run?.exitCode) ?? null,

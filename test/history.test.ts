@@ -46,11 +46,12 @@ describe("service logs: the list", () => {
     const listed = await logs(repo.clone);
     expect(listed.code).toBe(0);
     const rows = parseTable(listed.stdout);
-    expect(Object.keys(rows[0]!)).toEqual(["STARTED (UTC)", "ID", "APP", "TRIGGER", "DURATION", "RESULT", "EXIT", "ROLLBACK"]);
+    expect(Object.keys(rows[0]!)).toEqual(["STARTED (UTC)", "ID", "APP", "TRIGGER", "EVENT", "DURATION", "RESULT", "EXIT", "ROLLBACK"]);
     expect(rows.map((r) => r.ID)).toEqual([...deploys].reverse().map((d) => d.id.slice(0, 8)));
     expect(rows.map((r) => r["STARTED (UTC)"])).toEqual([...deploys].reverse().map((d) => startedCell(d.startedAt)));
     expect(rows.map((r) => r.APP)).toEqual(["-", "-", "-", "-"]);
     expect(rows.map((r) => r.TRIGGER)).toEqual(["cli", "webhook", "cli", "webhook"]);
+    expect(rows.map((r) => r.EVENT)).toEqual(["-", "-", "-", "-"]);
     expect(rows.map((r) => r.RESULT)).toEqual(["ok", "ok", "FAILED", "ok"]);
     expect(rows.map((r) => r.EXIT)).toEqual(["0", "0", "3", "0"]);
     expect(rows.map((r) => r.ROLLBACK)).toEqual(["-", "yes", "-", "-"]);

@@ -20,13 +20,16 @@ function outcome(entry: HistoryEntry): string {
 function table(entries: HistoryEntry[]): string {
   // A NOTE column only when a deploy's files are damaged: the mark sits on the row itself.
   const noted = entries.some((e) => e.problem);
+  const delivered = entries.some((e) => e.delivery);
   const rows = [
-    ["STARTED (UTC)", "ID", "APP", "TRIGGER", "DURATION", "RESULT", "EXIT", "ROLLBACK", ...(noted ? ["NOTE"] : [])],
+    ["STARTED (UTC)", "ID", "APP", "TRIGGER", "EVENT", ...(delivered ? ["DELIVERY"] : []), "DURATION", "RESULT", "EXIT", "ROLLBACK", ...(noted ? ["NOTE"] : [])],
     ...entries.map((e) => [
       e.startedAt.replace("T", " ").slice(0, 19),
       e.id.slice(0, 8),
       e.app ?? "-",
       e.trigger ?? "-",
+      e.event ?? "-",
+      ...(delivered ? [e.delivery ?? "-"] : []),
       duration(e.durationMs),
       outcome(e),
       e.exitCode === null ? "-" : String(e.exitCode),

@@ -1,6 +1,6 @@
 import type { DeployResult } from "./events.ts";
 import { DeployLog } from "./log.ts";
-import { prune, runDeploy, type DeployOptions } from "./pipeline.ts";
+import { forgeOf, prune, runDeploy, type DeployOptions } from "./pipeline.ts";
 import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
 import { Redaction } from "./redact.ts";
 
@@ -16,7 +16,7 @@ async function recordNotRun(options: DeployOptions, text: string, error: string,
   const { config } = options;
   const redaction = new Redaction(options.secrets ?? []);
   const runScript = redaction.text(config.runScript);
-  const log = new DeployLog(options.cwd, { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript, app: options.app });
+  const log = new DeployLog(options.cwd, { id, startedAt, ...forgeOf(options), trigger: options.trigger, repoPath: config.repoPath, runScript, app: options.app });
   const result: DeployResult = {
     id,
     ok: false,

@@ -50,6 +50,9 @@ export interface DeployOptions {
   /** The app deployed (multi-app mode); named in the logs and the script's environment. */
   app?: string;
   trigger: Trigger;
+  /** The forge event and delivery id of a webhook deploy (recorded, and given to the script). */
+  event?: string | null;
+  delivery?: string | null;
   /** Working directory: where `.service/logs/` lives and relative config paths resolve. */
   cwd: string;
   /** Receives every event as it happens (the HTTP stream, the terminal). The log files always get them too. */
@@ -90,9 +93,10 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
   const config = { ...options.config };
   const env = options.env ?? process.env;
   const redaction = new Redaction(options.secrets ?? []);
+  const forge = forgeOf(options);
   const log = new DeployLog(
     options.cwd,
-    { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript: redaction.text(config.runScript), app: options.app },
+    { id, startedAt, ...forge, trigger: options.trigger, repoPath: config.repoPath, runScript: redaction.text(config.runScript), app: options.app },
     config.maxLogBytes,
   );
   const redactors: OutputRedactor[] = [];
@@ -120,7 +124,7 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
     return (stream: "stdout" | "stderr", data: Uint8Array) => streams[stream].write(data);
   };
 
-  emit({ type: "start", id, startedAt, trigger: options.trigger, repoPath: config.repoPath });
+  emit({ type: "start", id, startedAt, trigger: options.trigger, repoPath: config.repoPath, ...forge });
   for (const notice of options.notices ?? []) step("config", notice);
   const pullOut = { stdout: new Capture(), stderr: new Capture() };
   const runOut = { stdout: new Capture(), stderr: new Capture() };
@@ -130,7 +134,14 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
   let after: string | null = null;
   let run: Omit<RunResult, "stdout" | "stderr"> = { exitCode: null, timedOut: false, script: config.runScript };
   let rollback: RollbackResult | undefined;
-  const context: Record<string, string> = { SERVICE_DEPLOY_ID: id, SERVICE_TRIGGER: options.trigger, SERVICE_REPO_PATH: config.repoPath };
+  const context: Record<string, string> = {
+    SERVICE_DEPLOY_ID: id,
+    SERVICE_TRIGGER: options.trigger,
+    SERVICE_REPO_PATH: config.repoPath,
+    // Always set (empty without a forge event), so a value in the service's own environment never passes for one.
+    SERVICE_EVENT: forge.event ?? "",
+    SERVICE_DELIVERY: forge.delivery ?? "",
+  };
   if (options.app) context.SERVICE_APP = options.app;
   const childEnv = scriptEnv(env, context);
 
@@ -204,6 +215,12 @@ export function prune(options: DeployOptions): void {
   try {
     pruneLogs(options.cwd, options.config.keepDeploys, options.config.keepDays, Date.now(), options.app);
   } catch {}
+}
+
+/** The forge event and delivery id, redacted like every other text of a deploy, null when absent. */
+export function forgeOf(options: DeployOptions): { event: string | null; delivery: string | null } {
+  const redaction = new Redaction(options.secrets ?? []);
+  return { event: options.event ? redaction.text(options.event) : null, delivery: options.delivery ? redaction.text(options.delivery) : null };
 }
 
 const short = (commit: string | null) => (commit ? commit.slice(0, 12) : "(no commit)");
