@@ -16,6 +16,7 @@ export interface HistoryEntry {
   durationMs: number | null;
   ok: boolean | null;
   exitCode: number | null;
+  /** The pulled commit was taken back: even with `ok`, what was pushed is not live. */
   rolledBack: boolean;
   jsonPath: string;
   logPath: string;
@@ -73,7 +74,8 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     durationMs: record.durationMs ?? null,
     ok: typeof result?.ok === "boolean" ? result.ok : null,
     exitCode: (result?.rollback ? result.rollback.exitCode : result?.run?.exitCode) ?? null,
-    rolledBack: Boolean(result?.rollback),
+    // Records from before `rolledBack` existed: a rollback object is the best sign there is.
+    rolledBack: typeof result?.rolledBack === "boolean" ? result.rolledBack : Boolean(result?.rollback),
     // The outcome is known, but `service logs <id>` has nothing to show.
     ...(files.has(".log") ? {} : { problem: "the .log file is missing" }),
   };

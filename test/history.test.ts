@@ -52,7 +52,8 @@ describe("service logs: the list", () => {
     expect(rows.map((r) => r.APP)).toEqual(["-", "-", "-", "-"]);
     expect(rows.map((r) => r.TRIGGER)).toEqual(["cli", "webhook", "cli", "webhook"]);
     expect(rows.map((r) => r.EVENT)).toEqual(["-", "-", "-", "-"]);
-    expect(rows.map((r) => r.RESULT)).toEqual(["ok", "ok", "FAILED", "ok"]);
+    // The rolled-back deploy ended ok=true (its redeploy of the previous commit worked), but what was pushed is not live.
+    expect(rows.map((r) => r.RESULT)).toEqual(["ok", "rolled back", "FAILED", "ok"]);
     expect(rows.map((r) => r.EXIT)).toEqual(["0", "0", "3", "0"]);
     expect(rows.map((r) => r.ROLLBACK)).toEqual(["-", "yes", "-", "-"]);
     for (const row of rows) expect(row.DURATION).toMatch(/^\d+\.\d s$|^\d+m \d\ds$/);
@@ -61,9 +62,9 @@ describe("service logs: the list", () => {
     const limited = parseTable((await logs(repo.clone, "--limit", "2")).stdout);
     expect(limited.map((r) => r.ID)).toEqual([deploys[3]!.id.slice(0, 8), deploys[2]!.id.slice(0, 8)]);
 
-    // --failed: only the deploy that did not succeed (the rolled-back one ended ok).
+    // --failed: the deploys whose run failed, rolled back or not.
     const failedRows = parseTable((await logs(repo.clone, "--failed")).stdout);
-    expect(failedRows.map((r) => r.ID)).toEqual([deploys[1]!.id.slice(0, 8)]);
+    expect(failedRows.map((r) => r.ID)).toEqual([deploys[2]!.id.slice(0, 8), deploys[1]!.id.slice(0, 8)]);
 
     // --json: an array of entries, newest first, with the same facts.
     const json = await logs(repo.clone, "--json");
@@ -80,7 +81,7 @@ describe("service logs: the list", () => {
     for (const entry of entries) expect(typeof entry.durationMs).toBe("number");
 
     const combined = JSON.parse((await logs(repo.clone, "--json", "--failed", "--limit", "5")).stdout);
-    expect(combined.map((e: any) => e.id)).toEqual([deploys[1]!.id]);
+    expect(combined.map((e: any) => e.id)).toEqual([deploys[2]!.id, deploys[1]!.id]);
   }, 40_000);
 
   test("deploys started in the same second are still listed newest first (by their start time, not their random ids)", async () => {

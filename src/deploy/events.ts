@@ -10,6 +10,11 @@ export interface DeployResult {
   error: string | null;
   /** Present when a rollback took place. */
   rollback?: RollbackResult;
+  /**
+   * True when the pulled commit was taken back (the reset to the pre-pull commit succeeded), whatever the
+   * redeploy did: `ok` may be true while what was pushed is not live.
+   */
+  rolledBack: boolean;
   /** The deploy id and the paths of its two log files. */
   log: { id: string; json: string; log: string };
   startedAt: string;

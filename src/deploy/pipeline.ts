@@ -134,6 +134,7 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
   let after: string | null = null;
   let run: Omit<RunResult, "stdout" | "stderr"> = { exitCode: null, timedOut: false, script: config.runScript };
   let rollback: RollbackResult | undefined;
+  let rolledBack = false;
   const context: Record<string, string> = {
     SERVICE_DEPLOY_ID: id,
     SERVICE_TRIGGER: options.trigger,
@@ -181,7 +182,7 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
 
     // Rollback (rules 2-3).
     if (run.exitCode !== 0 && config.rollbackOnFailure) {
-      rollback = await rollBack(config, before, after, childEnv, options.cwd, env, step, output, options.app);
+      ({ rollback, rolledBack } = await rollBack(config, before, after, childEnv, options.cwd, env, step, output, options.app));
     }
   } catch (caught) {
     error = `internal error: ${(caught as Error).message}`;
@@ -199,6 +200,7 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
     run: { ...run, script: redaction.text(run.script), stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },
     error,
     ...(rollback ? { rollback } : {}),
+    rolledBack,
     log: { id, json: log.jsonPath, log: log.logPath },
     startedAt: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),
@@ -296,10 +298,10 @@ async function rollBack(
   step: Emitter,
   output: OutputFor,
   app?: string,
-): Promise<RollbackResult | undefined> {
+): Promise<{ rollback?: RollbackResult; rolledBack: boolean }> {
   if (!before) {
     step("rollback", "skipped: there is no commit from before the pull to return to");
-    return undefined;
+    return { rolledBack: false };
   }
   const out = { stdout: new Capture(), stderr: new Capture() };
   const result = (fields: Partial<RollbackResult>): RollbackResult => ({
@@ -318,12 +320,13 @@ async function rollBack(
   if (reset.exitCode !== 0) {
     const error = reset.error ?? `git reset --hard failed with exit code ${reset.exitCode}`;
     step("rollback", `failed: ${error}`);
-    return result({ error });
+    return { rollback: result({ error }), rolledBack: false };
   }
   reloadFromRepo(config, cwd, processEnv, step, app);
   step("rollback", "running the run script again at the previous commit");
   const run = await runStep(config, env, "rollback", output("rollback", out), step);
   const ok = run.exitCode === 0;
   step("rollback", ok ? "succeeded" : "failed");
-  return result({ ok, exitCode: run.exitCode, timedOut: run.timedOut, error: ok ? null : (describeFailure(run) ?? `exit code ${run.exitCode}`) });
+  const rollback = result({ ok, exitCode: run.exitCode, timedOut: run.timedOut, error: ok ? null : (describeFailure(run) ?? `exit code ${run.exitCode}`) });
+  return { rollback, rolledBack: true };
 }
