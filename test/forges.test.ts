@@ -707,3 +707,31 @@ describe("forge events (issue: every forge event deployed, and nothing said whic
     expect(() => envConfig({ SERVICE_EVENTS: " , " })).toThrow("SERVICE_EVENTS");
   });
 });
+
+describe("forge event headers from a hostile client (authenticated, but never trusted with the logs or the terminal)", () => {
+  test("an event name of 5000 characters and a delivery id with a tab and non-ASCII bytes are recorded bounded and printable; the deploy runs", async () => {
+    const { repo, server } = await serveRepo({ SERVICE_RUN_SCRIPT: 'echo "delivery=[$SERVICE_DELIVERY]"' });
+    try {
+      const head = Buffer.concat([
+        Buffer.from(["POST / HTTP/1.1", `Host: localhost:${server.port}`, `X-Service-Secret: ${SECRET}`, `X-GitHub-Event: ${"p".repeat(5000)}`, "X-GitHub-Delivery: a\t"].join("\r\n")),
+        // Bun refuses control bytes in a header itself (400); obs-text bytes reach the service.
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from("[31mred\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+      ]);
+      const raw = await rawRequest(server.port, [head], (text) => text.includes("[done]"));
+      expect(raw.status).toBe(200);
+      expect(raw.body).toContain(DONE_OK);
+      const [record] = await waitFor(() => {
+        const done = deployRecords(repo.clone).filter((r) => r.status === "done");
+        return done.length === 1 ? done : undefined;
+      }, "the deploy's record");
+      expect(record.event).toBe(`${"p".repeat(200)}…`);
+      expect(record.delivery).toMatch(/^a\?+\[31mred$/);
+      const log = readFileSync(record.result.log.log, "utf8");
+      expect(log).not.toMatch(/[^\x20-\x7e\n…]/);
+      expect(log).toContain(`delivery=[${record.delivery}]`);
+    } finally {
+      await server.stop();
+    }
+  });
+});
