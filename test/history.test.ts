@@ -214,6 +214,42 @@ describe("service logs <id>: one deploy", () => {
   });
 });
 
+describe("service logs: records of an older service, and fields edited by hand", () => {
+  test("a record without rolledBack reads its rollback object (rolled back, listed by --failed); an event or delivery that is not a string reads as none", async () => {
+    const repo = makeLocalRepo();
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const run = await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: "true" } });
+      expect(run.code).toBe(0);
+      ids.push(deployIdOf(run.stdout));
+    }
+    const [old, edited] = ids as [string, string];
+    const file = (id: string) => join(logDirOf(repo), `${stemOf(repo, id)}.json`);
+    const oldRecord = readJson(file(old));
+    delete oldRecord.event;
+    delete oldRecord.delivery;
+    delete oldRecord.result.rolledBack;
+    oldRecord.result.rollback = { to: "a".repeat(40), from: "b".repeat(40), ok: true, exitCode: 0, timedOut: false, stdout: "", stderr: "", error: null };
+    writeFileSync(file(old), JSON.stringify(oldRecord));
+    const editedRecord = readJson(file(edited));
+    editedRecord.event = 42;
+    editedRecord.delivery = { id: "x" };
+    writeFileSync(file(edited), JSON.stringify(editedRecord));
+
+    const rows = parseTable((await logs(repo)).stdout);
+    const row = (id: string) => rows.find((r) => r.ID === id.slice(0, 8))!;
+    expect(row(old).RESULT).toBe("rolled back");
+    expect(row(edited).RESULT).toBe("ok");
+    expect(row(edited).EVENT).toBe("-");
+    const entries = JSON.parse((await logs(repo, "--json")).stdout);
+    expect(entries.map((e: any) => [e.id, e.rolledBack, e.event, e.delivery])).toEqual([
+      [edited, false, null, null],
+      [old, true, null, null],
+    ]);
+    expect(JSON.parse((await logs(repo, "--failed", "--json")).stdout).map((e: any) => e.id)).toEqual([old]);
+  });
+});
+
 describe("service logs: damaged files", () => {
   test("a truncated JSON file, a garbage one, a missing .log and a lone .log are listed with a corrupt mark, not a failure", async () => {
     const repo = makeLocalRepo();
