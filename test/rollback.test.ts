@@ -158,19 +158,24 @@ describe("rollback (SPEC rules 2-3)", () => {
     }
   });
 
-  test("the README's CI one-liner fails for a rolled-back deploy and passes for a good one", async () => {
+  test("the README's CI one-liners (stream and JSON) fail for a rolled-back deploy and pass for a good one", async () => {
     const readme = readFileSync(join(import.meta.dir, "..", "README.md"), "utf8");
     const line = /^ci_deploy\(\) \{.*$/m.exec(readme)?.[0];
     expect(line).toBeDefined();
+    const jsonLine = /`(curl [^`]*\| jq -e [^`]*)`/.exec(readme)?.[1];
+    expect(jsonLine).toBeDefined();
     const repo = makeRepo({ "service.yaml": REPO_CONFIG, healthy: "yes\n" });
     const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_ROLLBACK_ON_FAILURE: "true" });
-    const ci = () =>
-      Bun.spawn(["sh", "-c", `${line}\nci_deploy "$URL"`], { env: { ...process.env, SECRET, URL: server.url }, stdout: "pipe", stderr: "pipe" }).exited;
+    const sh = (script: string) => Bun.spawn(["sh", "-c", script], { env: { ...process.env, SECRET, URL: server.url }, stdout: "pipe", stderr: "pipe" }).exited;
+    const ci = () => sh(`${line}\nci_deploy "$URL"`);
+    const ciJson = () => sh(jsonLine!.replace("https://deploy.example.com/", `${server.url}/`));
     try {
       expect(await ci()).toBe(0);
+      expect(await ciJson()).toBe(0);
       Bun.spawnSync(["git", "rm", "-q", "healthy"], { cwd: join(repo.dir, "pusher") });
       repo.push({}, "removes healthy");
       expect(await ci()).not.toBe(0);
+      expect(await ciJson()).not.toBe(0);
     } finally {
       await server.stop();
     }
