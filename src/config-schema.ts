@@ -28,6 +28,11 @@ export interface UserConfig {
   heartbeatMs?: number;
   /** Deploy only pushes to this branch: a push payload naming another ref is answered "skipped". @default none */
   branch?: string;
+  /**
+   * Deploy only on these forge events (`push`, `Push Hook`, `repo:push`, …; `push` matches every forge's push
+   * event); another event is answered "skipped". @default every event
+   */
+  events?: string[];
   /** Answer at once with the deploy id instead of streaming it (for Git hosts that time out). @default false */
   acknowledge?: boolean;
   /** Largest request body accepted (read only to check a signature or the branch); larger gets 413. @default 26214400 */
@@ -55,10 +60,11 @@ export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trust
 }
 
 /** Options after defaults, the config file and the environment are applied. */
-export interface ResolvedConfig extends Required<Omit<UserConfig, "secret" | "branch" | "apps">> {
+export interface ResolvedConfig extends Required<Omit<UserConfig, "secret" | "branch" | "events" | "apps">> {
   /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
   secret?: string;
   branch?: string;
+  events?: string[];
   /** The `apps` entries as written (validated per field); empty in single-app mode. */
   apps: AppConfig[];
 }
@@ -84,7 +90,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
   };
 }
 
-type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "urlPath" | "apps";
+type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "names" | "urlPath" | "apps";
 
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
@@ -104,6 +110,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   hostname: { kind: "hostname", env: "SERVICE_HOSTNAME" },
   heartbeatMs: { kind: "ms", env: "SERVICE_HEARTBEAT_MS" },
   branch: { kind: "string", env: "SERVICE_BRANCH" },
+  events: { kind: "names", env: "SERVICE_EVENTS" },
   acknowledge: { kind: "boolean", env: "SERVICE_ACKNOWLEDGE" },
   maxBodyBytes: { kind: "positiveInt", env: "SERVICE_MAX_BODY_BYTES" },
   keepDeploys: { kind: "positiveInt", env: "SERVICE_KEEP_DEPLOYS" },
@@ -178,6 +185,14 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): un
       if (typeof value === "string") return value;
       if (typeof value === "number" && !fromEnv) return String(value);
       return fail("a string");
+    case "names": {
+      // A list, or one string of comma-separated names (the environment's only form).
+      const items = typeof value === "string" ? value.split(",") : value;
+      if (!Array.isArray(items) || !items.every((item) => typeof item === "string")) return fail("a list of names");
+      const names = items.map((item: string) => item.trim()).filter(Boolean);
+      if (names.length === 0) return fail("a list of at least one name");
+      return names;
+    }
     case "urlPath":
       if (typeof value !== "string" || !value.startsWith("/")) return fail('a URL path starting with "/"');
       // A request's path never holds these raw (they arrive percent-encoded): such a webhook could never match.

@@ -11,9 +11,13 @@ export interface HistoryEntry {
   status: DeployRecord["status"] | "corrupt";
   app: string | null;
   trigger: string | null;
+  /** The forge event and delivery id of a webhook deploy (null when the request carried none). */
+  event: string | null;
+  delivery: string | null;
   durationMs: number | null;
   ok: boolean | null;
   exitCode: number | null;
+  /** The pulled commit was taken back: even with `ok`, what was pushed is not live. */
   rolledBack: boolean;
   jsonPath: string;
   logPath: string;
@@ -37,6 +41,8 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     status: "corrupt",
     app: null,
     trigger: null,
+    event: null,
+    delivery: null,
     durationMs: null,
     ok: null,
     exitCode: null,
@@ -64,10 +70,13 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     status: record.status,
     app: record.app ?? null,
     trigger: record.trigger ?? null,
+    event: typeof record.event === "string" ? record.event : null,
+    delivery: typeof record.delivery === "string" ? record.delivery : null,
     durationMs: record.durationMs ?? null,
     ok: typeof result?.ok === "boolean" ? result.ok : null,
     exitCode: (result?.rollback ? result.rollback.exitCode : result?.run?.exitCode) ?? null,
-    rolledBack: Boolean(result?.rollback),
+    // Records from before `rolledBack` existed: a rollback object is the best sign there is.
+    rolledBack: typeof result?.rolledBack === "boolean" ? result.rolledBack : Boolean(result?.rollback),
     // The outcome is known, but `service logs <id>` has nothing to show.
     ...(files.has(".log") ? {} : { problem: "the .log file is missing" }),
   };

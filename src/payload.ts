@@ -50,8 +50,14 @@ export function branchOfPush(body: Uint8Array, contentType: string | null, wante
     return undefined;
   }
   if (!payload || typeof payload !== "object") return undefined;
-  const ref = (payload as { ref?: unknown }).ref;
-  if (typeof ref === "string" && ref) return { ref, branch: ref.startsWith("refs/heads/") ? ref.slice(11) : ref };
+  const { ref, ref_type: refType } = payload as { ref?: unknown; ref_type?: unknown };
+  if (typeof ref === "string" && ref) {
+    // A create or delete event names the ref short, with its kind beside it (`ref: v1, ref_type: tag`).
+    if (!ref.startsWith("refs/") && (refType === "tag" || refType === "branch")) {
+      return refType === "tag" ? { ref: `refs/tags/${ref}`, branch: `refs/tags/${ref}` } : { ref: `refs/heads/${ref}`, branch: ref };
+    }
+    return { ref, branch: ref.startsWith("refs/heads/") ? ref.slice(11) : ref };
+  }
   const changes = (payload as { push?: { changes?: unknown } }).push?.changes;
   const pushed = Array.isArray(changes) ? changes.map(bitbucketRef).filter((r): r is PushedRef => r !== undefined) : [];
   return pushed.find((r) => r.branch === wanted) ?? pushed[0];

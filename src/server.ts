@@ -6,7 +6,8 @@ import type { DeployEvent } from "./deploy/events.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import { QueueFullError } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
-import { branchOfPush, readBoundedBody } from "./payload.ts";
+import { forgeDelivery, skippedResponse, skipReason } from "./forge-event.ts";
+import { readBoundedBody } from "./payload.ts";
 import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
 import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "./runtime/types.ts";
@@ -108,11 +109,9 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     if (signed && !verifyRequestSecret(request.headers, app.secret, body)) return refuse();
 
     const wantsJson = url.searchParams.get("format") === "json";
-    const pushed = app.branch && body ? branchOfPush(body, request.headers.get("content-type"), app.branch) : undefined;
-    if (app.branch && pushed && pushed.branch !== app.branch) {
-      const skipped = { skipped: true, ok: true, ref: pushed.ref, branch: app.branch, message: `push to ${pushed.ref}; this app deploys ${app.branch} only` };
-      return wantsJson ? jsonResponse(200, skipped) : new Response(`[skipped] ${skipped.message}\n`, { headers: { "content-type": "text/plain; charset=utf-8" } });
-    }
+    const forge = forgeDelivery(request.headers);
+    const skip = skipReason(app, forge, body, request.headers.get("content-type"));
+    if (skip) return skippedResponse(skip, wantsJson);
 
     // An authorized deploy may stay silent for minutes: no idle cut for this request.
     control.noTimeout();
@@ -128,7 +127,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     try {
       const notices = reloader.problem ? [reloader.problem] : [];
       const secrets = lastGoodApps.map((a) => a.secret ?? "");
-      result = deployer.deploy({ id, app: app.name, config: app, trigger: "webhook", cwd, sink, notices, secrets });
+      result = deployer.deploy({ id, app: app.name, config: app, trigger: "webhook", ...forge, cwd, sink, notices, secrets });
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` }, { "retry-after": "30" });

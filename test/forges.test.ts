@@ -4,8 +4,10 @@
  * the real server; plus the body limit, the opt-in branch filter and the opt-in immediate acknowledgement.
  */
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { makeGate, StreamReader } from "./gate.ts";
-import { lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import { lastLine, logFiles, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import { ConfigError, envConfig, normalizeUserConfig } from "../src/config-schema.ts";
 import { verifyRequestSecret } from "../src/secret.ts";
 import {
   bitbucketHeaders,
@@ -13,10 +15,12 @@ import {
   chunked,
   deployRecords,
   giteaPush,
+  githubEvent,
   githubHeaders,
   githubPush,
   gitlabHeaders,
   gitlabPush,
+  gitlabTagPush,
   hmacHex,
   jsonLogFiles,
   markerScript,
@@ -479,6 +483,254 @@ describe("opt-in acknowledgement (issue 4: answer at once with the deploy id; th
       expect(record.repoPath).toBe(quick.clone);
     } finally {
       gate.open();
+      await server.stop();
+    }
+  });
+});
+
+/** A GitHub delivery of `event`, signed as GitHub signs it, with its own delivery id. */
+function github(event: string, payload: Record<string, unknown>, delivery: string) {
+  const body = JSON.stringify(payload);
+  const headers = { ...githubHeaders(), "x-github-event": event, "x-github-delivery": delivery, "x-hub-signature-256": `sha256=${hmacHex(SECRET, body)}` };
+  return { headers, body };
+}
+
+/** A GitLab delivery: the token, the event name and its UUID. */
+function gitlab(event: string, payload: Record<string, unknown>, delivery: string) {
+  return { headers: { ...gitlabHeaders(), "x-gitlab-event": event, "x-gitlab-event-uuid": delivery, "x-gitlab-token": SECRET }, body: JSON.stringify(payload) };
+}
+
+/** What Gitea sends (its own headers, Gogs' and GitHub's); Forgejo adds its own beside them. */
+function gitea(event: string, payload: Record<string, unknown>, delivery: string, forgejo = false) {
+  const body = JSON.stringify(payload);
+  const hex = hmacHex(SECRET, body);
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "user-agent": "Go-http-client/1.1",
+    "x-gitea-delivery": delivery,
+    "x-gitea-event": event,
+    "x-gitea-event-type": event,
+    "x-gitea-signature": hex,
+    "x-gogs-delivery": delivery,
+    "x-gogs-event": event,
+    "x-gogs-event-type": event,
+    "x-gogs-signature": hex,
+    "x-github-delivery": delivery,
+    "x-github-event": event,
+    "x-github-event-type": event,
+    "x-hub-signature": `sha1=${hmacHex(SECRET, body, "sha1")}`,
+    "x-hub-signature-256": `sha256=${hex}`,
+    ...(forgejo ? { "x-forgejo-delivery": delivery, "x-forgejo-event": event, "x-forgejo-event-type": event, "x-forgejo-signature": hex } : {}),
+  };
+  return { headers, body };
+}
+
+/** A Bitbucket Cloud delivery, signed. */
+function bitbucket(event: string, payload: Record<string, unknown>, delivery: string) {
+  const body = JSON.stringify(payload);
+  return { headers: { ...bitbucketHeaders(), "x-event-key": event, "x-request-uuid": delivery, "x-hub-signature": `sha256=${hmacHex(SECRET, body)}` }, body };
+}
+
+const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`;
+
+/** Sends a delivery that must be answered 200 `[skipped] …` without a deploy; returns the message. */
+async function expectSkipped(what: string, url: string, request: { headers: Record<string, string>; body: string }): Promise<string> {
+  const res = await post(url, request);
+  const text = await res.text();
+  expect({ what, status: res.status, skipped: text.startsWith("[skipped] "), done: text.includes("[done]") }).toEqual({ what, status: 200, skipped: true, done: false });
+  return text.trim().slice("[skipped] ".length);
+}
+
+describe("forge events (issue: every forge event deployed, and nothing said which one)", () => {
+  test("each forge's event and delivery id are recorded: the JSON record, the .log, the stream, service logs (--json) and SERVICE_EVENT / SERVICE_DELIVERY; null without them", async () => {
+    const { repo, server } = await serveRepo({ SERVICE_RUN_SCRIPT: 'echo "event=[$SERVICE_EVENT] delivery=[$SERVICE_DELIVERY]"' });
+    try {
+      const deliveries: [string, { headers: Record<string, string>; body?: string }, string | null, string | null][] = [
+        ["GitHub push", github("push", githubPush(), id(1)), "push", id(1)],
+        ["GitLab Push Hook", gitlab("Push Hook", gitlabPush(), id(2)), "Push Hook", id(2)],
+        ["Gitea push", gitea("push", giteaPush(), id(3)), "push", id(3)],
+        ["Forgejo push", gitea("push", giteaPush(), id(4), true), "push", id(4)],
+        ["Gogs push (X-Gogs-Event only)", { headers: { "x-gogs-event": "push", "x-gogs-delivery": id(5), "x-service-secret": SECRET }, body: JSON.stringify(giteaPush()) }, "push", id(5)],
+        ["Bitbucket repo:push", bitbucket("repo:push", bitbucketPush(), id(6)), "repo:push", id(6)],
+        ["curl, no forge headers", { headers: { "x-service-secret": SECRET } }, null, null],
+      ];
+      for (const [what, request, event, delivery] of deliveries) {
+        const text = await (await post(server.url, request)).text();
+        expect({ what, last: lastLine(text) }).toEqual({ what, last: DONE_OK });
+        expect({ what, env: text.includes(`event=[${event ?? ""}] delivery=[${delivery ?? ""}]`) }).toEqual({ what, env: true });
+        if (event) expect({ what, start: text.split("\n")[0]!.includes(`(webhook, event ${event}, delivery ${delivery})`) }).toEqual({ what, start: true });
+      }
+      const records = deployRecords(repo.clone);
+      expect(records.map((r) => [r.event, r.delivery])).toEqual(deliveries.map(([, , event, delivery]) => [event, delivery]));
+      const bitbucketLog = readFileSync(records[5].result.log.log, "utf8");
+      expect(bitbucketLog.split("\n")[0]).toContain(`(webhook, event repo:push, delivery ${id(6)})`);
+
+      const listed = JSON.parse((await runCli(["logs", "--json"], { cwd: repo.clone })).stdout);
+      expect(listed.map((e: { event: string | null; delivery: string | null }) => [e.event, e.delivery])).toEqual(
+        deliveries.map(([, , event, delivery]) => [event, delivery]).reverse(),
+      );
+      const table = (await runCli(["logs"], { cwd: repo.clone })).stdout.split("\n");
+      expect(table[0]).toContain("EVENT");
+      expect(table[0]).toContain("DELIVERY");
+      expect(table[1]).toMatch(/webhook\s+-\s+-/);
+      expect(table[2]).toContain("repo:push");
+      expect(table[2]).toContain(id(6));
+      expect(table[6]).toContain("Push Hook");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("without branch or events every delivery deploys, as the spec says: a GitHub ping and a star each run a deploy", async () => {
+    const { server, deploys } = await serveRepo();
+    try {
+      await expectDeployed("ping", post(server.url, github("ping", githubEvent("ping"), id(1))));
+      await expectDeployed("star", post(server.url, github("star", githubEvent("star"), id(2))));
+      expect(deploys()).toBe(2);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("branch: main — a GitHub ping answers [skipped] ping: the webhook works; star, issues, pull_request, release, workflow_run and a create of a tag skip naming the event; tag and dev pushes name the ref; a push to main deploys", async () => {
+    const repo = makeRepo();
+    writeServiceYaml(repo.clone, { branch: "main" });
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed" });
+    const deploys = () => jsonLogFiles(repo.clone).length;
+    try {
+      expect(await expectSkipped("ping", server.url, github("ping", githubEvent("ping"), id(1)))).toBe("ping: the webhook works");
+      const pingJson = await (await post(`${server.url}/?format=json`, github("ping", githubEvent("ping"), id(2)))).json();
+      expect(pingJson).toMatchObject({ skipped: true, event: "ping", message: "ping: the webhook works" });
+
+      for (const event of ["star", "issues", "pull_request", "release", "workflow_run"] as const) {
+        const message = await expectSkipped(event, server.url, github(event, githubEvent(event), id(3)));
+        expect({ event, message }).toEqual({ event, message: `${event} event; this app deploys pushes to branch main only` });
+      }
+      const created = await expectSkipped("create of a tag", server.url, github("create", githubEvent("create", "simple-tag"), id(4)));
+      expect(created).toBe("create event; this app deploys pushes to branch main only");
+      const asJson = await (await post(`${server.url}/?format=json`, github("release", githubEvent("release"), id(5)))).json();
+      expect(asJson).toMatchObject({ skipped: true, event: "release", delivery: id(5) });
+      expect(asJson.message).toContain("release");
+
+      const tag = await expectSkipped("push of a tag", server.url, github("push", githubPush("refs/tags/v1.0.0"), id(6)));
+      expect(tag).toBe("push of tag v1.0.0 (refs/tags/v1.0.0); this app deploys branch main only");
+      const dev = await expectSkipped("push to dev", server.url, github("push", githubPush("refs/heads/dev"), id(7)));
+      expect(dev).toBe("push to branch dev (refs/heads/dev); this app deploys branch main only");
+      const gitlabTag = await expectSkipped("GitLab Tag Push Hook", server.url, gitlab("Tag Push Hook", gitlabTagPush("v2"), id(8)));
+      expect(gitlabTag).toBe("push of tag v2 (refs/tags/v2); this app deploys branch main only");
+      await expectSkipped("GitLab Merge Request Hook", server.url, gitlab("Merge Request Hook", { object_kind: "merge_request", ...gitlabPush() }, id(9)));
+      await expectSkipped("Gitea create", server.url, gitea("create", { ref: "main", ref_type: "branch", ...giteaPush() }, id(10)));
+      expect(deploys()).toBe(0);
+
+      await expectDeployed("GitHub push to main", post(server.url, github("push", githubPush("refs/heads/main"), id(11))));
+      await expectDeployed("GitLab Push Hook to main", post(server.url, gitlab("Push Hook", gitlabPush(), id(12))));
+      await expectDeployed("Bitbucket repo:push to main", post(server.url, bitbucket("repo:push", bitbucketPush("main"), id(13))));
+      await expectDeployed("Forgejo push to main", post(server.url, gitea("push", giteaPush(), id(14), true)));
+      expect(deployRecords(repo.clone).map((r) => r.delivery)).toEqual([id(11), id(12), id(13), id(14)]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("events: [push] — the word push matches each forge's push event (push, Push Hook, Tag Push Hook, repo:push); other events answer skipped in text and JSON; a request without a forge event header still deploys", async () => {
+    const repo = makeRepo();
+    writeServiceYaml(repo.clone, { events: ["push"] });
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed" });
+    const deploys = () => jsonLogFiles(repo.clone).length;
+    try {
+      expect(await expectSkipped("ping", server.url, github("ping", githubEvent("ping"), id(1)))).toBe("ping: the webhook works");
+      expect(await expectSkipped("star", server.url, github("star", githubEvent("star"), id(2)))).toBe("star event; this app deploys on push only");
+      await expectSkipped("GitLab Merge Request Hook", server.url, gitlab("Merge Request Hook", gitlabPush(), id(3)));
+      await expectSkipped("Bitbucket pullrequest:created", server.url, bitbucket("pullrequest:created", { pullrequest: { id: 1 } }, id(4)));
+      const json = await (await post(`${server.url}/?format=json`, github("workflow_run", githubEvent("workflow_run"), id(5)))).json();
+      expect(json).toEqual({ skipped: true, ok: true, event: "workflow_run", delivery: id(5), message: "workflow_run event; this app deploys on push only" });
+      expect(deploys()).toBe(0);
+
+      await expectDeployed("GitHub push", post(server.url, github("push", githubPush(), id(6))));
+      // No branch is set: a tag push is a push like any other.
+      await expectDeployed("GitHub push of a tag", post(server.url, github("push", githubPush("refs/tags/v1"), id(7))));
+      await expectDeployed("GitLab Push Hook", post(server.url, gitlab("Push Hook", gitlabPush(), id(8))));
+      await expectDeployed("GitLab Tag Push Hook", post(server.url, gitlab("Tag Push Hook", gitlabTagPush(), id(9))));
+      await expectDeployed("Gitea push", post(server.url, gitea("push", giteaPush(), id(10))));
+      await expectDeployed("Bitbucket repo:push", post(server.url, bitbucket("repo:push", bitbucketPush(), id(11))));
+      await expectDeployed("curl", post(server.url, { secret: SECRET }));
+      expect(deploys()).toBe(7);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("SERVICE_EVENTS (comma-separated) takes the forge's own names: Push Hook deploys GitLab pushes only, release deploys GitHub releases", async () => {
+    const { server, deploys } = await serveRepo({ SERVICE_EVENTS: "Push Hook, release" });
+    try {
+      await expectDeployed("GitLab Push Hook", post(server.url, gitlab("Push Hook", gitlabPush(), id(1))));
+      await expectDeployed("GitHub release", post(server.url, github("release", githubEvent("release"), id(2))));
+      expect(await expectSkipped("GitHub push", server.url, github("push", githubPush(), id(3)))).toBe("push event; this app deploys on Push Hook, release only");
+      await expectSkipped("GitLab Tag Push Hook", server.url, gitlab("Tag Push Hook", gitlabTagPush(), id(4)));
+      expect(deploys()).toBe(2);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("events per app: an app with events: [push] skips a star; an app without events deploys it", async () => {
+    const web = makeRepo();
+    const api = makeRepo();
+    const cwd = tempDir("service-apps-");
+    writeServiceYaml(cwd, {
+      apps: [
+        { name: "web", host: "web.example.com", path: "/hook", repoPath: web.clone, runScript: "echo web", secret: SECRET, events: ["push"] },
+        { name: "api", host: "api.example.com", path: "/hook", repoPath: api.clone, runScript: "echo api", secret: SECRET },
+      ],
+    });
+    const server = await startServer(cwd);
+    try {
+      const star = github("star", githubEvent("star"), id(1));
+      const skipped = await postAs(server.url, "web.example.com", "/hook", star);
+      expect(await skipped.text()).toBe("[skipped] star event; this app deploys on push only\n");
+      await expectDeployed("api star", postAs(server.url, "api.example.com", "/hook", star));
+      await expectDeployed("web push", postAs(server.url, "web.example.com", "/hook", github("push", githubPush(), id(2))));
+      expect(deployRecords(cwd).map((r) => [r.app, r.event])).toEqual([["api", "star"], ["web", "push"]]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("the events key: a list or a comma-separated string of names; an empty list or a non-name is an error naming the key", () => {
+    expect(normalizeUserConfig({ events: ["push", "Push Hook"] }, "service.yaml").events).toEqual(["push", "Push Hook"]);
+    expect(normalizeUserConfig({ events: "push, repo:push" }, "service.yaml").events).toEqual(["push", "repo:push"]);
+    expect(envConfig({ SERVICE_EVENTS: "push,Tag Push Hook" }).events).toEqual(["push", "Tag Push Hook"]);
+    for (const bad of [[], "", " , ", [1], [["push"]], { push: true }, true]) {
+      expect(() => normalizeUserConfig({ events: bad }, "service.yaml")).toThrow(ConfigError);
+      expect(() => normalizeUserConfig({ events: bad }, "service.yaml")).toThrow('service.yaml: key "events": expected');
+    }
+    expect(() => envConfig({ SERVICE_EVENTS: " , " })).toThrow("SERVICE_EVENTS");
+  });
+});
+
+describe("forge event headers from a hostile client (authenticated, but never trusted with the logs or the terminal)", () => {
+  test("an event name of 5000 characters and a delivery id with a tab and non-ASCII bytes are recorded bounded and printable; the deploy runs", async () => {
+    const { repo, server } = await serveRepo({ SERVICE_RUN_SCRIPT: 'echo "delivery=[$SERVICE_DELIVERY]"' });
+    try {
+      const head = Buffer.concat([
+        Buffer.from(["POST / HTTP/1.1", `Host: localhost:${server.port}`, `X-Service-Secret: ${SECRET}`, `X-GitHub-Event: ${"p".repeat(5000)}`, "X-GitHub-Delivery: a\t"].join("\r\n")),
+        // Bun refuses control bytes in a header itself (400); obs-text bytes reach the service.
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from("[31mred\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+      ]);
+      const raw = await rawRequest(server.port, [head], (text) => text.includes("[done]"));
+      expect(raw.status).toBe(200);
+      expect(raw.body).toContain(DONE_OK);
+      const [record] = await waitFor(() => {
+        const done = deployRecords(repo.clone).filter((r) => r.status === "done");
+        return done.length === 1 ? done : undefined;
+      }, "the deploy's record");
+      expect(record.event).toBe(`${"p".repeat(200)}…`);
+      expect(record.delivery).toMatch(/^a\?+\[31mred$/);
+      const log = readFileSync(record.result.log.log, "utf8");
+      expect(log).not.toMatch(/[^\x20-\x7e\n…]/);
+      expect(log).toContain(`delivery=[${record.delivery}]`);
+    } finally {
       await server.stop();
     }
   });

@@ -46,12 +46,14 @@ describe("service logs: the list", () => {
     const listed = await logs(repo.clone);
     expect(listed.code).toBe(0);
     const rows = parseTable(listed.stdout);
-    expect(Object.keys(rows[0]!)).toEqual(["STARTED (UTC)", "ID", "APP", "TRIGGER", "DURATION", "RESULT", "EXIT", "ROLLBACK"]);
+    expect(Object.keys(rows[0]!)).toEqual(["STARTED (UTC)", "ID", "APP", "TRIGGER", "EVENT", "DURATION", "RESULT", "EXIT", "ROLLBACK"]);
     expect(rows.map((r) => r.ID)).toEqual([...deploys].reverse().map((d) => d.id.slice(0, 8)));
     expect(rows.map((r) => r["STARTED (UTC)"])).toEqual([...deploys].reverse().map((d) => startedCell(d.startedAt)));
     expect(rows.map((r) => r.APP)).toEqual(["-", "-", "-", "-"]);
     expect(rows.map((r) => r.TRIGGER)).toEqual(["cli", "webhook", "cli", "webhook"]);
-    expect(rows.map((r) => r.RESULT)).toEqual(["ok", "ok", "FAILED", "ok"]);
+    expect(rows.map((r) => r.EVENT)).toEqual(["-", "-", "-", "-"]);
+    // The rolled-back deploy ended ok=true (its redeploy of the previous commit worked), but what was pushed is not live.
+    expect(rows.map((r) => r.RESULT)).toEqual(["ok", "rolled back", "FAILED", "ok"]);
     expect(rows.map((r) => r.EXIT)).toEqual(["0", "0", "3", "0"]);
     expect(rows.map((r) => r.ROLLBACK)).toEqual(["-", "yes", "-", "-"]);
     for (const row of rows) expect(row.DURATION).toMatch(/^\d+\.\d s$|^\d+m \d\ds$/);
@@ -60,9 +62,9 @@ describe("service logs: the list", () => {
     const limited = parseTable((await logs(repo.clone, "--limit", "2")).stdout);
     expect(limited.map((r) => r.ID)).toEqual([deploys[3]!.id.slice(0, 8), deploys[2]!.id.slice(0, 8)]);
 
-    // --failed: only the deploy that did not succeed (the rolled-back one ended ok).
+    // --failed: the deploys whose run failed, rolled back or not.
     const failedRows = parseTable((await logs(repo.clone, "--failed")).stdout);
-    expect(failedRows.map((r) => r.ID)).toEqual([deploys[1]!.id.slice(0, 8)]);
+    expect(failedRows.map((r) => r.ID)).toEqual([deploys[2]!.id.slice(0, 8), deploys[1]!.id.slice(0, 8)]);
 
     // --json: an array of entries, newest first, with the same facts.
     const json = await logs(repo.clone, "--json");
@@ -79,7 +81,7 @@ describe("service logs: the list", () => {
     for (const entry of entries) expect(typeof entry.durationMs).toBe("number");
 
     const combined = JSON.parse((await logs(repo.clone, "--json", "--failed", "--limit", "5")).stdout);
-    expect(combined.map((e: any) => e.id)).toEqual([deploys[1]!.id]);
+    expect(combined.map((e: any) => e.id)).toEqual([deploys[2]!.id, deploys[1]!.id]);
   }, 40_000);
 
   test("deploys started in the same second are still listed newest first (by their start time, not their random ids)", async () => {
@@ -209,6 +211,42 @@ describe("service logs <id>: one deploy", () => {
 
     // The full id is not ambiguous.
     expect((await logs(repo, id)).code).toBe(0);
+  });
+});
+
+describe("service logs: records of an older service, and fields edited by hand", () => {
+  test("a record without rolledBack reads its rollback object (rolled back, listed by --failed); an event or delivery that is not a string reads as none", async () => {
+    const repo = makeLocalRepo();
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const run = await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: "true" } });
+      expect(run.code).toBe(0);
+      ids.push(deployIdOf(run.stdout));
+    }
+    const [old, edited] = ids as [string, string];
+    const file = (id: string) => join(logDirOf(repo), `${stemOf(repo, id)}.json`);
+    const oldRecord = readJson(file(old));
+    delete oldRecord.event;
+    delete oldRecord.delivery;
+    delete oldRecord.result.rolledBack;
+    oldRecord.result.rollback = { to: "a".repeat(40), from: "b".repeat(40), ok: true, exitCode: 0, timedOut: false, stdout: "", stderr: "", error: null };
+    writeFileSync(file(old), JSON.stringify(oldRecord));
+    const editedRecord = readJson(file(edited));
+    editedRecord.event = 42;
+    editedRecord.delivery = { id: "x" };
+    writeFileSync(file(edited), JSON.stringify(editedRecord));
+
+    const rows = parseTable((await logs(repo)).stdout);
+    const row = (id: string) => rows.find((r) => r.ID === id.slice(0, 8))!;
+    expect(row(old).RESULT).toBe("rolled back");
+    expect(row(edited).RESULT).toBe("ok");
+    expect(row(edited).EVENT).toBe("-");
+    const entries = JSON.parse((await logs(repo, "--json")).stdout);
+    expect(entries.map((e: any) => [e.id, e.rolledBack, e.event, e.delivery])).toEqual([
+      [edited, false, null, null],
+      [old, true, null, null],
+    ]);
+    expect(JSON.parse((await logs(repo, "--failed", "--json")).stdout).map((e: any) => e.id)).toEqual([old]);
   });
 });
 

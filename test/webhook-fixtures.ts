@@ -267,3 +267,40 @@ export function gitlabHeaders(): Record<string, string> {
     "x-gitlab-webhook-uuid": "5d2a6c8b-3f10-4b8e-9a7d-1e4c0f6b2a93",
   };
 }
+
+const GITHUB_REPOSITORY = { id: 186853002, name: "website", full_name: "octo-org/website", private: false, default_branch: "main", html_url: "https://github.com/octo-org/website" };
+const GITHUB_SENDER = { login: "octocat", id: 583231, type: "User" };
+
+/**
+ * GitHub deliveries other than `push`, as GitHub sends them (trimmed of URLs that change nothing here): what
+ * a webhook left at "Send me everything", or created a moment ago (`ping`), delivers.
+ */
+export function githubEvent(event: "ping" | "create" | "star" | "issues" | "pull_request" | "release" | "workflow_run", ref = "simple-tag"): Record<string, unknown> {
+  const base = { repository: GITHUB_REPOSITORY, sender: GITHUB_SENDER };
+  switch (event) {
+    case "ping":
+      return { zen: "Design for failure.", hook_id: 292430182, hook: { type: "Repository", id: 292430182, name: "web", active: true, events: ["push"], config: { content_type: "json", insecure_ssl: "0", url: "https://deploy.example.com/" } }, ...base };
+    case "create":
+      return { ref, ref_type: "tag", master_branch: "main", description: null, pusher_type: "user", ...base };
+    case "star":
+      return { action: "created", starred_at: "2026-05-04T08:15:31Z", ...base };
+    case "issues":
+      return { action: "opened", issue: { number: 7, title: "The deploy shows ok although it rolled back", state: "open", user: GITHUB_SENDER }, ...base };
+    case "pull_request":
+      return {
+        action: "opened",
+        number: 8,
+        pull_request: { number: 8, state: "open", title: "Fix the build", head: { ref: "fix-build", sha: SHA }, base: { ref: "main", sha: SHA } },
+        ...base,
+      };
+    case "release":
+      return { action: "published", release: { id: 1, tag_name: "v1.0.0", target_commitish: "main", name: "v1.0.0", draft: false, prerelease: false }, ...base };
+    case "workflow_run":
+      return { action: "completed", workflow_run: { id: 30433642, name: "CI", head_branch: "main", head_sha: SHA, event: "push", status: "completed", conclusion: "success" }, ...base };
+  }
+}
+
+/** A GitLab "Tag Push Hook" delivery: `ref` is the tag, `object_kind` is tag_push. */
+export function gitlabTagPush(tag = "v1.0.0"): Record<string, unknown> {
+  return { ...gitlabPush(`refs/tags/${tag}`), object_kind: "tag_push", event_name: "tag_push" };
+}

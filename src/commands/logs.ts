@@ -15,19 +15,24 @@ function duration(ms: number | null): string {
 function outcome(entry: HistoryEntry): string {
   if (entry.status === "corrupt") return "corrupt";
   if (entry.status !== "done") return entry.status;
-  return entry.ok ? "ok" : "FAILED";
+  if (!entry.ok) return "FAILED";
+  // The spec's ok (the redeploy of the previous commit worked), but what was pushed is not live.
+  return entry.rolledBack ? "rolled back" : "ok";
 }
 
 function table(entries: HistoryEntry[]): string {
   // A NOTE column only when a deploy's files are damaged: the mark sits on the row itself.
   const noted = entries.some((e) => e.problem);
+  const delivered = entries.some((e) => e.delivery);
   const rows = [
-    ["STARTED (UTC)", "ID", "APP", "TRIGGER", "DURATION", "RESULT", "EXIT", "ROLLBACK", ...(noted ? ["NOTE"] : [])],
+    ["STARTED (UTC)", "ID", "APP", "TRIGGER", "EVENT", ...(delivered ? ["DELIVERY"] : []), "DURATION", "RESULT", "EXIT", "ROLLBACK", ...(noted ? ["NOTE"] : [])],
     ...entries.map((e) => [
       e.startedAt.replace("T", " ").slice(0, 19),
       e.id.slice(0, 8),
       e.app ?? "-",
       e.trigger ?? "-",
+      e.event ?? "-",
+      ...(delivered ? [e.delivery ?? "-"] : []),
       duration(e.durationMs),
       outcome(e),
       e.exitCode === null ? "-" : String(e.exitCode),
@@ -145,8 +150,8 @@ export const logsCommand = defineCommand({
       if (!Number.isInteger(limit) || limit <= 0) throw new Error(`--limit expects a positive whole number, got "${args.limit}"`);
       let entries = listDeploys(cwd);
       if (args.app) entries = entries.filter((e) => e.app === args.app);
-      // A deploy still running has not failed (yet).
-      if (args.failed) entries = entries.filter((e) => e.status !== "running" && !(e.status === "done" && e.ok));
+      // A deploy still running has not failed (yet); a rolled-back one did, whatever its redeploy did.
+      if (args.failed) entries = entries.filter((e) => e.status !== "running" && !(e.status === "done" && e.ok && !e.rolledBack));
       entries = entries.slice(0, limit);
       if (args.json) process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
       else if (entries.length === 0) process.stdout.write(`${nothingListed(cwd, args.failed, args.app)}\n`);

@@ -1,6 +1,6 @@
 import type { DeployResult } from "./events.ts";
 import { DeployLog } from "./log.ts";
-import { prune, runDeploy, type DeployOptions } from "./pipeline.ts";
+import { forgeOf, prune, runDeploy, type DeployOptions } from "./pipeline.ts";
 import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
 import { Redaction } from "./redact.ts";
 import { markQueued, unmarkQueued } from "./waiting.ts";
@@ -17,13 +17,14 @@ async function recordNotRun(options: DeployOptions, text: string, error: string,
   const { config } = options;
   const redaction = new Redaction(options.secrets ?? []);
   const runScript = redaction.text(config.runScript);
-  const log = new DeployLog(options.cwd, { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript, app: options.app });
+  const log = new DeployLog(options.cwd, { id, startedAt, ...forgeOf(options), trigger: options.trigger, repoPath: config.repoPath, runScript, app: options.app });
   const result: DeployResult = {
     id,
     ok: false,
     pull: { success: false, stdout: "", stderr: "", before: null, after: null },
     run: { stdout: "", stderr: "", exitCode: null, timedOut: false, script: runScript },
     error: redaction.text(error),
+    rolledBack: false,
     log: { id, json: log.jsonPath, log: log.logPath },
     startedAt: startedAt.toISOString(),
     finishedAt: startedAt.toISOString(),

@@ -10,6 +10,11 @@ export interface DeployResult {
   error: string | null;
   /** Present when a rollback took place. */
   rollback?: RollbackResult;
+  /**
+   * True when the pulled commit was taken back (the reset to the pre-pull commit succeeded), whatever the
+   * redeploy did: `ok` may be true while what was pushed is not live.
+   */
+  rolledBack: boolean;
   /** The deploy id and the paths of its two log files. */
   log: { id: string; json: string; log: string };
   startedAt: string;
@@ -57,7 +62,7 @@ export type Step = "deploy" | "pull" | "config" | "run" | "rollback";
 
 export type DeployEvent =
   | { type: "queued"; position: number }
-  | { type: "start"; id: string; startedAt: Date; trigger: Trigger; repoPath: string }
+  | { type: "start"; id: string; startedAt: Date; trigger: Trigger; repoPath: string; event?: string | null; delivery?: string | null }
   /** A line the service writes about the deploy (not output of git or the script). */
   | { type: "step"; step: Step; text: string }
   | { type: "output"; step: Step; stream: "stdout" | "stderr"; data: Uint8Array }
@@ -105,8 +110,10 @@ function textOf(event: Exclude<DeployEvent, { type: "output" }>): string {
   switch (event.type) {
     case "queued":
       return `[queued] waiting; position=${event.position}`;
-    case "start":
-      return `[deploy] ${event.id} started ${event.startedAt.toISOString()} (${event.trigger}) in ${event.repoPath}`;
+    case "start": {
+      const forge = event.event ? `, event ${event.event}${event.delivery ? `, delivery ${event.delivery}` : ""}` : "";
+      return `[deploy] ${event.id} started ${event.startedAt.toISOString()} (${event.trigger}${forge}) in ${event.repoPath}`;
+    }
     case "step":
       return `[${event.step}] ${event.text}`;
     case "done":

@@ -22,6 +22,9 @@ export interface DeployRecordHeader {
   app?: string;
   startedAt: Date;
   trigger: Trigger;
+  /** The forge event and delivery id of a webhook deploy. */
+  event?: string | null;
+  delivery?: string | null;
   repoPath: string;
   runScript: string;
 }
@@ -32,6 +35,9 @@ export interface DeployRecord {
   id: string;
   app?: string;
   trigger: Trigger;
+  /** The forge event and delivery id (`X-GitHub-Event`, …); null when the request carried none, or from the CLI. */
+  event: string | null;
+  delivery: string | null;
   repoPath: string;
   runScript: string;
   startedAt: string;
@@ -129,6 +135,8 @@ export class DeployLog {
       id: this.header.id,
       ...(this.header.app ? { app: this.header.app } : {}),
       trigger: this.header.trigger,
+      event: this.header.event ?? null,
+      delivery: this.header.delivery ?? null,
       repoPath: this.header.repoPath,
       runScript: this.header.runScript,
       startedAt: this.header.startedAt.toISOString(),

@@ -50,6 +50,9 @@ export interface DeployOptions {
   /** The app deployed (multi-app mode); named in the logs and the script's environment. */
   app?: string;
   trigger: Trigger;
+  /** The forge event and delivery id of a webhook deploy (recorded, and given to the script). */
+  event?: string | null;
+  delivery?: string | null;
   /** Working directory: where `.service/logs/` lives and relative config paths resolve. */
   cwd: string;
   /** Receives every event as it happens (the HTTP stream, the terminal). The log files always get them too. */
@@ -90,9 +93,10 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
   const config = { ...options.config };
   const env = options.env ?? process.env;
   const redaction = new Redaction(options.secrets ?? []);
+  const forge = forgeOf(options);
   const log = new DeployLog(
     options.cwd,
-    { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript: redaction.text(config.runScript), app: options.app },
+    { id, startedAt, ...forge, trigger: options.trigger, repoPath: config.repoPath, runScript: redaction.text(config.runScript), app: options.app },
     config.maxLogBytes,
   );
   const redactors: OutputRedactor[] = [];
@@ -120,7 +124,7 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
     return (stream: "stdout" | "stderr", data: Uint8Array) => streams[stream].write(data);
   };
 
-  emit({ type: "start", id, startedAt, trigger: options.trigger, repoPath: config.repoPath });
+  emit({ type: "start", id, startedAt, trigger: options.trigger, repoPath: config.repoPath, ...forge });
   for (const notice of options.notices ?? []) step("config", notice);
   const pullOut = { stdout: new Capture(), stderr: new Capture() };
   const runOut = { stdout: new Capture(), stderr: new Capture() };
@@ -130,7 +134,15 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
   let after: string | null = null;
   let run: Omit<RunResult, "stdout" | "stderr"> = { exitCode: null, timedOut: false, script: config.runScript };
   let rollback: RollbackResult | undefined;
-  const context: Record<string, string> = { SERVICE_DEPLOY_ID: id, SERVICE_TRIGGER: options.trigger, SERVICE_REPO_PATH: config.repoPath };
+  let rolledBack = false;
+  const context: Record<string, string> = {
+    SERVICE_DEPLOY_ID: id,
+    SERVICE_TRIGGER: options.trigger,
+    SERVICE_REPO_PATH: config.repoPath,
+    // Always set (empty without a forge event), so a value in the service's own environment never passes for one.
+    SERVICE_EVENT: forge.event ?? "",
+    SERVICE_DELIVERY: forge.delivery ?? "",
+  };
   if (options.app) context.SERVICE_APP = options.app;
   const childEnv = scriptEnv(env, context);
 
@@ -170,7 +182,7 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
 
     // Rollback (rules 2-3).
     if (run.exitCode !== 0 && config.rollbackOnFailure) {
-      rollback = await rollBack(config, before, after, childEnv, options.cwd, env, step, output, options.app);
+      ({ rollback, rolledBack } = await rollBack(config, before, after, childEnv, options.cwd, env, step, output, options.app));
     }
   } catch (caught) {
     error = `internal error: ${(caught as Error).message}`;
@@ -188,6 +200,7 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
     run: { ...run, script: redaction.text(run.script), stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },
     error,
     ...(rollback ? { rollback } : {}),
+    rolledBack,
     log: { id, json: log.jsonPath, log: log.logPath },
     startedAt: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),
@@ -204,6 +217,12 @@ export function prune(options: DeployOptions): void {
   try {
     pruneLogs(options.cwd, options.config.keepDeploys, options.config.keepDays, Date.now(), options.app);
   } catch {}
+}
+
+/** The forge event and delivery id, redacted like every other text of a deploy, null when absent. */
+export function forgeOf(options: DeployOptions): { event: string | null; delivery: string | null } {
+  const redaction = new Redaction(options.secrets ?? []);
+  return { event: options.event ? redaction.text(options.event) : null, delivery: options.delivery ? redaction.text(options.delivery) : null };
 }
 
 const short = (commit: string | null) => (commit ? commit.slice(0, 12) : "(no commit)");
@@ -279,10 +298,10 @@ async function rollBack(
   step: Emitter,
   output: OutputFor,
   app?: string,
-): Promise<RollbackResult | undefined> {
+): Promise<{ rollback?: RollbackResult; rolledBack: boolean }> {
   if (!before) {
     step("rollback", "skipped: there is no commit from before the pull to return to");
-    return undefined;
+    return { rolledBack: false };
   }
   const out = { stdout: new Capture(), stderr: new Capture() };
   const result = (fields: Partial<RollbackResult>): RollbackResult => ({
@@ -301,12 +320,13 @@ async function rollBack(
   if (reset.exitCode !== 0) {
     const error = reset.error ?? `git reset --hard failed with exit code ${reset.exitCode}`;
     step("rollback", `failed: ${error}`);
-    return result({ error });
+    return { rollback: result({ error }), rolledBack: false };
   }
   reloadFromRepo(config, cwd, processEnv, step, app);
   step("rollback", "running the run script again at the previous commit");
   const run = await runStep(config, env, "rollback", output("rollback", out), step);
   const ok = run.exitCode === 0;
   step("rollback", ok ? "succeeded" : "failed");
-  return result({ ok, exitCode: run.exitCode, timedOut: run.timedOut, error: ok ? null : (describeFailure(run) ?? `exit code ${run.exitCode}`) });
+  const rollback = result({ ok, exitCode: run.exitCode, timedOut: run.timedOut, error: ok ? null : (describeFailure(run) ?? `exit code ${run.exitCode}`) });
+  return { rollback, rolledBack: true };
 }

@@ -1,0 +1,101 @@
+/**
+ * Forge deliveries: which event a request is and its delivery id (from the forge's headers), and whether an app
+ * that set `branch` or `events` deploys it. Without those keys every authorized POST deploys (the spec's rule).
+ */
+import { branchOfPush } from "./payload.ts";
+import { jsonResponse } from "./response.ts";
+
+/** The forge event and delivery id of a request; null when it carries none (curl, a CI job). */
+export interface Delivery {
+  event: string | null;
+  delivery: string | null;
+}
+
+/**
+ * Each forge's event and delivery headers. Gitea and Forgejo also send Gogs' and GitHub's headers, with the
+ * same values, so the first present pair is the answer.
+ */
+const HEADERS: readonly (readonly [event: string, delivery: string])[] = [
+  ["x-github-event", "x-github-delivery"],
+  ["x-gitlab-event", "x-gitlab-event-uuid"],
+  ["x-gitea-event", "x-gitea-delivery"],
+  ["x-forgejo-event", "x-forgejo-delivery"],
+  ["x-gogs-event", "x-gogs-delivery"],
+  ["x-event-key", "x-request-uuid"],
+];
+
+/** Longest event name or delivery id kept: they go into logs, the script's environment and the terminal. */
+const MAX_HEADER_CHARS = 200;
+
+/** Printable ASCII only, bounded: a header value never carries terminal escapes or control bytes into a log. */
+function clean(value: string | null): string | null {
+  if (value === null) return null;
+  const printable = value.trim().replace(/[^\x20-\x7e]/g, "?");
+  if (!printable) return null;
+  return printable.length > MAX_HEADER_CHARS ? `${printable.slice(0, MAX_HEADER_CHARS)}…` : printable;
+}
+
+export function forgeDelivery(headers: Headers): Delivery {
+  for (const [event, delivery] of HEADERS) {
+    const name = clean(headers.get(event));
+    if (name !== null) return { event: name, delivery: clean(headers.get(delivery)) };
+  }
+  return { event: null, delivery: null };
+}
+
+/** Each forge's name of a push (GitLab names a tag push apart): what the word `push` in `events` matches. */
+const PUSH_EVENTS = new Set(["push", "push hook", "tag push hook", "repo:push"]);
+
+const isPush = (event: string) => PUSH_EVENTS.has(event.toLowerCase());
+
+/** Whether `events` lists `event`: the forge's own name (any case), or `push` for any forge's push. */
+function listed(events: readonly string[], event: string): boolean {
+  const name = event.toLowerCase();
+  return events.some((entry) => {
+    const wanted = entry.toLowerCase();
+    return wanted === name || (wanted === "push" && isPush(event));
+  });
+}
+
+export interface Skip extends Delivery {
+  message: string;
+  ref?: string;
+}
+
+/**
+ * Why an app does not deploy a delivery, or undefined when it does. Only with `branch` or `events` set: then an
+ * event that is not listed (with `branch` alone: not a push) is skipped, and so is a push or ref event whose
+ * body names another ref than `branch`. A request without a forge event header (curl) is not a forge delivery:
+ * `events` leaves it alone, and `branch` only looks at a ref its body names.
+ */
+export function skipReason(
+  app: { branch?: string; events?: readonly string[] },
+  delivery: Delivery,
+  body: Uint8Array | undefined,
+  contentType: string | null,
+): Skip | undefined {
+  if (!app.branch && !app.events) return undefined;
+  const { event } = delivery;
+  if (event !== null && !(app.events ? listed(app.events, event) : isPush(event))) {
+    // A forge sends a ping when the webhook is created: answered 200, so the forge shows it green.
+    if (event.toLowerCase() === "ping") return { ...delivery, message: "ping: the webhook works" };
+    const deploys = app.events ? `on ${app.events.join(", ")}` : `pushes to branch ${app.branch}`;
+    return { ...delivery, message: `${event} event; this app deploys ${deploys} only` };
+  }
+  if (!app.branch || !body) return undefined;
+  const pushed = branchOfPush(body, contentType, app.branch);
+  if (!pushed || pushed.branch === app.branch) return undefined;
+  const [kind, name] = pushed.ref.startsWith("refs/tags/")
+    ? ["tag", pushed.ref.slice(10)]
+    : pushed.ref.startsWith("refs/heads/")
+      ? ["branch", pushed.ref.slice(11)]
+      : ["ref", pushed.ref];
+  const what = event === null || isPush(event) ? (kind === "branch" ? "push to" : "push of") : `${event} of`;
+  return { ...delivery, ref: pushed.ref, message: `${what} ${kind} ${name} (${pushed.ref}); this app deploys branch ${app.branch} only` };
+}
+
+/** The 200 answer to a skipped delivery: `[skipped] <why>`, or JSON with `skipped: true`. */
+export function skippedResponse(skip: Skip, json: boolean): Response {
+  if (json) return jsonResponse(200, { skipped: true, ok: true, ...skip });
+  return new Response(`[skipped] ${skip.message}\n`, { headers: { "content-type": "text/plain; charset=utf-8" } });
+}
