@@ -54,6 +54,8 @@ export function readNoFollow(file: string): string {
 
 /** `<file>.<pid>.<random>.tmp`: the pid tells whose it is, so a crashed writer's temp can be removed later. */
 const TEMP_NAME = /\.(\d+)\.[0-9a-f]{16}\.tmp$/;
+/** The predictable temp name of earlier versions: whoever left one is long gone. */
+const OLD_TEMP_NAME = /Z_[0-9a-f-]{36}\.json\.tmp$/;
 
 /** Replaces `file` with `text` atomically (a reader sees the old or the new file, never half). Throws. */
 export function writeFileAtomic(file: string, text: string, mode = 0o640): void {
@@ -102,6 +104,8 @@ export function removeStaleTemps(dir: string): void {
     const pid = TEMP_NAME.exec(name)?.[1];
     // This process's own writes are synchronous and clean up on every path: a temp bearing its pid is a
     // leftover of an earlier process that had the same pid (a container's pid 1).
-    if (pid !== undefined && (Number(pid) === process.pid || !isRunning(Number(pid)))) rmSync(join(dir, name), { force: true });
+    const stale = pid !== undefined ? Number(pid) === process.pid || !isRunning(Number(pid)) : OLD_TEMP_NAME.test(name);
+    // rm unlinks a link itself, never its target.
+    if (stale) rmSync(join(dir, name), { force: true });
   }
 }

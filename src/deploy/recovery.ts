@@ -1,5 +1,6 @@
-import { appendFileSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { openForAppend, readNoFollow, removeStaleTemps, writeAll, writeFileAtomic } from "./files.ts";
 import { isRunning } from "./liveness.ts";
 import { LOG_DIR, type DeployRecord } from "./log.ts";
 
@@ -23,18 +24,33 @@ export function markInterruptedDeploys(cwd: string): string[] {
     const file = join(dir, name);
     let record: DeployRecord;
     try {
-      record = JSON.parse(readFileSync(file, "utf8")) as DeployRecord;
+      record = JSON.parse(readNoFollow(file)) as DeployRecord;
     } catch {
       continue;
     }
     if (record.status !== "running" || isRunning(record.pid, record.pidStart)) continue;
     const updated: DeployRecord = { ...record, status: "interrupted" };
-    writeFileSync(`${file}.tmp`, `${JSON.stringify(updated, null, 2)}\n`, { mode: 0o640 });
-    renameSync(`${file}.tmp`, file);
     try {
-      appendFileSync(file.replace(/\.json$/, ".log"), "\n[interrupted] the service stopped before this deploy finished\n");
-    } catch {}
+      writeFileAtomic(file, `${JSON.stringify(updated, null, 2)}\n`);
+    } catch {
+      // A full disk: the record stays as it is, and the next start tries again.
+      continue;
+    }
+    appendNoFollow(file.replace(/\.json$/, ".log"), "\n[interrupted] the service stopped before this deploy finished\n");
     marked.push(record.id);
   }
+  removeStaleTemps(dir);
   return marked;
+}
+
+/** Appends to an existing file, never through a link; a failure only loses the note. */
+function appendNoFollow(file: string, text: string): void {
+  try {
+    const fd = openForAppend(file);
+    try {
+      writeAll(fd, Buffer.from(text));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {}
 }
