@@ -197,14 +197,18 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
   return result;
 }
 
-/** Hands an event to the deploy's sink, after the line saying (once) why its log files are incomplete. */
+/** Hands an event to the deploy's sink, with the line saying (once) why its log files are incomplete. */
 export function tell(options: DeployOptions, log: DeployLog, event: DeployEvent): void {
   const notice = log.takeNotice();
-  try {
-    if (notice) options.sink?.({ type: "step", step: "log", text: notice });
-    options.sink?.(event);
-  } catch {
-    // A sink that fails (a client gone) never touches the deploy.
+  const events: DeployEvent[] = [event];
+  // After the event that met the problem, so the stream still opens with its `[deploy]` line; `[done]` stays last.
+  if (notice) events.splice(event.type === "done" ? 0 : 1, 0, { type: "step", step: "log", text: notice });
+  for (const each of events) {
+    try {
+      options.sink?.(each);
+    } catch {
+      // A sink that fails (a client gone) never touches the deploy.
+    }
   }
 }
 
