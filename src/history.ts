@@ -1,4 +1,4 @@
-import { closeSync, constants, openSync, readdirSync, readSync, rmSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { readNoFollow, removeStaleTemps } from "./deploy/files.ts";
 import { isRunning, OWN_START } from "./deploy/liveness.ts";
@@ -58,7 +58,8 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     return { ...base, startedAt: preciseStart(text, logPath) ?? base.startedAt, problem };
   }
   // Read defensively: a record edited by hand may lack any field, and a listing must not throw on it.
-  const result = record.result && typeof record.result === "object" ? record.result : undefined;
+  // A repaired record's result has only `ok` and `run.exitCode`.
+  const result: { ok?: boolean; run?: { exitCode?: number | null }; rollback?: { exitCode: number | null } } | undefined = record.result && typeof record.result === "object" ? record.result : undefined;
   return {
     ...base,
     startedAt: typeof record.startedAt === "string" ? record.startedAt : base.startedAt,
@@ -138,6 +139,34 @@ export function findDeploy(cwd: string, ref: string): HistoryEntry | string {
 /** True when `ref` can name a deploy: `last`, or the start of a deploy id (a UUID). */
 export function isDeployRef(ref: string): boolean {
   return ref === "last" || /^[0-9a-f][0-9a-f-]{0,35}$/i.test(ref);
+}
+
+/**
+ * The end of a record whose deploy ended while the record could not say so (a full disk, then a stop of the
+ * service): the `[done]` line the .log ends with is written only when the deploy is over, so its outcome is
+ * known. Undefined when the .log does not end with one (the deploy was really cut short).
+ */
+export function endFromLog(logPath: string): Pick<DeployRecord, "status" | "result" | "note"> | undefined {
+  let tail: string;
+  try {
+    const fd = openSync(logPath, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      const size = fstatSync(fd).size;
+      const buffer = Buffer.alloc(Math.min(size, 256));
+      tail = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, size - buffer.length)).toString("utf8");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  const done = /(?:^|\n)\[done\] ok=(true|false) exitCode=(-?\d+|null)\n$/.exec(tail);
+  if (!done) return undefined;
+  return {
+    status: "done",
+    result: { ok: done[1] === "true", run: { exitCode: done[2] === "null" ? null : Number(done[2]) } },
+    note: "the final record could not be written; the outcome is the .log's [done] line",
+  };
 }
 
 /** A record read for retention: not through a link, and undefined when it cannot be read. */

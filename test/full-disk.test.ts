@@ -7,6 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { logStem } from "../src/deploy/log.ts";
 import { lastLine, makeLocalRepo, post, readJson, runCli, SECRET, startServer, tempDir } from "./helpers.ts";
 import { logDirOf, stems } from "./ops-helpers.ts";
 
@@ -133,4 +134,32 @@ describe("full disk", () => {
     },
     60_000,
   );
+
+  test("a record left running by a service that stopped after the deploy ended: the next start takes the outcome from the .log's [done] line instead of marking it interrupted", async () => {
+    const repo = makeLocalRepo();
+    const dir = logDirOf(repo);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const gone = Bun.spawnSync(["true"]).pid;
+    const ended = { id: crypto.randomUUID(), done: "[done] ok=false exitCode=3" };
+    const cut = { id: crypto.randomUUID(), done: "" };
+    for (const [index, deploy] of [ended, cut].entries()) {
+      const startedAt = new Date(Date.now() - 3_600_000 + index * 1000);
+      const stem = logStem(startedAt, deploy.id);
+      const record = { status: "running", id: deploy.id, trigger: "webhook", repoPath: repo, runScript: "false", startedAt: startedAt.toISOString(), pid: gone, pidStart: "1" };
+      writeFileSync(join(dir, `${stem}.json`), JSON.stringify(record));
+      writeFileSync(join(dir, `${stem}.log`), `[deploy] ${deploy.id} started ${startedAt.toISOString()} (webhook) in ${repo}\n[run] $ false\n${deploy.done && `${deploy.done}\n`}`);
+    }
+    const server = await startServer(repo, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true" });
+    try {
+      const said = server.stdout.text + server.stderr.text;
+      expect(said).not.toContain(`deploy ${ended.id} was interrupted`);
+      expect(said).toContain(`deploy ${cut.id} was interrupted`);
+    } finally {
+      await server.stop();
+    }
+    const listed = JSON.parse((await runCli(["logs", "--json"], { cwd: repo })).stdout);
+    const byId = new Map(listed.map((entry: any) => [entry.id, entry]));
+    expect(byId.get(ended.id)).toMatchObject({ status: "done", ok: false, exitCode: 3 });
+    expect(byId.get(cut.id)).toMatchObject({ status: "interrupted" });
+  });
 });

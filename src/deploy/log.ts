@@ -41,7 +41,7 @@ export interface DeployRecord {
   pidStart?: string;
   finishedAt?: string;
   durationMs?: number;
-  result?: DeployResult;
+  result?: DeployResult | OutcomeOnly;
   /** Set when the record could not hold everything (a full disk): what is missing and why. */
   note?: string;
 }
@@ -82,6 +82,12 @@ export interface DeployLogOptions {
   maxLogBytes?: number;
   /** Frees room (retention) when a write finds the disk full. */
   makeRoom?: () => void;
+}
+
+/** What a repaired record knows of a deploy whose final record was lost: its `[done]` line, no more. */
+export interface OutcomeOnly {
+  ok: boolean;
+  run: { exitCode: number | null };
 }
 
 /**
@@ -180,7 +186,7 @@ export class DeployLog {
     // Tried even after a .log failure: a few hundred bytes may still fit where megabytes of output did not.
     const full = this.record({ status, finishedAt: result.finishedAt, durationMs: result.durationMs, result });
     if (!this.writeRecord(full)) {
-      const compact = `${JSON.stringify(compactRecord(full, this.problem ?? "the record could not be written"), null, 2)}\n`;
+      const compact = `${JSON.stringify(compactRecord(full, result, this.problem ?? "the record could not be written"), null, 2)}\n`;
       if (!this.tryWrite(() => overwriteInPlace(this.jsonPath, compact)) && this.noSpace) {
         // Room may come back (retention, an operator): the outcome waits in memory, the newest ones kept.
         if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value!);
@@ -262,9 +268,8 @@ export class DeployLog {
 }
 
 /** The record without the captured output, its long texts cut: small enough for the reserve of a full disk. */
-function compactRecord(record: DeployRecord, why: string): DeployRecord {
+function compactRecord(record: DeployRecord, result: DeployResult, why: string): DeployRecord {
   const cut = <T extends string | null>(text: T): T => (text && text.length > COMPACT_TEXT ? (`${text.slice(0, COMPACT_TEXT)}…` as T) : text);
-  const result = record.result!;
   return {
     ...record,
     runScript: cut(record.runScript),

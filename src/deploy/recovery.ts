@@ -2,6 +2,7 @@ import { closeSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { openForAppend, readNoFollow, removeStaleTemps, writeAll, writeFileAtomic } from "./files.ts";
 import { isRunning } from "./liveness.ts";
+import { endFromLog } from "../history.ts";
 import { LOG_DIR, type DeployRecord } from "./log.ts";
 
 /** How many of the newest JSON logs are looked at on start: a crash leaves its record among the last ones. */
@@ -29,13 +30,16 @@ export function markInterruptedDeploys(cwd: string): string[] {
       continue;
     }
     if (record.status !== "running" || isRunning(record.pid, record.pidStart)) continue;
-    const updated: DeployRecord = { ...record, status: "interrupted" };
+    // A deploy that ended (its .log has the [done] line) while its record could not say so is repaired, not interrupted.
+    const ended = endFromLog(file.replace(/\.json$/, ".log"));
+    const updated: DeployRecord = { ...record, ...(ended ?? { status: "interrupted" }) };
     try {
       writeFileAtomic(file, `${JSON.stringify(updated, null, 2)}\n`);
     } catch {
       // A full disk: the record stays as it is, and the next start tries again.
       continue;
     }
+    if (ended) continue;
     appendNoFollow(file.replace(/\.json$/, ".log"), "\n[interrupted] the service stopped before this deploy finished\n");
     marked.push(record.id);
   }
