@@ -149,6 +149,9 @@ describe("full disk", () => {
       writeFileSync(join(dir, `${stem}.json`), JSON.stringify(record));
       writeFileSync(join(dir, `${stem}.log`), `[deploy] ${deploy.id} started ${startedAt.toISOString()} (webhook) in ${repo}\n[run] $ false\n${deploy.done && `${deploy.done}\n`}`);
     }
+    // Before any repair, --follow ends on both: cleanly on the one that ended, with an error on the other.
+    expect((await runCli(["logs", ended.id, "--follow"], { cwd: repo, timeoutMs: 15_000 })).code).toBe(0);
+    expect((await runCli(["logs", cut.id, "--follow"], { cwd: repo, timeoutMs: 15_000 })).code).toBe(1);
     const server = await startServer(repo, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true" });
     try {
       const said = server.stdout.text + server.stderr.text;
