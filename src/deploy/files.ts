@@ -22,13 +22,20 @@ export function isNoSpace(error: unknown): boolean {
   return code === "ENOSPC" || code === "EDQUOT";
 }
 
-/** Writes all of `bytes`: a write on a nearly full disk can be short, and the rest must not vanish silently. */
+/**
+ * Writes all of `bytes`: a write on a nearly full disk can be short, and the rest must not vanish silently.
+ * A failure carries `written`, how many bytes did go, so a caller can try the rest again.
+ */
 export function writeAll(fd: number, bytes: Uint8Array, position?: number): void {
   let done = 0;
-  while (done < bytes.length) {
-    const written = writeSync(fd, bytes, done, bytes.length - done, position === undefined ? null : position + done);
-    if (written <= 0) throw Object.assign(new Error("no space left on device, write"), { code: "ENOSPC" });
-    done += written;
+  try {
+    while (done < bytes.length) {
+      const written = writeSync(fd, bytes, done, bytes.length - done, position === undefined ? null : position + done);
+      if (written <= 0) throw Object.assign(new Error("no space left on device, write"), { code: "ENOSPC" });
+      done += written;
+    }
+  } catch (error) {
+    throw Object.assign(error as Error, { written: done });
   }
 }
 

@@ -1,8 +1,8 @@
 import { consola } from "consola";
-import { closeSync, writeSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript, type DeployEvent, type DeployResult, type Trigger } from "./events.ts";
-import { createExclusive, ensurePrivateDir, isNoSpace, overwriteInPlace, writeFileAtomic } from "./files.ts";
+import { createExclusive, ensurePrivateDir, isNoSpace, overwriteInPlace, writeAll, writeFileAtomic } from "./files.ts";
 import { OWN_START } from "./liveness.ts";
 
 /** Log directory, relative to the working directory. */
@@ -158,17 +158,13 @@ export class DeployLog {
 
   private writeBytes(bytes: Uint8Array | undefined): void {
     if (!bytes || this.fd === undefined || this.logBroken) return;
-    let done = 0;
+    let rest = bytes;
     for (let attempt = 0; ; attempt++) {
       try {
-        // A write on a nearly full disk can be short: the rest must not vanish unnoticed.
-        while (done < bytes.length) {
-          const written = writeSync(this.fd, bytes, done, bytes.length - done);
-          if (written <= 0) throw Object.assign(new Error("no space left on device, write"), { code: "ENOSPC" });
-          done += written;
-        }
+        writeAll(this.fd, rest);
         return;
       } catch (error) {
+        rest = rest.subarray((error as { written?: number }).written ?? 0);
         if (attempt === 0 && this.makeRoom(error)) continue;
         this.logBroken = true;
         this.fail(`cannot write ${this.logPath}`, error);
@@ -189,9 +185,9 @@ export class DeployLog {
       const compact = `${JSON.stringify(compactRecord(full, result, this.problem ?? "the record could not be written"), null, 2)}\n`;
       if (!this.tryWrite(() => overwriteInPlace(this.jsonPath, compact)) && this.noSpace) {
         // Room may come back (retention, an operator): the outcome waits in memory, the newest ones kept.
+        // Only the compact record is held: a few KiB each, where the full one can be megabytes.
         if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value!);
-        const text = `${JSON.stringify(full, null, 2)}\n`;
-        const retry = () => this.tryWrite(() => writeFileAtomic(this.jsonPath, text)) || this.tryWrite(() => writeFileAtomic(this.jsonPath, compact));
+        const retry = () => this.tryWrite(() => writeFileAtomic(this.jsonPath, compact));
         pending.set(this.jsonPath, { startedAt: this.header.startedAt.getTime(), retry });
       }
     }
