@@ -283,7 +283,7 @@ export function pruneLogs(cwd: string, keepDeploys: number, keepDays: number, no
     forgetPendingRecord(jsonPath);
     removed.push(stem);
   });
-  removeStaleTemps(dir);
+  removeStaleTemps(dir, names);
   retryPendingRecords();
   return removed;
 }

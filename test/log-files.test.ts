@@ -121,4 +121,20 @@ describe("log files and symbolic links", () => {
     expect(existsSync(join(dir, `${old}.json`))).toBe(false);
     expect(readdirSync(dir).some((n) => n.endsWith(".tmp"))).toBe(false);
   });
+
+  test("temp files left by a writer that is gone are removed by the next retention; a live writer's stay", async () => {
+    const repo = makeLocalRepo();
+    const dir = logDirOf(repo);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const stem = `${stemDate(new Date())}_${crypto.randomUUID()}`;
+    const dead = `${stem}.json.${deadPid()}.0123456789abcdef.tmp`;
+    const old = `${stem}.json.tmp`;
+    const live = `${stem}.json.${process.pid}.fedcba9876543210.tmp`;
+    for (const name of [dead, old, live]) writeFileSync(join(dir, name), "");
+    expect((await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: "true" } })).code).toBe(0);
+    const left = readdirSync(dir);
+    expect(left).not.toContain(dead);
+    expect(left).not.toContain(old);
+    expect(left).toContain(live);
+  });
 });

@@ -100,10 +100,9 @@ export function overwriteInPlace(file: string, text: string): void {
 }
 
 /** Removes the temp files in `dir` whose writer is gone (a crash or a kill between create and rename). */
-export function removeStaleTemps(dir: string): void {
-  let names: string[];
+export function removeStaleTemps(dir: string, names?: string[]): void {
   try {
-    names = readdirSync(dir);
+    names ??= readdirSync(dir);
   } catch {
     return;
   }
