@@ -1,8 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { accessSync, constants, copyFileSync, existsSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { consola } from "consola";
+import { ensurePrivateDir } from "./deploy/files.ts";
 
 /**
  * SPEC item 8: on Linux, an interactive start asks about HTTPS unless SERVICE_SKIP_HTTPS_PROMPT=1. Interactive
@@ -92,7 +93,7 @@ server {
 /** Writes `.service/Caddyfile` and `.service/nginx.conf`; returns their paths. */
 export function writeProxyConfigs(cwd: string, setup: ProxySetup): { caddy: string; nginx: string } {
   const dir = resolve(cwd, PROXY_DIR);
-  mkdirSync(dir, { recursive: true });
+  ensurePrivateDir(dir);
   const caddy = join(dir, "Caddyfile");
   const nginx = join(dir, "nginx.conf");
   writeFileSync(caddy, caddyfile(setup));

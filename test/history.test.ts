@@ -408,6 +408,9 @@ describe("service logs <id> --follow", () => {
     const json = join(logDirOf(repo), `${stemOf(repo, id)}.json`);
     const dead = Bun.spawnSync(["true"]).pid;
     writeFileSync(json, JSON.stringify({ ...readJson(json), status: "running", pid: dead, result: undefined }));
+    // Killed before the end: no [done] line (a .log that has one tells the deploy ended, see full-disk.test.ts).
+    const log = json.replace(/\.json$/, ".log");
+    writeFileSync(log, readFileSync(log, "utf8").replace(/\[done\][^\n]*\n$/, ""));
     const followed = await runCli(["logs", id, "--follow"], { cwd: repo, timeoutMs: 15_000 });
     expect(followed.code).not.toBe(0);
     expect(followed.stdout).toContain("half-way\n");

@@ -140,7 +140,7 @@ describe("deploy log files (SPEC: Deploy log files)", () => {
     }
   });
 
-  test("a deploy whose log directory cannot be created still runs and ends its stream with [done]", async () => {
+  test("a deploy whose log directory cannot be created still runs, says so once in its stream, and ends it with [done]", async () => {
     const repo = makeRepo();
     // A file where the .service directory should be: the log directory cannot be created.
     writeFileSync(join(repo.clone, ".service"), "not a directory\n");
@@ -148,6 +148,10 @@ describe("deploy log files (SPEC: Deploy log files)", () => {
     try {
       const streamed = await (await post(server.url, { secret: SECRET })).text();
       expect(lastLine(streamed)).toBe("[done] ok=true exitCode=0");
+      // The client learns it too, once, after the deploy's first line.
+      const lines = streamed.split("\n");
+      expect(lines[0]).toStartWith("[deploy] ");
+      expect(lines.filter((line) => line.startsWith("[log] "))).toEqual([expect.stringContaining("cannot create the deploy log")]);
       const res = await post(`${server.url}/?format=json`, { secret: SECRET });
       expect(res.status).toBe(200);
       expect((await res.json()).ok).toBe(true);

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { isRunning } from "../deploy/liveness.ts";
-import { findDeploy, findQueued, isDeployRef, listDeploys, missingLogDir, neverStarted, queuedMessage, type HistoryEntry } from "../history.ts";
+import { endFromLog, findDeploy, findQueued, isDeployRef, listDeploys, missingLogDir, neverStarted, queuedMessage, type HistoryEntry } from "../history.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 import { guard } from "./_guard.ts";
 
@@ -106,6 +106,8 @@ async function follow(cwd: string, ref: string): Promise<void> {
     // A service killed mid-deploy (kill -9) never finishes the record: without this, --follow would wait forever.
     if (record && !writerRunning(record)) {
       drain();
+      // Unless the deploy ended and only its record could not say so (a full disk): its .log ends with [done].
+      if (endFromLog(logPath)) return;
       throw new Error(`deploy ${entry.id} will not finish: the service process that ran it (pid ${record.pid}) is gone`);
     }
     await Bun.sleep(200);

@@ -1,6 +1,6 @@
 import type { DeployResult } from "./events.ts";
 import { DeployLog } from "./log.ts";
-import { forgeOf, prune, runDeploy, type DeployOptions } from "./pipeline.ts";
+import { forgeOf, prune, runDeploy, tell, type DeployOptions } from "./pipeline.ts";
 import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
 import { Redaction } from "./redact.ts";
 import { markQueued, unmarkQueued } from "./waiting.ts";
@@ -17,7 +17,11 @@ async function recordNotRun(options: DeployOptions, text: string, error: string,
   const { config } = options;
   const redaction = new Redaction(options.secrets ?? []);
   const runScript = redaction.text(config.runScript);
-  const log = new DeployLog(options.cwd, { id, startedAt, ...forgeOf(options), trigger: options.trigger, repoPath: config.repoPath, runScript, app: options.app });
+  const log = new DeployLog(
+    options.cwd,
+    { id, startedAt, ...forgeOf(options), trigger: options.trigger, repoPath: config.repoPath, runScript, app: options.app },
+    { makeRoom: () => prune(options) },
+  );
   const result: DeployResult = {
     id,
     ok: false,
@@ -32,11 +36,9 @@ async function recordNotRun(options: DeployOptions, text: string, error: string,
   };
   for (const event of [{ type: "step", step: "deploy", text: redaction.text(text) }, { type: "done", result }] as const) {
     log.write(event);
-    try {
-      options.sink?.(event);
-    } catch {}
+    if (event.type === "done") log.finish(result, status);
+    tell(options, log, event);
   }
-  log.finish(result, status);
   prune(options);
   return result;
 }

@@ -58,7 +58,7 @@ export interface RollbackResult {
 }
 
 export type Trigger = "webhook" | "cli";
-export type Step = "deploy" | "pull" | "config" | "run" | "rollback";
+export type Step = "deploy" | "pull" | "config" | "run" | "rollback" | "log";
 
 export type DeployEvent =
   | { type: "queued"; position: number }

@@ -1,7 +1,8 @@
 import { consola } from "consola";
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript, type DeployEvent, type DeployResult, type Trigger } from "./events.ts";
+import { createExclusive, ensurePrivateDir, isNoSpace, overwriteInPlace, writeAll, writeFileAtomic } from "./files.ts";
 import { OWN_START } from "./liveness.ts";
 
 /** Log directory, relative to the working directory. */
@@ -46,7 +47,54 @@ export interface DeployRecord {
   pidStart?: string;
   finishedAt?: string;
   durationMs?: number;
-  result?: DeployResult;
+  result?: DeployResult | OutcomeOnly;
+  /** Set when the record could not hold everything (a full disk): what is missing and why. */
+  note?: string;
+}
+
+/** Bytes a "running" record takes on disk, so that its final outcome fits in place when the disk is full. */
+const RECORD_RESERVE = 8192;
+/** The longest text a record keeps of each script and error when it has to fit in that reserve. */
+const COMPACT_TEXT = 1000;
+
+/** This process's deploys whose log is still open, by .json path, with their start time in ms. */
+const active = new Map<string, number>();
+/** Final records this process could not write for want of room, written at the next chance (a bounded few). */
+const pending = new Map<string, { startedAt: number; retry: () => boolean }>();
+const MAX_PENDING = 100;
+
+/** Whether `jsonPath` belongs to a deploy this process is running now: retention never removes its files. */
+export function isActiveHere(jsonPath: string): boolean {
+  return active.has(jsonPath);
+}
+
+/** The start time (ms) of a deploy of this process whose record may not be on disk (running, or pending). */
+export function startKnownHere(jsonPath: string): number | undefined {
+  return active.get(jsonPath) ?? pending.get(jsonPath)?.startedAt;
+}
+
+/** Tries again to write the final records that did not fit; called when room may have come back. */
+export function retryPendingRecords(): void {
+  for (const [jsonPath, entry] of pending) if (entry.retry()) pending.delete(jsonPath);
+}
+
+/** Drops the pending record of a deploy whose files retention removed. */
+export function forgetPendingRecord(jsonPath: string): void {
+  pending.delete(jsonPath);
+}
+
+export interface DeployLogOptions {
+  /** Most output bytes the .log keeps. */
+  maxLogBytes?: number;
+  /** Frees room (retention) when a write finds the disk full. */
+  makeRoom?: () => void;
+}
+
+/** What a repaired record knows of a deploy whose final record was lost: its `[done]` line, no more. */
+export interface OutcomeOnly {
+  ok: boolean;
+  run: { exitCode: number | null };
+  rolledBack?: boolean;
 }
 
 /**
@@ -54,15 +102,20 @@ export interface DeployRecord {
  * start and at the end (atomically, so a reader never sees half a file).
  *
  * The files record the deploy; they are not part of it. A log that cannot be written (a file where the
- * directory should be, no permission, a full disk) is reported once on the service's own output and the
- * deploy goes on: nothing here throws, because a throw would leave the deploy without its `[done]` line and
- * its HTTP stream open forever.
+ * directory should be, no permission, a full disk) is reported once on the service's own output and in the
+ * deploy's stream (`takeNotice`), and the deploy goes on: nothing here throws, because a throw would leave the
+ * deploy without its `[done]` line and its HTTP stream open forever. On a full disk the record still ends: old
+ * deploys are pruned to make room, else the final record is written without the output into the room the
+ * "running" record reserved, else it is kept in memory and written once there is room.
  */
 export class DeployLog {
   readonly jsonPath: string;
   readonly logPath: string;
   /** Why the files are incomplete, when they are. */
   problem: string | undefined;
+  private noticed = false;
+  /** A write found the disk full (not a permission or a path problem): worth trying again later. */
+  private noSpace = false;
   private readonly fd: number | undefined;
   /** The .log stopped (could not be opened or written); the .json record is still tried. */
   private logBroken = false;
@@ -70,18 +123,22 @@ export class DeployLog {
   /** Output bytes written so far; past `maxLogBytes` output is no longer written (the service's lines still are). */
   private outputBytes = 0;
   private truncated = false;
+  private readonly maxLogBytes: number;
 
   constructor(
     cwd: string,
     private readonly header: DeployRecordHeader,
-    private readonly maxLogBytes = Infinity,
+    private readonly options: DeployLogOptions = {},
   ) {
+    this.maxLogBytes = options.maxLogBytes ?? Infinity;
     const dir = resolve(cwd, LOG_DIR);
     const stem = logStem(header.startedAt, header.id);
     this.jsonPath = join(dir, `${stem}.json`);
     this.logPath = join(dir, `${stem}.log`);
+    active.set(this.jsonPath, header.startedAt.getTime());
+    retryPendingRecords();
     this.fd = this.open(dir);
-    this.writeRecord({ status: "running" });
+    this.writeRecord(this.record({ status: "running" }), true);
   }
 
   write(event: DeployEvent): void {
@@ -99,13 +156,27 @@ export class DeployLog {
     this.writeBytes(this.transcript.render(event));
   }
 
+  /** The line for the deploy's stream saying why its log files are incomplete: once, when they are. */
+  takeNotice(): string | undefined {
+    if (!this.problem || this.noticed) return undefined;
+    this.noticed = true;
+    return `${this.problem}; the deploy goes on and this stream carries all of its output`;
+  }
+
   private writeBytes(bytes: Uint8Array | undefined): void {
     if (!bytes || this.fd === undefined || this.logBroken) return;
-    try {
-      writeSync(this.fd, bytes);
-    } catch (error) {
-      this.logBroken = true;
-      this.fail(`cannot write ${this.logPath}`, error);
+    let rest = bytes;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        writeAll(this.fd, rest);
+        return;
+      } catch (error) {
+        rest = rest.subarray((error as { written?: number }).written ?? 0);
+        if (attempt === 0 && this.makeRoom(error)) continue;
+        this.logBroken = true;
+        this.fail(`cannot write ${this.logPath}`, error);
+        return;
+      }
     }
   }
 
@@ -116,21 +187,32 @@ export class DeployLog {
       } catch {}
     }
     // Tried even after a .log failure: a few hundred bytes may still fit where megabytes of output did not.
-    this.writeRecord({ status, finishedAt: result.finishedAt, durationMs: result.durationMs, result });
+    const full = this.record({ status, finishedAt: result.finishedAt, durationMs: result.durationMs, result });
+    if (!this.writeRecord(full)) {
+      const compact = `${JSON.stringify(compactRecord(full, result, this.problem ?? "the record could not be written"), null, 2)}\n`;
+      if (!this.tryWrite(() => overwriteInPlace(this.jsonPath, compact)) && this.noSpace) {
+        // Room may come back (retention, an operator): the outcome waits in memory, the newest ones kept.
+        // Only the compact record is held: a few KiB each, where the full one can be megabytes.
+        if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value!);
+        const retry = () => this.tryWrite(() => writeFileAtomic(this.jsonPath, compact));
+        pending.set(this.jsonPath, { startedAt: this.header.startedAt.getTime(), retry });
+      }
+    }
+    active.delete(this.jsonPath);
   }
 
   private open(dir: string): number | undefined {
     try {
-      mkdirSync(dir, { recursive: true });
-      return openSync(this.logPath, "a", 0o640);
+      ensurePrivateDir(dir);
+      return createExclusive(this.logPath);
     } catch (error) {
       this.fail(`cannot create the deploy log in ${dir}`, error);
       return undefined;
     }
   }
 
-  private writeRecord(extra: Partial<DeployRecord>): void {
-    const record: DeployRecord = {
+  private record(extra: Partial<DeployRecord>): DeployRecord {
+    return {
       status: "running",
       id: this.header.id,
       ...(this.header.app ? { app: this.header.app } : {}),
@@ -144,13 +226,42 @@ export class DeployLog {
       pidStart: OWN_START,
       ...extra,
     };
-    const temp = `${this.jsonPath}.tmp`;
-    try {
-      writeFileSync(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o640 });
-      renameSync(temp, this.jsonPath);
-    } catch (error) {
-      this.fail(`cannot write ${this.jsonPath}`, error);
+  }
+
+  /** Writes the record atomically, once more after making room; `reserve` pads it for the final outcome. */
+  private writeRecord(record: DeployRecord, reserve = false): boolean {
+    const json = JSON.stringify(record, null, 2);
+    const text = reserve && json.length < RECORD_RESERVE ? `${json.padEnd(RECORD_RESERVE - 1)}\n` : `${json}\n`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        writeFileAtomic(this.jsonPath, text);
+        return true;
+      } catch (error) {
+        if (attempt === 0 && this.makeRoom(error)) continue;
+        this.fail(`cannot write ${this.jsonPath}`, error);
+        return false;
+      }
     }
+  }
+
+  private tryWrite(write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** On a full disk, runs retention for room; true when a retry is worth it. */
+  private makeRoom(error: unknown): boolean {
+    if (!isNoSpace(error)) return false;
+    this.noSpace = true;
+    if (!this.options.makeRoom) return false;
+    try {
+      this.options.makeRoom();
+    } catch {}
+    return true;
   }
 
   /** Reports the first failure only: one deploy should not flood the output with the same complaint. */
@@ -161,99 +272,19 @@ export class DeployLog {
   }
 }
 
-
-function isRunning(jsonPath: string): boolean {
-  try {
-    return (JSON.parse(readFileSync(jsonPath, "utf8")) as DeployRecord).status === "running";
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Each stem's start time in ms: the second in its name, refined to the record's millisecond `startedAt` when
- * other deploys started in the same second (only then is the record read: records can be megabytes), unless
- * that second's deploys are kept whatever their order: all among the newest `keepDeploys` by second, and none
- * older than `cutoff`. Their order changes nothing, so a prune after each deploy does not read every record of
- * a busy second again.
- */
-function startTimes(dir: string, stems: string[], keepDeploys: number, cutoff: number): Map<string, number> {
-  const perSecond = new Map<string, number>();
-  for (const stem of stems) perSecond.set(stem.slice(0, 20), (perSecond.get(stem.slice(0, 20)) ?? 0) + 1);
-  const settled = new Set<string>();
-  let newer = 0;
-  for (const [key, count] of [...perSecond].sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0))) {
-    newer += count;
-    if (newer > keepDeploys) break;
-    if (secondOf(key) >= cutoff) settled.add(key);
-  }
-  const times = new Map<string, number>();
-  for (const stem of stems) {
-    const key = stem.slice(0, 20);
-    const second = secondOf(key);
-    let ms = second;
-    if (perSecond.get(key)! > 1 && !settled.has(key)) {
-      try {
-        const precise = Date.parse((JSON.parse(readFileSync(join(dir, `${stem}.json`), "utf8")) as DeployRecord).startedAt);
-        if (precise >= second && precise < second + 1000) ms = precise;
-      } catch {}
-    }
-    times.set(stem, ms);
-  }
-  return times;
-}
-
-/** The time of a stem's first 20 characters, `YYYY-MM-DD_HH-mm-ssZ`. */
-function secondOf(key: string): number {
-  const [, date, hh, mm, ss] = /^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})-(\d{2})Z$/.exec(key)!;
-  return Date.parse(`${date}T${hh}:${mm}:${ss}Z`);
-}
-
-/**
- * The app a record names, from its first bytes only (records can be megabytes; `app` comes right after
- * `status` and `id`, and app names are plain). Undefined for a single-app record or an unreadable file.
- */
-function appOf(jsonPath: string): string | undefined {
-  let fd: number | undefined;
-  try {
-    fd = openSync(jsonPath, "r");
-    const head = Buffer.alloc(512);
-    const text = head.subarray(0, readSync(fd, head, 0, head.length, 0)).toString("utf8");
-    return /^\s*"app": "([^"]*)"/m.exec(text.slice(0, text.indexOf('"trigger"') >>> 0))?.[1];
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
-
-/**
- * Retention: keeps the files of the newest `keepDeploys` deploys, and (when `keepDays` > 0) only those started
- * in the last `keepDays` days. In multi-app mode (`app` given) it counts that app's deploys only, so one busy
- * app never removes another's history. A deploy still running is never removed. Returns the removed stems.
- */
-export function pruneLogs(cwd: string, keepDeploys: number, keepDays: number, now = Date.now(), app?: string): string[] {
-  const dir = resolve(cwd, LOG_DIR);
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const stems = [...new Set(names.filter((n) => LOG_FILE_NAME.test(n)).map((n) => n.replace(/\.(json|log)$/, "")))].filter(
-    // Single-app mode counts every deploy in the directory; multi-app mode reads each record's app.
-    (stem) => app === undefined || appOf(join(dir, `${stem}.json`)) === app,
-  );
-  const cutoff = keepDays > 0 ? now - keepDays * 86_400_000 : -Infinity;
-  const started = startTimes(dir, stems, keepDeploys, cutoff);
-  // Newest first by start time; the name alone orders only to the second (then by the random id).
-  stems.sort((a, b) => started.get(b)! - started.get(a)! || (b < a ? -1 : b > a ? 1 : 0));
-  const removed: string[] = [];
-  stems.forEach((stem, index) => {
-    if (index < keepDeploys && started.get(stem)! >= cutoff) return;
-    if (isRunning(join(dir, `${stem}.json`))) return;
-    for (const ext of [".json", ".log"]) rmSync(join(dir, `${stem}${ext}`), { force: true });
-    removed.push(stem);
-  });
-  return removed;
+/** The record without the captured output, its long texts cut: small enough for the reserve of a full disk. */
+function compactRecord(record: DeployRecord, result: DeployResult, why: string): DeployRecord {
+  const cut = <T extends string | null>(text: T): T => (text && text.length > COMPACT_TEXT ? (`${text.slice(0, COMPACT_TEXT)}…` as T) : text);
+  return {
+    ...record,
+    runScript: cut(record.runScript),
+    note: `the captured output is not kept (${cut(why)})`,
+    result: {
+      ...result,
+      error: cut(result.error),
+      pull: { ...result.pull, stdout: "", stderr: "" },
+      run: { ...result.run, script: cut(result.run.script), stdout: "", stderr: "" },
+      ...(result.rollback ? { rollback: { ...result.rollback, stdout: "", stderr: "", error: cut(result.rollback.error) } } : {}),
+    },
+  };
 }

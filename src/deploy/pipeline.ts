@@ -4,7 +4,8 @@ import { CONFIG_FILE_NAMES, readConfigFile } from "../config.ts";
 import { envConfig, type ResolvedConfig } from "../config-schema.ts";
 import type { DeployEvent, DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
 import { gitPull, gitResetHard, headCommit, inspectRepo } from "./git.ts";
-import { DeployLog, pruneLogs } from "./log.ts";
+import { pruneLogs } from "../history.ts";
+import { DeployLog } from "./log.ts";
 import { OutputRedactor, Redaction } from "./redact.ts";
 import { runScript } from "./script.ts";
 
@@ -97,18 +98,16 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
   const log = new DeployLog(
     options.cwd,
     { id, startedAt, ...forge, trigger: options.trigger, repoPath: config.repoPath, runScript: redaction.text(config.runScript), app: options.app },
-    config.maxLogBytes,
+    { maxLogBytes: config.maxLogBytes, makeRoom: () => prune(options) },
   );
   const redactors: OutputRedactor[] = [];
   const emit = (event: DeployEvent) => {
     // The service's own lines come after the output before them: release what the redactors still hold.
     if (event.type !== "output") for (const redactor of redactors) redactor.flush();
     log.write(event);
-    try {
-      options.sink?.(event);
-    } catch {
-      // A sink that fails (a client gone) never touches the deploy.
-    }
+    // The record is final before the client reads `[done]`, and a record that could not be kept is said before it.
+    if (event.type === "done") log.finish(event.result);
+    tell(options, log, event);
   };
   const step = (name: Step, text: string) => emit({ type: "step", step: name, text: redaction.text(text) });
   const output = (name: Step, captures: { stdout: Capture; stderr: Capture }) => {
@@ -207,9 +206,23 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
     durationMs: finishedAt.getTime() - startedAt.getTime(),
   };
   emit({ type: "done", result });
-  log.finish(result);
   prune(options);
   return result;
+}
+
+/** Hands an event to the deploy's sink, with the line saying (once) why its log files are incomplete. */
+export function tell(options: DeployOptions, log: DeployLog, event: DeployEvent): void {
+  const notice = log.takeNotice();
+  const events: DeployEvent[] = [event];
+  // After the event that met the problem, so the stream still opens with its `[deploy]` line; `[done]` stays last.
+  if (notice) events.splice(event.type === "done" ? 0 : 1, 0, { type: "step", step: "log", text: notice });
+  for (const each of events) {
+    try {
+      options.sink?.(each);
+    } catch {
+      // A sink that fails (a client gone) never touches the deploy.
+    }
+  }
 }
 
 /** Retention after each deploy; a failure to prune never fails the deploy. */

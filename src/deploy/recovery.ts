@@ -1,6 +1,8 @@
-import { appendFileSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { openForAppend, readNoFollow, removeStaleTemps, writeAll, writeFileAtomic } from "./files.ts";
 import { isRunning } from "./liveness.ts";
+import { endFromLog } from "../history.ts";
 import { LOG_DIR, type DeployRecord } from "./log.ts";
 
 /** How many of the newest JSON logs are looked at on start: a crash leaves its record among the last ones. */
@@ -23,18 +25,36 @@ export function markInterruptedDeploys(cwd: string): string[] {
     const file = join(dir, name);
     let record: DeployRecord;
     try {
-      record = JSON.parse(readFileSync(file, "utf8")) as DeployRecord;
+      record = JSON.parse(readNoFollow(file)) as DeployRecord;
     } catch {
       continue;
     }
     if (record.status !== "running" || isRunning(record.pid, record.pidStart)) continue;
-    const updated: DeployRecord = { ...record, status: "interrupted" };
-    writeFileSync(`${file}.tmp`, `${JSON.stringify(updated, null, 2)}\n`, { mode: 0o640 });
-    renameSync(`${file}.tmp`, file);
+    // A deploy that ended (its .log has the [done] line) while its record could not say so is repaired, not interrupted.
+    const ended = endFromLog(file.replace(/\.json$/, ".log"));
+    const updated: DeployRecord = { ...record, ...(ended ?? { status: "interrupted" }) };
     try {
-      appendFileSync(file.replace(/\.json$/, ".log"), "\n[interrupted] the service stopped before this deploy finished\n");
-    } catch {}
+      writeFileAtomic(file, `${JSON.stringify(updated, null, 2)}\n`);
+    } catch {
+      // A full disk: the record stays as it is, and the next start tries again.
+      continue;
+    }
+    if (ended) continue;
+    appendNoFollow(file.replace(/\.json$/, ".log"), "\n[interrupted] the service stopped before this deploy finished\n");
     marked.push(record.id);
   }
+  removeStaleTemps(dir);
   return marked;
+}
+
+/** Appends to an existing file, never through a link; a failure only loses the note. */
+function appendNoFollow(file: string, text: string): void {
+  try {
+    const fd = openForAppend(file);
+    try {
+      writeAll(fd, Buffer.from(text));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {}
 }

@@ -1,0 +1,117 @@
+import { randomBytes } from "node:crypto";
+import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { isRunning } from "./liveness.ts";
+
+/**
+ * How the service writes its own files under `.service/`: never through a symbolic link (a link planted at a
+ * file's name would have the service overwrite the link's target), temp files under unpredictable names
+ * created exclusively, directories private to the service's user.
+ */
+
+const { O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_WRONLY } = constants;
+
+/** Creates `dir` (and missing parents) with mode 0700: deploy logs carry scripts and output. */
+export function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+}
+
+/** Whether a write failed for want of room (a full disk, a quota): room may come back, so it is worth a retry. */
+export function isNoSpace(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOSPC" || code === "EDQUOT";
+}
+
+/**
+ * Writes all of `bytes`: a write on a nearly full disk can be short, and the rest must not vanish silently.
+ * A failure carries `written`, how many bytes did go, so a caller can try the rest again.
+ */
+export function writeAll(fd: number, bytes: Uint8Array, position?: number): void {
+  let done = 0;
+  try {
+    while (done < bytes.length) {
+      const written = writeSync(fd, bytes, done, bytes.length - done, position === undefined ? null : position + done);
+      if (written <= 0) throw Object.assign(new Error("no space left on device, write"), { code: "ENOSPC" });
+      done += written;
+    }
+  } catch (error) {
+    throw Object.assign(error as Error, { written: done });
+  }
+}
+
+/** Creates a new file for appending; fails (EEXIST, ELOOP) rather than open what is already at `file`. */
+export function createExclusive(file: string, mode = 0o640): number {
+  return openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+}
+
+/** Opens an existing file for appending, not through a link. */
+export function openForAppend(file: string): number {
+  return openSync(file, O_WRONLY | O_APPEND | O_NOFOLLOW);
+}
+
+/** A file's text, not through a link (ELOOP when `file` is one). */
+export function readNoFollow(file: string): string {
+  const fd = openSync(file, O_RDONLY | O_NOFOLLOW);
+  try {
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `<file>.<pid>.<random>.tmp`: the pid tells whose it is, so a crashed writer's temp can be removed later. */
+const TEMP_NAME = /\.(\d+)\.[0-9a-f]{16}\.tmp$/;
+/** The predictable temp name of earlier versions: whoever left one is long gone. */
+const OLD_TEMP_NAME = /Z_[0-9a-f-]{36}\.json\.tmp$/;
+
+/** Replaces `file` with `text` atomically (a reader sees the old or the new file, never half). Throws. */
+export function writeFileAtomic(file: string, text: string, mode = 0o640): void {
+  const temp = `${file}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`;
+  let fd: number | undefined;
+  try {
+    fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+    fchmodSync(fd, mode);
+    writeAll(fd, Buffer.from(text));
+    closeSync(fd);
+    fd = undefined;
+    // rename replaces a link at `file`; it never writes to the link's target.
+    renameSync(temp, file);
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * Rewrites an existing file in place, within the bytes it already holds (so no new block is needed on a full
+ * disk), padding with spaces: for JSON, trailing whitespace keeps it valid. Throws when `text` is longer.
+ */
+export function overwriteInPlace(file: string, text: string): void {
+  const bytes = Buffer.from(text);
+  const fd = openSync(file, O_WRONLY | O_NOFOLLOW);
+  try {
+    const size = fstatSync(fd).size;
+    if (bytes.length >= size) throw Object.assign(new Error(`needs ${bytes.length} bytes, ${size} reserved`), { code: "ENOSPC" });
+    writeAll(fd, Buffer.concat([bytes, Buffer.alloc(size - bytes.length - 1, " "), Buffer.from("\n")]), 0);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Removes the temp files in `dir` whose writer is gone (a crash or a kill between create and rename). */
+export function removeStaleTemps(dir: string, names?: string[]): void {
+  try {
+    names ??= readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = TEMP_NAME.exec(name)?.[1];
+    // This process's own writes are synchronous and clean up on every path: a temp bearing its pid is a
+    // leftover of an earlier process that had the same pid (a container's pid 1).
+    const stale = pid !== undefined ? Number(pid) === process.pid || !isRunning(Number(pid)) : OLD_TEMP_NAME.test(name);
+    // rm unlinks a link itself, never its target.
+    if (stale) rmSync(join(dir, name), { force: true });
+  }
+}
