@@ -54,13 +54,20 @@ async function buildBinary(target: string, out: string): Promise<boolean> {
   return ok;
 }
 
-/** The library for Node.js: one ESM file, dependencies left to npm, `#runtime` resolved to node:http/child_process. */
+/**
+ * The library and the CLI for Node.js: one ESM file each, dependencies left to npm, `#runtime` resolved to
+ * node:http/child_process. `import.meta.main` is miscompiled for --target=node, so the CLI bundle gets it as
+ * `true`: dist/node/cli.js is only ever run (through scripts/service.js), never imported for its exports.
+ */
 function buildLibrary(): void {
   rmSync(join(dist, "node"), { recursive: true, force: true });
   rmSync(join(dist, "types"), { recursive: true, force: true });
   const externals = Object.keys(pkg.dependencies).flatMap((name) => ["--external", name]);
-  const bundle = run([process.execPath, "build", join(root, "src/index.ts"), "--target=node", "--format=esm", ...externals, "--outdir", join(dist, "node")]);
-  if (!bundle.ok) throw new Error(`the Node.js build failed:\n${bundle.output}`);
+  const node = ["build", "--target=node", "--format=esm", ...externals, "--outdir", join(dist, "node")];
+  const library = run([process.execPath, ...node, join(root, "src/index.ts")]);
+  if (!library.ok) throw new Error(`the Node.js build failed:\n${library.output}`);
+  const cli = run([process.execPath, ...node, "--define", "import.meta.main=true", join(root, "src/cli.ts")]);
+  if (!cli.ok) throw new Error(`the Node.js build of the CLI failed:\n${cli.output}`);
   const tsc = join(root, "node_modules", ".bin", "tsc");
   const types = run([
     tsc, "--ignoreConfig", join(root, "src/index.ts"), "--declaration", "--emitDeclarationOnly", "--outDir", join(dist, "types"), "--rootDir", join(root, "src"),

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { isRunning } from "../deploy/liveness.ts";
 import { findDeploy, isDeployRef, listDeploys, type HistoryEntry } from "../history.ts";
 import { guard } from "./_guard.ts";
@@ -57,7 +58,7 @@ async function follow(cwd: string, ref: string): Promise<void> {
   while (typeof entry === "string" && /^no deploy with id/.test(entry) && ref !== "last") {
     if (!announced) process.stderr.write(`waiting for deploy ${ref} to start…\n`);
     announced = true;
-    await Bun.sleep(200);
+    await sleep(200);
     entry = findDeploy(cwd, ref);
   }
   if (typeof entry === "string") throw new Error(entry);
@@ -100,7 +101,7 @@ async function follow(cwd: string, ref: string): Promise<void> {
       drain();
       throw new Error(`deploy ${entry.id} will not finish: the service process that ran it (pid ${record.pid}) is gone`);
     }
-    await Bun.sleep(200);
+    await sleep(200);
   }
 }
 
