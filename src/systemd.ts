@@ -1,6 +1,7 @@
 import { userInfo } from "node:os";
 import { resolve } from "node:path";
 import type { ResolvedApp } from "./apps.ts";
+import { deployLimitSeconds } from "./deploy-limit.ts";
 
 export interface UnitOptions {
   /** The working directory of the service: its config, `.service.secret` and `.service/logs/`. */
@@ -9,8 +10,8 @@ export interface UnitOptions {
   execStart: string[];
   /** The user the service runs as. */
   user: string;
-  /** Every app's settings (one in single-app mode): the stop timeout must outlast the longest run script. */
-  apps: Pick<ResolvedApp, "runTimeoutMs">[];
+  /** Every app's settings (one in single-app mode): the stop timeout must outlast the longest deploy. */
+  apps: Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure">[];
 }
 
 /** The user to run as: the one who called sudo, else the current one. */
@@ -29,11 +30,10 @@ const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `"${word
 
 /**
  * A systemd unit for the server. KillMode=mixed sends SIGTERM to the service alone (it stops taking deploys and
- * lets the running one finish); TimeoutStopSec outlasts the longest run script before systemd kills what is left.
+ * lets the running one finish); TimeoutStopSec outlasts the longest deploy before systemd kills what is left.
  */
 export function systemdUnit(options: UnitOptions): string {
-  const longest = Math.max(...options.apps.map((app) => app.runTimeoutMs));
-  const stopSeconds = Math.ceil(longest / 1000) + 60;
+  const stopSeconds = deployLimitSeconds(options.apps);
   return `[Unit]
 Description=Deploy webhook (service) in ${options.workingDirectory}
 After=network-online.target
@@ -50,7 +50,8 @@ RestartSec=2
 # SIGTERM to the service only: it refuses new deploys, cancels queued ones and finishes the running one.
 KillMode=mixed
 KillSignal=SIGTERM
-# Above the longest runTimeoutMs (${longest} ms), so a running deploy can finish before systemd kills it.
+# The longest a deploy can take (pull and run script each up to runTimeoutMs, a rollback's run too, plus 60 s),
+# so a running deploy can finish before systemd kills it.
 TimeoutStopSec=${stopSeconds}
 
 [Install]

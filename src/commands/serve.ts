@@ -47,7 +47,7 @@ export const serveCommand = defineCommand({
         }
       }
       for (const problem of checkConfig().problems) consola.warn(problem);
-      if (shouldAskAboutHttps()) await askAboutHttps(config);
+      if (shouldAskAboutHttps()) await askAboutHttps(config, apps);
 
       const server = createServiceServer(config);
       try {
