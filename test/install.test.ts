@@ -1,9 +1,10 @@
 /**
  * install.sh (issue 5, "install.sh"): the real script, run by `sh` (dash here) with stdin closed and HOME and
- * TMPDIR in temp dirs, against a local HTTP server that serves a release tree made from a fresh
- * `scripts/build.ts --only-host` (dist/service and dist/SHA256SUMS): /latest/ and /v<package version>/ as
- * built, /v9.9.9/ whose SHA256SUMS does not match, /v8.8.8/ whose SHA256SUMS lacks the line. Other platforms
- * and a non-root user are simulated with fake `uname` / `id` scripts first on PATH.
+ * TMPDIR in temp dirs, against a local HTTP server that serves the release layout a fresh
+ * `scripts/build.ts --only-host` writes (dist/release/: /latest/ and /v<package version>/, as built), plus
+ * fixtures: /v9.9.9/ whose SHA256SUMS does not match, /v8.8.8/ whose SHA256SUMS lacks the line, /v6.6.6/ whose
+ * SHA256SUMS has other assets' lines around ours. Other platforms and a non-root user are simulated with fake
+ * `uname` / `id` scripts first on PATH.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
@@ -30,10 +31,13 @@ beforeAll(async () => {
   const build = Bun.spawn([process.execPath, join(ROOT, "scripts/build.ts"), "--only-host"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(build.stdout).text(), new Response(build.stderr).text(), build.exited]);
   if (code !== 0) throw new Error(`scripts/build.ts --only-host failed:\n${out}${err}`);
-  const binary = join(ROOT, "dist", "service");
+  const built = join(ROOT, "dist", "release");
+  const binary = join(built, `v${VERSION}`, "service");
   binaryHash = sha256(binary);
-  const sums = readFileSync(join(ROOT, "dist", "SHA256SUMS"), "utf8");
+  const sums = readFileSync(join(built, `v${VERSION}`, "SHA256SUMS"), "utf8");
   expect(sums).toContain(`${binaryHash}  service\n`);
+  expect(readFileSync(join(built, "latest", "SHA256SUMS"), "utf8")).toBe(sums);
+  expect(sha256(join(built, "latest", "service"))).toBe(binaryHash);
 
   const tree = tempDir("service-release-");
   const release = (name: string, shaSums: string) => {
@@ -46,8 +50,7 @@ beforeAll(async () => {
     writeFileSync(join(tree, name, "SHA256SUMS"), shaSums);
   };
   // Other assets' lines around ours: the script must take the line whose name is exactly "service".
-  release("latest", `${WRONG_HASH}  service-linux-arm64\n${WRONG_HASH}  service-linux-x64-musl\n${sums}`);
-  release(`v${VERSION}`, sums);
+  release("v6.6.6", `${WRONG_HASH}  service-linux-arm64\n${WRONG_HASH}  service-linux-x64-musl\n${sums}${WRONG_HASH}  service.sig\n`);
   release("v9.9.9", `${WRONG_HASH}  service\n`);
   release("v8.8.8", `${WRONG_HASH}  service-linux-arm64\n`);
 
@@ -57,8 +60,9 @@ beforeAll(async () => {
     fetch(req) {
       const path = decodeURIComponent(new URL(req.url).pathname);
       requests.push(path);
-      const file = join(tree, path);
-      if (path.includes("..") || !existsSync(file) || !statSync(file).isFile()) return new Response("not found\n", { status: 404 });
+      // The fixtures, else the build's own release layout.
+      const file = [join(tree, path), join(built, path)].find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
+      if (path.includes("..") || !file) return new Response("not found\n", { status: 404 });
       return new Response(Bun.file(file));
     },
   });
@@ -245,6 +249,13 @@ describe("install.sh: installing", () => {
     const run = await install(["--dir", dir], { env: { SERVICE_INSTALL_DIR: join(tempDir(), "not-this-one") } });
     expectInstalled(run, join(dir, "service"));
     expect(readdirSync(dir)).toEqual(["service"]);
+  });
+
+  test("the line for exactly `service` is taken from a SHA256SUMS that lists other assets around it", async () => {
+    const dir = join(tempDir(), "bin");
+    const run = await install(["--dir", dir, "--version", "6.6.6"]);
+    expectInstalled(run, join(dir, "service"));
+    expect(requests).toEqual(["/v6.6.6/SHA256SUMS", "/v6.6.6/service"]);
   });
 
   test("a custom dir by SERVICE_INSTALL_DIR", async () => {
