@@ -19,11 +19,15 @@ export function defaultUser(env: NodeJS.ProcessEnv = process.env): string {
   return env.SUDO_USER || env.USER || userInfo().username;
 }
 
-/** How this process was started, to start the same way under systemd (the single binary, or bun + cli.ts). */
+/**
+ * How this process was started, to start the same way under systemd: the single binary, bun + cli.ts, or node +
+ * the npm package's `service` command. Only Bun loads a .env by itself (and Node rejects --no-env-file).
+ */
 export function currentExecStart(): string[] {
   const script = process.argv[1];
   const compiled = !script || script.startsWith("/$bunfs/") || resolve(script) === resolve(process.execPath);
-  return compiled ? [process.execPath] : [process.execPath, "--no-env-file", resolve(script)];
+  if (compiled) return [process.execPath];
+  return process.versions.bun ? [process.execPath, "--no-env-file", resolve(script)] : [process.execPath, resolve(script)];
 }
 
 const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `"${word.replace(/(["\\$`])/g, "\\$1")}"`);

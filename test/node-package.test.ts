@@ -147,6 +147,15 @@ function expectWorkingInstall(project: string): void {
   expect(deploy.out).toContain("deployed-by-the-node-cli");
   expect(deploy.out).toContain("[done] ok=true exitCode=0");
   expect(deploy.code).toBe(0);
+
+  // The systemd unit it prints starts it the same way, and that command line runs.
+  const unit = run([join(project, "node_modules", ".bin", "service"), "systemd", "--user", "deployer"], repo.clone, { PATH: NO_BUN_PATH });
+  expect(unit.code).toBe(0);
+  const execStart = /^ExecStart=(.+)$/m.exec(unit.out)![1]!.split(" ");
+  expect(execStart[0]).toBe(realpathSync(Bun.which("node", { PATH: NO_BUN_PATH })!));
+  const started = run([...execStart, "--version"], repo.clone, { PATH: NO_BUN_PATH });
+  expect(started.out.trim()).toBe(readJson(join(ROOT, "package.json")).version);
+  expect(started.code).toBe(0);
 }
 
 describe("installing from a clone or a git URL (dist/ is not in git: the install builds it)", () => {
