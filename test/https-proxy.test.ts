@@ -64,6 +64,21 @@ async function expectLiveDeploy(url: string, gate: ReturnType<typeof makeGate>):
   await wrong.text();
 }
 
+/** Runs `action` with Caddy's data and config dirs (which `caddy validate` writes) in `home`, not the real HOME. */
+function withCaddyHome<T>(home: string, action: () => T): T {
+  const saved = { XDG_DATA_HOME: process.env.XDG_DATA_HOME, XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME };
+  process.env.XDG_DATA_HOME = join(home, "data");
+  process.env.XDG_CONFIG_HOME = join(home, "config");
+  try {
+    return action();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
+}
+
 function startCaddy(config: string, home: string) {
   return Bun.spawn(["caddy", "run", "--config", config, "--adapter", "caddyfile"], {
     cwd: home,
@@ -133,7 +148,7 @@ describe("HTTPS through the generated Caddy config", () => {
       // The site as the HTTPS setup writes it (for the domain "localhost", which Caddy certifies itself here).
       const site = join(tempDir(), "Caddyfile");
       writeFileSync(site, caddyfile(setupFor(service.port)));
-      const message = installCaddySite(site, "localhost", config);
+      const message = withCaddyHome(home, () => installCaddySite(site, "localhost", config));
       expect(message).toContain("reloaded Caddy");
       const after = readFileSync(config, "utf8");
       expect(after.startsWith(original)).toBe(true);
@@ -145,7 +160,7 @@ describe("HTTPS through the generated Caddy config", () => {
       await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
 
       // Again (say, a new port): the site file is replaced, the import stays one line.
-      expect(installCaddySite(site, "localhost", config)).toContain("reloaded Caddy");
+      expect(withCaddyHome(home, () => installCaddySite(site, "localhost", config))).toContain("reloaded Caddy");
       expect(readFileSync(config, "utf8").split(`import ${caddySiteFile(config, "localhost")}`)).toHaveLength(2);
     } finally {
       caddy.kill("SIGKILL");
@@ -161,7 +176,7 @@ describe("HTTPS through the generated Caddy config", () => {
     writeFileSync(config, original);
     const site = join(tempDir(), "Caddyfile");
     writeFileSync(site, caddyfile(setupFor(3141)));
-    const message = installCaddySite(site, "localhost", config);
+    const message = withCaddyHome(home, () => installCaddySite(site, "localhost", config));
     expect(message).toContain("left it as it was");
     expect(readFileSync(config, "utf8")).toBe(original);
     expect(existsSync(caddySiteFile(config, "localhost"))).toBe(false);
