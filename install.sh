@@ -221,6 +221,9 @@ _svc_main() {
     _svc_other=$(_svc_hidden "$_svc_dir")
     if [ -n "$_svc_other" ] && [ "$_svc_default_dir" = 1 ]; then
       _svc_note="another \`service\` command is on your PATH ($_svc_other); $_svc_dir/service would hide it, so this one goes to $_svc_off_path (off PATH): run it by its full path, or pass --dir DIR --allow-shadow to put it on PATH anyway"
+      if [ -f "$_svc_dir/service" ]; then
+        _svc_note="$_svc_note. An earlier install, $_svc_dir/service, still hides it: remove it (rm $_svc_dir/service)"
+      fi
       _svc_dir=$_svc_off_path
       _svc_other=$(_svc_hidden "$_svc_dir")
     fi

@@ -422,6 +422,17 @@ describe("install.sh never shadows another `service` command (unless --allow-sha
     expect(serviceOnPath(path)).toBe("system service: nginx reload\n");
   });
 
+  test("an earlier install in ~/.local/bin that hides the other `service` is named, with how to remove it", async () => {
+    const layout = debianLike();
+    const home = tempDir("service-home-");
+    const earlier = join(home, ".local", "bin");
+    mkdirSync(earlier, { recursive: true });
+    copyFileSync(join(ROOT, "dist", "service"), join(earlier, "service"));
+    const run = await install([], { home, env: { PATH: [fakeUid(), earlier, layout.path].join(":") } });
+    expectInstalled(run, join(home, ".local", "share", "service", "bin", "service"));
+    expect(run.stdout).toContain(`An earlier install, ${join(earlier, "service")}, still hides it: remove it (rm ${join(earlier, "service")})`);
+  });
+
   test("--dir into a PATH dir ahead of /usr/sbin/service is refused, nothing downloaded; with --allow-shadow it installs there", async () => {
     const layout = debianLike();
     const refused = await install(["--dir", layout.local], { env: { PATH: layout.path } });
