@@ -5,7 +5,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { deployLimitSeconds } from "../src/deploy-limit.ts";
 import { CLI, baseEnv, makeRepo, runCli, SECRET, waitFor } from "./helpers.ts";
 
 const noPty = process.platform !== "linux" || Bun.which("script") === null;
@@ -106,22 +105,6 @@ describe("the HTTPS question on a terminal", () => {
 });
 
 describe("one timeout rule: the longest deploy (deployLimitSeconds)", () => {
-  test.each([
-    ["the defaults: pull and run script, 30 min each, plus 60 s", { runTimeoutMs: 1_800_000, rollbackOnFailure: false }, 3660],
-    ["with rollback: a second run and the reset", { runTimeoutMs: 1_800_000, rollbackOnFailure: true }, 5520],
-    ["a part-second rounds up", { runTimeoutMs: 1_500, rollbackOnFailure: false }, 64],
-  ])("%s", (_, app, seconds) => {
-    expect(deployLimitSeconds([app])).toBe(seconds);
-  });
-
-  test("the longest app decides", () => {
-    const apps = [
-      { runTimeoutMs: 1_000, rollbackOnFailure: true },
-      { runTimeoutMs: 600_000, rollbackOnFailure: false },
-    ];
-    expect(deployLimitSeconds(apps)).toBe(1260);
-  });
-
   test.skipIf(noPty)("the nginx timeouts the HTTPS setup writes equal the systemd unit's TimeoutStopSec for the same config", async () => {
     const repo = makeRepo();
     const env = { SERVICE_RUN_TIMEOUT_MS: "600000", SERVICE_ROLLBACK_ON_FAILURE: "true" };
