@@ -94,7 +94,10 @@ ${listen(https)}
 server {
 ${listen(http)}
     server_name ${setup.domain};
-    return 301 https://$host$request_uri;
+    # In a location, not the server: certbot's renewals add an exact-match challenge location that wins over it.
+    location / {
+        return 301 https://$host$request_uri;
+    }
 }
 `;
 }
@@ -184,6 +187,7 @@ export function installCaddySite(file: string, domain: string, config = CADDY_CO
     else writeFileSync(config, before);
     if (siteBefore === undefined) rmSync(site, { force: true });
     else writeFileSync(site, siteBefore);
+    rmSync(backup, { force: true });
     return `Caddy refused ${config} with the site for ${domain} (${caddyError(valid)}); left it as it was. Add ${file} to it by hand.`;
   }
   const reload = caddy("reload", "--config", config, "--adapter", "caddyfile");
