@@ -5,7 +5,9 @@
 #   curl -fsSL <base-url>/install.sh | sh -s -- --version 0.1.0 --dir /opt/bin
 #
 # It downloads <base-url>/<latest | vX.Y.Z>/<asset> and SHA256SUMS from the same directory, checks the
-# SHA-256, and moves the binary into place atomically. It never edits shell rc files. Run with --help.
+# SHA-256, and moves the binary into place atomically. It never edits shell rc files, and it never hides or
+# replaces another program called `service` (Debian's /usr/sbin/service starts system services) unless told
+# to with --allow-shadow. Run with --help.
 #
 # POSIX sh. Everything happens in functions, and the only top-level command is on the last line, so a
 # download cut off part-way runs nothing.
@@ -25,13 +27,20 @@ OPTIONS
   --version X     install version X (1.2.3 or v1.2.3); default: latest       env SERVICE_VERSION
   --dir DIR       install as DIR/service; default: ~/.local/bin,
                   or /usr/local/bin when run as root                          env SERVICE_INSTALL_DIR
+                  (when another `service` command is on PATH, such as
+                  /usr/sbin/service, the default is a dir off PATH instead:
+                  ~/.local/share/service/bin, or /opt/service/bin for root)
+  --allow-shadow  install in DIR even where DIR/service hides or replaces
+                  another `service` command
   --base-url URL  download from URL/latest/... or URL/vX.Y.Z/...
                   (a mirror, or a local server)                               env SERVICE_BASE_URL
   --dry-run       print the platform, URLs and target path; download nothing
   -h, --help      show this help
 
 Flags win over environment variables. The binary is checked against the release's SHA256SUMS before it
-is installed; shell rc files are never edited (a PATH hint is printed instead).
+is installed; shell rc files are never edited (a PATH hint is printed instead). Another program called
+`service` keeps working: without --allow-shadow, a DIR where DIR/service would come first on PATH ahead of
+it, or where a different program is DIR/service, is refused.
 EOF
 }
 
@@ -72,6 +81,37 @@ _svc_sha256() {
   esac | awk '{ print $1 }' | tr 'A-F' 'a-f'
 }
 
+# _svc_is_ours FILE: FILE is a copy of this tool (a previous install), which may be replaced.
+_svc_is_ours() {
+  grep -q 'x-service-secret' "$1" 2>/dev/null
+}
+
+# _svc_hidden DIR: prints the other `service` command that DIR/service would hide (the first one in a PATH
+# entry after DIR) or replace (a different program at DIR/service itself); prints nothing if there is none.
+_svc_hidden() {
+  if [ -f "$1/service" ] && ! _svc_is_ours "$1/service"; then
+    printf '%s\n' "$1/service"
+    return 0
+  fi
+  _svc_after=0
+  _svc_ifs=$IFS
+  IFS=:
+  set -f
+  for _svc_entry in ${PATH:-}; do
+    case $_svc_entry in
+      ?*/) _svc_entry=${_svc_entry%/} ;;
+    esac
+    if [ "$_svc_entry" = "$1" ]; then
+      _svc_after=1
+    elif [ "$_svc_after" = 1 ] && [ -f "$_svc_entry/service" ] && [ -x "$_svc_entry/service" ] && ! _svc_is_ours "$_svc_entry/service"; then
+      printf '%s\n' "$_svc_entry/service"
+      break
+    fi
+  done
+  set +f
+  IFS=$_svc_ifs
+}
+
 _svc_main() {
   set -eu
   _svc_tmp=""
@@ -86,6 +126,7 @@ _svc_main() {
   _svc_dir="${SERVICE_INSTALL_DIR:-}"
   _svc_base="${SERVICE_BASE_URL:-$DEFAULT_BASE_URL}"
   _svc_dry_run=0
+  _svc_allow_shadow=0
   while [ $# -gt 0 ]; do
     case $1 in
       -h | --help)
@@ -93,6 +134,7 @@ _svc_main() {
         exit 0
         ;;
       --dry-run) _svc_dry_run=1 ;;
+      --allow-shadow) _svc_allow_shadow=1 ;;
       --version | --dir | --base-url)
         if [ $# -lt 2 ] || [ -z "$2" ]; then _svc_usage_err "$1 needs a value"; fi
         case $1 in
@@ -148,12 +190,19 @@ _svc_main() {
   _svc_url="$_svc_base/$_svc_path/$_svc_asset"
   _svc_sums_url="$_svc_base/$_svc_path/SHA256SUMS"
 
-  # The install dir: ~/.local/bin, or /usr/local/bin for root; made absolute.
+  # The install dir: ~/.local/bin, or /usr/local/bin for root; made absolute. Where that would hide another
+  # `service` (as root, /usr/local/bin comes before /usr/sbin, whose `service` restarts system services), the
+  # default is a dir off PATH.
+  _svc_default_dir=0
+  _svc_note=""
   if [ -z "$_svc_dir" ]; then
+    _svc_default_dir=1
     if [ "$(id -u)" = 0 ]; then
       _svc_dir=/usr/local/bin
+      _svc_off_path=/opt/service/bin
     elif [ -n "${HOME:-}" ]; then
       _svc_dir="$HOME/.local/bin"
+      _svc_off_path="$HOME/.local/share/service/bin"
     else
       _svc_err "HOME is not set: pass --dir DIR or set SERVICE_INSTALL_DIR"
     fi
@@ -168,6 +217,23 @@ _svc_main() {
       *) break ;;
     esac
   done
+  if [ "$_svc_allow_shadow" = 0 ]; then
+    _svc_other=$(_svc_hidden "$_svc_dir")
+    if [ -n "$_svc_other" ] && [ "$_svc_default_dir" = 1 ]; then
+      _svc_note="another \`service\` command is on your PATH ($_svc_other); $_svc_dir/service would hide it, so this one goes to $_svc_off_path (off PATH): run it by its full path, or pass --dir DIR --allow-shadow to put it on PATH anyway"
+      if [ -f "$_svc_dir/service" ]; then
+        _svc_note="$_svc_note. An earlier install, $_svc_dir/service, still hides it: remove it (rm $_svc_dir/service)"
+      fi
+      _svc_dir=$_svc_off_path
+      _svc_other=$(_svc_hidden "$_svc_dir")
+    fi
+    if [ -n "$_svc_other" ]; then
+      if [ "$_svc_other" = "$_svc_dir/service" ]; then
+        _svc_err "$_svc_other is a different program called service; installing would replace it. Choose another --dir, or pass --allow-shadow to replace it anyway"
+      fi
+      _svc_err "$_svc_dir/service would hide $_svc_other (another program called service, found later on PATH). Choose another --dir, or pass --allow-shadow to install there anyway"
+    fi
+  fi
   _svc_target="$_svc_dir/service"
 
   if [ "$_svc_dry_run" = 1 ]; then
@@ -177,6 +243,7 @@ _svc_main() {
     _svc_say "url:       $_svc_url"
     _svc_say "checksums: $_svc_sums_url"
     _svc_say "install:   $_svc_target"
+    if [ -n "$_svc_note" ]; then _svc_say "note: $_svc_note"; fi
     _svc_say "(dry run: nothing downloaded or installed)"
     exit 0
   fi
@@ -235,6 +302,10 @@ _svc_main() {
   _svc_installed_version=$("$_svc_target" --version </dev/null) || _svc_err "$_svc_target --version failed"
 
   _svc_say "installed service $_svc_installed_version to $_svc_target"
+  if [ -n "$_svc_note" ]; then
+    _svc_say "note: $_svc_note"
+    return 0
+  fi
   case ":${PATH:-}:" in
     *":$_svc_dir:"*)
       _svc_found=$(command -v service 2>/dev/null || true)

@@ -1,25 +1,30 @@
 /**
- * Builds the release files into dist/:
- *   dist/service                 standalone Linux x64 binary
- *   dist/service-linux-arm64     standalone Linux arm64 binary
- *   dist/service-<os>-<arch>     the other targets Bun can cross-compile from the npm registry
- *   dist/SHA256SUMS              sha256 of every binary, in `sha256sum -c` format
- *   dist/node/index.js           the library built for Node.js (package.json "exports" → "node")
- *   dist/types/                  its type declarations
+ * Builds into dist/:
+ *   dist/release/vX.Y.Z/                the release as install.sh downloads it (X.Y.Z: package.json "version"):
+ *     service                           standalone Linux x64 binary
+ *     service-linux-arm64               standalone Linux arm64 binary
+ *     service-<os>-<arch>               the other targets Bun can cross-compile from the npm registry
+ *     SHA256SUMS                        sha256 of every binary, in `sha256sum -c` format
+ *   dist/release/latest/                the same files: publish dist/release/ at install.sh's --base-url
+ *   dist/service                        the Linux x64 binary again, to run it here (the end-to-end tests do)
+ *   dist/node/index.js, dist/node/cli.js  the library and the CLI built for Node.js (exports "node", bin)
+ *   dist/types/                         the library's type declarations
  *
- * Usage: bun run build [--only-host | --only-library]
- *   --only-host     just dist/service (for the end-to-end run against the binary)
- *   --only-library  just dist/node and dist/types (for the Node.js import test)
+ * Usage: npm run build [-- --only-host | --only-library]
+ *   --only-host     just the Linux x64 binary (in the release layout and dist/service), for the end-to-end run
+ *   --only-library  just dist/node and dist/types (what `npm install` from a clone or git URL builds)
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { copyFileSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
 const dist = join(root, "dist");
 const onlyHost = process.argv.includes("--only-host");
 const onlyLibrary = process.argv.includes("--only-library");
-const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string; dependencies: Record<string, string> };
+const releases = join(dist, "release");
+const release = join(releases, `v${pkg.version}`);
 
 const targets: { target: string; out: string; required: boolean }[] = [
   { target: "bun-linux-x64", out: "service", required: true },
@@ -32,6 +37,16 @@ const targets: { target: string; out: string; required: boolean }[] = [
 function run(argv: string[]): { ok: boolean; output: string } {
   const result = Bun.spawnSync(argv, { cwd: root, stdout: "pipe", stderr: "pipe" });
   return { ok: result.exitCode === 0, output: `${result.stdout}${result.stderr}` };
+}
+
+/** A hard link where the filesystem allows it (the binaries are large), else a copy. */
+function place(from: string, to: string): void {
+  rmSync(to, { force: true });
+  try {
+    linkSync(from, to);
+  } catch {
+    copyFileSync(from, to);
+  }
 }
 
 async function buildBinary(target: string, out: string): Promise<boolean> {
@@ -48,19 +63,26 @@ async function buildBinary(target: string, out: string): Promise<boolean> {
     `--target=${target}`,
     join(root, "src/cli.ts"),
     "--outfile",
-    join(dist, out),
+    join(release, out),
   ]);
   if (!ok) console.error(`build ${target} failed:\n${output}`);
   return ok;
 }
 
-/** The library for Node.js: one ESM file, dependencies left to npm, `#runtime` resolved to node:http/child_process. */
+/**
+ * The library and the CLI for Node.js: one ESM file each, dependencies left to npm, `#runtime` resolved to
+ * node:http/child_process. `import.meta.main` is miscompiled for --target=node, so the CLI bundle gets it as
+ * `true`: dist/node/cli.js is only ever run (through scripts/service.js), never imported for its exports.
+ */
 function buildLibrary(): void {
   rmSync(join(dist, "node"), { recursive: true, force: true });
   rmSync(join(dist, "types"), { recursive: true, force: true });
   const externals = Object.keys(pkg.dependencies).flatMap((name) => ["--external", name]);
-  const bundle = run([process.execPath, "build", join(root, "src/index.ts"), "--target=node", "--format=esm", ...externals, "--outdir", join(dist, "node")]);
-  if (!bundle.ok) throw new Error(`the Node.js build failed:\n${bundle.output}`);
+  const node = ["build", "--target=node", "--format=esm", ...externals, "--outdir", join(dist, "node")];
+  const library = run([process.execPath, ...node, join(root, "src/index.ts")]);
+  if (!library.ok) throw new Error(`the Node.js build failed:\n${library.output}`);
+  const cli = run([process.execPath, ...node, "--define", "import.meta.main=true", join(root, "src/cli.ts")]);
+  if (!cli.ok) throw new Error(`the Node.js build of the CLI failed:\n${cli.output}`);
   const tsc = join(root, "node_modules", ".bin", "tsc");
   const types = run([
     tsc, "--ignoreConfig", join(root, "src/index.ts"), "--declaration", "--emitDeclarationOnly", "--outDir", join(dist, "types"), "--rootDir", join(root, "src"),
@@ -76,7 +98,8 @@ if (onlyLibrary) {
   console.log("built dist/node and dist/types");
   process.exit(0);
 }
-for (const { out } of targets) rmSync(join(dist, out), { force: true });
+rmSync(release, { recursive: true, force: true });
+mkdirSync(release, { recursive: true });
 
 const built: string[] = [];
 for (const { target, out, required } of onlyHost ? targets.slice(0, 1) : targets) {
@@ -85,6 +108,14 @@ for (const { target, out, required } of onlyHost ? targets.slice(0, 1) : targets
   else console.warn(`skipped ${target}: it does not build here`);
 }
 
-const sums = built.map((name) => `${createHash("sha256").update(readFileSync(join(dist, name))).digest("hex")}  ${basename(name)}`);
-writeFileSync(join(dist, "SHA256SUMS"), `${sums.join("\n")}\n`);
-console.log(`built ${built.map((b) => `dist/${b}`).join(", ")}, dist/SHA256SUMS, dist/node and dist/types`);
+const sums = built.map((name) => `${createHash("sha256").update(readFileSync(join(release, name))).digest("hex")}  ${name}`);
+writeFileSync(join(release, "SHA256SUMS"), `${sums.join("\n")}\n`);
+// latest/ is this version: install.sh without --version reads it.
+const latest = join(releases, "latest");
+rmSync(latest, { recursive: true, force: true });
+mkdirSync(latest);
+for (const name of readdirSync(release)) place(join(release, name), join(latest, name));
+place(join(release, "service"), join(dist, "service"));
+console.log(
+  `built dist/release/v${pkg.version}/ and dist/release/latest/ (${[...built, "SHA256SUMS"].join(", ")}), dist/service, dist/node and dist/types`,
+);

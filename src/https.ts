@@ -1,8 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, copyFileSync, existsSync, writeFileSync } from "node:fs";
+import { accessSync, constants, copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { consola } from "consola";
+import type { ResolvedApp } from "./apps.ts";
+import type { ResolvedConfig } from "./config-schema.ts";
+import { deployLimitSeconds } from "./deploy-limit.ts";
 import { ensurePrivateDir } from "./deploy/files.ts";
 
 /**
@@ -21,8 +24,9 @@ export interface ProxySetup {
   domain: string;
   /** The port the service listens on (locally). */
   port: number;
-  runTimeoutMs: number;
   maxBodyBytes: number;
+  /** How long the proxy waits on a deploy stream: the longest deploy (deployLimitSeconds). */
+  timeoutSeconds: number;
 }
 
 /** Where the generated proxy configs are written, under the working directory. */
@@ -34,8 +38,9 @@ export function validDomain(domain: string): boolean {
 }
 
 /**
- * A Caddyfile: automatic HTTPS for the domain, output flushed at once (`flush_interval -1`) so deploys stream
- * live. `tls internal` and extra global options are for local tests (a self-signed CA, no public certificate).
+ * A Caddyfile site: automatic HTTPS for the domain, output flushed at once (`flush_interval -1`) so deploys stream
+ * live. It holds the site only (no global options), so it can be imported into a Caddyfile that serves other
+ * sites. `tls internal` and global options are for local tests (a self-signed CA, no public certificate).
  */
 export function caddyfile(setup: ProxySetup, test: { address?: string; globalOptions?: string[]; tlsInternal?: boolean } = {}): string {
   const globals = test.globalOptions?.length ? `{\n${test.globalOptions.map((o) => `\t${o}`).join("\n")}\n}\n\n` : "";
@@ -52,17 +57,23 @@ ${test.tlsInternal ? "\ttls internal\n" : ""}\trequest_body {
 `;
 }
 
-/** An nginx server block: TLS (certbot's paths), buffering off, a read timeout above runTimeoutMs, Host forwarded. */
-export function nginxConf(setup: ProxySetup): string {
-  const timeout = Math.ceil(setup.runTimeoutMs / 1000) + 120;
-  return `# nginx in front of the deploy webhook. Get a certificate with: certbot certonly --nginx -d ${setup.domain}
+/**
+ * An nginx server block: TLS with certbot's certificate paths, buffering off, read and send timeouts of the
+ * longest deploy, Host forwarded, and port 80 redirected. The test options put it on loopback ports with a
+ * self-signed certificate.
+ */
+export function nginxConf(setup: ProxySetup, test: { https?: string; http?: string; certificate?: string; certificateKey?: string } = {}): string {
+  const https = test.https ? [`${test.https} ssl`] : ["443 ssl", "[::]:443 ssl"];
+  const http = test.http ? [test.http] : ["80", "[::]:80"];
+  const listen = (addresses: string[]) => addresses.map((address) => `    listen ${address};`).join("\n");
+  return `# nginx in front of the deploy webhook: HTTPS for ${setup.domain}. The certificate must exist before this
+# site is enabled (nginx -t fails without it): sudo certbot certonly --nginx -d ${setup.domain}
 server {
-    listen 443 ssl;
-    listen [::]:443 ssl;
+${listen(https)}
     server_name ${setup.domain};
 
-    ssl_certificate     /etc/letsencrypt/live/${setup.domain}/fullchain.pem;
-    ssl_certificate_key /etc/letsencrypt/live/${setup.domain}/privkey.pem;
+    ssl_certificate     ${test.certificate ?? `/etc/letsencrypt/live/${setup.domain}/fullchain.pem`};
+    ssl_certificate_key ${test.certificateKey ?? `/etc/letsencrypt/live/${setup.domain}/privkey.pem`};
 
     client_max_body_size ${Math.ceil(setup.maxBodyBytes / 1048576)}m;
 
@@ -73,19 +84,21 @@ server {
         proxy_set_header X-Forwarded-Host $host;
         proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
         proxy_set_header X-Forwarded-Proto $scheme;
-        # Deploy output streams live: no buffering, and no cut while a deploy is silent.
+        # Deploy output streams live: no buffering, and no cut while a deploy runs (the longest deploy).
         proxy_buffering off;
         proxy_request_buffering off;
-        proxy_read_timeout ${timeout}s;
-        proxy_send_timeout ${timeout}s;
+        proxy_read_timeout ${setup.timeoutSeconds}s;
+        proxy_send_timeout ${setup.timeoutSeconds}s;
     }
 }
 
 server {
-    listen 80;
-    listen [::]:80;
+${listen(http)}
     server_name ${setup.domain};
-    return 301 https://$host$request_uri;
+    # In a location, not the server: certbot's renewals add an exact-match challenge location that wins over it.
+    location / {
+        return 301 https://$host$request_uri;
+    }
 }
 `;
 }
@@ -101,53 +114,103 @@ export function writeProxyConfigs(cwd: string, setup: ProxySetup): { caddy: stri
   return { caddy, nginx };
 }
 
-function enableCommands(setup: ProxySetup, files: { caddy: string; nginx: string }): string {
-  return [
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/**
+ * The steps to enable the proxy, in an order that works on a fresh server: for nginx the certificate comes first
+ * (certbot's nginx plugin needs a config that passes `nginx -t`, and the site does not until its certificate
+ * exists). The hostname step only when the service still listens beyond loopback.
+ */
+export function setupSteps(setup: ProxySetup, files: { caddy: string; nginx: string }, hostname: string): string {
+  const caddySite = caddySiteFile(CADDY_CONFIG, setup.domain);
+  const lines = [
     `Wrote ${files.caddy} and ${files.nginx} for https://${setup.domain}/ (the proxy forwards to 127.0.0.1:${setup.port}).`,
     "",
-    "With Caddy (certificates automatic; ports 80 and 443 open, DNS of the domain pointing here):",
-    `  sudo cp ${files.caddy} /etc/caddy/Caddyfile && sudo systemctl reload caddy`,
+    "With Caddy (certificates automatic; ports 80 and 443 open, DNS of the domain pointing here), next to its other sites:",
+    `  sudo cp ${files.caddy} ${caddySite}`,
+    `  grep -qxF 'import ${caddySite}' ${CADDY_CONFIG} || echo 'import ${caddySite}' | sudo tee -a ${CADDY_CONFIG} > /dev/null`,
+    "  sudo systemctl reload caddy",
     "",
-    "Or with nginx:",
-    `  sudo cp ${files.nginx} /etc/nginx/sites-available/service && sudo ln -sf /etc/nginx/sites-available/service /etc/nginx/sites-enabled/service`,
-    `  sudo certbot certonly --nginx -d ${setup.domain} && sudo nginx -t && sudo systemctl reload nginx`,
+    "Or with nginx (apt install nginx python3-certbot-nginx; ports 80 and 443 open, DNS pointing here), in this order:",
+    `  sudo certbot certonly --nginx -d ${setup.domain}`,
+    `  sudo cp ${files.nginx} /etc/nginx/sites-available/service-${setup.domain}`,
+    `  sudo ln -sf /etc/nginx/sites-available/service-${setup.domain} /etc/nginx/sites-enabled/`,
+    "  sudo nginx -t && sudo systemctl reload nginx",
     "",
-    `Then set hostname: 127.0.0.1 in service.yaml so only the proxy reaches the service, and give your Git host https://${setup.domain}/ as the webhook URL.`,
-    "",
-  ].join("\n");
+  ];
+  if (!LOOPBACK.test(hostname)) lines.push("Then set hostname: 127.0.0.1 in service.yaml so only the proxy reaches the service.");
+  lines.push(`Give your Git host https://${setup.domain}/ as the webhook URL.`, "");
+  return lines.join("\n");
 }
 
 const CADDY_CONFIG = "/etc/caddy/Caddyfile";
 
-/** Caddy is installed and its config may be written by this process. */
-function caddyInstallable(): boolean {
+/** The service's site file for a domain, next to the Caddyfile that imports it. */
+export function caddySiteFile(config: string, domain: string): string {
+  return join(dirname(config), `service-${domain}.caddy`);
+}
+
+/** Caddy is installed and its config (and the directory of the site file) may be written by this process. */
+function caddyInstallable(config = CADDY_CONFIG): boolean {
   if (spawnSync("caddy", ["version"], { stdio: "ignore" }).status !== 0) return false;
   try {
-    accessSync(existsSync(CADDY_CONFIG) ? CADDY_CONFIG : dirname(CADDY_CONFIG), constants.W_OK);
+    accessSync(dirname(config), constants.W_OK);
+    if (existsSync(config)) accessSync(config, constants.W_OK);
     return true;
   } catch {
     return false;
   }
 }
 
-/** Puts the Caddyfile in place (the old one kept as a backup) and asks the running Caddy to reload it. */
-function installCaddy(file: string): string {
-  const backup = `${CADDY_CONFIG}.before-service-${Date.now()}`;
-  if (existsSync(CADDY_CONFIG)) copyFileSync(CADDY_CONFIG, backup);
-  copyFileSync(file, CADDY_CONFIG);
-  const reload = spawnSync("caddy", ["reload", "--config", CADDY_CONFIG, "--adapter", "caddyfile"], { encoding: "utf8" });
+const caddy = (...args: string[]) => spawnSync("caddy", args, { encoding: "utf8" });
+const caddyError = (result: ReturnType<typeof caddy>) => (result.stderr || result.error?.message || "").trim().split("\n").slice(-3).join(" ");
+
+/**
+ * Adds the service's site to a running Caddy without touching its other sites: the site goes to its own file,
+ * which the Caddyfile imports (one line appended, the old Caddyfile kept as a backup). A config Caddy refuses
+ * (say, another site block for the same domain) is put back as it was.
+ */
+export function installCaddySite(file: string, domain: string, config = CADDY_CONFIG): string {
+  const site = caddySiteFile(config, domain);
+  const importLine = `import ${site}`;
+  const before = existsSync(config) ? readFileSync(config, "utf8") : undefined;
+  const siteBefore = existsSync(site) ? readFileSync(site, "utf8") : undefined;
+  const imported = before?.split("\n").some((line) => line.trim() === importLine) ?? false;
+  const backup = `${config}.before-service-${Date.now()}`;
+  if (before !== undefined && !imported) copyFileSync(config, backup);
+  copyFileSync(file, site);
+  if (!imported) writeFileSync(config, `${before ?? ""}${before && !before.endsWith("\n") ? "\n" : ""}\n# The deploy webhook for ${domain}\n${importLine}\n`);
   const kept = existsSync(backup) ? ` (the previous one is in ${backup})` : "";
+
+  const valid = caddy("validate", "--config", config, "--adapter", "caddyfile");
+  if (valid.status !== 0) {
+    if (before === undefined) rmSync(config, { force: true });
+    else writeFileSync(config, before);
+    if (siteBefore === undefined) rmSync(site, { force: true });
+    else writeFileSync(site, siteBefore);
+    rmSync(backup, { force: true });
+    return `Caddy refused ${config} with the site for ${domain} (${caddyError(valid)}); left it as it was. Add ${file} to it by hand.`;
+  }
+  const reload = caddy("reload", "--config", config, "--adapter", "caddyfile");
+  const added = `Added ${site} to ${config} (\`${importLine}\`)${kept}`;
   return reload.status === 0
-    ? `Installed ${CADDY_CONFIG}${kept} and reloaded Caddy.`
-    : `Installed ${CADDY_CONFIG}${kept}; reloading Caddy failed (${(reload.stderr || reload.error?.message || "").trim()}): start it with sudo systemctl restart caddy.`;
+    ? `${added} and reloaded Caddy; its other sites are unchanged.`
+    : `${added}; reloading Caddy failed (${caddyError(reload)}): start it with sudo systemctl restart caddy.`;
 }
 
 /**
- * The HTTPS question. "Yes" asks for the public domain, writes a Caddyfile and an nginx server block under
- * `.service/`, prints how to enable them, and offers to install the Caddyfile when Caddy is here and its
- * config may be written.
+ * The HTTPS question. "Yes" asks for the public domain, writes a Caddyfile site and an nginx server block under
+ * `.service/`, prints how to enable them, and offers to add the site to Caddy when Caddy is here and its config
+ * may be written.
  */
-export async function askAboutHttps(setup: Omit<ProxySetup, "domain">, cwd = process.cwd()): Promise<void> {
+export async function askAboutHttps(
+  config: Pick<ResolvedConfig, "port" | "hostname" | "maxBodyBytes">,
+  apps: Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure">[],
+  cwd = process.cwd(),
+): Promise<void> {
+  // consola wraps the question to the terminal's width; a pseudo-terminal with no size reports 0 columns, which
+  // would put one character on each line.
+  if (!(process.stdout.columns > 0)) process.stdout.columns = 80;
   const answer = await consola.prompt("Set up HTTPS (a TLS reverse proxy in front of this service)?", { type: "confirm", initial: false, cancel: "default" });
   if (answer !== true) return;
   // A plain readline question: consola's text prompt loses what is typed under Bun.
@@ -165,14 +228,14 @@ export async function askAboutHttps(setup: Omit<ProxySetup, "domain">, cwd = pro
     process.stdout.write("No domain given: skipping the HTTPS setup. Skip this question with SERVICE_SKIP_HTTPS_PROMPT=1.\n");
     return;
   }
-  const full = { ...setup, domain };
-  const files = writeProxyConfigs(cwd, full);
-  process.stdout.write(`${enableCommands(full, files)}\n`);
+  const setup: ProxySetup = { domain, port: config.port, maxBodyBytes: config.maxBodyBytes, timeoutSeconds: deployLimitSeconds(apps) };
+  const files = writeProxyConfigs(cwd, setup);
+  process.stdout.write(`${setupSteps(setup, files, config.hostname)}\n`);
   if (!caddyInstallable()) return;
-  const install = await consola.prompt(`Caddy is installed here: put this Caddyfile in ${CADDY_CONFIG} and reload Caddy now?`, {
+  const install = await consola.prompt(`Caddy is installed here: add this site to ${CADDY_CONFIG} (its other sites stay) and reload Caddy now?`, {
     type: "confirm",
     initial: false,
     cancel: "default",
   });
-  if (install === true) process.stdout.write(`${installCaddy(files.caddy)}\n`);
+  if (install === true) process.stdout.write(`${installCaddySite(files.caddy, domain)}\n`);
 }

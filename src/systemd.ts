@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ResolvedApp } from "./apps.ts";
 import { STRICT_ENV } from "./config.ts";
+import { deployLimitSeconds } from "./deploy-limit.ts";
 
 export interface UnitOptions {
   /** The working directory of the service: its config, `.service.secret` and `.service/logs/`. */
@@ -11,8 +12,8 @@ export interface UnitOptions {
   execStart: string[];
   /** The user the service runs as. */
   user: string;
-  /** Every app's settings (one in single-app mode): the stop timeout must outlast the longest run script. */
-  apps: Pick<ResolvedApp, "runTimeoutMs">[];
+  /** Every app's settings (one in single-app mode): the stop timeout must outlast the longest deploy. */
+  apps: Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure">[];
 }
 
 /** The passwd entries as [name, uid] (the local file; `id` below also sees directory users). */
@@ -55,22 +56,25 @@ function currentUserName(): string | undefined {
   return passwd().find(([, entry]) => entry === uid)?.[0] ?? id("-un");
 }
 
-/** How this process was started, to start the same way under systemd (the single binary, or bun + cli.ts). */
+/**
+ * How this process was started, to start the same way under systemd: the single binary, bun + cli.ts, or node +
+ * the npm package's `service` command. Only Bun loads a .env by itself (and Node rejects --no-env-file).
+ */
 export function currentExecStart(): string[] {
   const script = process.argv[1];
   const compiled = !script || script.startsWith("/$bunfs/") || resolve(script) === resolve(process.execPath);
-  return compiled ? [process.execPath] : [process.execPath, "--no-env-file", resolve(script)];
+  if (compiled) return [process.execPath];
+  return process.versions.bun ? [process.execPath, "--no-env-file", resolve(script)] : [process.execPath, resolve(script)];
 }
 
 const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `"${word.replace(/(["\\$`])/g, "\\$1")}"`);
 
 /**
  * A systemd unit for the server. KillMode=mixed sends SIGTERM to the service alone (it stops taking deploys and
- * lets the running one finish); TimeoutStopSec outlasts the longest run script before systemd kills what is left.
+ * lets the running one finish); TimeoutStopSec outlasts the longest deploy before systemd kills what is left.
  */
 export function systemdUnit(options: UnitOptions): string {
-  const longest = Math.max(...options.apps.map((app) => app.runTimeoutMs));
-  const stopSeconds = Math.ceil(longest / 1000) + 60;
+  const stopSeconds = deployLimitSeconds(options.apps);
   return `[Unit]
 Description=Deploy webhook (service) in ${options.workingDirectory}
 After=network-online.target
@@ -89,7 +93,8 @@ RestartSec=2
 # SIGTERM to the service only: it refuses new deploys, cancels queued ones and finishes the running one.
 KillMode=mixed
 KillSignal=SIGTERM
-# Above the longest runTimeoutMs (${longest} ms), so a running deploy can finish before systemd kills it.
+# The longest a deploy can take (pull and run script each up to runTimeoutMs, a rollback's run too, plus 60 s),
+# so a running deploy can finish before systemd kills it.
 TimeoutStopSec=${stopSeconds}
 
 [Install]

@@ -1,12 +1,13 @@
 /**
  * install.sh (issue 5, "install.sh"): the real script, run by `sh` (dash here) with stdin closed and HOME and
- * TMPDIR in temp dirs, against a local HTTP server that serves a release tree made from a fresh
- * `scripts/build.ts --only-host` (dist/service and dist/SHA256SUMS): /latest/ and /v<package version>/ as
- * built, /v9.9.9/ whose SHA256SUMS does not match, /v8.8.8/ whose SHA256SUMS lacks the line. Other platforms
- * and a non-root user are simulated with fake `uname` / `id` scripts first on PATH.
+ * TMPDIR in temp dirs, against a local HTTP server that serves the release layout a fresh
+ * `scripts/build.ts --only-host` writes (dist/release/: /latest/ and /v<package version>/, as built), plus
+ * fixtures: /v9.9.9/ whose SHA256SUMS does not match, /v8.8.8/ whose SHA256SUMS lacks the line, /v6.6.6/ whose
+ * SHA256SUMS has other assets' lines around ours. Other platforms and a non-root user are simulated with fake
+ * `uname` / `id` scripts first on PATH.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { ROOT, baseEnv, readJson, tempDir } from "./helpers.ts";
@@ -30,10 +31,13 @@ beforeAll(async () => {
   const build = Bun.spawn([process.execPath, join(ROOT, "scripts/build.ts"), "--only-host"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(build.stdout).text(), new Response(build.stderr).text(), build.exited]);
   if (code !== 0) throw new Error(`scripts/build.ts --only-host failed:\n${out}${err}`);
-  const binary = join(ROOT, "dist", "service");
+  const built = join(ROOT, "dist", "release");
+  const binary = join(built, `v${VERSION}`, "service");
   binaryHash = sha256(binary);
-  const sums = readFileSync(join(ROOT, "dist", "SHA256SUMS"), "utf8");
+  const sums = readFileSync(join(built, `v${VERSION}`, "SHA256SUMS"), "utf8");
   expect(sums).toContain(`${binaryHash}  service\n`);
+  expect(readFileSync(join(built, "latest", "SHA256SUMS"), "utf8")).toBe(sums);
+  expect(sha256(join(built, "latest", "service"))).toBe(binaryHash);
 
   const tree = tempDir("service-release-");
   const release = (name: string, shaSums: string) => {
@@ -46,8 +50,7 @@ beforeAll(async () => {
     writeFileSync(join(tree, name, "SHA256SUMS"), shaSums);
   };
   // Other assets' lines around ours: the script must take the line whose name is exactly "service".
-  release("latest", `${WRONG_HASH}  service-linux-arm64\n${WRONG_HASH}  service-linux-x64-musl\n${sums}`);
-  release(`v${VERSION}`, sums);
+  release("v6.6.6", `${WRONG_HASH}  service-linux-arm64\n${WRONG_HASH}  service-linux-x64-musl\n${sums}${WRONG_HASH}  service.sig\n`);
   release("v9.9.9", `${WRONG_HASH}  service\n`);
   release("v8.8.8", `${WRONG_HASH}  service-linux-arm64\n`);
 
@@ -57,8 +60,9 @@ beforeAll(async () => {
     fetch(req) {
       const path = decodeURIComponent(new URL(req.url).pathname);
       requests.push(path);
-      const file = join(tree, path);
-      if (path.includes("..") || !existsSync(file) || !statSync(file).isFile()) return new Response("not found\n", { status: 404 });
+      // The fixtures, else the build's own release layout.
+      const file = [join(tree, path), join(built, path)].find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
+      if (path.includes("..") || !file) return new Response("not found\n", { status: 404 });
       return new Response(Bun.file(file));
     },
   });
@@ -124,7 +128,7 @@ function fakeUid(uid = 1000): string {
 /** A PATH dir holding only the tools install.sh needs, plus `extra`: to take curl, wget or sha256sum away. */
 function onlyTools(extra: string[]): string {
   const dir = tempDir("service-path-");
-  for (const name of ["uname", "id", "mktemp", "rm", "mkdir", "cp", "chmod", "mv", "awk", "tr", "cat", ...extra]) {
+  for (const name of ["uname", "id", "mktemp", "rm", "mkdir", "cp", "chmod", "mv", "awk", "tr", "cat", "grep", ...extra]) {
     const found = Bun.which(name);
     if (!found) throw new Error(`${name} is not installed here`);
     symlinkSync(found, join(dir, name));
@@ -209,13 +213,15 @@ describe("install.sh: installing", () => {
   });
 
   test("the default dir is /usr/local/bin as root and ~/.local/bin otherwise (--dry-run downloads nothing)", async () => {
-    const root = await install(["--dry-run"], { pathPrefix: [fakeUid(0)] });
+    // No other `service` on this PATH (the machine's own /usr/sbin/service is left out of it).
+    const path = [fakeUid(0), onlyTools(["curl", "sha256sum"]), "/usr/local/bin"].join(":");
+    const root = await install(["--dry-run"], { env: { PATH: path } });
     expect(root.code).toBe(0);
     expect(root.stdout).toContain("install:   /usr/local/bin/service\n");
     expect(root.stdout).toContain(`url:       ${base}/latest/service\n`);
     expect(root.stdout).toContain(`checksums: ${base}/latest/SHA256SUMS\n`);
 
-    const user = await install(["--dry-run"], { pathPrefix: [fakeUid()] });
+    const user = await install(["--dry-run"], { env: { PATH: path.replace(/^[^:]+/, fakeUid()) } });
     expect(user.code).toBe(0);
     expect(user.stdout).toContain(`install:   ${user.home}/.local/bin/service\n`);
     expect(existsSync(join(user.home, ".local"))).toBe(false);
@@ -237,10 +243,19 @@ describe("install.sh: installing", () => {
   test("a custom dir by flag is created, and an existing binary there is replaced", async () => {
     const dir = join(tempDir(), "deep", "er", "bin");
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "service"), "old binary\n", { mode: 0o700 });
+    // A previous install (this tool, so it may be replaced), with other permissions.
+    copyFileSync(join(ROOT, "dist", "service"), join(dir, "service"));
+    chmodSync(join(dir, "service"), 0o700);
     const run = await install(["--dir", dir], { env: { SERVICE_INSTALL_DIR: join(tempDir(), "not-this-one") } });
     expectInstalled(run, join(dir, "service"));
     expect(readdirSync(dir)).toEqual(["service"]);
+  });
+
+  test("the line for exactly `service` is taken from a SHA256SUMS that lists other assets around it", async () => {
+    const dir = join(tempDir(), "bin");
+    const run = await install(["--dir", dir, "--version", "6.6.6"]);
+    expectInstalled(run, join(dir, "service"));
+    expect(requests).toEqual(["/v6.6.6/SHA256SUMS", "/v6.6.6/service"]);
   });
 
   test("a custom dir by SERVICE_INSTALL_DIR", async () => {
@@ -280,19 +295,10 @@ describe("install.sh: installing", () => {
 describe("install.sh: PATH", () => {
   test("no hint when the dir is already on PATH", async () => {
     const dir = join(tempDir(), "bin");
-    const run = await install(["--dir", dir], { pathPrefix: [dir] });
+    const run = await install(["--dir", dir], { env: { PATH: [dir, onlyTools(["curl", "sha256sum"])].join(":") } });
     expectInstalled(run, join(dir, "service"));
     expect(run.stdout).not.toContain("export PATH");
     expect(run.stdout).not.toContain("not on your PATH");
-  });
-
-  test("a note when another `service` comes first on PATH", async () => {
-    const dir = join(tempDir(), "bin");
-    const other = tempDir("service-other-");
-    executable(other, "service", "echo other");
-    const run = await install(["--dir", dir], { pathPrefix: [other, dir] });
-    expectInstalled(run, join(dir, "service"));
-    expect(run.stdout).toContain(`\`service\` on your PATH is ${join(other, "service")}`);
   });
 });
 
@@ -371,5 +377,93 @@ describe("install.sh: refusing", () => {
       expect(readdirSync(run.tmp)).toEqual([]);
     }
     expect(requests).toEqual([]);
+  });
+});
+
+/**
+ * A Debian-like layout in a temp dir: usr/local/bin before usr/sbin on PATH, and usr/sbin/service (the system's
+ * own, `service nginx reload`). Installing must leave `service` on PATH meaning that one, unless --allow-shadow.
+ */
+function debianLike(): { local: string; sbin: string; system: string; path: string } {
+  const root = tempDir("service-debian-");
+  const local = join(root, "usr", "local", "bin");
+  const sbin = join(root, "usr", "sbin");
+  mkdirSync(local, { recursive: true });
+  mkdirSync(sbin, { recursive: true });
+  executable(sbin, "service", 'echo "system service: $*"');
+  return { local, sbin, system: join(sbin, "service"), path: [local, sbin, onlyTools(["curl", "sha256sum"])].join(":") };
+}
+
+/** What `service nginx reload` runs on that PATH. */
+function serviceOnPath(path: string): string {
+  return Bun.spawnSync([SH, "-c", "service nginx reload"], { env: { PATH: path }, cwd: tempDir(), stdout: "pipe" }).stdout.toString();
+}
+
+describe("install.sh never shadows another `service` command (unless --allow-shadow)", () => {
+  test("as root with /usr/sbin/service on PATH, the default is /opt/service/bin (off PATH), said in a note (--dry-run)", async () => {
+    const layout = debianLike();
+    const path = ["/usr/local/bin", layout.sbin, fakeUid(0), onlyTools(["curl", "sha256sum"])].join(":");
+    const run = await install(["--dry-run"], { env: { PATH: path } });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("install:   /opt/service/bin/service\n");
+    expect(run.stdout).toContain(`another \`service\` command is on your PATH (${layout.system})`);
+    expect(run.stdout).toContain("--allow-shadow");
+    expect(requests).toEqual([]);
+  });
+
+  test("as a user whose ~/.local/bin comes before another `service`, the default is ~/.local/share/service/bin and `service` still runs the other", async () => {
+    const layout = debianLike();
+    const home = tempDir("service-home-");
+    const path = [join(home, ".local", "bin"), layout.path].join(":");
+    const run = await install([], { home, env: { PATH: `${fakeUid()}:${path}` } });
+    expectInstalled(run, join(home, ".local", "share", "service", "bin", "service"));
+    expect(run.stdout).toContain(`note: another \`service\` command is on your PATH (${layout.system})`);
+    expect(existsSync(join(home, ".local", "bin", "service"))).toBe(false);
+    expect(serviceOnPath(path)).toBe("system service: nginx reload\n");
+  });
+
+  test("an earlier install in ~/.local/bin that hides the other `service` is named, with how to remove it", async () => {
+    const layout = debianLike();
+    const home = tempDir("service-home-");
+    const earlier = join(home, ".local", "bin");
+    mkdirSync(earlier, { recursive: true });
+    copyFileSync(join(ROOT, "dist", "service"), join(earlier, "service"));
+    const run = await install([], { home, env: { PATH: [fakeUid(), earlier, layout.path].join(":") } });
+    expectInstalled(run, join(home, ".local", "share", "service", "bin", "service"));
+    expect(run.stdout).toContain(`An earlier install, ${join(earlier, "service")}, still hides it: remove it (rm ${join(earlier, "service")})`);
+  });
+
+  test("--dir into a PATH dir ahead of /usr/sbin/service is refused, nothing downloaded; with --allow-shadow it installs there", async () => {
+    const layout = debianLike();
+    const refused = await install(["--dir", layout.local], { env: { PATH: layout.path } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${join(layout.local, "service")} would hide ${layout.system}`);
+    expect(refused.stderr).toContain("--allow-shadow");
+    expect(readdirSync(layout.local)).toEqual([]);
+    expect(requests).toEqual([]);
+    expect(serviceOnPath(layout.path)).toBe("system service: nginx reload\n");
+
+    const forced = await install(["--dir", layout.local, "--allow-shadow"], { env: { PATH: layout.path } });
+    expectInstalled(forced, join(layout.local, "service"));
+    expect(serviceOnPath(layout.path)).not.toContain("system service");
+  });
+
+  test("a different program already at DIR/service is not replaced without --allow-shadow", async () => {
+    const layout = debianLike();
+    const run = await install(["--dir", layout.sbin], { env: { PATH: layout.path } });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`${layout.system} is a different program called service`);
+    expect(readFileSync(layout.system, "utf8")).toContain("system service");
+    expect(requests).toEqual([]);
+  });
+
+  test("a dir after the other `service` on PATH is not shadowing: it installs, with a note that the other comes first", async () => {
+    const layout = debianLike();
+    const later = join(tempDir(), "bin");
+    const path = [layout.path, later].join(":");
+    const run = await install(["--dir", later], { env: { PATH: path } });
+    expectInstalled(run, join(later, "service"));
+    expect(run.stdout).toContain(`\`service\` on your PATH is ${layout.system}`);
+    expect(serviceOnPath(path)).toBe("system service: nginx reload\n");
   });
 });

@@ -1,15 +1,26 @@
 /**
  * SPEC item 9 under Node.js: the package, built and packed as it ships, installed into a plain Node project,
- * imported there and used for a real deploy, run by Node's own test runner.
+ * imported there and used for a real deploy, run by Node's own test runner. Then the other two ways to install
+ * it, from a clone (a directory) and from a git URL, which must build dist/ themselves: the import under Node
+ * and Bun, and the `service` command under Node with no Bun on PATH.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { ROOT, tempDir } from "./helpers.ts";
+import { cpSync, existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { git, makeRepo, readJson, ROOT, tempDir } from "./helpers.ts";
+
+const NAME: string = readJson(join(ROOT, "package.json")).name;
 
 function run(argv: string[], cwd: string, env: Record<string, string> = {}) {
   const result = Bun.spawnSync(argv, { cwd, env: { ...process.env, NO_COLOR: "1", ...env }, stdout: "pipe", stderr: "pipe" });
   return { code: result.exitCode, out: `${result.stdout}${result.stderr}` };
+}
+
+/** A plain Node project (no dependencies yet). */
+function nodeProject(): string {
+  const project = tempDir("service-node-project-");
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "uses-service", private: true, type: "module" }));
+  return project;
 }
 
 const NODE_TEST = `
@@ -20,7 +31,7 @@ import { mkdtempSync, writeFileSync, existsSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "node:http";
-import { createServiceServer, ensureWebhookSecret, loadConfig } from "service";
+import { createServiceServer, ensureWebhookSecret, loadConfig } from "${NAME}";
 
 const gitEnv = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.com" };
 /** A POST with no secret from \`localAddress\` (any 127.0.0.x on Linux); resolves to the status. */
@@ -91,15 +102,14 @@ describe("the package under Node.js (SPEC item 9)", () => {
     const pack = run(["npm", "pack", "--silent", "--pack-destination", packDir], ROOT);
     if (pack.code !== 0) throw new Error(`npm pack failed: ${pack.out}`);
     const tarball = join(packDir, pack.out.trim().split("\n").pop()!.trim());
-    project = tempDir("service-node-project-");
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "uses-service", private: true, type: "module" }));
+    project = nodeProject();
     const install = run(["npm", "install", "--no-audit", "--no-fund", "--prefer-offline", tarball], project);
     if (install.code !== 0) throw new Error(`npm install failed: ${install.out}`);
     writeFileSync(join(project, "deploy.test.mjs"), NODE_TEST);
   }, 120_000);
 
   test("the installed package ships the Node.js build (node:http, no Bun API) and its type declarations", () => {
-    const installed = join(project, "node_modules", "service");
+    const installed = join(project, "node_modules", NAME);
     const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"));
     expect(existsSync(join(installed, manifest.exports["."].node))).toBe(true);
     expect(existsSync(join(installed, manifest.exports["."].types))).toBe(true);
@@ -113,4 +123,75 @@ describe("the package under Node.js (SPEC item 9)", () => {
     expect(result.out).toContain("# pass 1");
     expect(result.code).toBe(0);
   }, 60_000);
+});
+
+/** This checkout as a fresh clone would have it: its files (tracked and new, nothing ignored) committed to a new repo. */
+function cloneOfThisTree(): string {
+  const clone = join(tempDir("service-clone-"), "service");
+  const files = Bun.spawnSync(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: ROOT, stdout: "pipe" });
+  for (const file of files.stdout.toString().split("\0").filter(Boolean)) {
+    if (existsSync(join(ROOT, file))) cpSync(join(ROOT, file), join(clone, file), { recursive: true });
+  }
+  git(clone, "init", "-q", "--initial-branch=main");
+  git(clone, "add", "-A");
+  git(clone, "commit", "-q", "-m", "clone");
+  expect(existsSync(join(clone, "dist"))).toBe(false);
+  expect(existsSync(join(clone, "node_modules"))).toBe(false);
+  return clone;
+}
+
+/** A PATH with Node and npm but no Bun (the machine of someone who installs the package). */
+const NO_BUN_PATH = [...new Set([dirname(realpathSync(Bun.which("node")!)), "/usr/bin", "/bin"])].join(":");
+
+/** The import works under Node and Bun, and `npx service` runs a deploy under Node with no Bun on PATH. */
+function expectWorkingInstall(project: string): void {
+  const imported = `import("${NAME}").then((m) => console.log(typeof m.createServiceServer, typeof m.loadConfig, typeof m.ensureWebhookSecret))`;
+  const node = run(["node", "-e", imported], project);
+  expect(node.out.trim()).toBe("function function function");
+  const bun = run([process.execPath, "-e", imported], project);
+  expect(bun.out.trim()).toBe("function function function");
+
+  expect(run(["sh", "-c", "command -v bun"], project, { PATH: NO_BUN_PATH }).code).not.toBe(0);
+  const version = run(["npx", "--no-install", "service", "--version"], project, { PATH: NO_BUN_PATH });
+  expect(version.out).toContain(readJson(join(ROOT, "package.json")).version);
+  expect(version.code).toBe(0);
+  const repo = makeRepo();
+  const deploy = run([join(project, "node_modules", ".bin", "service"), "deploy"], repo.clone, {
+    PATH: NO_BUN_PATH,
+    SERVICE_RUN_SCRIPT: "echo deployed-by-the-node-cli",
+  });
+  expect(deploy.out).toContain("deployed-by-the-node-cli");
+  expect(deploy.out).toContain("[done] ok=true exitCode=0");
+  expect(deploy.code).toBe(0);
+
+  // The systemd unit it prints starts it the same way, and that command line runs.
+  const unit = run([join(project, "node_modules", ".bin", "service"), "systemd", "--user", "deployer"], repo.clone, { PATH: NO_BUN_PATH });
+  expect(unit.code).toBe(0);
+  const execStart = /^ExecStart=(.+)$/m.exec(unit.out)![1]!.split(" ");
+  expect(execStart[0]).toBe(realpathSync(Bun.which("node", { PATH: NO_BUN_PATH })!));
+  const started = run([...execStart, "--version"], repo.clone, { PATH: NO_BUN_PATH });
+  expect(started.out.trim()).toBe(readJson(join(ROOT, "package.json")).version);
+  expect(started.code).toBe(0);
+}
+
+describe("installing from a clone or a git URL (dist/ is not in git: the install builds it)", () => {
+  test("npm install <clone directory> builds dist/ in the clone: the import works under Node and Bun, `service` under Node without Bun", () => {
+    const clone = cloneOfThisTree();
+    const project = nodeProject();
+    const install = run(["npm", "install", "--no-audit", "--no-fund", "--prefer-offline", clone], project);
+    expect(install.out).not.toContain("ERR");
+    expect(install.code).toBe(0);
+    expect(existsSync(join(clone, "dist", "node", "index.js"))).toBe(true);
+    expectWorkingInstall(project);
+  }, 180_000);
+
+  test("npm install git+file://<clone> builds dist/: the import works under Node and Bun, `service` under Node without Bun", () => {
+    const clone = cloneOfThisTree();
+    const project = nodeProject();
+    const install = run(["npm", "install", "--no-audit", "--no-fund", "--prefer-offline", `git+file://${clone}`], project);
+    expect(install.out).not.toContain("ERR");
+    expect(install.code).toBe(0);
+    expect(existsSync(join(project, "node_modules", NAME, "dist", "node", "index.js"))).toBe(true);
+    expectWorkingInstall(project);
+  }, 180_000);
 });

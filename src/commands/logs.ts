@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { isRunning } from "../deploy/liveness.ts";
 import { endFromLog, findDeploy, findQueued, isDeployRef, listDeploys, missingLogDir, neverStarted, queuedMessage, type HistoryEntry } from "../history.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
@@ -65,7 +66,7 @@ async function follow(cwd: string, ref: string): Promise<void> {
     if (queued && !queued.waiting) throw new Error(neverStarted(queued.record));
     if (!announced) process.stderr.write(`waiting for deploy ${ref} to start…\n`);
     announced = true;
-    await Bun.sleep(200);
+    await sleep(200);
     entry = findDeploy(cwd, ref);
   }
   if (typeof entry === "string") throw new Error(entry);
@@ -110,7 +111,7 @@ async function follow(cwd: string, ref: string): Promise<void> {
       if (endFromLog(logPath)) return;
       throw new Error(`deploy ${entry.id} will not finish: the service process that ran it (pid ${record.pid}) is gone`);
     }
-    await Bun.sleep(200);
+    await sleep(200);
   }
 }
 

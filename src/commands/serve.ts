@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { consola, LogLevels } from "consola";
 import { checkConfig } from "../check.ts";
 import { ensureAppSecrets, resolveApps, type ResolvedApp } from "../apps.ts";
@@ -54,7 +55,7 @@ export const serveCommand = defineCommand({
         }
       }
       for (const problem of checkConfig().problems) consola.warn(problem);
-      if (shouldAskAboutHttps()) await askAboutHttps(config);
+      if (shouldAskAboutHttps()) await askAboutHttps(config, apps);
 
       const server = createServiceServer(config);
       try {
@@ -73,7 +74,7 @@ export const serveCommand = defineCommand({
           consola.warn(`${signal} again: killing the running deploy's process tree`);
           for (const pid of livePids) killGroup(pid, "SIGKILL");
           // Let the killed deploys write their final log lines, briefly.
-          await Promise.race([server.idle(), Bun.sleep(2000)]);
+          await Promise.race([server.idle(), sleep(2000)]);
           process.exit(1);
         }
         consola.info(`${signal}: accepting no new deploys, cancelling waiting ones, letting the running one finish (send it again to kill it)`);

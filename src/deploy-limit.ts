@@ -1,0 +1,21 @@
+import type { ResolvedApp } from "./apps.ts";
+
+/** A failed run's `git reset --hard` before the rollback run (its own deadline in the pipeline). */
+const RESET_SECONDS = 60;
+/** Killing a timed-out step's process tree (TERM, then KILL after a grace) and writing the last log lines. */
+const MARGIN_SECONDS = 60;
+
+/**
+ * The longest one deploy can take, in whole seconds, for the app that can take longest: `git pull` and the run
+ * script each get runTimeoutMs; with rollbackOnFailure a failed run is followed by the reset and the run script
+ * once more. Everything that must outlast a deploy comes from this one rule: systemd's TimeoutStopSec (a stopped
+ * service finishes its running deploy) and nginx's proxy_read_timeout / proxy_send_timeout (the proxy never cuts
+ * a deploy's stream). With the defaults (runTimeoutMs 1800000, no rollback): 2 × 1800 + 60 = 3660.
+ */
+export function deployLimitSeconds(apps: Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure">[]): number {
+  const limits = apps.map((app) => {
+    const step = Math.ceil(app.runTimeoutMs / 1000);
+    return app.rollbackOnFailure ? 3 * step + RESET_SECONDS + MARGIN_SECONDS : 2 * step + MARGIN_SECONDS;
+  });
+  return Math.max(...limits);
+}
