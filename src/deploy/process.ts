@@ -3,6 +3,7 @@ import { constants } from "node:os";
 import { delimiter, resolve } from "node:path";
 import { runtime } from "#runtime";
 import type { Child } from "../runtime/types.ts";
+import { deployGroups, groupOf } from "./groups.ts";
 
 /** How long a process group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 3000;
@@ -106,6 +107,9 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
   }
   const pid = proc.pid;
   livePids.add(pid);
+  // Named in the deploy's queue ticket while it runs: if this process dies, the next deploy stops the group.
+  const recorder = deployGroups.getStore();
+  recorder?.started(groupOf(pid));
   let forwarding = true;
   const pump = async (name: "stdout" | "stderr", stream: ReadableStream<Uint8Array>) => {
     const reader = stream.getReader();
@@ -145,6 +149,7 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
     if (killTimer) clearTimeout(killTimer);
     forwarding = false;
     livePids.delete(pid);
+    recorder?.ended(pid);
   }
   const signal = ended.signal as NodeJS.Signals | null;
   const exitCode = ended.exitCode ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null);
