@@ -89,10 +89,10 @@ export function recoverOrphan(repo: string, dir: string, orphan: { name: string;
     const deploy = orphan.content.id ? `deploy ${orphan.content.id}` : "a deploy";
     const log = consola.withTag("service");
     log.warn(`${deploy} of ${repo} was interrupted and left ${what} running: stopping it (SIGTERM, then SIGKILL after ${KILL_GRACE_MS} ms) before the next deploy of that repository`);
-    const stopped = (await Promise.all(groups.map((group) => stopGroup(group, KILL_GRACE_MS)))).every(Boolean);
     const logFile = logOf(orphan.content.logs, orphan.content.id);
+    if (logFile) appendToLog(logFile, `[interrupted] this deploy's process died while ${what} ran; stopping it (SIGTERM, then SIGKILL) before the next deploy`);
+    const stopped = (await Promise.all(groups.map((group) => stopGroup(group, KILL_GRACE_MS)))).every(Boolean);
     if (stopped) {
-      if (logFile) appendToLog(logFile, `[interrupted] this deploy's process died while ${what} ran; stopped it (SIGTERM, then SIGKILL) before the next deploy`);
       dropTicket(dir, orphan.name);
       log.info(`stopped ${what} left by ${deploy}`);
     } else {
