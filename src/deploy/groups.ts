@@ -47,23 +47,62 @@ export function groupAlive(group: Group): boolean {
 
 const HAS_PROC = existsSync("/proc/self/stat");
 
-/** The live (not zombie) processes of a group, with their command names; empty without /proc. */
-export function groupMembers(pgid: number): { pid: number; command: string }[] {
-  const members: { pid: number; command: string }[] = [];
+interface Proc {
+  pid: number;
+  pgid: number;
+  command: string;
+}
+
+/** Every live (not zombie) process, from /proc; empty without it. */
+function processes(): Proc[] {
+  const found: Proc[] = [];
   let pids: string[];
   try {
     pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
   } catch {
-    return members;
+    return found;
   }
   for (const pid of pids) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) === pgid && fields[0] !== "Z") members.push({ pid: Number(pid), command: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) });
+      if (fields[0] !== "Z") found.push({ pid: Number(pid), pgid: Number(fields[2]), command: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) });
     } catch {}
   }
-  return members;
+  return found;
+}
+
+/** The live processes of a group, with their command names. */
+export function groupMembers(pgid: number): { pid: number; command: string }[] {
+  return processes().filter((p) => p.pgid === pgid);
+}
+
+/** What a timeout stops: the group's processes, and the deploy's processes it cannot reach (see `snapshot`). */
+export interface StopReport {
+  pgid: number;
+  members: { pid: number; command: string }[];
+  /** Processes started by the deploy (they carry its SERVICE_DEPLOY_ID) that left the group: setsid, daemons. */
+  outside: { pid: number; command: string }[];
+}
+
+/**
+ * Taken just before a group is killed: its members, and the processes of the same deploy outside it. A child
+ * that calls setsid leaves the group and no signal to the group reaches it; its environment still names the
+ * deploy, so it can at least be reported instead of claimed stopped.
+ */
+export function snapshot(pgid: number, deployId: string | undefined): StopReport {
+  const all = processes();
+  const marker = deployId ? `\0SERVICE_DEPLOY_ID=${deployId}\0` : undefined;
+  const outside = all.filter((p) => {
+    if (!marker || p.pgid === pgid || p.pid === process.pid) return false;
+    try {
+      return `\0${readFileSync(`/proc/${p.pid}/environ`, "latin1")}`.includes(marker);
+    } catch {
+      return false;
+    }
+  });
+  const strip = ({ pid, command }: Proc) => ({ pid, command });
+  return { pgid, members: all.filter((p) => p.pgid === pgid).map(strip), outside: outside.map(strip) };
 }
 
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));

@@ -3,7 +3,7 @@ import { constants } from "node:os";
 import { delimiter, resolve } from "node:path";
 import { runtime } from "#runtime";
 import type { Child } from "../runtime/types.ts";
-import { deployGroups, groupOf } from "./groups.ts";
+import { deployGroups, groupOf, snapshot, type StopReport } from "./groups.ts";
 
 /** How long a process group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 3000;
@@ -22,6 +22,8 @@ export interface ProcessOutcome {
   /** Exit code; 128 + signal number when killed by a signal; null when it could not be started. */
   exitCode: number | null;
   timedOut: boolean;
+  /** After a timeout: what the kill reached, and what it could not. */
+  stopped?: StopReport;
   /** Why it could not be started. */
   error?: string;
 }
@@ -127,10 +129,12 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
   const pumps = Promise.all([pump("stdout", proc.stdout), pump("stderr", proc.stderr)]);
 
   let timedOut = false;
+  let stopped: StopReport | undefined;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   const timeoutTimer = setTimeout(
     () => {
       timedOut = true;
+      stopped = snapshot(pid, options.env.SERVICE_DEPLOY_ID);
       killGroup(pid, "SIGTERM");
       killTimer = setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS);
     },
@@ -153,5 +157,5 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
   }
   const signal = ended.signal as NodeJS.Signals | null;
   const exitCode = ended.exitCode ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null);
-  return { exitCode, timedOut };
+  return { exitCode, timedOut, ...(stopped ? { stopped } : {}) };
 }
