@@ -88,6 +88,28 @@ describe("a wall clock that steps backwards", () => {
   });
 });
 
+describe("tickets taken at the same moment", () => {
+  test("`deploy` commands started together from several processes run one at a time, each exactly once", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const env = { SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
+    const procs = Array.from({ length: 4 }, () =>
+      Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env: baseEnv(env), stdin: "ignore", stdout: "ignore", stderr: "ignore" }),
+    );
+    try {
+      await waitFor(() => gate.lines().length === 1, "one deploy to start");
+      gate.open();
+      await waitFor(() => procs.every((p) => p.exitCode !== null), "every deploy to end", 30_000);
+      expect(procs.map((p) => p.exitCode)).toEqual([0, 0, 0, 0]);
+      expect(new Set(gate.starts()).size).toBe(4);
+      expect(serialized(gate.lines())).toBe(true);
+    } finally {
+      gate.open();
+      for (const p of procs) p.kill("SIGKILL");
+    }
+  });
+});
+
 describe("heartbeats", () => {
   test("a queued deploy's heartbeat says it is still waiting, not running", async () => {
     const repo = makeRepo();
