@@ -66,7 +66,7 @@ function logOf(logs: string | undefined, id: string | undefined): string | undef
   }
 }
 
-const describe = (group: Group) => {
+const named = (group: Group) => {
   const commands = [...new Set(groupMembers(group.pgid).map((m) => m.command))];
   return `process group ${group.pgid}${commands.length ? ` (${commands.join(", ")})` : ""}`;
 };
@@ -85,7 +85,7 @@ export function recoverOrphan(repo: string, dir: string, orphan: { name: string;
   if (running) return running;
   running = (async () => {
     const groups = orphan.content.groups.filter(groupAlive);
-    const what = groups.map(describe).join(", ");
+    const what = groups.map(named).join(", ");
     const deploy = orphan.content.id ? `deploy ${orphan.content.id}` : "a deploy";
     const log = consola.withTag("service");
     log.warn(`${deploy} of ${repo} was interrupted and left ${what} running: stopping it (SIGTERM, then SIGKILL after ${KILL_GRACE_MS} ms) before the next deploy of that repository`);

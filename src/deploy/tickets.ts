@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { groupAlive, type Group } from "./groups.ts";
 import { isRunning, OWN_START } from "./liveness.ts";
@@ -80,8 +80,8 @@ export function takeTicket(dir: string, content: TicketContent): string {
 export function updateTicket(dir: string, name: string, content: TicketContent): void {
   const temp = join(dir, `.tmp-${process.pid}-${OWN_START}-${name}`);
   try {
-    // Only a ticket still there: a rename would otherwise bring back a ticket removed with its directory.
-    readFileSync(join(dir, name));
+    // Only a ticket still there: a rename would otherwise bring back a ticket removed by hand.
+    if (!existsSync(join(dir, name))) return;
     writeFileSync(temp, JSON.stringify(content));
     renameSync(temp, join(dir, name));
   } catch {
