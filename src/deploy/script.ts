@@ -119,7 +119,13 @@ export async function runScript(script: string, options: ScriptOptions): Promise
   return outcome;
 }
 
-const listed = (processes: { pid: number; command: string }[]) => processes.map((p) => `${p.pid} (${p.command})`).join(", ");
+/** Names at most LISTED processes: a script that forked thousands still gets a one-line report. */
+const LISTED = 10;
+const listed = (processes: { pid: number; command: string }[]) =>
+  processes
+    .slice(0, LISTED)
+    .map((p) => `${p.pid} (${p.command})`)
+    .join(", ") + (processes.length > LISTED ? ` and ${processes.length - LISTED} more` : "");
 
 /**
  * The timeout line: exactly what was stopped. The kill reaches the line's process group only; a child that
