@@ -136,7 +136,8 @@ export function describeTimeout(timeoutMs: number, stopped: StopReport | undefin
   const head = `timed out after ${timeoutMs} ms (runTimeoutMs)`;
   if (!stopped) return `${head}; stopped the script's process group`;
   const { pgid, members, outside } = stopped;
-  const commands = [...new Set(members.map((m) => m.command))].join(", ");
+  const names = [...new Set(members.map((m) => m.command))];
+  const commands = names.slice(0, LISTED).join(", ") + (names.length > LISTED ? ", …" : "");
   const count = members.length === 1 ? "1 process" : `${members.length} processes`;
   let text = `${head}; stopped process group ${pgid}${members.length ? ` (${count}: ${commands})` : ""}`;
   if (outside.length) text += `; not stopped: ${listed(outside)}, started by this deploy but outside its process group (setsid or a daemon)`;
