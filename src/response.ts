@@ -41,6 +41,8 @@ export function streamingResponse(heartbeatMs: number): { response: Response; si
   let wake: (() => void) | undefined;
   let lastWrite = Date.now();
   const started = Date.now();
+  /** Between `[queued]` and the deploy's start: the heartbeat must not say the deploy runs. */
+  let waiting = false;
 
   const push = (bytes: Uint8Array | undefined) => {
     if (!bytes || gone) return;
@@ -56,13 +58,14 @@ export function streamingResponse(heartbeatMs: number): { response: Response; si
   const startHeartbeat = () => {
     heartbeat ??= setInterval(() => {
       if (Date.now() - lastWrite >= heartbeatMs) {
-        push(transcript.line(`[heartbeat] still running after ${Math.round((Date.now() - started) / 1000)} s`));
+        push(transcript.line(`[heartbeat] still ${waiting ? "waiting" : "running"} after ${Math.round((Date.now() - started) / 1000)} s`));
       }
     }, Math.max(50, Math.min(heartbeatMs, 1000)));
   };
 
   const sink: DeploySink = (event: DeployEvent) => {
     if (gone) return;
+    if (event.type === "queued" || event.type === "start") waiting = event.type === "queued";
     if (event.type === "output" && pending > MAX_PENDING_BYTES) {
       skipped += event.data.length;
       return;

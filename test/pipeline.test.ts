@@ -322,6 +322,27 @@ describe("runTimeoutMs (SPEC: Limits, Errors)", () => {
     }
   });
 
+  test("a child that left the process group (setsid) outlives the timeout, and the stream says exactly what was stopped and what was not", async () => {
+    const repo = makeRepo();
+    const escaped = sleepMarker();
+    const inGroup = sleepMarker();
+    const script = `sh -c "setsid sleep ${escaped} & sleep ${inGroup}"`;
+    try {
+      await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script, SERVICE_RUN_TIMEOUT_MS: "1000" }, async (server) => {
+        const text = await deployText(server);
+        const [escapedPid] = pidsWith(`sleep ${escaped}`);
+        expect(escapedPid).toBeNumber();
+        expect(text).toMatch(/^\[run\] timed out after 1000 ms \(runTimeoutMs\); stopped process group \d+ \(2 processes: sh, sleep\)/m);
+        expect(text).toContain(`; not stopped: ${escapedPid} (sleep), started by this deploy but outside its process group (setsid or a daemon)`);
+        await waitFor(() => pidsWith(inGroup).length === 0, "the process group to be gone");
+        expect(pidsWith(`sleep ${escaped}`)).toEqual([escapedPid!]);
+      });
+    } finally {
+      killWith(escaped);
+      killWith(inGroup);
+    }
+  });
+
   test("runTimeoutMs bounds the whole script: later lines do not run after a timeout", async () => {
     const repo = makeRepo();
     const dir = tempDir();

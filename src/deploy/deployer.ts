@@ -1,5 +1,6 @@
 import type { DeployResult } from "./events.ts";
-import { DeployLog } from "./log.ts";
+import { resolve } from "node:path";
+import { DeployLog, LOG_DIR } from "./log.ts";
 import { forgeOf, prune, runDeploy, tell, type DeployOptions } from "./pipeline.ts";
 import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
 import { Redaction } from "./redact.ts";
@@ -48,7 +49,9 @@ export class Deployer {
   readonly queue = new DeployQueue();
 
   /** Throws QueueFullError when the repository's queue is full; nothing runs then. */
-  deploy(options: DeployOptions): Promise<DeployResult> {
+  deploy(requested: DeployOptions): Promise<DeployResult> {
+    // The id is fixed before the queue: its ticket names it, so a process that finds it interrupted can mark its log.
+    const options = { ...requested, id: requested.id ?? crypto.randomUUID() };
     const key = queueKey(options.config.repoPath);
     try {
       // An acknowledged deploy's id is known before it starts: while it waits, `service logs <id>` says so. The
@@ -61,11 +64,13 @@ export class Deployer {
       };
       return this.queue.run(key, () => done(runDeploy(options)), {
         limit: options.config.queueLimit,
+        deploy: { id: options.id, logs: resolve(options.cwd, LOG_DIR) },
         onQueued: (position) => {
           if (id) markQueued(options.cwd, { id, app: options.app, trigger: options.trigger, repoPath: options.config.repoPath });
           options.sink?.({ type: "queued", position });
         },
         onCancel: (reason) => done(recordCancelled(options, reason)),
+        onRefused: (reason) => done(recordNotRun(options, `not started: ${reason}`, reason, "done")),
       });
     } catch (error) {
       if (error instanceof QueueFullError) throw error;

@@ -7,7 +7,7 @@ import { gitPull, gitResetHard, headCommit, inspectRepo } from "./git.ts";
 import { pruneLogs } from "../history.ts";
 import { DeployLog } from "./log.ts";
 import { OutputRedactor, Redaction } from "./redact.ts";
-import { runScript } from "./script.ts";
+import { describeTimeout, runScript } from "./script.ts";
 
 /** Most bytes of one output stream kept in the result (the .log file and the live stream have everything). */
 export const MAX_CAPTURE_BYTES = 1024 * 1024;
@@ -296,7 +296,7 @@ async function runStep(
   });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (outcome.error) step(name, outcome.error);
-  else if (outcome.timedOut) step(name, `timed out after ${config.runTimeoutMs} ms (runTimeoutMs); killed the script and its child processes`);
+  else if (outcome.timedOut) step(name, describeTimeout(config.runTimeoutMs, outcome.stopped));
   else step(name, `exit code ${outcome.exitCode} after ${seconds} s`);
   return { exitCode: outcome.exitCode, timedOut: outcome.timedOut, script: config.runScript, ...(outcome.error ? { error: outcome.error } : {}) };
 }

@@ -3,6 +3,7 @@ import { constants } from "node:os";
 import { delimiter, resolve } from "node:path";
 import { runtime } from "#runtime";
 import type { Child } from "../runtime/types.ts";
+import { deployGroups, groupOf, snapshot, type StopReport } from "./groups.ts";
 
 /** How long a process group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 3000;
@@ -21,6 +22,8 @@ export interface ProcessOutcome {
   /** Exit code; 128 + signal number when killed by a signal; null when it could not be started. */
   exitCode: number | null;
   timedOut: boolean;
+  /** After a timeout: what the kill reached, and what it could not. */
+  stopped?: StopReport;
   /** Why it could not be started. */
   error?: string;
 }
@@ -106,6 +109,9 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
   }
   const pid = proc.pid;
   livePids.add(pid);
+  // Named in the deploy's queue ticket while it runs: if this process dies, the next deploy stops the group.
+  const recorder = deployGroups.getStore();
+  recorder?.started(groupOf(pid));
   let forwarding = true;
   const pump = async (name: "stdout" | "stderr", stream: ReadableStream<Uint8Array>) => {
     const reader = stream.getReader();
@@ -123,10 +129,12 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
   const pumps = Promise.all([pump("stdout", proc.stdout), pump("stderr", proc.stderr)]);
 
   let timedOut = false;
+  let stopped: StopReport | undefined;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
   const timeoutTimer = setTimeout(
     () => {
       timedOut = true;
+      stopped = snapshot(pid, options.env.SERVICE_DEPLOY_ID);
       killGroup(pid, "SIGTERM");
       killTimer = setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS);
     },
@@ -145,8 +153,9 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
     if (killTimer) clearTimeout(killTimer);
     forwarding = false;
     livePids.delete(pid);
+    recorder?.ended(pid);
   }
   const signal = ended.signal as NodeJS.Signals | null;
   const exitCode = ended.exitCode ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null);
-  return { exitCode, timedOut };
+  return { exitCode, timedOut, ...(stopped ? { stopped } : {}) };
 }

@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { isRunning, OWN_START } from "./liveness.ts";
+import { deployGroups, type GroupRecorder } from "./groups.ts";
+import { recoverOrphan } from "./recovery.ts";
+import { dropTicket, makeTicketDir, scanTickets, takeTicket, updateTicket, type TicketContent } from "./tickets.ts";
 
 /** The queue key of a repository: its real path, so two spellings of one directory share a queue. */
 export function queueKey(repoPath: string): string {
@@ -50,43 +52,13 @@ export function ticketDirProblem(key: string): string | undefined {
   }
 }
 
-let sequence = 0;
-
-/**
- * A ticket file: `<ms>-<seq>-<pid>-<start>`. Names sort in arrival order; the pid and its start time tell
- * whether the holder still lives, so a ticket left by a killed process is skipped and removed.
- */
-function newTicket(): string {
-  sequence = (sequence + 1) % 1e9;
-  return `${Date.now().toString().padStart(15, "0")}-${sequence.toString().padStart(9, "0")}-${process.pid}-${OWN_START}`;
-}
-
-function liveTickets(dir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const live: string[] = [];
-  for (const name of names.sort()) {
-    const [, , pid, start] = name.split("-");
-    if (!pid || !start) continue;
-    if (isRunning(Number(pid), start)) live.push(name);
-    else {
-      try {
-        unlinkSync(join(dir, name));
-      } catch {}
-    }
-  }
-  return live;
-}
-
 interface Entry {
   ticket: string;
-  start: () => void;
-  cancel: (reason: string) => void;
+  content: TicketContent;
   started: boolean;
+  start: () => void;
+  /** Ends a deploy that never started: cancelled (shutdown) or refused (its repository is gone). */
+  end: (how: "cancel" | "refuse", reason: string) => void;
 }
 
 /** Refused because the repository's queue is full. */
@@ -94,10 +66,12 @@ export class QueueFullError extends Error {
   override name = "QueueFullError";
 }
 
+const byTicket = (a: Entry, b: Entry) => (a.ticket < b.ticket ? -1 : a.ticket > b.ticket ? 1 : 0);
+
 /**
- * Deploys of one repoPath run one at a time in arrival order, across processes. Each deploy takes a ticket
- * file at arrival; the oldest live ticket runs. In this process a FIFO map of lanes (one per repoPath) hands
- * the turn over at once and polls only while another process holds the repository.
+ * Deploys of one repoPath run one at a time in ticket order, across processes (tickets.ts). In this process
+ * a lane per repoPath holds its deploys in the same ticket order, hands the turn over at once when one ends,
+ * and polls only while another process holds the repository.
  */
 export class DeployQueue {
   private readonly lanes = new Map<string, { dir: string; entries: Entry[]; timer?: ReturnType<typeof setTimeout> }>();
@@ -109,44 +83,59 @@ export class DeployQueue {
 
   /**
    * Runs `task` when its turn comes. `onQueued(position)` is called once, at once, when it has to wait
-   * (1 = next). `onCancel(reason)` replaces the task when the queue is cancelled before its turn. Throws
-   * QueueFullError, and runs nothing, when `limit` deploys already wait for this key in this process.
+   * (1 = next). `onCancel(reason)` replaces the task when the queue is cancelled before its turn, `onRefused`
+   * when the repository is removed while it waits. Throws QueueFullError, and runs nothing, when `limit`
+   * deploys already wait for this key in this process. `deploy` names the deploy in its ticket, so a process
+   * that finds it interrupted can mark its log.
    */
   run<T>(
     key: string,
     task: () => Promise<T>,
-    hooks: { limit?: number; onQueued?: (position: number) => void; onCancel: (reason: string) => Promise<T> },
+    hooks: {
+      limit?: number;
+      deploy?: { id: string; logs: string };
+      onQueued?: (position: number) => void;
+      onCancel: (reason: string) => Promise<T>;
+      onRefused: (reason: string) => Promise<T>;
+    },
   ): Promise<T> {
     let lane = this.lanes.get(key);
     if (lane && this.waiting(key) >= (hooks.limit ?? Infinity)) {
       throw new QueueFullError(`${this.waiting(key)} deploys are already waiting for ${key}`);
     }
-    if (!lane) {
-      const dir = ticketDir(key);
-      mkdirSync(dir, { recursive: true });
-      this.lanes.set(key, (lane = { dir, entries: [] }));
-    }
+    const dir = lane?.dir ?? ticketDir(key);
+    makeTicketDir(dir);
+    const content: TicketContent = { ...hooks.deploy, groups: [] };
+    const ticket = takeTicket(dir, content);
+    if (!lane) this.lanes.set(key, (lane = { dir, entries: [] }));
     const laneRef = lane;
-    const ticket = newTicket();
-    writeFileSync(join(laneRef.dir, ticket), `${process.pid}\n`);
     return new Promise<T>((resolvePromise, reject) => {
       const entry: Entry = {
         ticket,
+        content,
         started: false,
         start: () => {
           entry.started = true;
-          task()
+          // The ticket names the group of each command while it runs (see recovery.ts).
+          const recorder: GroupRecorder = {
+            started: (group) => {
+              entry.content.groups.push(group);
+              updateTicket(laneRef.dir, entry.ticket, entry.content);
+            },
+            ended: (pgid) => {
+              entry.content.groups = entry.content.groups.filter((g) => g.pgid !== pgid);
+              updateTicket(laneRef.dir, entry.ticket, entry.content);
+            },
+          };
+          deployGroups
+            .run(recorder, task)
             .then(resolvePromise, reject)
-            .finally(() => this.release(key, entry));
+            .finally(() => this.release(key, [entry]));
         },
-        cancel: (reason) => {
-          if (entry.started) return;
-          entry.started = true;
-          hooks.onCancel(reason).then(resolvePromise, reject);
-          this.release(key, entry);
-        },
+        end: (how, reason) => (how === "cancel" ? hooks.onCancel(reason) : hooks.onRefused(reason)).then(resolvePromise, reject),
       };
       laneRef.entries.push(entry);
+      laneRef.entries.sort(byTicket);
       const position = this.check(key);
       if (!entry.started) hooks.onQueued?.(Math.max(1, position.get(entry) ?? 1));
     });
@@ -154,47 +143,61 @@ export class DeployQueue {
 
   /** Ends every deploy that has not started yet with `reason`; running ones go on. */
   cancelWaiting(reason: string): void {
-    for (const lane of this.lanes.values()) {
-      for (const entry of lane.entries.filter((e) => !e.started)) entry.cancel(reason);
-    }
+    for (const [key, lane] of this.lanes) this.endWaiting(key, lane.entries, "cancel", reason);
   }
 
-  private release(key: string, entry: Entry): void {
+  /** Takes entries that have not started out of the queue, then ends each with `reason`. */
+  private endWaiting(key: string, entries: Entry[], how: "cancel" | "refuse", reason: string): void {
+    const ending = entries.filter((e) => !e.started);
+    for (const entry of ending) entry.started = true;
+    this.release(key, ending);
+    for (const entry of ending) entry.end(how, reason);
+  }
+
+  private release(key: string, done: Entry[]): void {
     const lane = this.lanes.get(key);
-    if (!lane) return;
-    try {
-      unlinkSync(join(lane.dir, entry.ticket));
-    } catch {}
-    lane.entries = lane.entries.filter((e) => e !== entry);
+    if (!lane || done.length === 0) return;
+    for (const entry of done) dropTicket(lane.dir, entry.ticket);
+    lane.entries = lane.entries.filter((e) => !done.includes(e));
     if (lane.entries.length === 0) {
       clearTimeout(lane.timer);
       this.lanes.delete(key);
     } else this.check(key);
   }
 
-  /** Starts this lane's next entry when its ticket is the oldest live one; returns each entry's position. */
+  /** Starts this lane's first entry when its ticket is first in the queue; returns each entry's position. */
   private check(key: string): Map<Entry, number> {
     const lane = this.lanes.get(key);
     const positions = new Map<Entry, number>();
     if (!lane) return positions;
     clearTimeout(lane.timer);
     lane.timer = undefined;
-    const live = liveTickets(lane.dir);
-    for (const entry of lane.entries) positions.set(entry, live.indexOf(entry.ticket));
+    let scan = scanTickets(lane.dir);
+    const lost = lane.entries.filter((e) => !e.started && !scan.live.includes(e.ticket));
+    if (lost.length > 0) {
+      const gitDir = dirname(lane.dir);
+      if (scan.missing && !existsSync(gitDir)) {
+        // The repository was removed: recreating its directories would leave a skeleton a re-clone trips on.
+        this.endWaiting(key, lost, "refuse", `the repository ${key} was removed while this deploy waited (${gitDir} no longer exists)`);
+        return positions;
+      }
+      // Its ticket was removed (the queue directory cleaned by hand): queue again, behind every live ticket.
+      try {
+        makeTicketDir(lane.dir);
+        for (const entry of lost) entry.ticket = takeTicket(lane.dir, entry.content);
+      } catch (error) {
+        this.endWaiting(key, lost, "refuse", `its queue ticket was removed and cannot be taken again: ${(error as Error).message}`);
+        return positions;
+      }
+      lane.entries.sort(byTicket);
+      scan = scanTickets(lane.dir);
+    }
+    for (const entry of lane.entries) positions.set(entry, scan.live.indexOf(entry.ticket));
+    for (const orphan of scan.orphans) void recoverOrphan(key, lane.dir, orphan).then(() => this.lanes.get(key) === lane && this.check(key));
     const head = lane.entries[0];
     if (!head || head.started) return positions;
-    if (live[0] === head.ticket) head.start();
-    else {
-      // Another process holds the repository (or one of its tickets came first): look again shortly.
-      if (!live.includes(head.ticket)) {
-        // The ticket vanished (its directory was cleaned): take it again, keeping its place by name.
-        try {
-          mkdirSync(lane.dir, { recursive: true });
-          writeFileSync(join(lane.dir, head.ticket), `${process.pid}\n`);
-        } catch {}
-      }
-      lane.timer = setTimeout(() => this.check(key), POLL_MS);
-    }
+    if (!scan.choosing && scan.live[0] === head.ticket) head.start();
+    else lane.timer = setTimeout(() => this.check(key), POLL_MS);
     return positions;
   }
 }

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import type { StopReport } from "./groups.ts";
 import { runProcess, type ProcessOutcome } from "./process.ts";
 
 /** Words that only mean something to a shell (builtins and keywords): such a line goes through `sh -c`. */
@@ -116,4 +117,29 @@ export async function runScript(script: string, options: ScriptOptions): Promise
     if (outcome.exitCode !== 0) return { ...outcome, failedLine: line };
   }
   return outcome;
+}
+
+/** Names at most LISTED processes: a script that forked thousands still gets a one-line report. */
+const LISTED = 10;
+const listed = (processes: { pid: number; command: string }[]) =>
+  processes
+    .slice(0, LISTED)
+    .map((p) => `${p.pid} (${p.command})`)
+    .join(", ") + (processes.length > LISTED ? ` and ${processes.length - LISTED} more` : "");
+
+/**
+ * The timeout line: exactly what was stopped. The kill reaches the line's process group only; a child that
+ * called setsid (or daemonized) left it and keeps running. Under systemd, `KillMode=control-group` stops
+ * those with the service (see the README).
+ */
+export function describeTimeout(timeoutMs: number, stopped: StopReport | undefined): string {
+  const head = `timed out after ${timeoutMs} ms (runTimeoutMs)`;
+  if (!stopped) return `${head}; stopped the script's process group`;
+  const { pgid, members, outside } = stopped;
+  const names = [...new Set(members.map((m) => m.command))];
+  const commands = names.slice(0, LISTED).join(", ") + (names.length > LISTED ? ", …" : "");
+  const count = members.length === 1 ? "1 process" : `${members.length} processes`;
+  let text = `${head}; stopped process group ${pgid}${members.length ? ` (${count}: ${commands})` : ""}`;
+  if (outside.length) text += `; not stopped: ${listed(outside)}, started by this deploy but outside its process group (setsid or a daemon)`;
+  return text;
 }
