@@ -1,4 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { createExclusive, writeAll } from "./files.ts";
 import { join } from "node:path";
 import { groupAlive, type Group } from "./groups.ts";
 import { isRunning, OWN_START } from "./liveness.ts";
@@ -61,7 +63,8 @@ function list(dir: string): string[] | undefined {
 /** Takes a ticket behind every live one. Throws when the directory cannot be written (it is never created here). */
 export function takeTicket(dir: string, content: TicketContent): string {
   const marker = join(dir, `.choosing-${process.pid}-${OWN_START}`);
-  writeFileSync(marker, "");
+  remove(marker);
+  createNew(marker, "");
   try {
     let largest = 0;
     for (const name of readdirSync(dir)) {
@@ -78,14 +81,24 @@ export function takeTicket(dir: string, content: TicketContent): string {
 
 /** Replaces a ticket's content atomically (a reader never sees half of it); a ticket gone stays gone. */
 export function updateTicket(dir: string, name: string, content: TicketContent): void {
-  const temp = join(dir, `.tmp-${process.pid}-${OWN_START}-${name}`);
+  const temp = join(dir, `.tmp-${process.pid}-${OWN_START}-${randomBytes(8).toString("hex")}-${name}`);
   try {
     // Only a ticket still there: a rename would otherwise bring back a ticket removed by hand.
     if (!existsSync(join(dir, name))) return;
-    writeFileSync(temp, JSON.stringify(content));
+    createNew(temp, JSON.stringify(content));
     renameSync(temp, join(dir, name));
   } catch {
     remove(temp);
+  }
+}
+
+/** Creates `file`, which must not exist: never through a link planted at its name. */
+function createNew(file: string, text: string): void {
+  const fd = createExclusive(file);
+  try {
+    writeAll(fd, Buffer.from(text));
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,6 +1,7 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Trigger } from "./events.ts";
+import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "./files.ts";
 import { isRunning, OWN_START } from "./liveness.ts";
 
 /**
@@ -27,7 +28,7 @@ const FILE = /^([0-9a-f-]{36})\.json$/;
 
 function read(file: string): QueuedRecord | undefined {
   try {
-    const record = JSON.parse(readFileSync(file, "utf8")) as QueuedRecord;
+    const record = JSON.parse(readNoFollow(file)) as QueuedRecord;
     return record && record.status === "queued" && typeof record.id === "string" && typeof record.pid === "number" ? record : undefined;
   } catch {
     return undefined;
@@ -60,11 +61,10 @@ export function markQueued(cwd: string, fields: Omit<QueuedRecord, "status" | "q
   try {
     for (const { file, record } of records(cwd)) if (!holderRunning(record)) rmSync(file, { force: true });
     const dir = resolve(cwd, QUEUED_DIR);
-    mkdirSync(dir, { recursive: true });
+    ensurePrivateDir(dir);
     const record: QueuedRecord = { status: "queued", ...fields, queuedAt: new Date().toISOString(), pid: process.pid, pidStart: OWN_START };
     const file = join(dir, `${fields.id}.json`);
-    writeFileSync(`${file}.tmp`, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o640 });
-    renameSync(`${file}.tmp`, file);
+    writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`);
   } catch {}
 }
 
