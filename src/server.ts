@@ -6,11 +6,12 @@ import type { DeployEvent } from "./deploy/events.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import { QueueFullError } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
-import { branchOfPush, readBoundedBody } from "./payload.ts";
+import { BODY_READ_DEADLINE_MS, ByteBudget, readBody, UNAUTHENTICATED_BODY_BUDGET_BYTES, type BodyRead } from "./body.ts";
+import { branchOfPush } from "./payload.ts";
 import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
 import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "./runtime/types.ts";
-import { ensureWebhookSecret, hasBodySignature, verifyRequestSecret } from "./secret.ts";
+import { bodySigner, ensureWebhookSecret, hasBodySignature, verifyRequestSecret } from "./secret.ts";
 
 export interface ServiceServerOptions {
   /** @default consola.withTag("service") */
@@ -51,6 +52,13 @@ const UNAUTHORIZED = Object.freeze({
     "or sign the body (X-Hub-Signature-256)",
 });
 
+const BUSY = Object.freeze({
+  error: "busy",
+  message: `too many signed request bodies are being read at once (${UNAUTHENTICATED_BODY_BUDGET_BYTES / 1024 ** 2} MiB budget); try again later`,
+});
+const TIMED_OUT = Object.freeze({ error: "request timeout", message: `the request body did not arrive within ${BODY_READ_DEADLINE_MS / 1000} s` });
+const GONE = Object.freeze({ error: "connection closed", message: "the connection closed before the deploy was accepted; nothing was deployed" });
+
 const truthy = (value: string | null) => value !== null && ["", "1", "true", "yes"].includes(value.toLowerCase());
 
 /**
@@ -63,6 +71,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   const reloader = new ConfigReloader(config, cwd, logger);
   const deployer = new Deployer();
   const inFlight = new Set<Promise<unknown>>();
+  const unauthenticatedBodies = new ByteBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
   let listener: Listener | undefined;
   let draining = false;
   let lastGoodApps: ResolvedApp[] = [];
@@ -99,15 +108,22 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     if (!app) return jsonResponse(404, NOT_FOUND);
     if (!app.secret) return jsonResponse(401, UNAUTHORIZED);
 
-    // The body is read only when a signature covers it or a branch filter needs it, and never past the limit.
-    let body: Uint8Array | undefined;
+    const tooLarge = { error: "payload too large", message: `the request body is over maxBodyBytes (${app.maxBodyBytes} bytes)` };
+    // The body is read only when a signature covers it or a branch filter needs it. A signed request is not
+    // authenticated until it is read: its read is charged to the shared budget, and the body is kept only when
+    // something needs it whole (otherwise it is hashed as it streams in).
     const signed = hasBodySignature(request.headers);
     if (!signed && !verifyRequestSecret(request.headers, app.secret)) return jsonResponse(401, UNAUTHORIZED);
+    let body: Uint8Array | undefined;
     if (signed || app.branch) {
-      body = await readBoundedBody(request, app.maxBodyBytes);
-      if (!body) return jsonResponse(413, { error: "payload too large", message: `the request body is over maxBodyBytes (${app.maxBodyBytes} bytes)` });
+      const signer = signed ? bodySigner(request.headers, app.secret) : undefined;
+      const read = await readBody(request, { limit: app.maxBodyBytes, keep: Boolean(app.branch), budget: signer && unauthenticatedBodies, onChunk: signer?.update });
+      if (!read.ok) return refusedBody(read.reason, tooLarge);
+      body = read.body;
+      const authorized = !signer || verifyRequestSecret(request.headers, app.secret, signer.digests());
+      read.release();
+      if (!authorized) return jsonResponse(401, UNAUTHORIZED);
     }
-    if (signed && !verifyRequestSecret(request.headers, app.secret, body)) return jsonResponse(401, UNAUTHORIZED);
 
     const wantsJson = url.searchParams.get("format") === "json";
     const pushed = app.branch && body ? branchOfPush(body, request.headers.get("content-type"), app.branch) : undefined;
@@ -208,6 +224,15 @@ function requestUrl(request: Request): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The answer to a body that could not be read. */
+function refusedBody(reason: Exclude<BodyRead, { ok: true }>["reason"], tooLarge: object): Response {
+  if (reason === "too large") return jsonResponse(413, tooLarge);
+  if (reason === "busy") return jsonResponse(503, BUSY, { "retry-after": "30" });
+  // The rest of a trickling body is not waited for: the connection closes with the answer.
+  if (reason === "timeout") return jsonResponse(408, TIMED_OUT, { connection: "close" });
+  return jsonResponse(400, GONE);
 }
 
 /** The opt-in immediate answer: the deploy id and where its logs will be; the deploy runs on. */

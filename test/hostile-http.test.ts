@@ -1,6 +1,6 @@
 /**
  * Hostile HTTP input (issue 7, "Hostile input"): whatever a client sends, the server answers only with the
- * statuses it documents (200, 401, 404, 413, 429, 503; and Bun's own 431 for a request head over 16 KiB), never
+ * statuses it documents (200, 401, 404, 408, 413, 429, 503; and Bun's own 431 for a request head over 16 KiB), never
  * with a 5xx, never deploys without the secret, and writes no log file for a refused request; bodies over the limit are refused without being kept; slow and flooding clients do not
  * stop an authorized deploy. Real server processes, loopback only, raw sockets where fetch would tidy the
  * request up. No timing is asserted: conditions are waited for, counts and contents are checked.
@@ -619,3 +619,4 @@ describe("limits and load", () => {
     }
   }, 120_000);
 });
+
