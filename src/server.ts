@@ -6,7 +6,7 @@ import type { DeployEvent } from "./deploy/events.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import { QueueFullError } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
-import { BODY_READ_DEADLINE_MS, ByteBudget, readBody, UNAUTHENTICATED_BODY_BUDGET_BYTES, type BodyRead } from "./body.ts";
+import { BODY_READ_DEADLINE_MS, ByteBudget, declaredLength, readBody, UNAUTHENTICATED_BODY_BUDGET_BYTES, type BodyRead } from "./body.ts";
 import { branchOfPush } from "./payload.ts";
 import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
 import { runtime } from "#runtime";
@@ -109,6 +109,9 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     if (!app.secret) return jsonResponse(401, UNAUTHORIZED);
 
     const tooLarge = { error: "payload too large", message: `the request body is over maxBodyBytes (${app.maxBodyBytes} bytes)` };
+    // Refused before any work, whatever the credentials: a deploy whose client then gets a broken pipe could not tell.
+    if ((declaredLength(request) ?? 0) > app.maxBodyBytes) return jsonResponse(413, tooLarge);
+
     // The body is read only when a signature covers it or a branch filter needs it. A signed request is not
     // authenticated until it is read: its read is charged to the shared budget, and the body is kept only when
     // something needs it whole (otherwise it is hashed as it streams in).

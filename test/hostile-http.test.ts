@@ -265,6 +265,8 @@ function serviceStatus(req: HostileRequest): number {
   const signed = req.signature !== undefined && req.signature.kind !== "empty";
   const refused = req.repeatSecret || req.credentials.some((c) => c.verdict === "invalid");
   const accepted = req.credentials.some((c) => c.verdict === "valid");
+  // A declared length over the limit is refused before anything else, whatever the credentials.
+  if (req.framing === "length" && req.body.length > LIMIT) return 413;
   if (!signed) return !refused && accepted ? 200 : 401;
   if (req.body.length > LIMIT) return 413;
   // Any of the signature headers takes `sha256=<hex>`, `sha1=<hex>` or bare hex (sha256); hex in any case.
@@ -620,3 +622,22 @@ describe("limits and load", () => {
   }, 120_000);
 });
 
+describe("declared lengths", () => {
+  test("a declared Content-Length over maxBodyBytes gets the JSON 413 before any work, whatever the authentication (right secret, Bearer, wrong secret, signature), before the body is sent", async () => {
+    const { repo, server, ran } = await serveRecording({ SERVICE_MAX_BODY_BYTES: String(LIMIT) });
+    const credentials = [`X-Service-Secret: ${SECRET}`, `Authorization: Bearer ${SECRET}`, "X-Service-Secret: wrong", `X-Hub-Signature-256: sha256=${"0".repeat(64)}`, ""];
+    try {
+      for (const credential of credentials) {
+        const head = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\n${credential ? `${credential}\r\n` : ""}Content-Length: ${40 * MB}\r\n\r\n`;
+        const { answer } = await upload(server.port, head, 64 * 1024, { chunked: false, finish: false });
+        expect({ credential, status: answer.status }).toEqual({ credential, status: 413 });
+        expect(answer.headers["content-type"]).toContain("application/json");
+        expect(JSON.parse(answer.body.toString("utf8")).error).toBe("payload too large");
+      }
+      expect(ranIds(ran)).toEqual([]);
+      expect(logFiles(repo.clone)).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});
