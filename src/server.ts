@@ -135,6 +135,12 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
       return wantsJson ? jsonResponse(200, skipped) : new Response(`[skipped] ${skipped.message}\n`, { headers: { "content-type": "text/plain; charset=utf-8" } });
     }
 
+    // Bun 1.4.5 closes a connection when a request is pipelined behind one still being answered, and both are
+    // lost. That close happens while the read that brought them is parsed: after one turn of the event loop a
+    // request on such a connection is aborted, and is refused before it deploys (its client got no byte).
+    await new Promise((resolve) => setImmediate(resolve));
+    if (request.signal.aborted) return jsonResponse(400, GONE);
+
     // An authorized deploy may stay silent for minutes: no idle cut for this request.
     control.noTimeout();
     const acknowledge = app.acknowledge || truthy(url.searchParams.get("ack"));
@@ -161,8 +167,10 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
         stream?.fail(`internal error: ${(error as Error).message}`);
       })
       .finally(() => inFlight.delete(result));
-    if (acknowledge) return acknowledgement(id, position, app, cwd, wantsJson);
-    return stream ? stream.response : jsonResult(result);
+    // One deploy per connection: a client must not pipeline another request behind a deploy (see above).
+    const response = acknowledge ? acknowledgement(id, position, app, cwd, wantsJson) : stream ? stream.response : await jsonResult(result);
+    response.headers.set("connection", "close");
+    return response;
   };
 
   return {

@@ -622,7 +622,32 @@ describe("limits and load", () => {
   }, 120_000);
 });
 
-describe("declared lengths", () => {
+describe("one deploy per connection, and declared lengths", () => {
+  test("three authorized POSTs pipelined on one connection: no deploy is lost (every deploy that ran was answered up to [done], none ran unanswered), deploy answers say Connection: close, and the same requests sent one per connection all deploy", async () => {
+    const { server, ran } = await serveRecording();
+    const request = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Service-Secret: ${SECRET}\r\nContent-Length: 2\r\n\r\n{}`;
+    try {
+      const pipelined = await exchange(server.port, [request.repeat(3)]);
+      const answered = [...pipelined.raw.toString("latin1").matchAll(/^\[done\] ok=true exitCode=0$/gm)].length;
+      if (pipelined.status !== 0) expect(pipelined.headers.connection).toBe("close");
+      // Deploys of one repository run in order: once a later one is done, every earlier one is too.
+      const later = await exchange(server.port, [request.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")]);
+      expect(later.headers.connection).toBe("close");
+      expect(lastLine(later.body.toString("utf8"))).toBe(DONE_OK);
+      expect(ranIds(ran).length - 1).toBe(answered);
+
+      // Sent again one per connection, as a client whose connection closed does: each deploys and is answered.
+      const retried = await Promise.all([0, 1, 2].map(() => exchange(server.port, [request])));
+      for (const answer of retried) {
+        expect(answer.headers.connection).toBe("close");
+        expect(lastLine(answer.body.toString("utf8"))).toBe(DONE_OK);
+      }
+      expect(ranIds(ran).length).toBe(answered + 4);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
   test("a declared Content-Length over maxBodyBytes gets the JSON 413 before any work, whatever the authentication (right secret, Bearer, wrong secret, signature), before the body is sent", async () => {
     const { repo, server, ran } = await serveRecording({ SERVICE_MAX_BODY_BYTES: String(LIMIT) });
     const credentials = [`X-Service-Secret: ${SECRET}`, `Authorization: Bearer ${SECRET}`, "X-Service-Secret: wrong", `X-Hub-Signature-256: sha256=${"0".repeat(64)}`, ""];
