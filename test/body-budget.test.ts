@@ -177,6 +177,38 @@ describe("unauthenticated body budget", () => {
     }
   }, 60_000);
 
+  test("a kept signed body with no Content-Length (chunked, branch filter) is charged as it grows: while a 20 MiB body is held, it is refused 503 once it passes the rest of the budget", async () => {
+    const { repo, server } = await serve();
+    writeFileSync(join(repo.clone, "service.yaml"), "branch: main\n");
+    const held = staller(server.port, 20 * MB, 1024);
+    try {
+      const head = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Hub-Signature-256: ${WRONG_SIGNATURE}\r\nTransfer-Encoding: chunked\r\n\r\n`;
+      const piece = Buffer.alloc(256 * 1024, 0x20);
+      const frame = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from("\r\n")]);
+      // Only once the 20 MiB read is charged does the budget have less than 16 MiB left.
+      await waitFor(async () => (await probe(server.port)).status === 401 && held.socket.readyState === "open", "the held read");
+      const socket = connect(server.port, "127.0.0.1");
+      const received: Buffer[] = [];
+      socket.on("error", () => {});
+      socket.on("data", (data: Buffer) => received.push(data));
+      socket.on("connect", () => {
+        socket.write(head);
+        for (let i = 0; i < 64; i++) socket.write(frame);
+      });
+      const answer = await waitFor(() => {
+        const a = parseAnswer(Buffer.concat(received));
+        return a.status > 0 && a.body.length >= Number(a.headers["content-length"]) ? a : undefined;
+      }, "the answer to the chunked body");
+      socket.destroy();
+      expect(answer.status).toBe(503);
+      expect(JSON.parse(answer.body.toString("utf8")).error).toBe("busy");
+      expect(logFiles(repo.clone)).toEqual([]);
+    } finally {
+      held.close();
+      await server.stop();
+    }
+  }, 60_000);
+
   test("a signed body that trickles in is cut at the read deadline: 408 JSON, nothing deploys", async () => {
     const { repo, server } = await serve();
     const slow = dribble(server.port, signedHead(WRONG_SIGNATURE, 100_000), "{".repeat(10_000), 200);
