@@ -3,6 +3,7 @@
  * what clients without the secret can make the server do: each is charged to one budget shared by all such
  * requests, refused at once when the budget is spent, and cut when the body does not arrive in time.
  */
+import { collectGarbage } from "./deploy/process.ts";
 
 /** The bytes of body that requests not authenticated yet may make the server hold, all of them together. */
 export const UNAUTHENTICATED_BODY_BUDGET_BYTES = 32 * 1024 * 1024;
@@ -124,6 +125,8 @@ export async function readBody(request: Request, options: BodyReadOptions): Prom
       }
       options.onChunk?.(next.value);
       if (options.keep) chunks.push(next.value);
+      // Body chunks are buffers the collector's pacing does not see, like a child's output.
+      else collectGarbage(next.value.length);
     }
   } finally {
     clearTimeout(timer);
