@@ -7,7 +7,7 @@
  * case starts its own server, so each peak RSS (VmHWM) belongs to that case alone. Every step is bounded in
  * time; every process started here (and any process left running in the temp dir) is killed at the end.
  *
- * Usage: bun run bench [--no-build] [--only start,unauthorized,latency,burst,stream]   (BENCH_BIN=<binary> to measure another build)
+ * Usage: bun run bench [--no-build] [--only start,unauthorized,latency,burst,stream,signed]   (BENCH_BIN=<binary> to measure another build)
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
@@ -646,6 +646,87 @@ async function burst(repo: string, hasWebhook: boolean): Promise<void> {
   }
 }
 
+const FLOOD_CLIENTS = 200;
+const FLOOD_BODY_BYTES = 25 * MB;
+
+/**
+ * One client without the secret: a signed head (a wrong signature) and a FLOOD_BODY_BYTES body sent as fast as
+ * the server takes it, stopping once the answer is in. Resolves with the status (0: closed without one).
+ */
+function signedFloodClient(port: number): Promise<number> {
+  return new Promise((done) => {
+    const socket = connect(port, "127.0.0.1");
+    const piece = Buffer.alloc(256 * 1024, 0x7b);
+    let received = "";
+    let answered = false;
+    let drained: (() => void) | undefined;
+    const finish = () => {
+      if (answered) return;
+      answered = true;
+      socket.destroy();
+      drained?.();
+      done(Number(/^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 0));
+    };
+    socket.on("error", finish);
+    socket.on("close", finish);
+    socket.on("drain", () => drained?.());
+    socket.on("data", (data: Buffer) => {
+      received += data.toString("latin1");
+      const head = received.indexOf("\r\n\r\n");
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(received)?.[1] ?? NaN);
+      if (head >= 0 && received.length - head - 4 >= length) finish();
+    });
+    socket.on("connect", async () => {
+      socket.write(`POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Hub-Signature-256: sha256=${"0".repeat(64)}\r\nContent-Length: ${FLOOD_BODY_BYTES}\r\n\r\n`);
+      for (let sent = 0; sent < FLOOD_BODY_BYTES && !answered; sent += piece.length) {
+        if (!socket.write(piece)) await new Promise<void>((resume) => (drained = resume));
+      }
+    });
+  });
+}
+
+/** FLOOD_CLIENTS concurrent 25 MiB bodies with a wrong signature, and an authorized deploy in the middle of them. */
+async function signedFlood(repo: string): Promise<void> {
+  log(`signed flood: ${FLOOD_CLIENTS} concurrent ${FLOOD_BODY_BYTES / MB} MiB bodies with a wrong signature, one authorized deploy during it`);
+  const server = await startService(repo, "true");
+  try {
+    await sleep(1000);
+    const idle = procStatus(server.pid)?.rss ?? NaN;
+    const sampler = rssSampler(server.pid);
+    const t0 = performance.now();
+    let answered = 0;
+    const statuses = new Map<number, number>();
+    const attack = Promise.all(
+      Array.from({ length: FLOOD_CLIENTS }, () =>
+        signedFloodClient(server.port).then((status) => {
+          answered++;
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        }),
+      ),
+    );
+    // The deploy is sent once the first attackers have their answers: the server is in the middle of the flood.
+    for (let i = 0; i < 2000 && answered < 16; i++) await sleep(5);
+    const deployStart = performance.now();
+    const text = await bounded(post(server.url).then((r) => r.text()), 60_000, "the deploy during the flood");
+    const deployMs = performance.now() - deployStart;
+    const pendingAtDone = FLOOD_CLIENTS - answered;
+    await bounded(attack, 150_000, "the signed flood");
+    const seconds = (performance.now() - t0) / 1000;
+    const { peak, hwm, split } = sampler.stop();
+    const growth = Math.max(peak, hwm) - idle;
+    const done = lastLine(text);
+    row(`signed flood: server peak RSS (${FLOOD_CLIENTS} × ${FLOOD_BODY_BYTES / MB} MiB, wrong signature)`, "≤ idle + 64 MB", `idle + ${fmtMB(growth)}`, "", "", growth <= 64 * MB);
+    row("signed flood: authorized deploy during it", "`[done] ok=true`", done.startsWith("[done] ok=true") ? "[done] ok=true" : done.slice(0, 40), "", "", done.startsWith("[done] ok=true"));
+    const counts = [...statuses].sort((a, b) => a[0] - b[0]).map(([status, n]) => `${n} × ${status || "closed"}`).join(", ");
+    notes.push(
+      `signed flood: ${counts} in ${seconds.toFixed(1)} s; idle ${fmtMB(idle)}, sampled peak ${fmtMB(peak)} (${split}), VmHWM ${fmtMB(hwm)}; ` +
+        `the deploy took ${fmtMs(deployMs)} and ended with ${pendingAtDone} attackers still unanswered`,
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
 /** Counts a byte stream; notes when the `[run] $` line went by (the start of the script's output). */
 async function countStream(stream: ReadableStream<Uint8Array>, t0: number): Promise<{ bytes: number; runMs: number; totalMs: number; tail: string; skipped: boolean }> {
   let bytes = 0;
@@ -871,6 +952,7 @@ async function main(): Promise<number> {
     ["latency", () => latency(repo, hasWebhook)],
     ["burst", () => burst(makeRepo("burst").clone, hasWebhook)],
     ["stream", () => stream(makeRepo("stream").clone, hasWebhook)],
+    ["signed flood", () => signedFlood(makeRepo("flood").clone)],
   ];
   const only = process.argv.includes("--only") ? (process.argv[process.argv.indexOf("--only") + 1] ?? "").split(",") : undefined;
   for (const [name, run] of cases) {

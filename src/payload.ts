@@ -1,28 +1,7 @@
 /**
- * The little the service reads of a request body: the raw bytes when a signature covers them, and the pushed
- * branch when a branch filter asks for it. Nothing else of a payload is interpreted.
+ * The little the service interprets of a request body: the pushed branch when a branch filter asks for it
+ * (reading the body is `body.ts`). Nothing else of a payload is interpreted.
  */
-
-/** The body, or undefined when it is larger than `limit` bytes (reading stops there: nothing unbounded is kept). */
-export async function readBoundedBody(request: Request, limit: number): Promise<Uint8Array | undefined> {
-  const declared = Number(request.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > limit) return undefined;
-  if (!request.body) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-}
 
 /** A pushed ref: `ref` as Git names it, `branch` as the `branch` key names it (tags keep `refs/tags/`). */
 export interface PushedRef {

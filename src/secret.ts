@@ -162,12 +162,33 @@ export function hasBodySignature(headers: Headers): boolean {
   return presentSignatures(headers).length > 0;
 }
 
+/** HMACs (hex) of a body, by algorithm: computed as it streamed in, so the body itself need not be kept. */
+export type BodyDigests = Partial<Record<"sha256" | "sha1", string>>;
+
+const SIGNATURE = /^(?:(sha256|sha1)=)?([0-9a-f]+)$/i;
+const signatureAlgorithm = (value: string) => (SIGNATURE.exec(value.trim())?.[1] ?? "sha256").toLowerCase() as "sha256" | "sha1";
+
 /** `sha256=<hex>` (GitHub, Gitea, Bitbucket Cloud), `sha1=<hex>` (GitHub's legacy header) or bare hex. */
-function signatureMatches(value: string, secret: string, body: Uint8Array): boolean {
-  const match = /^(?:(sha256|sha1)=)?([0-9a-f]+)$/i.exec(value.trim());
-  const algorithm = (match?.[1] ?? "sha256").toLowerCase();
-  const expected = createHmac(algorithm, secret).update(body).digest("hex");
-  return secretsEqual((match?.[2] ?? "").toLowerCase(), expected) && match !== null;
+function signatureMatches(value: string, secret: string, body: Uint8Array | BodyDigests): boolean {
+  const match = SIGNATURE.exec(value.trim());
+  const algorithm = signatureAlgorithm(value);
+  const expected = body instanceof Uint8Array ? createHmac(algorithm, secret).update(body).digest("hex") : (body[algorithm] ?? "");
+  return secretsEqual((match?.[2] ?? "").toLowerCase(), expected) && match !== null && expected !== "";
+}
+
+/**
+ * The HMACs the request's signature headers call for, fed the body chunk by chunk as it arrives; `digests()`
+ * is what `verifyRequestSecret` takes in place of the body.
+ */
+export function bodySigner(headers: Headers, secret: string): { update(chunk: Uint8Array): void; digests(): BodyDigests } {
+  const algorithms = [...new Set(presentSignatures(headers).map(signatureAlgorithm))];
+  const hmacs = algorithms.map((algorithm) => [algorithm, createHmac(algorithm, secret.trim())] as const);
+  return {
+    update: (chunk) => {
+      for (const [, hmac] of hmacs) hmac.update(chunk);
+    },
+    digests: () => Object.fromEntries(hmacs.map(([algorithm, hmac]) => [algorithm, hmac.digest("hex")])),
+  };
 }
 
 /**
@@ -175,10 +196,10 @@ function signatureMatches(value: string, secret: string, body: Uint8Array): bool
  * `Authorization: Bearer <secret>`, `X-Gitlab-Token: <secret>` (GitLab's "Secret token"), and an HMAC of the
  * raw body in `X-Hub-Signature-256` / `X-Hub-Signature` (GitHub, Gitea/Forgejo, Bitbucket Cloud) or
  * `X-Gitea-Signature` / `X-Forgejo-Signature` / `X-Gogs-Signature`. At least one must be present, and every
- * one present must be right: a wrong header is a 401 even next to a right one. `body` is needed only when a
- * signature header is present.
+ * one present must be right: a wrong header is a 401 even next to a right one. `body` (the raw body, or its
+ * `bodySigner` digests) is needed only when a signature header is present.
  */
-export function verifyRequestSecret(headers: Headers, secret: string, body?: Uint8Array): boolean {
+export function verifyRequestSecret(headers: Headers, secret: string, body?: Uint8Array | BodyDigests): boolean {
   const candidates: string[] = [];
   for (const name of ["x-service-secret", "x-gitlab-token"]) {
     const value = headers.get(name);

@@ -7,11 +7,11 @@ import { Deployer } from "./deploy/deployer.ts";
 import { QueueFullError } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
 import { forgeDelivery, skippedResponse, skipReason } from "./forge-event.ts";
-import { readBoundedBody } from "./payload.ts";
+import { BODY_READ_DEADLINE_MS, ByteBudget, declaredLength, readBody, UNAUTHENTICATED_BODY_BUDGET_BYTES, type BodyRead } from "./body.ts";
 import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
 import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "./runtime/types.ts";
-import { ensureWebhookSecret, hasBodySignature, verifyRequestSecret, weakSecretWarning } from "./secret.ts";
+import { bodySigner, ensureWebhookSecret, hasBodySignature, verifyRequestSecret, weakSecretWarning } from "./secret.ts";
 import { clientAddress, FailureThrottle } from "./throttle.ts";
 
 export interface ServiceServerOptions {
@@ -47,6 +47,13 @@ const IDLE_TIMEOUT_SECONDS = 30;
 const NOT_FOUND = Object.freeze({ error: "not found", message: "this service accepts POST requests on its webhook path only" });
 const SHUTTING_DOWN = Object.freeze({ error: "shutting down", message: "the service is stopping and accepts no new deploys" });
 
+const BUSY = Object.freeze({
+  error: "busy",
+  message: `too many signed request bodies are being read at once (${UNAUTHENTICATED_BODY_BUDGET_BYTES / 1024 ** 2} MiB budget); try again later`,
+});
+const TIMED_OUT = Object.freeze({ error: "request timeout", message: `the request body did not arrive within ${BODY_READ_DEADLINE_MS / 1000} s` });
+const GONE = Object.freeze({ error: "connection closed", message: "the connection closed before the deploy was accepted; nothing was deployed" });
+
 const truthy = (value: string | null) => value !== null && ["", "1", "true", "yes"].includes(value.toLowerCase());
 
 /**
@@ -59,6 +66,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   const reloader = new ConfigReloader(config, cwd, logger);
   const deployer = new Deployer();
   const inFlight = new Set<Promise<unknown>>();
+  const unauthenticatedBodies = new ByteBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
   let listener: Listener | undefined;
   let draining = false;
   let lastGoodApps: ResolvedApp[] = [];
@@ -98,20 +106,36 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     const refuse = () => throttle.refuse(clientAddress(request.headers, control.remoteAddress, current.trustProxy));
     if (!app.secret) return refuse();
 
-    // The body is read only when a signature covers it or a branch filter needs it, and never past the limit.
-    let body: Uint8Array | undefined;
+    const tooLarge = { error: "payload too large", message: `the request body is over maxBodyBytes (${app.maxBodyBytes} bytes)` };
+    // Refused before any work, whatever the credentials: a deploy whose client then gets a broken pipe could not tell.
+    if ((declaredLength(request) ?? 0) > app.maxBodyBytes) return jsonResponse(413, tooLarge);
+
+    // The body is read only when a signature covers it or a branch filter needs it. A signed request is not
+    // authenticated until it is read: its read is charged to the shared budget, and the body is kept only when
+    // something needs it whole (otherwise it is hashed as it streams in).
     const signed = hasBodySignature(request.headers);
     if (!signed && !verifyRequestSecret(request.headers, app.secret)) return refuse();
+    let body: Uint8Array | undefined;
     if (signed || app.branch) {
-      body = await readBoundedBody(request, app.maxBodyBytes);
-      if (!body) return jsonResponse(413, { error: "payload too large", message: `the request body is over maxBodyBytes (${app.maxBodyBytes} bytes)` });
+      const signer = signed ? bodySigner(request.headers, app.secret) : undefined;
+      const read = await readBody(request, { limit: app.maxBodyBytes, keep: Boolean(app.branch), budget: signer && unauthenticatedBodies, onChunk: signer?.update });
+      if (!read.ok) return refusedBody(read.reason, tooLarge);
+      body = read.body;
+      const authorized = !signer || verifyRequestSecret(request.headers, app.secret, signer.digests());
+      read.release();
+      if (!authorized) return refuse();
     }
-    if (signed && !verifyRequestSecret(request.headers, app.secret, body)) return refuse();
 
     const wantsJson = url.searchParams.get("format") === "json";
     const forge = forgeDelivery(request.headers);
     const skip = skipReason(app, forge, body, request.headers.get("content-type"));
     if (skip) return skippedResponse(skip, wantsJson);
+
+    // Bun 1.4.5 closes a connection when a request is pipelined behind one still being answered, and both are
+    // lost. That close happens while the read that brought them is parsed: after one turn of the event loop a
+    // request on such a connection is aborted, and is refused before it deploys (its client got no byte).
+    await new Promise((resolve) => setImmediate(resolve));
+    if (request.signal.aborted) return jsonResponse(400, GONE);
 
     // An authorized deploy may stay silent for minutes: no idle cut for this request.
     control.noTimeout();
@@ -139,8 +163,10 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
         stream?.fail(`internal error: ${(error as Error).message}`);
       })
       .finally(() => inFlight.delete(result));
-    if (acknowledge) return acknowledgement(id, position, app, cwd, wantsJson);
-    return stream ? stream.response : jsonResult(result);
+    // One deploy per connection: a client must not pipeline another request behind a deploy (see above).
+    const response = acknowledge ? acknowledgement(id, position, app, cwd, wantsJson) : stream ? stream.response : await jsonResult(result);
+    response.headers.set("connection", "close");
+    return response;
   };
 
   return {
@@ -209,6 +235,15 @@ function requestUrl(request: Request): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The answer to a body that could not be read. */
+function refusedBody(reason: Exclude<BodyRead, { ok: true }>["reason"], tooLarge: object): Response {
+  if (reason === "too large") return jsonResponse(413, tooLarge);
+  if (reason === "busy") return jsonResponse(503, BUSY, { "retry-after": "30" });
+  // The rest of a trickling body is not waited for: the connection closes with the answer.
+  if (reason === "timeout") return jsonResponse(408, TIMED_OUT, { connection: "close" });
+  return jsonResponse(400, GONE);
 }
 
 /** The opt-in immediate answer: the deploy id and where its logs will be; the deploy runs on. */

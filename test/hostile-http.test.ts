@@ -1,6 +1,6 @@
 /**
  * Hostile HTTP input (issue 7, "Hostile input"): whatever a client sends, the server answers only with the
- * statuses it documents (200, 401, 404, 413, 429, 503; and Bun's own 431 for a request head over 16 KiB), never
+ * statuses it documents (200, 401, 404, 408, 413, 429, 503; and Bun's own 431 for a request head over 16 KiB), never
  * with a 5xx, never deploys without the secret, and writes no log file for a refused request; bodies over the limit are refused without being kept; slow and flooding clients do not
  * stop an authorized deploy. Real server processes, loopback only, raw sockets where fetch would tidy the
  * request up. No timing is asserted: conditions are waited for, counts and contents are checked.
@@ -266,6 +266,8 @@ function serviceStatus(req: HostileRequest): number {
   const signed = req.signature !== undefined && req.signature.kind !== "empty";
   const refused = req.repeatSecret || req.credentials.some((c) => c.verdict === "invalid");
   const accepted = req.credentials.some((c) => c.verdict === "valid");
+  // A declared length over the limit is refused before anything else, whatever the credentials.
+  if (req.framing === "length" && req.body.length > LIMIT) return 413;
   if (!signed) return !refused && accepted ? 200 : 401;
   if (req.body.length > LIMIT) return 413;
   // Any of the signature headers takes `sha256=<hex>`, `sha1=<hex>` or bare hex (sha256); hex in any case.
@@ -626,4 +628,49 @@ describe("limits and load", () => {
       await server.stop();
     }
   }, 120_000);
+});
+
+describe("one deploy per connection, and declared lengths", () => {
+  test("three authorized POSTs pipelined on one connection: no deploy is lost (every deploy that ran was answered up to [done], none ran unanswered), deploy answers say Connection: close, and the same requests sent one per connection all deploy", async () => {
+    const { server, ran } = await serveRecording();
+    const request = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Service-Secret: ${SECRET}\r\nContent-Length: 2\r\n\r\n{}`;
+    try {
+      const pipelined = await exchange(server.port, [request.repeat(3)]);
+      const answered = [...pipelined.raw.toString("latin1").matchAll(/^\[done\] ok=true exitCode=0$/gm)].length;
+      if (pipelined.status !== 0) expect(pipelined.headers.connection).toBe("close");
+      // Deploys of one repository run in order: once a later one is done, every earlier one is too.
+      const later = await exchange(server.port, [request.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")]);
+      expect(later.headers.connection).toBe("close");
+      expect(lastLine(later.body.toString("utf8"))).toBe(DONE_OK);
+      expect(ranIds(ran).length - 1).toBe(answered);
+
+      // Sent again one per connection, as a client whose connection closed does: each deploys and is answered.
+      const retried = await Promise.all([0, 1, 2].map(() => exchange(server.port, [request])));
+      for (const answer of retried) {
+        expect(answer.headers.connection).toBe("close");
+        expect(lastLine(answer.body.toString("utf8"))).toBe(DONE_OK);
+      }
+      expect(ranIds(ran).length).toBe(answered + 4);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  test("a declared Content-Length over maxBodyBytes gets the JSON 413 before any work, whatever the authentication (right secret, Bearer, wrong secret, signature), before the body is sent", async () => {
+    const { repo, server, ran } = await serveRecording({ SERVICE_MAX_BODY_BYTES: String(LIMIT) });
+    const credentials = [`X-Service-Secret: ${SECRET}`, `Authorization: Bearer ${SECRET}`, "X-Service-Secret: wrong", `X-Hub-Signature-256: sha256=${"0".repeat(64)}`, ""];
+    try {
+      for (const credential of credentials) {
+        const head = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\n${credential ? `${credential}\r\n` : ""}Content-Length: ${40 * MB}\r\n\r\n`;
+        const { answer } = await upload(server.port, head, 64 * 1024, { chunked: false, finish: false });
+        expect({ credential, status: answer.status }).toEqual({ credential, status: 413 });
+        expect(answer.headers["content-type"]).toContain("application/json");
+        expect(JSON.parse(answer.body.toString("utf8")).error).toBe("payload too large");
+      }
+      expect(ranIds(ran)).toEqual([]);
+      expect(logFiles(repo.clone)).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 });

@@ -72,7 +72,7 @@ const FULL_COLLECT_EVERY_BYTES = 8 * 1024 * 1024;
 let sinceCollect = 0;
 let sinceFullCollect = 0;
 
-function collectGarbage(bytes: number): void {
+export function collectGarbage(bytes: number): void {
   if (typeof Bun === "undefined") return;
   sinceCollect += bytes;
   sinceFullCollect += bytes;

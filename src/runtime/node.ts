@@ -50,14 +50,28 @@ async function send(response: Response, res: ServerResponse): Promise<void> {
 /** The Node.js side of the runtime seam. */
 export const runtime: Runtime = {
   async serve(options: ServeOptions) {
+    // Node runs the requests pipelined on one connection at once and writes their answers in order, so a request
+    // behind an answer that closes the connection (a deploy's) would run and never be answered. Each request
+    // waits for the answer ahead of it, and is dropped unanswered when that answer closed the connection.
+    const ahead = new WeakMap<object, Promise<boolean>>();
     const server = createServer(async (req, res) => {
-      let response: Response;
+      const previous = ahead.get(req.socket);
+      let settle: (closes: boolean) => void = () => {};
+      ahead.set(req.socket, new Promise<boolean>((resolve) => (settle = resolve)));
+      let closes = true;
       try {
-        response = await options.fetch(toRequest(req), { noTimeout: () => req.socket.setTimeout(0), remoteAddress: () => req.socket.remoteAddress ?? "" });
-      } catch (error) {
-        response = options.error(error as Error);
+        if (previous && (await previous)) return void res.destroy();
+        let response: Response;
+        try {
+          response = await options.fetch(toRequest(req), { noTimeout: () => req.socket.setTimeout(0), remoteAddress: () => req.socket.remoteAddress ?? "" });
+        } catch (error) {
+          response = options.error(error as Error);
+        }
+        closes = response.headers.get("connection")?.toLowerCase() === "close";
+        await send(response, res);
+      } finally {
+        settle(closes);
       }
-      await send(response, res);
     });
     server.setTimeout(options.idleTimeoutSeconds * 1000);
     await new Promise<void>((resolve, reject) => {
