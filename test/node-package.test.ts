@@ -200,7 +200,7 @@ function expectWorkingInstall(project: string): void {
   expect(deploy.code).toBe(0);
 
   // The systemd unit it prints starts it the same way, and that command line runs.
-  const unit = run([join(project, "node_modules", ".bin", "service"), "systemd", "--user", "deployer"], repo.clone, { PATH: NO_BUN_PATH });
+  const unit = run([join(project, "node_modules", ".bin", "service"), "systemd", "--user", "root"], repo.clone, { PATH: NO_BUN_PATH });
   expect(unit.code).toBe(0);
   const execStart = /^ExecStart=(.+)$/m.exec(unit.out)![1]!.split(" ");
   expect(execStart[0]).toBe(realpathSync(Bun.which("node", { PATH: NO_BUN_PATH })!));
