@@ -4,7 +4,6 @@ import { appSecretFile, resolveApps, type ResolvedApp } from "../apps.ts";
 import { findConfigFile, loadConfig } from "../config.ts";
 import { Transcript } from "../deploy/events.ts";
 import { Deployer } from "../deploy/deployer.ts";
-import { killGroup, livePids } from "../deploy/process.ts";
 import { queueKey } from "../deploy/queue.ts";
 import { readSecretFile, SECRET_FILE } from "../secret.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
@@ -38,13 +37,14 @@ export const deployCommand = defineCommand({
       const stdoutOpen = survivesClosedOutput();
       // Ctrl-C (or a closed terminal) stops the run script's whole process tree; the deploy still ends and
       // writes its logs.
+      const deployer = new Deployer();
       let signals = 0;
       const stop = () => {
         signals++;
-        for (const pid of livePids) killGroup(pid, signals > 1 ? "SIGKILL" : "SIGTERM");
+        deployer.processes.signal(signals > 1 ? "SIGKILL" : "SIGTERM");
       };
       for (const signal of STOP_SIGNALS) process.on(signal, stop);
-      const result = await new Deployer().deploy({
+      const result = await deployer.deploy({
         config: app,
         app: app.name,
         trigger: "cli",

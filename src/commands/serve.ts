@@ -6,7 +6,6 @@ import { checkConfig } from "../check.ts";
 import { ensureAppSecrets, resolveApps, type ResolvedApp } from "../apps.ts";
 import { loadConfig } from "../config.ts";
 import { KEYS } from "../config-schema.ts";
-import { killGroup, livePids } from "../deploy/process.ts";
 import { scriptLines } from "../deploy/script.ts";
 import { askAboutHttps, shouldAskAboutHttps } from "../https.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../secret.ts";
@@ -72,9 +71,8 @@ export const serveCommand = defineCommand({
         signals++;
         if (signals > 1) {
           consola.warn(`${signal} again: killing the running deploy's process tree`);
-          for (const pid of livePids) killGroup(pid, "SIGKILL");
           // Let the killed deploys write their final log lines, briefly.
-          await Promise.race([server.idle(), sleep(2000)]);
+          await Promise.race([server.stop({ force: true }), sleep(2000)]);
           process.exit(1);
         }
         consola.info(`${signal}: accepting no new deploys, cancelling waiting ones, letting the running one finish (send it again to kill it)`);
