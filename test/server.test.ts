@@ -181,4 +181,30 @@ describe("Library (README: Library)", () => {
       await server.stop({ force: true });
     }
   });
+
+  test("stop({ force: true }) stops only the deploys of its own server, not another server's in the same process", async () => {
+    const seconds = [0, 1].map((i) => String(3000 + i * 5000 + Math.floor(Math.random() * 5000)));
+    const servers = seconds.map((duration) => {
+      const repo = makeRepo();
+      const config = loadConfig({ cwd: repo.clone, env: { SERVICE_PORT: "0", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sleep ${duration}` } });
+      return createServiceServer(config, { cwd: repo.clone, logger: consola.create({ level: LogLevels.silent }) });
+    });
+    try {
+      const responses: Promise<Response>[] = [];
+      for (const server of servers) {
+        await server.start();
+        responses.push(post(`${server.url}/?format=json`, { secret: SECRET }));
+      }
+      for (const duration of seconds) await waitFor(() => processesRunning(["sleep", duration]).length === 1, `the sleep ${duration} deploy`);
+      await servers[0]!.stop({ force: true });
+      expect(processesRunning(["sleep", seconds[0]!])).toEqual([]);
+      expect(processesRunning(["sleep", seconds[1]!]).length).toBe(1);
+      expect(servers[1]!.listening).toBe(true);
+      await servers[1]!.stop({ force: true });
+      expect(processesRunning(["sleep", seconds[1]!])).toEqual([]);
+      for (const response of responses) expect((await (await response).json()).ok).toBe(false);
+    } finally {
+      for (const server of servers) await server.stop({ force: true });
+    }
+  });
 });
