@@ -1,7 +1,8 @@
 #!/usr/bin/env bun
-import { defineCommand, runMain } from "citty";
+import { defineCommand, runCommand, runMain } from "citty";
 import { consola, LogLevels } from "consola";
 import pkg from "../package.json" with { type: "json" };
+import { commandLine, rejectUnknownArgs } from "./commands/_args.ts";
 import { checkCommand } from "./commands/check.ts";
 import { deployCommand } from "./commands/deploy.ts";
 import { logsCommand } from "./commands/logs.ts";
@@ -17,14 +18,25 @@ export const main = defineCommand({
   default: "serve",
 });
 
+/** Whether citty answers `rawArgs` itself, with the usage or the version, before any command runs. */
+const asksForUsage = (rawArgs: string[]) =>
+  rawArgs.some((arg) => arg === "--help" || arg === "-h") || (rawArgs.length === 1 && ["--version", "-v"].includes(rawArgs[0]!));
+
 /**
- * The command named in `rawArgs` when it is not one of ours. citty would answer with the whole usage; a wrong
- * word deserves the one line a wrong option gets. The main command takes no options, so the first word is it.
+ * Runs the command line. The one place a failure reaches the user: one line and exit code 1, never a stack
+ * trace (citty's runMain would print one). The exit code is set, not forced: a command that must end its
+ * process exits itself.
  */
-function unknownCommand(rawArgs: string[]): string | undefined {
-  const name = rawArgs.find((arg) => arg === "--" || !arg.startsWith("-"));
-  if (name === undefined || name === "--" || Object.hasOwn(subCommands, name)) return undefined;
-  return `unknown command "${name}" (commands: ${Object.keys(subCommands).join(", ")}; see service --help)`;
+async function runCli(rawArgs: string[], plain: boolean): Promise<void> {
+  try {
+    const line = commandLine(rawArgs, subCommands, main.default as string);
+    if (asksForUsage(rawArgs)) return await runMain(main, { rawArgs, showUsage: (cmd, parent) => showUsage(cmd, parent, plain) });
+    rejectUnknownArgs(line);
+    await runCommand(main, { rawArgs });
+  } catch (error) {
+    consola.error((error as Error).message ?? String(error));
+    process.exitCode = 1;
+  }
 }
 
 if (import.meta.main) {
@@ -32,10 +44,5 @@ if (import.meta.main) {
   consola.level = LogLevels.info;
   const plain = plainOutput();
   useOutputStyle(plain);
-  const unknown = unknownCommand(process.argv.slice(2));
-  if (unknown) {
-    consola.error(unknown);
-    process.exit(1);
-  }
-  await runMain(main, { showUsage: (cmd, parent) => showUsage(cmd, parent, plain) });
+  await runCli(process.argv.slice(2), plain);
 }

@@ -1,4 +1,4 @@
-export { createServiceServer, type ServiceServer, type ServiceServerOptions } from "./server.ts";
+export { createServiceServer, type ServiceServer, type ServiceServerOptions, type StopOptions } from "./server.ts";
 export { ensureWebhookSecret, type EnsuredSecret } from "./secret.ts";
 export { loadConfig, type LoadConfigOptions } from "./config.ts";
 export { ConfigError, type ResolvedConfig, type UserConfig } from "./config-schema.ts";

@@ -26,9 +26,10 @@ export interface ServiceServer {
   start(): Promise<void>;
   /**
    * Stops gracefully: new POSTs get 503, waiting deploys are cancelled (their clients and logs say so), the
-   * running ones finish, then the listener closes.
+   * running ones finish, then the listener closes. With `force`, the running deploys' process trees are
+   * killed (SIGKILL) instead: those deploys end failed, and their logs are complete.
    */
-  stop(): Promise<void>;
+  stop(options?: StopOptions): Promise<void>;
   readonly listening: boolean;
   /** The port actually listened on (useful with port 0). */
   readonly port: number | undefined;
@@ -36,6 +37,11 @@ export interface ServiceServer {
   readonly url: string | undefined;
   /** Resolves when every running and queued deploy has finished. */
   idle(): Promise<void>;
+}
+
+export interface StopOptions {
+  /** Kill the running deploys' process trees instead of waiting for them. @default false */
+  force?: boolean;
 }
 
 /** Bun's own request body limit: see `maxRequestBodySize` below. */
@@ -196,12 +202,19 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
         },
       });
     },
-    async stop() {
+    async stop(options: StopOptions = {}) {
       if (!listener) return;
       draining = true;
       deployer.cancelWaiting("the service is shutting down");
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      if (options.force) deployer.processes.stopAll("SIGKILL");
+      try {
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      } finally {
+        if (options.force) deployer.processes.resume();
+      }
+      // A forced stop may come while a graceful one waits: the first to get here closes the listener.
       const current = listener;
+      if (!current) return;
       listener = undefined;
       await current.stop();
     },

@@ -27,7 +27,7 @@ const NODE_TEST = `
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, existsSync, readdirSync } from "node:fs";
+import { mkdtempSync, writeFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "node:http";
@@ -90,6 +90,20 @@ test("createServiceServer serves and deploys under Node.js", async () => {
   await server.stop();
   assert.equal(server.listening, false);
   assert.ok(readdirSync(join(app, ".service", "logs")).length >= 4);
+
+  // stop({ force: true }) kills a running deploy's process tree under Node.js too; the deploy ends ok=false.
+  const seconds = String(3000 + Math.floor(Math.random() * 5000));
+  const sleeping = () => readdirSync("/proc").filter((pid) => {
+    try { return readFileSync("/proc/" + pid + "/cmdline", "utf8") === "sleep\\0" + seconds + "\\0"; } catch { return false; }
+  });
+  const forced = createServiceServer(loadConfig({ cwd: app, env: { SERVICE_PORT: "0", SERVICE_RUN_SCRIPT: "sleep " + seconds } }), { cwd: app });
+  await forced.start();
+  const running = fetch(forced.url + "/?format=json", { method: "POST", headers: { "x-service-secret": config.secret } });
+  for (let i = 0; i < 500 && sleeping().length === 0; i++) await new Promise((done) => setTimeout(done, 20));
+  assert.equal(sleeping().length, 1);
+  await forced.stop({ force: true });
+  assert.deepEqual(sleeping(), []);
+  assert.equal((await (await running).json()).ok, false);
 });
 
 test("three POSTs pipelined on one connection under Node.js: the first gets its whole answer up to [done], then the connection closes; only that one deploys", async () => {

@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer } from "./helpers.ts";
+import { consola, LogLevels } from "consola";
+import { createServiceServer, loadConfig } from "../src/index.ts";
+import { lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer, waitFor } from "./helpers.ts";
 
 describe("HTTP endpoint (SPEC: Endpoints)", () => {
   test("the start banner lists the listening URL, the repository, the run command and Auth: required", async () => {
@@ -137,6 +139,72 @@ describe("HTTP endpoint (SPEC: Endpoints)", () => {
       expect(json.run.exitCode).toBe(7);
     } finally {
       await server.stop();
+    }
+  });
+});
+
+/** The pids of processes whose command line is exactly `argv`. */
+function processesRunning(argv: string[]): number[] {
+  const wanted = `${argv.join("\0")}\0`;
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8") === wanted) found.push(Number(name));
+    } catch {}
+  }
+  return found;
+}
+
+describe("Library (README: Library)", () => {
+  test("stop({ force: true }) stops the running deploy's process tree; the deploy ends ok=false with complete logs", async () => {
+    const repo = makeRepo();
+    // Two sleeps: the script's own and a background child in the same tree, both named by a unique duration.
+    const seconds = String(3000 + Math.floor(Math.random() * 5000));
+    const config = loadConfig({
+      cwd: repo.clone,
+      env: { SERVICE_PORT: "0", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sh -c 'sleep ${seconds} & sleep ${seconds}; wait'` },
+    });
+    const server = createServiceServer(config, { cwd: repo.clone, logger: consola.create({ level: LogLevels.silent }) });
+    await server.start();
+    try {
+      const response = post(`${server.url}/?format=json`, { secret: SECRET });
+      await waitFor(() => processesRunning(["sleep", seconds]).length === 2, "both sleeps of the deploy");
+      await server.stop({ force: true });
+      expect(server.listening).toBe(false);
+      expect(processesRunning(["sleep", seconds])).toEqual([]);
+      const result = await (await response).json();
+      expect(result.ok).toBe(false);
+      expect(readJson(result.log.json).result.ok).toBe(false);
+      expect(lastLine(readFileSync(result.log.log, "utf8"))).toStartWith("[done] ok=false");
+    } finally {
+      await server.stop({ force: true });
+    }
+  });
+
+  test("stop({ force: true }) stops only the deploys of its own server, not another server's in the same process", async () => {
+    const seconds = [0, 1].map((i) => String(3000 + i * 5000 + Math.floor(Math.random() * 5000)));
+    const servers = seconds.map((duration) => {
+      const repo = makeRepo();
+      const config = loadConfig({ cwd: repo.clone, env: { SERVICE_PORT: "0", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sleep ${duration}` } });
+      return createServiceServer(config, { cwd: repo.clone, logger: consola.create({ level: LogLevels.silent }) });
+    });
+    try {
+      const responses: Promise<Response>[] = [];
+      for (const server of servers) {
+        await server.start();
+        responses.push(post(`${server.url}/?format=json`, { secret: SECRET }));
+      }
+      for (const duration of seconds) await waitFor(() => processesRunning(["sleep", duration]).length === 1, `the sleep ${duration} deploy`);
+      await servers[0]!.stop({ force: true });
+      expect(processesRunning(["sleep", seconds[0]!])).toEqual([]);
+      expect(processesRunning(["sleep", seconds[1]!]).length).toBe(1);
+      expect(servers[1]!.listening).toBe(true);
+      await servers[1]!.stop({ force: true });
+      expect(processesRunning(["sleep", seconds[1]!])).toEqual([]);
+      for (const response of responses) expect((await (await response).json()).ok).toBe(false);
+    } finally {
+      for (const server of servers) await server.stop({ force: true });
     }
   });
 });

@@ -1,7 +1,6 @@
 import { defineCommand } from "citty";
 import { checkConfig, type CheckedValue } from "../check.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
-import { guard } from "./_guard.ts";
 
 export const checkCommand = defineCommand({
   meta: {
@@ -13,21 +12,20 @@ export const checkCommand = defineCommand({
   args: {
     cwd: cwdArg,
   },
-  run: ({ args, rawArgs, cmd }) =>
-    guard({ rawArgs, cmd }, async () => {
-      const report = checkConfig(serviceDir(args.cwd));
-      const lines = [`config file: ${report.file ?? "none (defaults and environment only)"}`, ""];
-      lines.push(...valueTable(report.values));
-      for (const app of report.apps) {
-        lines.push("", `  app ${app.name}: POST ${app.host}${app.path}`, `    repo: ${app.repoPath}`, `    secret: ${app.secret}`);
-      }
-      lines.push("");
-      for (const warning of report.warnings) lines.push(`warning: ${warning}`);
-      if (report.problems.length === 0) lines.push("no problems found");
-      else lines.push(`${report.problems.length} problem${report.problems.length > 1 ? "s" : ""}:`, ...report.problems.map((p) => `  - ${p}`));
-      process.stdout.write(`${lines.join("\n")}\n`);
-      if (report.problems.length > 0) process.exitCode = 1;
-    }),
+  async run({ args }) {
+    const report = checkConfig(serviceDir(args.cwd));
+    const lines = [`config file: ${report.file ?? "none (defaults and environment only)"}`, ""];
+    lines.push(...valueTable(report.values));
+    for (const app of report.apps) {
+      lines.push("", `  app ${app.name}: POST ${app.host}${app.path}`, `    repo: ${app.repoPath}`, `    secret: ${app.secret}`);
+    }
+    lines.push("");
+    for (const warning of report.warnings) lines.push(`warning: ${warning}`);
+    if (report.problems.length === 0) lines.push("no problems found");
+    else lines.push(`${report.problems.length} problem${report.problems.length > 1 ? "s" : ""}:`, ...report.problems.map((p) => `  - ${p}`));
+    process.stdout.write(`${lines.join("\n")}\n`);
+    if (report.problems.length > 0) process.exitCode = 1;
+  },
 });
 
 /**

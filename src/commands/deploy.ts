@@ -4,11 +4,10 @@ import { appSecretFile, resolveApps, type ResolvedApp } from "../apps.ts";
 import { findConfigFile, loadConfig } from "../config.ts";
 import { Transcript } from "../deploy/events.ts";
 import { Deployer } from "../deploy/deployer.ts";
-import { killGroup, livePids } from "../deploy/process.ts";
 import { queueKey } from "../deploy/queue.ts";
 import { readSecretFile, SECRET_FILE } from "../secret.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
-import { guard, STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
+import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
 export const deployCommand = defineCommand({
   meta: {
@@ -24,42 +23,43 @@ export const deployCommand = defineCommand({
     },
     cwd: cwdArg,
   },
-  run: ({ args, rawArgs, cmd }) =>
-    guard({ rawArgs, cmd }, async () => {
-      const here = process.cwd();
-      const cwd = serviceDir(args.cwd);
-      const config = loadConfig({ cwd });
-      // Which config is in force is the first question when a deploy does something unexpected.
-      process.stderr.write(`${configLine(findConfigFile(cwd), cwd, args.cwd !== undefined)}\n`);
-      const apps = resolveApps(config, cwd);
-      const app = pickApp(apps, config.apps.length > 0, here, args.app);
-      const transcript = new Transcript();
-      // A closed stdout (`service deploy | head`) must not stop the deploy: it goes on, and its logs complete.
-      const stdoutOpen = survivesClosedOutput();
-      // Ctrl-C (or a closed terminal) stops the run script's whole process tree; the deploy still ends and
-      // writes its logs.
-      let signals = 0;
-      const stop = () => {
-        signals++;
-        for (const pid of livePids) killGroup(pid, signals > 1 ? "SIGKILL" : "SIGTERM");
-      };
-      for (const signal of STOP_SIGNALS) process.on(signal, stop);
-      const result = await new Deployer().deploy({
-        config: app,
-        app: app.name,
-        trigger: "cli",
-        cwd,
-        secrets: knownSecrets(apps, cwd),
-        sink: (event) => {
-          const bytes = transcript.render(event);
-          if (bytes && stdoutOpen()) process.stdout.write(bytes);
-        },
-      });
-      for (const signal of STOP_SIGNALS) process.off(signal, stop);
-      // Exit now: a child the script left in the background may still hold its pipes open.
-      if (stdoutOpen()) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
-      process.exit(result.ok ? 0 : 1);
-    }),
+  async run({ args }) {
+    const here = process.cwd();
+    const cwd = serviceDir(args.cwd);
+    const config = loadConfig({ cwd });
+    // Which config is in force is the first question when a deploy does something unexpected.
+    process.stderr.write(`${configLine(findConfigFile(cwd), cwd, args.cwd !== undefined)}\n`);
+    const apps = resolveApps(config, cwd);
+    const app = pickApp(apps, config.apps.length > 0, here, args.app);
+    const transcript = new Transcript();
+    // A closed stdout (`service deploy | head`) must not stop the deploy: it goes on, and its logs complete.
+    const stdoutOpen = survivesClosedOutput();
+    // Ctrl-C (or a closed terminal) stops the run script's whole process tree; the deploy still ends and
+    // writes its logs.
+    const deployer = new Deployer();
+    let signals = 0;
+    const stop = () => {
+      signals++;
+      deployer.processes.signal(signals > 1 ? "SIGKILL" : "SIGTERM");
+    };
+    for (const signal of STOP_SIGNALS) process.on(signal, stop);
+    const result = await deployer.deploy({
+      config: app,
+      app: app.name,
+      trigger: "cli",
+      cwd,
+      secrets: knownSecrets(apps, cwd),
+      sink: (event) => {
+        const bytes = transcript.render(event);
+        if (bytes && stdoutOpen()) process.stdout.write(bytes);
+      },
+    });
+    for (const signal of STOP_SIGNALS) process.off(signal, stop);
+    // Exit now rather than set the exit code: a child the script left in the background may still hold its
+    // pipes open, and reading them would keep this process alive.
+    if (stdoutOpen()) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+    process.exit(result.ok ? 0 : 1);
+  },
 });
 
 /** The config file a deploy uses; without one, where it looked and how to use a service's config from elsewhere. */

@@ -4,7 +4,6 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { isRunning } from "../deploy/liveness.ts";
 import { endFromLog, findDeploy, findQueued, isDeployRef, listDeploys, missingLogDir, neverStarted, queuedMessage, type HistoryEntry } from "../history.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
-import { guard } from "./_guard.ts";
 
 function duration(ms: number | null): string {
   if (ms === null) return "-";
@@ -129,37 +128,36 @@ export const logsCommand = defineCommand({
     follow: { type: "boolean", alias: "f", description: "Keep printing a running deploy's log until it is done" },
     cwd: cwdArg,
   },
-  run: ({ args, rawArgs, cmd }) =>
-    guard({ rawArgs, cmd }, async () => {
-      const cwd = serviceDir(args.cwd);
-      if (args.deploy) {
-        if (args.follow && !args.json) return follow(cwd, args.deploy);
-        const entry = findDeploy(cwd, args.deploy);
-        const queued = typeof entry === "string" ? findQueued(cwd, args.deploy) : undefined;
-        if (queued && !queued.waiting) throw new Error(neverStarted(queued.record));
-        if (queued && args.json) return void process.stdout.write(`${JSON.stringify(queued.record, null, 2)}\n`);
-        if (queued) {
-          const where = args.cwd === undefined ? "" : ` --cwd ${cwd}`;
-          return void process.stdout.write(`${queuedMessage(queued.record, `service logs ${queued.record.id.slice(0, 8)} --follow${where}`)}\n`);
-        }
-        if (typeof entry === "string") throw new Error(entry);
-        const file = args.json ? entry.jsonPath : entry.logPath;
-        if (!existsSync(file)) throw new Error(`the log file ${file} is missing`);
-        process.stdout.write(readFileSync(file));
-        if (entry.problem) process.stderr.write(`note: ${entry.problem}\n`);
-        return;
+  async run({ args }) {
+    const cwd = serviceDir(args.cwd);
+    if (args.deploy) {
+      if (args.follow && !args.json) return follow(cwd, args.deploy);
+      const entry = findDeploy(cwd, args.deploy);
+      const queued = typeof entry === "string" ? findQueued(cwd, args.deploy) : undefined;
+      if (queued && !queued.waiting) throw new Error(neverStarted(queued.record));
+      if (queued && args.json) return void process.stdout.write(`${JSON.stringify(queued.record, null, 2)}\n`);
+      if (queued) {
+        const where = args.cwd === undefined ? "" : ` --cwd ${cwd}`;
+        return void process.stdout.write(`${queuedMessage(queued.record, `service logs ${queued.record.id.slice(0, 8)} --follow${where}`)}\n`);
       }
-      const limit = Number(args.limit);
-      if (!Number.isInteger(limit) || limit <= 0) throw new Error(`--limit expects a positive whole number, got "${args.limit}"`);
-      let entries = listDeploys(cwd);
-      if (args.app) entries = entries.filter((e) => e.app === args.app);
-      // A deploy still running has not failed (yet); a rolled-back one did, whatever its redeploy did.
-      if (args.failed) entries = entries.filter((e) => e.status !== "running" && !(e.status === "done" && e.ok && !e.rolledBack));
-      entries = entries.slice(0, limit);
-      if (args.json) process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
-      else if (entries.length === 0) process.stdout.write(`${nothingListed(cwd, args.failed, args.app)}\n`);
-      else process.stdout.write(`${table(entries)}\n`);
-    }),
+      if (typeof entry === "string") throw new Error(entry);
+      const file = args.json ? entry.jsonPath : entry.logPath;
+      if (!existsSync(file)) throw new Error(`the log file ${file} is missing`);
+      process.stdout.write(readFileSync(file));
+      if (entry.problem) process.stderr.write(`note: ${entry.problem}\n`);
+      return;
+    }
+    const limit = Number(args.limit);
+    if (!Number.isInteger(limit) || limit <= 0) throw new Error(`--limit expects a positive whole number, got "${args.limit}"`);
+    let entries = listDeploys(cwd);
+    if (args.app) entries = entries.filter((e) => e.app === args.app);
+    // A deploy still running has not failed (yet); a rolled-back one did, whatever its redeploy did.
+    if (args.failed) entries = entries.filter((e) => e.status !== "running" && !(e.status === "done" && e.ok && !e.rolledBack));
+    entries = entries.slice(0, limit);
+    if (args.json) process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+    else if (entries.length === 0) process.stdout.write(`${nothingListed(cwd, args.failed, args.app)}\n`);
+    else process.stdout.write(`${table(entries)}\n`);
+  },
 });
 
 

@@ -6,12 +6,11 @@ import { checkConfig } from "../check.ts";
 import { ensureAppSecrets, resolveApps, type ResolvedApp } from "../apps.ts";
 import { loadConfig } from "../config.ts";
 import { KEYS } from "../config-schema.ts";
-import { killGroup, livePids } from "../deploy/process.ts";
 import { scriptLines } from "../deploy/script.ts";
 import { askAboutHttps, shouldAskAboutHttps } from "../https.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../secret.ts";
 import { createServiceServer } from "../server.ts";
-import { guard, STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
+import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
 export const serveCommand = defineCommand({
   meta: {
@@ -31,58 +30,58 @@ export const serveCommand = defineCommand({
         "falling back to the environment and defaults; a later bad edit keeps the last good configuration (also SERVICE_STRICT_CONFIG=1)",
     },
   },
-  run: ({ args, rawArgs, cmd }) =>
-    guard({ rawArgs, cmd }, async () => {
-      // The server outlives the terminal or pipe it prints to: its deploys are not its output's business.
-      survivesClosedOutput();
-      // A wrong-typed value stops the start here; other problems are said below, as `service check` says them.
-      const config = loadConfig({ logger: consola.create({ level: LogLevels.silent }), strict: args.strict || undefined });
-      const apps = resolveApps(config, process.cwd());
-      if (config.apps.length === 0) {
-        const secret = ensureWebhookSecret(config);
-        if (secret.generated) {
-          process.stdout.write(`Generated a webhook secret and saved it to ${SECRET_FILE} (mode 0600). It is shown only this once:\n\n  ${secret.secret}\n\n`);
-        }
+  async run({ args }) {
+    // The server outlives the terminal or pipe it prints to: its deploys are not its output's business.
+    survivesClosedOutput();
+    // A wrong-typed value stops the start here; other problems are said below, as `service check` says them.
+    const config = loadConfig({ logger: consola.create({ level: LogLevels.silent }), strict: args.strict || undefined });
+    const apps = resolveApps(config, process.cwd());
+    if (config.apps.length === 0) {
+      const secret = ensureWebhookSecret(config);
+      if (secret.generated) {
+        process.stdout.write(`Generated a webhook secret and saved it to ${SECRET_FILE} (mode 0600). It is shown only this once:\n\n  ${secret.secret}\n\n`);
       }
-      const appSecrets = ensureAppSecrets(apps, process.cwd());
-      for (const file of [join(process.cwd(), SECRET_FILE), ...appSecrets.map((a) => a.file)]) {
-        const warning = secretFileWarning(file);
-        if (warning) consola.warn(warning);
+    }
+    const appSecrets = ensureAppSecrets(apps, process.cwd());
+    for (const file of [join(process.cwd(), SECRET_FILE), ...appSecrets.map((a) => a.file)]) {
+      const warning = secretFileWarning(file);
+      if (warning) consola.warn(warning);
+    }
+    for (const added of appSecrets) {
+      if (added.generated) {
+        process.stdout.write(`Generated a secret for app "${added.name}" and saved it to ${added.file} (mode 0600). It is shown only this once:\n\n  ${added.secret}\n\n`);
       }
-      for (const added of appSecrets) {
-        if (added.generated) {
-          process.stdout.write(`Generated a secret for app "${added.name}" and saved it to ${added.file} (mode 0600). It is shown only this once:\n\n  ${added.secret}\n\n`);
-        }
-      }
-      for (const problem of checkConfig().problems) consola.warn(problem);
-      if (shouldAskAboutHttps()) await askAboutHttps(config, apps);
+    }
+    for (const problem of checkConfig().problems) consola.warn(problem);
+    if (shouldAskAboutHttps()) await askAboutHttps(config, apps);
 
-      const server = createServiceServer(config);
-      try {
-        await server.start();
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === "EADDRINUSE") throw new Error(`port ${config.port} is already in use: choose another with SERVICE_PORT or the port key`);
-        throw error;
-      }
-      process.stdout.write(`${banner(server.port!, config.apps.length > 0, apps).join("\n")}\n`);
+    const server = createServiceServer(config);
+    try {
+      await server.start();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "EADDRINUSE") throw new Error(`port ${config.port} is already in use: choose another with SERVICE_PORT or the port key`);
+      throw error;
+    }
+    process.stdout.write(`${banner(server.port!, config.apps.length > 0, apps).join("\n")}\n`);
 
-      let signals = 0;
-      const shutdown = async (signal: string) => {
-        signals++;
-        if (signals > 1) {
-          consola.warn(`${signal} again: killing the running deploy's process tree`);
-          for (const pid of livePids) killGroup(pid, "SIGKILL");
-          // Let the killed deploys write their final log lines, briefly.
-          await Promise.race([server.idle(), sleep(2000)]);
-          process.exit(1);
-        }
-        consola.info(`${signal}: accepting no new deploys, cancelling waiting ones, letting the running one finish (send it again to kill it)`);
-        await server.stop();
-        process.exit(0);
-      };
-      for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
-    }),
+    // Both ends exit explicitly: a child a deploy left in the background (`app &`) still holds pipes the server
+    // reads, which would keep the process alive after the listener closed.
+    let signals = 0;
+    const shutdown = async (signal: string) => {
+      signals++;
+      if (signals > 1) {
+        consola.warn(`${signal} again: killing the running deploy's process tree`);
+        // Let the killed deploys write their final log lines, briefly.
+        await Promise.race([server.stop({ force: true }), sleep(2000)]);
+        process.exit(1);
+      }
+      consola.info(`${signal}: accepting no new deploys, cancelling waiting ones, letting the running one finish (send it again to kill it)`);
+      await server.stop();
+      process.exit(0);
+    };
+    for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
+  },
 });
 
 /** SPEC item 6: the listening line, the repository, the run command and `Auth: required`; one block per app. */

@@ -4,7 +4,6 @@ import { resolve } from "node:path";
 import { resolveApps } from "../apps.ts";
 import { loadConfig } from "../config.ts";
 import { currentExecStart, systemdUnit, unitUser } from "../systemd.ts";
-import { guard } from "./_guard.ts";
 
 export const systemdCommand = defineCommand({
   meta: {
@@ -15,17 +14,16 @@ export const systemdCommand = defineCommand({
     user: { type: "string", description: "User to run as (default: the user who ran sudo, else the current user)" },
     output: { type: "string", alias: "o", description: "Write the unit to this file instead of printing it" },
   },
-  run: ({ args, rawArgs, cmd }) =>
-    guard({ rawArgs, cmd }, async () => {
-      const cwd = process.cwd();
-      const user = unitUser(args.user);
-      const config = loadConfig();
-      const unit = systemdUnit({ workingDirectory: cwd, execStart: currentExecStart(), user, apps: resolveApps(config, cwd) });
-      if (!args.output) return void process.stdout.write(unit);
-      const file = resolve(cwd, args.output);
-      writeFileSync(file, unit);
-      process.stdout.write(
-        `Wrote ${file}. Enable it with:\n  sudo cp ${file} /etc/systemd/system/service.service\n  sudo systemctl daemon-reload && sudo systemctl enable --now service\n`,
-      );
-    }),
+  async run({ args }) {
+    const cwd = process.cwd();
+    const user = unitUser(args.user);
+    const config = loadConfig();
+    const unit = systemdUnit({ workingDirectory: cwd, execStart: currentExecStart(), user, apps: resolveApps(config, cwd) });
+    if (!args.output) return void process.stdout.write(unit);
+    const file = resolve(cwd, args.output);
+    writeFileSync(file, unit);
+    process.stdout.write(
+      `Wrote ${file}. Enable it with:\n  sudo cp ${file} /etc/systemd/system/service.service\n  sudo systemctl daemon-reload && sudo systemctl enable --now service\n`,
+    );
+  },
 });

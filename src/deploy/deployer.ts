@@ -4,6 +4,7 @@ import { DeployLog, LOG_DIR } from "./log.ts";
 import { forgeOf, prune, runDeploy, tell, type DeployOptions } from "./pipeline.ts";
 import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
 import { Redaction } from "./redact.ts";
+import { RunningProcesses } from "./process.ts";
 import { markQueued, unmarkQueued } from "./waiting.ts";
 
 /** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
@@ -47,6 +48,8 @@ async function recordNotRun(options: DeployOptions, text: string, error: string,
 /** Queues deploys per repoPath (FIFO, across processes) and runs them. */
 export class Deployer {
   readonly queue = new DeployQueue();
+  /** The commands its deploys are running, and only those: what a shutdown or Ctrl-C stops. */
+  readonly processes = new RunningProcesses();
 
   /** Throws QueueFullError when the repository's queue is full; nothing runs then. */
   deploy(requested: DeployOptions): Promise<DeployResult> {
@@ -62,7 +65,7 @@ export class Deployer {
         if (id) unmarkQueued(options.cwd, id);
         return result;
       };
-      return this.queue.run(key, () => done(runDeploy(options)), {
+      return this.queue.run(key, () => done(this.processes.own(() => runDeploy(options))), {
         limit: options.config.queueLimit,
         deploy: { id: options.id, logs: resolve(options.cwd, LOG_DIR) },
         onQueued: (position) => {

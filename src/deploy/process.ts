@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { existsSync, statSync } from "node:fs";
 import { constants } from "node:os";
 import { delimiter, resolve } from "node:path";
@@ -28,8 +29,49 @@ export interface ProcessOutcome {
   error?: string;
 }
 
-/** Processes currently running for deploys, so a shutdown can kill their trees. */
-export const livePids = new Set<number>();
+/**
+ * The commands one owner (a deployer) is running, so that it can stop their process trees: a shutdown, Ctrl-C
+ * during `service deploy`. Each owner has its own: two servers in one process never stop each other's deploys.
+ */
+export class RunningProcesses {
+  private readonly pids = new Set<number>();
+  private stopping: NodeJS.Signals | undefined;
+
+  /** Runs `task` so that every command it starts belongs to this owner. */
+  own<T>(task: () => T): T {
+    return owners.run(this, task);
+  }
+
+  /** Sends `signal` to the process group of every running command; the deploys go on to their next step. */
+  signal(signal: NodeJS.Signals): void {
+    for (const pid of this.pids) killGroup(pid, signal);
+  }
+
+  /**
+   * Sends `signal` to every running group and to each one that starts until `resume()`: a forced stop must not
+   * wait for what a failed deploy runs next (a rollback's run script).
+   */
+  stopAll(signal: NodeJS.Signals): void {
+    this.stopping = signal;
+    this.signal(signal);
+  }
+
+  resume(): void {
+    this.stopping = undefined;
+  }
+
+  started(pid: number): void {
+    this.pids.add(pid);
+    if (this.stopping) killGroup(pid, this.stopping);
+  }
+
+  ended(pid: number): void {
+    this.pids.delete(pid);
+  }
+}
+
+/** The owner of the commands started in the current async context (a deployer sets it around each deploy). */
+const owners = new AsyncLocalStorage<RunningProcesses>();
 
 /**
  * Kills a process group (the process and every descendant that kept it), ignoring a group already gone. Only
@@ -108,7 +150,8 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
     return { exitCode: null, timedOut: false, error: `cannot start "${argv[0]}": ${reason}` };
   }
   const pid = proc.pid;
-  livePids.add(pid);
+  const owner = owners.getStore();
+  owner?.started(pid);
   // Named in the deploy's queue ticket while it runs: if this process dies, the next deploy stops the group.
   const recorder = deployGroups.getStore();
   recorder?.started(groupOf(pid));
@@ -152,7 +195,7 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
     clearTimeout(timeoutTimer);
     if (killTimer) clearTimeout(killTimer);
     forwarding = false;
-    livePids.delete(pid);
+    owner?.ended(pid);
     recorder?.ended(pid);
   }
   const signal = ended.signal as NodeJS.Signals | null;
