@@ -21,44 +21,62 @@ const REQUIRED = ["name", "host", "path", "repoPath", "runScript"] as const;
 /**
  * The apps a request can be routed to: every `apps` entry (validated: required fields, unique names, unique
  * host + path), or the single app of the top-level config. App secrets are never inherited from the top level.
+ * Throws the first problem `collectApps` finds.
  */
 export function resolveApps(config: ResolvedConfig, cwd: string): ResolvedApp[] {
+  const { apps, problems } = collectApps(config, cwd);
+  if (problems.length > 0) throw new ConfigError(problems[0]!);
+  return apps;
+}
+
+/**
+ * Every valid app and every problem at once (`service check` lists them all). An entry with a problem is left
+ * out and takes no name or route, so the entries after it are judged as if it were not there.
+ */
+export function collectApps(config: ResolvedConfig, cwd: string): { apps: ResolvedApp[]; problems: string[] } {
   const { apps, port: _port, hostname: _hostname, trustProxy: _trust, secret: topSecret, ...shared } = config;
   if (apps.length === 0) {
     const short = topSecret && shortSecretError(topSecret, CONFIGURED_SECRET);
-    if (short) throw new ConfigError(short);
-    return [{ ...shared, secret: topSecret }];
+    return short ? { apps: [], problems: [short] } : { apps: [{ ...shared, secret: topSecret }], problems: [] };
   }
   const seenNames = new Map<string, number>();
   const seenRoutes = new Map<string, string>();
-  return apps.map((app: AppConfig, index) => {
+  const resolved: ResolvedApp[] = [];
+  const problems: string[] = [];
+  apps.forEach((app: AppConfig, index) => {
     const label = `apps entry ${index + 1}${app.name ? ` ("${app.name}")` : ""}`;
-    for (const field of REQUIRED) {
-      if (app[field] === undefined || app[field] === "") throw new ConfigError(`${label}: "${field}" is required`);
-    }
-    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(app.name)) {
-      throw new ConfigError(`${label}: name may only contain letters, digits, ".", "_" and "-" (it names the app's secret file)`);
-    }
-    if (seenNames.has(app.name)) throw new ConfigError(`${label}: the name "${app.name}" is already used by apps entry ${seenNames.get(app.name)}`);
-    seenNames.set(app.name, index + 1);
-    // A URL or a host with a path would never equal a request's Host: say so now, not with 404s later.
-    if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s\x00-\x1f\x7f/:@?#\[\]]+)(:\d*)?$/.test(app.host.trim())) {
-      throw new ConfigError(`${label}: host ${JSON.stringify(app.host)} is not a host name: write it like web.example.com (no scheme, no path)`);
-    }
-    // As for the top-level secret: header values arrive trimmed, so a blank secret would lock the app out.
-    if (app.secret !== undefined && app.secret !== "" && !app.secret.trim()) {
-      throw new ConfigError(`${label}: the secret is blank: set a real value, or remove it to have one generated`);
-    }
-    const short = app.secret && shortSecretError(app.secret, `${label}: the secret`);
-    if (short) throw new ConfigError(short);
+    const problem = appProblem(app, label, seenNames);
+    if (problem) return problems.push(problem);
     const host = normalizeHost(app.host);
     const route = `${host}${app.path}`;
     const other = seenRoutes.get(route);
-    if (other) throw new ConfigError(`${label}: host "${host}" with path "${app.path}" is already the route of app "${other}"`);
+    if (other) return problems.push(`${label}: host "${host}" with path "${app.path}" is already the route of app "${other}"`);
+    seenNames.set(app.name, index + 1);
     seenRoutes.set(route, app.name);
     const repoPath = isAbsolute(app.repoPath) ? app.repoPath : resolve(cwd, app.repoPath);
-    return { ...shared, secret: undefined, ...app, host, repoPath };
+    resolved.push({ ...shared, secret: undefined, ...app, host, repoPath });
   });
+  return { apps: resolved, problems };
+}
+
+/** What is wrong with one entry on its own, or with its name given the valid entries before it. */
+function appProblem(app: AppConfig, label: string, seenNames: Map<string, number>): string | undefined {
+  for (const field of REQUIRED) {
+    if (app[field] === undefined || app[field] === "") return `${label}: "${field}" is required`;
+  }
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(app.name)) {
+    return `${label}: name may only contain letters, digits, ".", "_" and "-" (it names the app's secret file)`;
+  }
+  if (seenNames.has(app.name)) return `${label}: the name "${app.name}" is already used by apps entry ${seenNames.get(app.name)}`;
+  // A URL or a host with a path would never equal a request's Host: say so now, not with 404s later.
+  if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s\x00-\x1f\x7f/:@?#\[\]]+)(:\d*)?$/.test(app.host.trim())) {
+    return `${label}: host ${JSON.stringify(app.host)} is not a host name: write it like web.example.com (no scheme, no path)`;
+  }
+  // As for the top-level secret: header values arrive trimmed, so a blank secret would lock the app out.
+  if (app.secret !== undefined && app.secret !== "" && !app.secret.trim()) {
+    return `${label}: the secret is blank: set a real value, or remove it to have one generated`;
+  }
+  return (app.secret && shortSecretError(app.secret, `${label}: the secret`)) || undefined;
 }
 
 /** Host without port, lower case: `Example.com:443` → `example.com`, `[::1]:3141` → `[::1]`. */

@@ -1,14 +1,15 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { resolveApps, appSecretFile, type ResolvedApp } from "./apps.ts";
-import { findConfigFile, mergeConfig, readConfigFile, readConfigText, strictFromEnv } from "./config.ts";
-import { defaultConfig, envConfig, KEYS, type UserConfig } from "./config-schema.ts";
+import { appSecretFile, collectApps } from "./apps.ts";
+import { findConfigFile, readConfigText, strictFromEnv } from "./config.ts";
+import { KEYS } from "./config-keys.ts";
+import type { UserConfig } from "./config-schema.ts";
 import { queueKey, ticketDirProblem } from "./deploy/queue.ts";
+import { resolveConfig, type Source as ValueSource } from "./resolve-config.ts";
 import { SECRET_FILE, weakSecretWarning } from "./secret.ts";
-import { parse as parseYaml } from "yaml";
 
-export type Source = "default" | "file" | "env" | "secret file" | "generated at start";
+export type Source = ValueSource | "secret file" | "generated at start";
 
 export interface CheckedValue {
   key: string;
@@ -49,51 +50,6 @@ function secretSource(secret: string | undefined, file: string, configured: Sour
   return { value: `none yet: generated into ${file} at the first start`, source: "generated at start" };
 }
 
-/** True when the config file sets a non-empty `apps`, even one whose list was rejected as invalid. */
-function fileSetsApps(file: string): boolean {
-  try {
-    const read = readConfigText(file);
-    if (!("text" in read)) return false;
-    const raw = parseYaml(read.text) as { apps?: unknown } | null;
-    const apps = raw && typeof raw === "object" ? raw.apps : undefined;
-    return Array.isArray(apps) ? apps.length > 0 : apps !== undefined && apps !== null;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * resolveApps stops at the first bad entry; a check must list them all, and still check the good entries'
- * repositories. An entry's validity depends only on the entries before it, so the first failing prefix names
- * the bad entry: it is recorded, swapped for a placeholder that keeps the later entries' numbers, and the
- * resolution tried again.
- */
-function resolveEveryApp(config: ReturnType<typeof mergeConfig>, cwd: string, problems: string[]): ResolvedApp[] {
-  const entries = [...config.apps];
-  const placeholders = new Set<number>();
-  for (let attempt = 0; attempt <= entries.length; attempt++) {
-    try {
-      return resolveApps({ ...config, apps: entries }, cwd).filter((_, index) => !placeholders.has(index));
-    } catch (error) {
-      problems.push((error as Error).message);
-      let bad = entries.length - 1;
-      for (let length = 1; length <= entries.length; length++) {
-        try {
-          resolveApps({ ...config, apps: entries.slice(0, length) }, cwd);
-        } catch {
-          bad = length - 1;
-          break;
-        }
-      }
-      if (placeholders.has(bad)) return [];
-      placeholders.add(bad);
-      const tag = `check-placeholder-${bad}`;
-      entries[bad] = { name: tag, host: `${tag}.invalid`, path: "/", repoPath: cwd, runScript: "true" };
-    }
-  }
-  return [];
-}
-
 /**
  * Loads the configuration exactly as the server does and reports every value with where it came from, and
  * every problem: an invalid file, unknown keys, wrong types, a missing or non-git repoPath, bad `apps`.
@@ -108,40 +64,34 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
   }
   const warnings: string[] = [];
   const file = findConfigFile(cwd, env);
-  let fileConfig: UserConfig = {};
-  if (file) {
-    const result = readConfigFile(file, problems);
-    for (const warning of result.warnings) problems.push(warning.replace(/; ignored$/, ""));
-    const fallback = strict ? "the server would refuse to start (strict mode)" : "the server would use environment variables and defaults only";
-    if (result.invalid) problems.push(`${result.invalid} (${fallback})`);
-    fileConfig = result.config ?? {};
-  }
-  const fromEnv = envConfig(env, problems);
-  const config = mergeConfig(cwd, fileConfig, fromEnv);
-  const defaults = defaultConfig(cwd);
+  const resolved = resolveConfig({ cwd, file: file ? { path: file, read: readConfigText(file) } : undefined, env });
+  const { config, sources } = resolved;
+  problems.push(...resolved.fileErrors.flat(), ...resolved.unknownKeys);
+  const fallback = strict ? "the server would refuse to start (strict mode)" : "the server would use environment variables and defaults only";
+  if (resolved.invalid) problems.push(`${resolved.invalid} (${fallback})`);
+  problems.push(...resolved.envErrors);
   const values: CheckedValue[] = [];
   for (const key of Object.keys(KEYS) as (keyof UserConfig)[]) {
     if (key === "apps" || key === "secret") continue;
-    const source: Source = key in fromEnv ? "env" : key in fileConfig ? "file" : "default";
-    const value = config[key as keyof typeof config] ?? defaults[key as keyof typeof defaults];
-    values.push({ key, value: value === undefined ? "(none)" : String(value), source });
+    const value = config[key as keyof typeof config];
+    values.push({ key, value: value === undefined ? "(none)" : String(value), source: sources[key] ?? "default" });
   }
   const apps: ConfigReport["apps"] = [];
-  const resolved = resolveEveryApp(config, cwd, problems);
+  const valid = collectApps(config, cwd);
+  problems.push(...valid.problems);
   // An `apps` list that was rejected (its problem is listed) does not make this a single-app configuration:
   // checking the working directory as its repository would only add a misleading problem.
-  const appsRejected = config.apps.length === 0 && file !== undefined && fileSetsApps(file);
-  if (appsRejected) {
+  if (config.apps.length === 0 && resolved.setsApps) {
     // Nothing more to check without the list.
   } else if (config.apps.length === 0) {
-    const configured: Source | undefined = fromEnv.secret ? "env" : fileConfig.secret ? "file" : undefined;
+    const configured = sources.secret === "env" || sources.secret === "file" ? sources.secret : undefined;
     const secret = secretSource(config.secret, resolve(cwd, SECRET_FILE), configured);
     values.push({ key: "secret", ...secret });
     const weak = config.secret && weakSecretWarning(config.secret);
     if (weak) warnings.push(weak);
     problems.push(...repoProblems("", config.repoPath));
   } else {
-    for (const app of resolved) {
+    for (const app of valid.apps) {
       const secret = secretSource(app.secret, appSecretFile(cwd, app.name!), app.secret ? "file" : undefined);
       apps.push({ name: app.name!, host: app.host!, path: app.path, repoPath: app.repoPath, secret: secret.value });
       const weak = app.secret && weakSecretWarning(app.secret, app.name);

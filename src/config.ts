@@ -1,8 +1,9 @@
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { resolve } from "node:path";
 import { consola, type ConsolaInstance } from "consola";
-import { parse as parseYaml } from "yaml";
-import { ConfigError, defaultConfig, envConfig, envFlag, normalizeUserConfig, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
+import { envFlag } from "./config-keys.ts";
+import { ConfigError, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
+import { resolveConfig } from "./resolve-config.ts";
 
 /** Config file names looked up in the working directory, first existing wins. */
 export const CONFIG_FILE_NAMES = ["service.yaml", "service.yml", ".service.yaml", ".service.yml"] as const;
@@ -27,15 +28,6 @@ export function strictFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /** Strict mode's suffix to a problem with the config file, so the message says why it is not only a warning. */
 export const STRICT_REFUSES = `strict mode (${STRICT_ENV}=1 or --strict) does not start without a valid config file`;
-
-export interface ConfigFileResult {
-  file: string;
-  /** Present when the file was read and is valid. */
-  config?: UserConfig;
-  /** Why the file cannot be used (unreadable or not YAML); callers fall back without it. */
-  invalid?: string;
-  warnings: string[];
-}
 
 /** The text of a config file, or why it cannot be read (`missing` when it does not exist). */
 export type ConfigText = { text: string } | { invalid: string; missing: boolean };
@@ -71,38 +63,6 @@ export function readConfigText(file: string): ConfigText {
   }
 }
 
-/** The `yaml` package ends its first message line with ":" before a code excerpt; the excerpt is not kept. */
-function yamlError(error: unknown): string {
-  return ((error as Error).message.split("\n")[0] ?? "").replace(/:\s*$/, "");
-}
-
-function parseConfigText(file: string, text: string, errors?: string[]): ConfigFileResult {
-  const warnings: string[] = [];
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (error) {
-    return { file, warnings, invalid: `${file} is not valid YAML: ${yamlError(error)}` };
-  }
-  if (raw !== null && raw !== undefined && (typeof raw !== "object" || Array.isArray(raw))) {
-    return { file, warnings, invalid: `${file}: the top level must be a mapping of keys to values` };
-  }
-  return { file, warnings, config: normalizeUserConfig(raw, file, warnings, errors) };
-}
-
-export function parseConfigRead(file: string, read: ConfigText): ConfigFileResult {
-  return "text" in read ? parseConfigText(file, read.text) : { file, warnings: [], invalid: read.invalid };
-}
-
-/**
- * Reads one config file. An unreadable or unparsable file is reported in `invalid` (the spec falls back to
- * env + defaults); a readable file with a wrong-typed value throws a ConfigError naming the key.
- */
-export function readConfigFile(file: string, errors?: string[]): ConfigFileResult {
-  const read = readConfigText(file);
-  return "text" in read ? parseConfigText(file, read.text, errors) : { file, warnings: [], invalid: read.invalid };
-}
-
 export interface LoadConfigOptions {
   /** Directory to look up the config file in and resolve relative paths against. @default process.cwd() */
   cwd?: string;
@@ -120,27 +80,17 @@ export interface LoadConfigOptions {
   strict?: boolean;
 }
 
-/** defaults ← base ← file ← env, with repoPath made absolute. */
-export function mergeConfig(cwd: string, ...layers: (UserConfig | undefined)[]): ResolvedConfig {
-  const merged: Record<string, unknown> = { ...defaultConfig(cwd) };
-  for (const layer of layers) {
-    for (const [key, value] of Object.entries(layer ?? {})) if (value !== undefined) merged[key] = value;
-  }
-  const config = merged as unknown as ResolvedConfig;
-  config.repoPath = isAbsolute(config.repoPath) ? config.repoPath : resolve(cwd, config.repoPath);
-  return config;
-}
-
 /**
- * How loadConfig built a config object. A ConfigReloader given that object swaps its file layer for a fresh
- * read instead of keeping the startup file values underneath: otherwise a key deleted from the file would
- * stay in force until a restart, and the startup warnings would be printed a second time.
+ * What a loadConfig result was resolved from, carried by the result itself (not enumerable, so a copy does not
+ * carry it). A ConfigReloader given that object swaps its file layer for a fresh read instead of keeping the
+ * startup file values underneath: otherwise a key deleted from the file would stay in force until a restart,
+ * and the startup warnings would be printed a second time.
  */
 export interface LoadedFrom {
   cwd: string;
   base?: UserConfig;
-  /** The environment layer as loadConfig read it (its `env` option may not be process.env). */
-  env: UserConfig;
+  /** The `SERVICE_*` variables as loadConfig read them (its `env` option may not be process.env). */
+  env: NodeJS.ProcessEnv;
   /** Identity of the file text that was read (see `fileKey`). */
   key: string;
   fileConfig?: UserConfig;
@@ -150,11 +100,11 @@ export interface LoadedFrom {
   strict: boolean;
 }
 
-const loadedFrom = new WeakMap<object, LoadedFrom>();
+const LOADED_FROM = Symbol("service.loadedFrom");
 
-/** How loadConfig built this config object, if it did. */
+/** What loadConfig resolved this config object from, if it did. */
 export function loadedFromOf(config: object): LoadedFrom | undefined {
-  return loadedFrom.get(config);
+  return (config as { [LOADED_FROM]?: LoadedFrom })[LOADED_FROM];
 }
 
 /** What decides whether a config file must be parsed again: its path and its text (or why it has none). */
@@ -174,18 +124,17 @@ export function loadConfig(options: LoadConfigOptions = {}): ResolvedConfig {
   const strict = options.strict ?? strictFromEnv(env);
   const file = findConfigFile(cwd, env);
   const read = file ? readConfigText(file) : undefined;
-  let fileConfig: UserConfig | undefined;
-  if (file && read) {
-    const result = parseConfigRead(file, read);
-    // A typo'd key (`hostnmae`) leaves its default in force, as an invalid file would: strict refuses both.
-    const problems = result.invalid ? [result.invalid] : strict ? result.warnings.map((w) => w.replace(/; ignored$/, "")) : [];
-    if (strict && problems.length > 0) throw new ConfigError(`${problems.join("; ")}; ${STRICT_REFUSES}`);
-    for (const warning of result.warnings) logger.warn(warning);
-    if (result.invalid) logger.warn(`${result.invalid}; using environment variables and defaults only`);
-    fileConfig = result.config;
-  }
-  const fromEnv = envConfig(env);
-  const config = mergeConfig(cwd, options.base, fileConfig, fromEnv);
-  loadedFrom.set(config, { cwd, base: options.base, env: fromEnv, key: fileKey(file, read), fileConfig, snapshot: { ...config }, strict });
+  const resolved = resolveConfig({ cwd, base: options.base, file: file && read ? { path: file, read } : undefined, env });
+  if (resolved.fileErrors.length > 0) throw new ConfigError(resolved.fileErrors[0]!);
+  // A typo'd key (`hostnmae`) leaves its default in force, as an invalid file would: strict refuses both.
+  const problems = resolved.invalid ? [resolved.invalid] : strict ? resolved.unknownKeys : [];
+  if (strict && problems.length > 0) throw new ConfigError(`${problems.join("; ")}; ${STRICT_REFUSES}`);
+  for (const unknown of resolved.unknownKeys) logger.warn(`${unknown}; ignored`);
+  if (resolved.invalid) logger.warn(`${resolved.invalid}; using environment variables and defaults only`);
+  if (resolved.envErrors.length > 0) throw new ConfigError(resolved.envErrors[0]!);
+  const { config, fileConfig } = resolved;
+  const serviceEnv = Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("SERVICE_")));
+  const loadedFrom: LoadedFrom = { cwd, base: options.base, env: serviceEnv, key: fileKey(file, read), fileConfig, snapshot: { ...config }, strict };
+  Object.defineProperty(config, LOADED_FROM, { value: loadedFrom, enumerable: false });
   return config;
 }

@@ -1,13 +1,15 @@
 import { statSync } from "node:fs";
 import type { ConsolaInstance } from "consola";
-import { fileKey, findConfigFile, loadedFromOf, mergeConfig, parseConfigRead, readConfigText, strictFromEnv, type ConfigText, type LoadedFrom } from "./config.ts";
-import { envConfig, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
+import { fileKey, findConfigFile, loadedFromOf, readConfigText, strictFromEnv, type ConfigText, type LoadedFrom } from "./config.ts";
+import { envConfig } from "./config-keys.ts";
+import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
+import { resolveConfig } from "./resolve-config.ts";
 
 /**
- * Looks at the config file on every call (rule 4: every POST sees edits), reads it again only when its stat
- * changed and parses it again only when its text changed, so warnings are not repeated per request. Keeps the
- * last good file values when the file becomes invalid, so a half-saved edit does not break deploys. In strict
- * mode an unknown key or a deleted file counts as invalid too.
+ * Looks at the config file on every call (README "Configuration": every POST sees edits), reads it again only
+ * when its stat changed and resolves it again only when its text changed, so warnings are not repeated per
+ * request. Keeps the last good file values when the file becomes invalid, so a half-saved edit does not break
+ * deploys. In strict mode an unknown key or a deleted file counts as invalid too.
  */
 export class ConfigReloader {
   private key = "";
@@ -47,9 +49,10 @@ export class ConfigReloader {
     }
     // The same file text and base give the same config: merged once, the same object until either changes.
     if (this.merged && this.merged.key === key && this.merged.secret === this.base.secret) return this.merged.config;
-    const config = this.loaded
-      ? mergeConfig(this.cwd, this.loaded.base, this.fileConfig, this.loaded.env, this.changedSinceLoad(), this.fromEnv)
-      : mergeConfig(this.cwd, this.base, this.fileConfig, this.fromEnv);
+    const layers = this.loaded
+      ? { base: this.loaded.base, env: this.loaded.env, over: [this.changedSinceLoad(), this.fromEnv] }
+      : { base: this.base, env: {}, over: [this.fromEnv] };
+    const { config } = resolveConfig({ cwd: this.cwd, fileValues: this.fileConfig, ...layers });
     this.merged = { key, secret: this.base.secret, config };
     return config;
   }
@@ -108,19 +111,14 @@ export class ConfigReloader {
 
   /** The new file values, or the last good ones (with a warning) when the file cannot be used. */
   private parse(file: string, read: ConfigText): UserConfig | undefined {
-    try {
-      const result = parseConfigRead(file, read);
-      if (this.strict && !result.invalid && result.warnings.length > 0) return this.keep(result.warnings.map((w) => w.replace(/; ignored$/, "")).join("; "));
-      for (const warning of result.warnings) this.logger.warn(warning);
-      if (!result.invalid) {
-        this.goodFile = file;
-        return result.config;
-      }
-      return this.keep(result.invalid);
-    } catch (error) {
-      // One line in the stream, even for several problems (a list of apps with more than one wrong key).
-      return this.keep((error as Error).message.replaceAll("\n", "; "));
-    }
+    const resolved = resolveConfig({ cwd: this.cwd, file: { path: file, read }, env: {} });
+    // One line in the stream, even for several problems (a list of apps with more than one wrong key).
+    if (resolved.invalid) return this.keep(resolved.invalid);
+    if (resolved.fileErrors.length > 0) return this.keep(resolved.fileErrors[0]!.join("; "));
+    if (this.strict && resolved.unknownKeys.length > 0) return this.keep(resolved.unknownKeys.join("; "));
+    for (const unknown of resolved.unknownKeys) this.logger.warn(`${unknown}; ignored`);
+    this.goodFile = file;
+    return resolved.fileConfig;
   }
 
   /** Says why the file is not used and what is in force instead; the last good file values stay. */
@@ -162,11 +160,11 @@ function strictOrUnsure(env: NodeJS.ProcessEnv): boolean {
   }
 }
 
+/** A wrong SERVICE_* value leaves the whole environment layer out, said once. */
 function safeEnv(env: NodeJS.ProcessEnv, logger: ConsolaInstance): UserConfig {
-  try {
-    return envConfig(env);
-  } catch (error) {
-    logger.warn(`${(error as Error).message}; ignored`);
-    return {};
-  }
+  const errors: string[] = [];
+  const values = envConfig(env, errors);
+  if (errors.length === 0) return values;
+  logger.warn(`${errors[0]}; ignored`);
+  return {};
 }

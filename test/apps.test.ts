@@ -6,6 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { collectApps, resolveApps } from "../src/apps.ts";
+import { ConfigError, defaultConfig, type AppConfig } from "../src/config-schema.ts";
 import { makeGate, serialized, StreamReader } from "./gate.ts";
 import { lastLine, makeRepo, readJson, runCli, startServer, tempDir, waitFor, type Repo } from "./helpers.ts";
 import { deployRecords, jsonLogFiles, markerCount, markerScript, postAs, writeServiceYaml } from "./webhook-fixtures.ts";
@@ -291,6 +293,22 @@ describe("validation at start (issue 4: duplicate host+path, missing fields → 
     ["a host written as a URL", [valid("web"), { ...valid("api"), host: "https://api.example.com/hook" }], /api.*host/],
     ["a blank secret", [valid("web"), { ...valid("api"), secret: "   " }], /api.*secret/],
   ];
+  test("collectApps lists every bad entry at once, keeps the good ones, and a bad entry takes no name or route", () => {
+    const apps = [
+      valid("web"),
+      { ...valid("api"), host: "https://api.example.com/hook" },
+      without("runScript"),
+      valid("api"),
+      { ...valid("web"), host: "WEB.example.com" },
+    ] as AppConfig[];
+    const { apps: resolved, problems } = collectApps({ ...defaultConfig("/srv"), apps }, "/srv");
+    expect(resolved.map((app) => app.name)).toEqual(["web", "api"]);
+    expect(problems).toHaveLength(3);
+    expect(problems[0]).toStartWith('apps entry 2 ("api"): host');
+    expect(problems[1]).toBe('apps entry 3 ("api"): "runScript" is required');
+    expect(problems[2]).toBe('apps entry 5 ("web"): the name "web" is already used by apps entry 1');
+    expect(() => resolveApps({ ...defaultConfig("/srv"), apps }, "/srv")).toThrow(new ConfigError(problems[0]!));
+  });
   for (const [what, apps, message] of cases) {
     test(`${what}: the CLI exits non-zero with one clear line naming the app, no stack trace`, async () => {
       const cwd = tempDir("service-apps-");

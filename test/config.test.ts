@@ -3,8 +3,10 @@ import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { formatWithOptions } from "node:util";
 import { createConsola } from "consola";
-import { loadConfig } from "../src/config.ts";
-import { ConfigError, KEYS } from "../src/config-schema.ts";
+import { loadConfig, loadedFromOf } from "../src/config.ts";
+import { resolveConfig } from "../src/resolve-config.ts";
+import { KEYS } from "../src/config-keys.ts";
+import { ConfigError } from "../src/config-schema.ts";
 import { baseEnv, lastLine, makeRepo, post, ROOT, runCli, SECRET, startServer, tempDir } from "./helpers.ts";
 
 // bunfig.toml's [test] timeout is not applied by this Bun (5 s default): real servers and deploys need more room.
@@ -551,5 +553,47 @@ describe("Millisecond values are bounded by the longest timer (2147483647 ms, ab
     expect(lines[0]).toContain("SERVICE_RUN_TIMEOUT_MS");
     expect(lines[0]).toContain("2147483647");
     expect(result.stdout).not.toContain("listening on");
+  });
+});
+
+describe("One config resolution: (base, file, environment) → config, sources and every problem", () => {
+  test("resolveConfig says where each value came from and reports every problem instead of throwing", () => {
+    const file = join(workdir(), "service.yaml");
+    const text = "port: 4000\nrun_script: echo file\nrun_timeout_ms: soon\nhostnmae: x\napps: [{ name: 1, colour: red }]\n";
+    const resolved = resolveConfig({
+      cwd: "/srv",
+      base: { path: "/base", runScript: "echo base" },
+      file: { path: file, read: { text } },
+      env: { SERVICE_PORT: "5000", SERVICE_QUEUE_LIMIT: "none" },
+    });
+    expect(resolved.config).toMatchObject({ port: 5000, path: "/base", runScript: "echo file", runTimeoutMs: 1_800_000, repoPath: "/srv" });
+    expect(resolved.sources).toMatchObject({ port: "env", path: "base", runScript: "file", runTimeoutMs: "default", queueLimit: "default" });
+    expect(resolved.sources.branch).toBeUndefined();
+    expect(resolved.unknownKeys).toEqual([`${file}: unknown key "hostnmae" (did you mean "hostname"?)`]);
+    expect(resolved.fileErrors.map((group) => group.length)).toEqual([1, 1]);
+    expect(resolved.fileErrors[0]![0]).toContain('key "run_timeout_ms"');
+    expect(resolved.fileErrors[1]![0]).toContain('key "apps", entry 1: key "colour" is not allowed');
+    expect(resolved.setsApps).toBe(true);
+    expect(resolved.envErrors).toEqual(["environment variable SERVICE_QUEUE_LIMIT: expected a positive integer, got \"none\""]);
+    expect(resolved.invalid).toBeUndefined();
+  });
+
+  test("resolveConfig reads nothing: a file that cannot be used is reported, and kept file values replace the file", () => {
+    const missing = resolveConfig({ cwd: "/srv", file: { path: "/srv/gone.yaml", read: { invalid: "cannot read /srv/gone.yaml", missing: true } }, env: {} });
+    expect(missing).toMatchObject({ invalid: "cannot read /srv/gone.yaml", missing: true, fileConfig: undefined });
+    expect(missing.config.runScript).toBe("npm run deploy");
+    const notYaml = resolveConfig({ cwd: "/srv", file: { path: "/srv/service.yaml", read: { text: "a: [" } }, env: {} });
+    expect(notYaml.invalid).toStartWith("/srv/service.yaml is not valid YAML: ");
+    const kept = resolveConfig({ cwd: "/srv", file: { path: "/srv/service.yaml", read: { text: "a: [" } }, fileValues: { runScript: "echo kept" }, env: {} });
+    expect(kept.config.runScript).toBe("echo kept");
+    expect(kept.sources.runScript).toBe("file");
+  });
+
+  test("a loaded config carries how it was loaded only on itself: a copy is a plain base, and nothing is enumerable", () => {
+    const cwd = workdir({ "service.yaml": "run_script: echo file\n" });
+    const config = loadConfig({ cwd, env: {} });
+    expect(loadedFromOf(config)?.fileConfig).toEqual({ runScript: "echo file" });
+    expect(loadedFromOf({ ...config })).toBeUndefined();
+    expect(Object.keys(config)).toEqual(Object.keys({ ...config }));
   });
 });

@@ -7,7 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { makeGate, StreamReader } from "./gate.ts";
 import { lastLine, logFiles, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
-import { ConfigError, envConfig, normalizeUserConfig } from "../src/config-schema.ts";
+import { envConfig, normalizeUserConfig } from "../src/config-keys.ts";
+import { ConfigError } from "../src/config-schema.ts";
 import { verifyRequestSecret } from "../src/secret.ts";
 import {
   bitbucketHeaders,

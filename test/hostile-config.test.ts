@@ -11,7 +11,8 @@ import { createConsola } from "consola";
 import fc from "fast-check";
 import { parse, stringify } from "yaml";
 import { loadConfig } from "../src/config.ts";
-import { ConfigError, KEYS, type ResolvedConfig } from "../src/config-schema.ts";
+import { KEYS } from "../src/config-keys.ts";
+import { ConfigError, type ResolvedConfig } from "../src/config-schema.ts";
 import { tempDir } from "./helpers.ts";
 
 const RUNS = 400;

@@ -5,7 +5,7 @@ import { consola, LogLevels } from "consola";
 import { checkConfig } from "../check.ts";
 import { ensureAppSecrets, resolveApps, type ResolvedApp } from "../apps.ts";
 import { loadConfig } from "../config.ts";
-import { KEYS } from "../config-schema.ts";
+import { KEYS } from "../config-keys.ts";
 import { scriptLines } from "../deploy/script.ts";
 import { askAboutHttps, shouldAskAboutHttps } from "../https.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../secret.ts";

@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { relative, resolve, isAbsolute } from "node:path";
-import { CONFIG_FILE_NAMES, readConfigFile } from "../config.ts";
-import { envConfig, type ResolvedConfig } from "../config-schema.ts";
+import { CONFIG_FILE_NAMES, readConfigText } from "../config.ts";
+import type { ResolvedConfig } from "../config-schema.ts";
+import { resolveConfig } from "../resolve-config.ts";
 import type { DeployEvent, DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
 import { gitPull, gitResetHard, headCommit, inspectRepo } from "./git.ts";
 import { pruneLogs } from "../history.ts";
@@ -250,33 +251,28 @@ type Emitter = (step: Step, text: string) => void;
 type OutputFor = (name: Step, captures: { stdout: Capture; stderr: Capture }) => (stream: "stdout" | "stderr", data: Uint8Array) => void;
 
 /**
- * Rule 4: after the pull, the repository's config file (if any) decides runScript and runTimeoutMs. For a single
- * app, its top-level keys apply and SERVICE_* variables still win. For an app of multi-app mode, its own entry in
+ * README "Config from the repository": after the pull, the repository's config file (if any) decides runScript
+ * and runTimeoutMs. For a single app, its top-level keys apply and SERVICE_* variables still win. For an app of multi-app mode, its own entry in
  * that file's `apps` applies when there is one, else the file's top-level keys (a repository written for one
  * app); the environment sets the top level only, so it does not override an app.
  */
 function reloadFromRepo(config: DeploySettings, cwd: string, env: NodeJS.ProcessEnv, step: Emitter, app?: string): void {
   const file = repoConfigFile(config.repoPath, cwd, env);
   if (!file) return;
-  let fromEnv: ReturnType<typeof envConfig> = {};
-  try {
-    if (!app) fromEnv = envConfig(env);
-  } catch {}
-  try {
-    const loaded = readConfigFile(file);
-    if (loaded.invalid || !loaded.config) {
-      step("config", `${loaded.invalid}; keeping the current run script and timeout`);
-      return;
-    }
-    const fileApps = loaded.config.apps ?? [];
-    const source = app && fileApps.length > 0 ? fileApps.find((entry) => entry.name === app) : loaded.config;
-    if (!source) return;
-    config.runScript = fromEnv.runScript ?? source.runScript ?? config.runScript;
-    config.runTimeoutMs = fromEnv.runTimeoutMs ?? source.runTimeoutMs ?? config.runTimeoutMs;
-    step("config", `loaded ${file}`);
-  } catch (caught) {
-    step("config", `${(caught as Error).message}; keeping the current run script and timeout`);
+  const resolved = resolveConfig({ cwd, file: { path: file, read: readConfigText(file) }, env: app ? {} : env });
+  // A wrong SERVICE_* value leaves the environment out here, as it does for the whole server.
+  const fromEnv = resolved.envErrors.length > 0 ? {} : resolved.envConfig;
+  const problem = resolved.invalid ?? (resolved.fileErrors.length > 0 ? resolved.fileErrors[0]!.join("\n") : undefined);
+  if (problem || !resolved.fileConfig) {
+    step("config", `${problem}; keeping the current run script and timeout`);
+    return;
   }
+  const fileApps = resolved.fileConfig.apps ?? [];
+  const source = app && fileApps.length > 0 ? fileApps.find((entry) => entry.name === app) : resolved.fileConfig;
+  if (!source) return;
+  config.runScript = fromEnv.runScript ?? source.runScript ?? config.runScript;
+  config.runTimeoutMs = fromEnv.runTimeoutMs ?? source.runTimeoutMs ?? config.runTimeoutMs;
+  step("config", `loaded ${file}`);
 }
 
 async function runStep(
