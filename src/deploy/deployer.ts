@@ -1,6 +1,7 @@
 import type { DeployResult } from "./events.ts";
 import { resolve } from "node:path";
 import { LOG_DIR } from "./log.ts";
+import { defaultLogger, type Logger } from "./logger.ts";
 import { runDeploy, type DeployOptions } from "./pipeline.ts";
 import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
 import { DeployRun, type Ending, type PlannedDeploy } from "./run.ts";
@@ -26,15 +27,26 @@ async function recordNotRun(options: PlannedDeploy, text: string, error: string,
   return run.end(outcome, ending, run.startedAt);
 }
 
+export interface DeployerOptions {
+  /** Where the deploys' own warnings go, and the queue's about deploys a dead process left running. */
+  logger?: Logger;
+}
+
 /** Queues deploys per repoPath (FIFO, across processes) and runs them. */
 export class Deployer {
-  readonly queue = new DeployQueue();
+  readonly queue: DeployQueue;
+  private readonly logger: Logger;
+
+  constructor(options: DeployerOptions = {}) {
+    this.logger = options.logger ?? defaultLogger();
+    this.queue = new DeployQueue(this.logger);
+  }
 
   /** Throws QueueFullError when the repository's queue is full; nothing runs then. */
   deploy(requested: DeployOptions): Promise<DeployResult> {
     // The id is made here, once, before the queue: its ticket names it, so a process that finds it interrupted can
     // mark its log.
-    const options: PlannedDeploy = { ...requested, id: requested.id ?? crypto.randomUUID() };
+    const options: PlannedDeploy = { logger: this.logger, ...requested, id: requested.id ?? crypto.randomUUID() };
     const key = queueKey(options.config.repoPath);
     try {
       // An acknowledged deploy's id is known before it starts: while it waits, `service logs <id>` says so. The

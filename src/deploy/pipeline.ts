@@ -5,6 +5,7 @@ import { envConfig, type ResolvedConfig } from "../config-schema.ts";
 import { captures } from "./capture.ts";
 import type { DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
 import { gitResetHard } from "./git.ts";
+import type { Logger } from "./logger.ts";
 import { PullState, pullStep, short } from "./pull.ts";
 import { DeployRun, type PlannedDeploy } from "./run.ts";
 import { describeTimeout, runScript } from "./script.ts";
@@ -36,6 +37,8 @@ export interface DeployOptions {
   notices?: string[];
   /** Secrets to redact from the output, the result and the logs (the webhook secrets). */
   secrets?: string[];
+  /** Where the deploy's own warnings go (a log that cannot be written). @default consola.withTag("service") */
+  logger?: Logger;
 }
 
 /** The repository's own config file (rule 4): auto-detected names, or SERVICE_CONFIG when it points inside. */

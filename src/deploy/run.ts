@@ -38,7 +38,7 @@ export class DeployRun {
     this.log = new DeployLog(
       options.cwd,
       { id: this.id, startedAt: this.startedAt, ...this.forge, trigger: options.trigger, repoPath: config.repoPath, runScript: this.redaction.text(config.runScript), app: options.app },
-      { maxLogBytes: config.maxLogBytes, makeRoom: () => this.prune() },
+      { maxLogBytes: config.maxLogBytes, makeRoom: () => this.prune(), logger: options.logger },
     );
   }
 
