@@ -22,7 +22,7 @@ export type Ending = Extract<DeployRecord["status"], "done" | "cancelled">;
 export class DeployRun {
   readonly id: string;
   readonly startedAt = new Date();
-  readonly redaction: Redaction;
+  private readonly redaction: Redaction;
   readonly forge: { event: string | null; delivery: string | null };
   private readonly log: DeployLog;
   private readonly sinks: DeploySink[];
