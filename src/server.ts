@@ -70,7 +70,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   const logger = options.logger ?? consola.withTag("service");
   const cwd = options.cwd ?? process.cwd();
   const reloader = new ConfigReloader(config, cwd, logger);
-  const deployer = new Deployer();
+  const deployer = new Deployer({ logger });
   const inFlight = new Set<Promise<unknown>>();
   const unauthenticatedBodies = new ByteBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
   let listener: Listener | undefined;
@@ -185,7 +185,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
         const weak = app.secret && weakSecretWarning(app.secret, app.name);
         if (weak) logger.warn(weak);
       }
-      for (const id of markInterruptedDeploys(cwd)) logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
+      for (const id of markInterruptedDeploys(cwd, logger)) logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
       draining = false;
       listener = await runtime.serve({
         port: initial.port,

@@ -6,6 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createConsola, LogLevels } from "consola";
+import { Deployer } from "../src/deploy/deployer.ts";
 import type { DeployResult } from "../src/deploy/events.ts";
 import { DeployLog, logStem } from "../src/deploy/log.ts";
 import { makeLocalRepo, readJson, runCli, SECRET, startServer, tempDir } from "./helpers.ts";
@@ -18,6 +20,13 @@ function victim(dir: string, name = "victim"): string {
   const file = join(dir, name);
   writeFileSync(file, PRECIOUS);
   return file;
+}
+
+/** A logger that keeps what it is told, and says nothing. */
+function capturingLogger(): { logger: ReturnType<typeof createConsola>; said: string[] } {
+  const said: string[] = [];
+  const logger = createConsola({ level: LogLevels.debug, reporters: [{ log: (entry) => said.push(entry.args.join(" ")) }] });
+  return { logger, said };
 }
 
 /** A pid that no process has now: a child that already exited. */
@@ -137,5 +146,30 @@ describe("log files and symbolic links", () => {
     expect(left).not.toContain(dead);
     expect(left).not.toContain(old);
     expect(left).toContain(live);
+  });
+});
+
+describe("one logger", () => {
+  test("a log problem is said through the injected logger, not the service's own output", () => {
+    const cwd = tempDir();
+    // A file where the log directory should be: the log cannot be created.
+    mkdirSync(join(cwd, ".service"), { recursive: true });
+    writeFileSync(join(cwd, ".service", "logs"), "not a directory\n");
+    const { logger, said } = capturingLogger();
+    const id = crypto.randomUUID();
+    const log = new DeployLog(cwd, { id, startedAt: new Date(), trigger: "cli", repoPath: cwd, runScript: "true" }, { logger });
+    expect(log.problem).toContain("cannot create the deploy log");
+    expect(said.join("\n")).toContain(`deploy ${id}: cannot create the deploy log`);
+  });
+
+  test("a deploy whose log cannot be written warns through the deployer's logger", async () => {
+    const repo = makeLocalRepo();
+    mkdirSync(join(repo, ".service"), { recursive: true });
+    writeFileSync(join(repo, ".service", "logs"), "not a directory\n");
+    const { logger, said } = capturingLogger();
+    const config = { repoPath: repo, runScript: "true", runTimeoutMs: 60_000, rollbackOnFailure: false, queueLimit: 5, keepDeploys: 50, keepDays: 30, maxLogBytes: 1024 * 1024 };
+    const result = await new Deployer({ logger }).deploy({ config, trigger: "cli", cwd: repo });
+    expect(result.ok).toBe(true);
+    expect(said.join("\n")).toContain(`deploy ${result.id}: cannot create the deploy log`);
   });
 });

@@ -5,6 +5,10 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { createConsola, LogLevels } from "consola";
+import { groupAlive, groupOf } from "../src/deploy/groups.ts";
+import { recoverOrphan } from "../src/deploy/recovery.ts";
 import { makeGate, serialized, StreamReader } from "./gate.ts";
 import { baseEnv, CLI, git, lastLine, logFiles, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
 
@@ -237,6 +241,33 @@ describe("a repository removed while deploys wait", () => {
     } finally {
       gate.open();
       await server.stop();
+    }
+  });
+});
+
+describe("one logger", () => {
+  test("the process groups a dead deploy left running are reported through the injected logger", async () => {
+    const said: string[] = [];
+    const logger = createConsola({ level: LogLevels.debug, reporters: [{ log: (entry) => said.push(entry.args.join(" ")) }] });
+    // A process group of its own, as a deploy's script runs in: the dead deploy's leftover.
+    const child = spawn("sleep", ["300"], { detached: true, stdio: "ignore" });
+    const pid = child.pid!;
+    try {
+      const group = groupOf(pid);
+      await waitFor(() => groupAlive(group), "the leftover group to run");
+      const dir = tempDir("service-tickets-");
+      const name = "000000000000001-0000000001-0";
+      writeFileSync(join(dir, name), "{}\n");
+      const id = crypto.randomUUID();
+      await recoverOrphan("/srv/app", dir, { name, content: { id, groups: [group] } }, logger);
+      const text = said.join("\n");
+      expect(text).toContain(`deploy ${id} of /srv/app was interrupted and left process group ${pid}`);
+      expect(text).toContain(`stopped process group ${pid}`);
+      expect(existsSync(join(dir, name))).toBe(false);
+    } finally {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {}
     }
   });
 });

@@ -1,60 +1,55 @@
 import type { DeployResult } from "./events.ts";
 import { resolve } from "node:path";
-import { DeployLog, LOG_DIR } from "./log.ts";
-import { forgeOf, prune, runDeploy, tell, type DeployOptions } from "./pipeline.ts";
+import { LOG_DIR } from "./log.ts";
+import { defaultLogger, type Logger } from "./logger.ts";
+import { runDeploy, type DeployOptions } from "./pipeline.ts";
 import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
-import { Redaction } from "./redact.ts";
 import { RunningProcesses } from "./process.ts";
+import { DeployRun, type Ending, type PlannedDeploy } from "./run.ts";
 import { markQueued, unmarkQueued } from "./waiting.ts";
 
 /** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
-export function recordCancelled(options: DeployOptions, reason: string): Promise<DeployResult> {
+export function recordCancelled(options: PlannedDeploy, reason: string): Promise<DeployResult> {
   return recordNotRun(options, `cancelled before it started: ${reason}`, `cancelled: ${reason}`, "cancelled");
 }
 
 /** A deploy that could not start: its result, stream and logs end with `text` and `error`, ok=false. */
-async function recordNotRun(options: DeployOptions, text: string, error: string, status: "cancelled" | "done"): Promise<DeployResult> {
-  const id = options.id ?? crypto.randomUUID();
-  const startedAt = new Date();
-  const { config } = options;
-  const redaction = new Redaction(options.secrets ?? []);
-  const runScript = redaction.text(config.runScript);
-  const log = new DeployLog(
-    options.cwd,
-    { id, startedAt, ...forgeOf(options), trigger: options.trigger, repoPath: config.repoPath, runScript, app: options.app },
-    { makeRoom: () => prune(options) },
-  );
-  const result: DeployResult = {
-    id,
+async function recordNotRun(options: PlannedDeploy, text: string, error: string, ending: Ending): Promise<DeployResult> {
+  const run = new DeployRun(options);
+  run.step("deploy", text);
+  const outcome = {
     ok: false,
     pull: { success: false, stdout: "", stderr: "", before: null, after: null },
-    run: { stdout: "", stderr: "", exitCode: null, timedOut: false, script: runScript },
-    error: redaction.text(error),
+    run: { stdout: "", stderr: "", exitCode: null, timedOut: false, script: options.config.runScript },
+    error,
     rolledBack: false,
-    log: { id, json: log.jsonPath, log: log.logPath },
-    startedAt: startedAt.toISOString(),
-    finishedAt: startedAt.toISOString(),
-    durationMs: 0,
   };
-  for (const event of [{ type: "step", step: "deploy", text: redaction.text(text) }, { type: "done", result }] as const) {
-    log.write(event);
-    if (event.type === "done") log.finish(result, status);
-    tell(options, log, event);
-  }
-  prune(options);
-  return result;
+  // Nothing ran: it ends the moment it starts.
+  return run.end(outcome, ending, run.startedAt);
+}
+
+export interface DeployerOptions {
+  /** Where the deploys' own warnings go, and the queue's about deploys a dead process left running. */
+  logger?: Logger;
 }
 
 /** Queues deploys per repoPath (FIFO, across processes) and runs them. */
 export class Deployer {
-  readonly queue = new DeployQueue();
+  readonly queue: DeployQueue;
+  private readonly logger: Logger;
   /** The commands its deploys are running, and only those: what a shutdown or Ctrl-C stops. */
   readonly processes = new RunningProcesses();
 
+  constructor(options: DeployerOptions = {}) {
+    this.logger = options.logger ?? defaultLogger();
+    this.queue = new DeployQueue(this.logger);
+  }
+
   /** Throws QueueFullError when the repository's queue is full; nothing runs then. */
   deploy(requested: DeployOptions): Promise<DeployResult> {
-    // The id is fixed before the queue: its ticket names it, so a process that finds it interrupted can mark its log.
-    const options = { ...requested, id: requested.id ?? crypto.randomUUID() };
+    // The id is made here, once, before the queue: its ticket names it, so a process that finds it interrupted can
+    // mark its log.
+    const options: PlannedDeploy = { logger: this.logger, ...requested, id: requested.id ?? crypto.randomUUID() };
     const key = queueKey(options.config.repoPath);
     try {
       // An acknowledged deploy's id is known before it starts: while it waits, `service logs <id>` says so. The
@@ -62,14 +57,14 @@ export class Deployer {
       // finds the one or the other.
       const { id } = options;
       const done = <T>(result: T) => {
-        if (id) unmarkQueued(options.cwd, id);
+        unmarkQueued(options.cwd, id);
         return result;
       };
       return this.queue.run(key, () => done(this.processes.own(() => runDeploy(options))), {
         limit: options.config.queueLimit,
-        deploy: { id: options.id, logs: resolve(options.cwd, LOG_DIR) },
+        deploy: { id, logs: resolve(options.cwd, LOG_DIR) },
         onQueued: (position) => {
-          if (id) markQueued(options.cwd, { id, app: options.app, trigger: options.trigger, repoPath: options.config.repoPath });
+          markQueued(options.cwd, { id, app: options.app, trigger: options.trigger, repoPath: options.config.repoPath });
           options.sink?.({ type: "queued", position });
         },
         onCancel: (reason) => done(recordCancelled(options, reason)),

@@ -1,9 +1,9 @@
-import { consola } from "consola";
 import { closeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript, type DeployEvent, type DeployResult, type Trigger } from "./events.ts";
 import { createExclusive, ensurePrivateDir, isNoSpace, overwriteInPlace, writeAll, writeFileAtomic } from "./files.ts";
 import { OWN_START } from "./liveness.ts";
+import { defaultLogger, type Logger } from "./logger.ts";
 
 /** Log directory, relative to the working directory. */
 export const LOG_DIR = join(".service", "logs");
@@ -88,6 +88,8 @@ export interface DeployLogOptions {
   maxLogBytes?: number;
   /** Frees room (retention) when a write finds the disk full. */
   makeRoom?: () => void;
+  /** Where a log that cannot be written is reported. @default consola.withTag("service") */
+  logger?: Logger;
 }
 
 /** What a repaired record knows of a deploy whose final record was lost: its `[done]` line, no more. */
@@ -268,7 +270,7 @@ export class DeployLog {
   private fail(what: string, error: unknown): void {
     if (this.problem) return;
     this.problem = `${what}: ${(error as Error).message}`;
-    consola.withTag("service").warn(`deploy ${this.header.id}: ${this.problem}; the deploy goes on without a complete log`);
+    (this.options.logger ?? defaultLogger()).warn(`deploy ${this.header.id}: ${this.problem}; the deploy goes on without a complete log`);
   }
 }
 

@@ -3,40 +3,13 @@ import { relative, resolve, isAbsolute } from "node:path";
 import { CONFIG_FILE_NAMES, readConfigText } from "../config.ts";
 import type { ResolvedConfig } from "../config-schema.ts";
 import { resolveConfig } from "../resolve-config.ts";
-import type { DeployEvent, DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
-import { gitPull, gitResetHard, headCommit, inspectRepo } from "./git.ts";
-import { pruneLogs } from "../history.ts";
-import { DeployLog } from "./log.ts";
-import { OutputRedactor, Redaction } from "./redact.ts";
+import { captures } from "./capture.ts";
+import type { DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
+import { gitResetHard } from "./git.ts";
+import type { Logger } from "./logger.ts";
+import { PullState, pullStep, short } from "./pull.ts";
+import { DeployRun, type PlannedDeploy } from "./run.ts";
 import { describeTimeout, runScript } from "./script.ts";
-
-/** Most bytes of one output stream kept in the result (the .log file and the live stream have everything). */
-export const MAX_CAPTURE_BYTES = 1024 * 1024;
-
-/** Collects one output stream as text, up to MAX_CAPTURE_BYTES. */
-class Capture {
-  private text = "";
-  private bytes = 0;
-  private dropped = 0;
-  private readonly decoder = new TextDecoder();
-
-  add(data: Uint8Array): void {
-    const room = MAX_CAPTURE_BYTES - this.bytes;
-    if (room <= 0) {
-      this.dropped += data.length;
-      return;
-    }
-    const kept = data.length > room ? data.subarray(0, room) : data;
-    this.dropped += data.length - kept.length;
-    this.bytes += kept.length;
-    this.text += this.decoder.decode(kept, { stream: true });
-  }
-
-  toString(): string {
-    const tail = this.decoder.decode();
-    return this.dropped ? `${this.text}${tail}\n[truncated: ${this.dropped} more bytes in the .log file]\n` : this.text + tail;
-  }
-}
 
 /** What a deploy needs of the configuration (a single app's, or one `apps` entry's). */
 export type DeploySettings = Pick<
@@ -65,6 +38,8 @@ export interface DeployOptions {
   notices?: string[];
   /** Secrets to redact from the output, the result and the logs (the webhook secrets). */
   secrets?: string[];
+  /** Where the deploy's own warnings go (a log that cannot be written). @default consola.withTag("service") */
+  logger?: Logger;
 }
 
 /** The repository's own config file (rule 4): auto-detected names, or SERVICE_CONFIG when it points inside. */
@@ -85,170 +60,83 @@ export function scriptEnv(env: NodeJS.ProcessEnv, context: Record<string, string
   return out;
 }
 
+/** What every stage of one deploy works with. */
+export interface DeployContext {
+  run: DeployRun;
+  /** The settings in force: the post-pull reload changes the run script and its timeout. */
+  config: DeploySettings;
+  /** Environment of git and the run script: the service's own without secrets, with the deploy's variables. */
+  env: Record<string, string | undefined>;
+  /** The service's own environment, where the reload reads SERVICE_* settings. */
+  processEnv: NodeJS.ProcessEnv;
+  cwd: string;
+  app?: string;
+}
+
+type StepRun = Omit<RunResult, "stdout" | "stderr"> & { error?: string };
+
 /**
  * One deploy, start to end: record HEAD, pull, reload the repository's config, run the script, roll back when
  * asked to. Never throws: whatever goes wrong ends in the result, the `[done]` line and the log files.
  */
-export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
-  const id = options.id ?? crypto.randomUUID();
-  const startedAt = new Date();
-  const config = { ...options.config };
-  const env = options.env ?? process.env;
-  const redaction = new Redaction(options.secrets ?? []);
-  const forge = forgeOf(options);
-  const log = new DeployLog(
-    options.cwd,
-    { id, startedAt, ...forge, trigger: options.trigger, repoPath: config.repoPath, runScript: redaction.text(config.runScript), app: options.app },
-    { maxLogBytes: config.maxLogBytes, makeRoom: () => prune(options) },
-  );
-  const redactors: OutputRedactor[] = [];
-  const emit = (event: DeployEvent) => {
-    // The service's own lines come after the output before them: release what the redactors still hold.
-    if (event.type !== "output") for (const redactor of redactors) redactor.flush();
-    log.write(event);
-    // The record is final before the client reads `[done]`, and a record that could not be kept is said before it.
-    if (event.type === "done") log.finish(event.result);
-    tell(options, log, event);
-  };
-  const step = (name: Step, text: string) => emit({ type: "step", step: name, text: redaction.text(text) });
-  const output = (name: Step, captures: { stdout: Capture; stderr: Capture }) => {
-    const redactorFor = (stream: "stdout" | "stderr") => {
-      const redactor = new OutputRedactor(redaction, (data) => {
-        captures[stream].add(data);
-        emit({ type: "output", step: name, stream, data });
-      });
-      redactors.push(redactor);
-      return redactor;
-    };
-    const streams = { stdout: redactorFor("stdout"), stderr: redactorFor("stderr") };
-    return (stream: "stdout" | "stderr", data: Uint8Array) => streams[stream].write(data);
-  };
-
-  emit({ type: "start", id, startedAt, trigger: options.trigger, repoPath: config.repoPath, ...forge });
+export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
+  const run = new DeployRun(options);
+  const ctx = contextOf(options, run);
+  const { config } = ctx;
+  const { step } = run;
+  run.start();
   for (const notice of options.notices ?? []) step("config", notice);
-  const pullOut = { stdout: new Capture(), stderr: new Capture() };
-  const runOut = { stdout: new Capture(), stderr: new Capture() };
+  const pulled = new PullState();
+  const runOut = captures();
+  let ran: StepRun = { exitCode: null, timedOut: false, script: config.runScript };
   let error: string | null = null;
-  let pullSuccess = false;
-  let before: string | null = null;
-  let after: string | null = null;
-  let run: Omit<RunResult, "stdout" | "stderr"> = { exitCode: null, timedOut: false, script: config.runScript };
-  let rollback: RollbackResult | undefined;
-  let rolledBack = false;
-  const context: Record<string, string> = {
-    SERVICE_DEPLOY_ID: id,
-    SERVICE_TRIGGER: options.trigger,
-    SERVICE_REPO_PATH: config.repoPath,
-    // Always set (empty without a forge event), so a value in the service's own environment never passes for one.
-    SERVICE_EVENT: forge.event ?? "",
-    SERVICE_DELIVERY: forge.delivery ?? "",
-  };
-  if (options.app) context.SERVICE_APP = options.app;
-  const childEnv = scriptEnv(env, context);
-
+  let rolled: { rollback?: RollbackResult; rolledBack: boolean } = { rolledBack: false };
   try {
-    // Pull.
-    const repo = existsSync(config.repoPath) ? await inspectRepo(config.repoPath, childEnv) : undefined;
-    if (!repo) {
-      error = `repoPath ${config.repoPath} does not exist`;
-      step("pull", `failed: ${error}`);
-    } else if (!repo.workTree) {
-      error = `repoPath ${config.repoPath} is not a git repository`;
-      step("pull", `failed: ${error}`);
-    } else {
-      before = repo.head;
-      childEnv.SERVICE_COMMIT_BEFORE = before ?? "";
-      if (!repo.hasRemote) {
-        pullSuccess = true;
-        step("pull", "no remote configured; nothing to pull");
-      } else {
-        step("pull", "git pull");
-        const pulled = await gitPull(config.repoPath, { env: childEnv, deadline: Date.now() + config.runTimeoutMs, onOutput: output("pull", pullOut) });
-        pullSuccess = pulled.exitCode === 0;
-        if (!pullSuccess) {
-          error = pulled.error ?? (pulled.timedOut ? "git pull timed out" : `git pull failed with exit code ${pulled.exitCode}`);
-          step("pull", `failed: ${error}`);
-        }
-      }
-      after = repo.hasRemote ? await headCommit(config.repoPath, childEnv) : before;
-      childEnv.SERVICE_COMMIT = after ?? "";
-      if (pullSuccess) step("pull", before === after ? `up to date at ${short(after)}` : `${short(before)} -> ${short(after)}`);
-    }
-
-    // Post-pull reload (rule 4), then the run script.
-    reloadFromRepo(config, options.cwd, env, step, options.app);
-    run = await runStep(config, childEnv, "run", output("run", runOut), step);
-    if (run.exitCode !== 0 && !error) error = describeFailure(run);
-
-    // Rollback (rules 2-3).
-    if (run.exitCode !== 0 && config.rollbackOnFailure) {
-      ({ rollback, rolledBack } = await rollBack(config, before, after, childEnv, options.cwd, env, step, output, options.app));
-    }
+    error = await pullStep(ctx, pulled);
+    // Post-pull reload (README "Config from the repository"), then the run script.
+    reloadFromRepo(config, ctx.cwd, ctx.processEnv, step, ctx.app);
+    ran = await runStep(ctx, "run", run.output("run", runOut));
+    if (ran.exitCode !== 0 && !error) error = describeFailure(ran);
+    // Rollback (README "Rollback").
+    if (ran.exitCode !== 0 && config.rollbackOnFailure) rolled = await rollBack(ctx, pulled);
   } catch (caught) {
     error = `internal error: ${(caught as Error).message}`;
     step("deploy", error);
   }
-
-  const finishedAt = new Date();
-  const ok = rollback ? rollback.ok : pullSuccess && run.exitCode === 0 && error === null;
-  if (error) error = redaction.text(error);
-  if (rollback?.error) rollback.error = redaction.text(rollback.error);
-  const result: DeployResult = {
-    id,
-    ok,
-    pull: { success: pullSuccess, stdout: pullOut.stdout.toString(), stderr: pullOut.stderr.toString(), before, after },
-    run: { ...run, script: redaction.text(run.script), stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },
+  const { rollback, rolledBack } = rolled;
+  return run.end({
+    ok: rollback ? rollback.ok : pulled.success && ran.exitCode === 0 && error === null,
+    pull: pulled.result(),
+    run: { ...ran, stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },
     error,
     ...(rollback ? { rollback } : {}),
     rolledBack,
-    log: { id, json: log.jsonPath, log: log.logPath },
-    startedAt: startedAt.toISOString(),
-    finishedAt: finishedAt.toISOString(),
-    durationMs: finishedAt.getTime() - startedAt.getTime(),
+  });
+}
+
+/** The deploy's stages' context: a copy of the settings (the reload changes it) and the script's environment. */
+function contextOf(options: PlannedDeploy, run: DeployRun): DeployContext {
+  const processEnv = options.env ?? process.env;
+  const variables: Record<string, string> = {
+    SERVICE_DEPLOY_ID: run.id,
+    SERVICE_TRIGGER: options.trigger,
+    SERVICE_REPO_PATH: options.config.repoPath,
+    // Always set (empty without a forge event), so a value in the service's own environment never passes for one.
+    SERVICE_EVENT: run.forge.event ?? "",
+    SERVICE_DELIVERY: run.forge.delivery ?? "",
   };
-  emit({ type: "done", result });
-  prune(options);
-  return result;
+  if (options.app) variables.SERVICE_APP = options.app;
+  const env = scriptEnv(processEnv, variables);
+  return { run, config: { ...options.config }, env, processEnv, cwd: options.cwd, app: options.app };
 }
 
-/** Hands an event to the deploy's sink, with the line saying (once) why its log files are incomplete. */
-export function tell(options: DeployOptions, log: DeployLog, event: DeployEvent): void {
-  const notice = log.takeNotice();
-  const events: DeployEvent[] = [event];
-  // After the event that met the problem, so the stream still opens with its `[deploy]` line; `[done]` stays last.
-  if (notice) events.splice(event.type === "done" ? 0 : 1, 0, { type: "step", step: "log", text: notice });
-  for (const each of events) {
-    try {
-      options.sink?.(each);
-    } catch {
-      // A sink that fails (a client gone) never touches the deploy.
-    }
-  }
-}
-
-/** Retention after each deploy; a failure to prune never fails the deploy. */
-export function prune(options: DeployOptions): void {
-  try {
-    pruneLogs(options.cwd, options.config.keepDeploys, options.config.keepDays, Date.now(), options.app);
-  } catch {}
-}
-
-/** The forge event and delivery id, redacted like every other text of a deploy, null when absent. */
-export function forgeOf(options: DeployOptions): { event: string | null; delivery: string | null } {
-  const redaction = new Redaction(options.secrets ?? []);
-  return { event: options.event ? redaction.text(options.event) : null, delivery: options.delivery ? redaction.text(options.delivery) : null };
-}
-
-const short = (commit: string | null) => (commit ? commit.slice(0, 12) : "(no commit)");
-
-function describeFailure(run: Omit<RunResult, "stdout" | "stderr"> & { error?: string }): string | null {
+function describeFailure(run: StepRun): string | null {
   if (run.error) return run.error;
   if (run.timedOut) return `run script timed out`;
   return null;
 }
 
 type Emitter = (step: Step, text: string) => void;
-type OutputFor = (name: Step, captures: { stdout: Capture; stderr: Capture }) => (stream: "stdout" | "stderr", data: Uint8Array) => void;
 
 /**
  * README "Config from the repository": after the pull, the repository's config file (if any) decides runScript
@@ -275,44 +163,33 @@ function reloadFromRepo(config: DeploySettings, cwd: string, env: NodeJS.Process
   step("config", `loaded ${file}`);
 }
 
-async function runStep(
-  config: DeploySettings,
-  env: Record<string, string | undefined>,
-  name: Step,
-  onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void,
-  step: Emitter,
-): Promise<Omit<RunResult, "stdout" | "stderr"> & { error?: string }> {
+async function runStep(ctx: DeployContext, name: Step, onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void): Promise<StepRun> {
+  const { config, env, run } = ctx;
   const started = Date.now();
   const outcome = await runScript(config.runScript, {
     cwd: config.repoPath,
     env,
     timeoutMs: config.runTimeoutMs,
     onOutput,
-    onLine: (line) => step(name, `$ ${line}`),
+    onLine: (line) => run.step(name, `$ ${line}`),
   });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  if (outcome.error) step(name, outcome.error);
-  else if (outcome.timedOut) step(name, describeTimeout(config.runTimeoutMs, outcome.stopped));
-  else step(name, `exit code ${outcome.exitCode} after ${seconds} s`);
+  if (outcome.error) run.step(name, outcome.error);
+  else if (outcome.timedOut) run.step(name, describeTimeout(config.runTimeoutMs, outcome.stopped));
+  else run.step(name, `exit code ${outcome.exitCode} after ${seconds} s`);
   return { exitCode: outcome.exitCode, timedOut: outcome.timedOut, script: config.runScript, ...(outcome.error ? { error: outcome.error } : {}) };
 }
 
-async function rollBack(
-  config: DeploySettings,
-  before: string | null,
-  after: string | null,
-  env: Record<string, string | undefined>,
-  cwd: string,
-  processEnv: NodeJS.ProcessEnv,
-  step: Emitter,
-  output: OutputFor,
-  app?: string,
-): Promise<{ rollback?: RollbackResult; rolledBack: boolean }> {
+/** Back to the commit from before the pull, and the run script again there (README "Rollback"). */
+async function rollBack(ctx: DeployContext, pulled: PullState): Promise<{ rollback?: RollbackResult; rolledBack: boolean }> {
+  const { config, env, run } = ctx;
+  const { step } = run;
+  const { before, after } = pulled;
   if (!before) {
     step("rollback", "skipped: there is no commit from before the pull to return to");
     return { rolledBack: false };
   }
-  const out = { stdout: new Capture(), stderr: new Capture() };
+  const out = captures();
   const result = (fields: Partial<RollbackResult>): RollbackResult => ({
     to: before,
     from: after,
@@ -325,17 +202,17 @@ async function rollBack(
     stderr: out.stderr.toString(),
   });
   step("rollback", `git reset --hard ${short(before)} (from ${short(after)})`);
-  const reset = await gitResetHard(config.repoPath, before, { env, deadline: Date.now() + 60_000, onOutput: output("rollback", out) });
+  const reset = await gitResetHard(config.repoPath, before, { env, deadline: Date.now() + 60_000, onOutput: run.output("rollback", out) });
   if (reset.exitCode !== 0) {
     const error = reset.error ?? `git reset --hard failed with exit code ${reset.exitCode}`;
     step("rollback", `failed: ${error}`);
     return { rollback: result({ error }), rolledBack: false };
   }
-  reloadFromRepo(config, cwd, processEnv, step, app);
+  reloadFromRepo(config, ctx.cwd, ctx.processEnv, step, ctx.app);
   step("rollback", "running the run script again at the previous commit");
-  const run = await runStep(config, env, "rollback", output("rollback", out), step);
-  const ok = run.exitCode === 0;
+  const again = await runStep(ctx, "rollback", run.output("rollback", out));
+  const ok = again.exitCode === 0;
   step("rollback", ok ? "succeeded" : "failed");
-  const rollback = result({ ok, exitCode: run.exitCode, timedOut: run.timedOut, error: ok ? null : (describeFailure(run) ?? `exit code ${run.exitCode}`) });
+  const rollback = result({ ok, exitCode: again.exitCode, timedOut: again.timedOut, error: ok ? null : (describeFailure(again) ?? `exit code ${again.exitCode}`) });
   return { rollback, rolledBack: true };
 }

@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { deployGroups, type GroupRecorder } from "./groups.ts";
+import { defaultLogger, type Logger } from "./logger.ts";
 import { recoverOrphan } from "./recovery.ts";
 import { dropTicket, makeTicketDir, scanTickets, takeTicket, updateTicket, type TicketContent } from "./tickets.ts";
 
@@ -75,6 +76,9 @@ const byTicket = (a: Entry, b: Entry) => (a.ticket < b.ticket ? -1 : a.ticket > 
  */
 export class DeployQueue {
   private readonly lanes = new Map<string, { dir: string; entries: Entry[]; timer?: ReturnType<typeof setTimeout> }>();
+
+  /** `logger` hears about the process groups a dead deploy left running, and their stop. */
+  constructor(private readonly logger: Logger = defaultLogger()) {}
 
   /** Deploys waiting (not running) for this key in this process. */
   waiting(key: string): number {
@@ -193,7 +197,7 @@ export class DeployQueue {
       scan = scanTickets(lane.dir);
     }
     for (const entry of lane.entries) positions.set(entry, scan.live.indexOf(entry.ticket));
-    for (const orphan of scan.orphans) void recoverOrphan(key, lane.dir, orphan).then(() => this.lanes.get(key) === lane && this.check(key));
+    for (const orphan of scan.orphans) void recoverOrphan(key, lane.dir, orphan, this.logger).then(() => this.lanes.get(key) === lane && this.check(key));
     const head = lane.entries[0];
     if (!head || head.started) return positions;
     if (!scan.choosing && scan.live[0] === head.ticket) head.start();

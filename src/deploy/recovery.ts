@@ -1,4 +1,3 @@
-import { consola } from "consola";
 import { closeSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { openForAppend, readNoFollow, removeStaleTemps, writeAll, writeFileAtomic } from "./files.ts";
@@ -6,6 +5,7 @@ import { groupAlive, groupMembers, stopGroup, type Group } from "./groups.ts";
 import { isRunning } from "./liveness.ts";
 import { endFromLog } from "../history.ts";
 import { LOG_DIR, type DeployRecord } from "./log.ts";
+import { defaultLogger, type Logger } from "./logger.ts";
 import { KILL_GRACE_MS } from "./process.ts";
 import { queueKey, ticketDir } from "./queue.ts";
 import { dropTicket, scanTickets, type TicketContent } from "./tickets.ts";
@@ -16,9 +16,9 @@ const RECENT = 200;
 /**
  * Marks the records of deploys whose process died mid-deploy (kill -9, power loss) as "interrupted", so the
  * history never shows a deploy as running forever, and starts stopping the process groups such a deploy left
- * running (see recoverOrphan). Returns the ids it marked.
+ * running (see recoverOrphan), saying so through `logger`. Returns the ids it marked.
  */
-export function markInterruptedDeploys(cwd: string): string[] {
+export function markInterruptedDeploys(cwd: string, logger: Logger = defaultLogger()): string[] {
   const dir = resolve(cwd, LOG_DIR);
   let names: string[];
   try {
@@ -53,7 +53,7 @@ export function markInterruptedDeploys(cwd: string): string[] {
   }
   for (const key of repos) {
     const tickets = ticketDir(key);
-    for (const orphan of scanTickets(tickets).orphans) void recoverOrphan(key, tickets, orphan);
+    for (const orphan of scanTickets(tickets).orphans) void recoverOrphan(key, tickets, orphan, logger);
   }
   removeStaleTemps(dir);
   return marked;
@@ -95,7 +95,7 @@ const recovering = new Map<string, Promise<void>>();
  * (SIGTERM, then SIGKILL after KILL_GRACE_MS), says so on the output and in that deploy's log, then frees the
  * queue. A group that even SIGKILL does not end keeps the queue held: two deploys never run at once.
  */
-export function recoverOrphan(repo: string, dir: string, orphan: { name: string; content: TicketContent }): Promise<void> {
+export function recoverOrphan(repo: string, dir: string, orphan: { name: string; content: TicketContent }, log: Logger): Promise<void> {
   const file = join(dir, orphan.name);
   let running = recovering.get(file);
   if (running) return running;
@@ -103,7 +103,6 @@ export function recoverOrphan(repo: string, dir: string, orphan: { name: string;
     const groups = orphan.content.groups.filter(groupAlive);
     const what = groups.map(named).join(", ");
     const deploy = orphan.content.id ? `deploy ${orphan.content.id}` : "a deploy";
-    const log = consola.withTag("service");
     log.warn(`${deploy} of ${repo} was interrupted and left ${what} running: stopping it (SIGTERM, then SIGKILL after ${KILL_GRACE_MS} ms) before the next deploy of that repository`);
     const logFile = logOf(orphan.content.logs, orphan.content.id);
     if (logFile) appendNoFollow(logFile, `\n[interrupted] this deploy's process died while ${what} ran; stopping it (SIGTERM, then SIGKILL) before the next deploy\n`);

@@ -1,0 +1,128 @@
+import type { Captures } from "./capture.ts";
+import type { DeployEvent, DeployResult, DeploySink, Step } from "./events.ts";
+import { pruneLogs } from "../history.ts";
+import { DeployLog, type DeployRecord } from "./log.ts";
+import type { DeployOptions } from "./pipeline.ts";
+import { OutputRedactor, Redaction } from "./redact.ts";
+
+/** A deploy's options once its id is fixed: the deployer makes the id, before the queue, and only there. */
+export type PlannedDeploy = DeployOptions & { id: string };
+
+/** What a deploy produced; its ending adds the id, the log files and the times. */
+export type Outcome = Omit<DeployResult, "id" | "log" | "startedAt" | "finishedAt" | "durationMs">;
+
+/** How a deploy's record ends: it ran (whatever its result), or it was cancelled before it started. */
+export type Ending = Extract<DeployRecord["status"], "done" | "cancelled">;
+
+/**
+ * One deploy's log, events and ending, whether it ran or could not start. Every event goes to the log files
+ * and then to the sinks; `end` builds the result, writes the final record before the `[done]` line reaches a
+ * sink, and runs retention. Texts the service writes are redacted here, once.
+ */
+export class DeployRun {
+  readonly id: string;
+  readonly startedAt = new Date();
+  private readonly redaction: Redaction;
+  readonly forge: { event: string | null; delivery: string | null };
+  private readonly log: DeployLog;
+  private readonly sinks: DeploySink[];
+  /** Output held back by redactors (a secret may span two chunks), released before each line of the service. */
+  private readonly redactors: OutputRedactor[] = [];
+
+  constructor(private readonly options: PlannedDeploy) {
+    const { config } = options;
+    this.id = options.id;
+    this.redaction = new Redaction(options.secrets ?? []);
+    this.forge = forgeOf(options, this.redaction);
+    this.sinks = options.sink ? [options.sink] : [];
+    this.log = new DeployLog(
+      options.cwd,
+      { id: this.id, startedAt: this.startedAt, ...this.forge, trigger: options.trigger, repoPath: config.repoPath, runScript: this.redaction.text(config.runScript), app: options.app },
+      { maxLogBytes: config.maxLogBytes, makeRoom: () => this.prune(), logger: options.logger },
+    );
+  }
+
+  /** The `[deploy]` line that opens the stream. */
+  start(): void {
+    const { options, forge } = this;
+    this.emit({ type: "start", id: this.id, startedAt: this.startedAt, trigger: options.trigger, repoPath: options.config.repoPath, ...forge });
+  }
+
+  /** A line of the service's own about the deploy, redacted. */
+  readonly step = (name: Step, text: string): void => this.emit({ type: "step", step: name, text: this.redaction.text(text) });
+
+  /** The output handler of a step: redacted, kept in `into`, and streamed. */
+  output(name: Step, into: Captures): (stream: "stdout" | "stderr", data: Uint8Array) => void {
+    const redactorFor = (stream: "stdout" | "stderr") => {
+      const redactor = new OutputRedactor(this.redaction, (data) => {
+        into[stream].add(data);
+        this.emit({ type: "output", step: name, stream, data });
+      });
+      this.redactors.push(redactor);
+      return redactor;
+    };
+    const streams = { stdout: redactorFor("stdout"), stderr: redactorFor("stderr") };
+    return (stream, data) => streams[stream].write(data);
+  }
+
+  /** The one ending of every deploy: the result, its final record, the `[done]` line, then retention. */
+  end(outcome: Outcome, ending: Ending = "done", finishedAt = new Date()): DeployResult {
+    const { redaction, log } = this;
+    const { rollback } = outcome;
+    const result: DeployResult = {
+      id: this.id,
+      ok: outcome.ok,
+      pull: outcome.pull,
+      run: { ...outcome.run, script: redaction.text(outcome.run.script) },
+      error: outcome.error && redaction.text(outcome.error),
+      ...(rollback ? { rollback: { ...rollback, error: rollback.error && redaction.text(rollback.error) } } : {}),
+      rolledBack: outcome.rolledBack,
+      log: { id: this.id, json: log.jsonPath, log: log.logPath },
+      startedAt: this.startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      durationMs: finishedAt.getTime() - this.startedAt.getTime(),
+    };
+    this.emit({ type: "done", result }, ending);
+    this.prune();
+    return result;
+  }
+
+  private emit(event: DeployEvent, ending: Ending = "done"): void {
+    // The service's own lines come after the output before them: release what the redactors still hold.
+    if (event.type !== "output") for (const redactor of this.redactors) redactor.flush();
+    this.log.write(event);
+    // The record is final before the client reads `[done]`, and a record that could not be kept is said before it.
+    if (event.type === "done") this.log.finish(event.result, ending);
+    this.tell(event);
+  }
+
+  /** Hands an event to the sinks, with the line saying (once) why the log files are incomplete. */
+  private tell(event: DeployEvent): void {
+    const notice = this.log.takeNotice();
+    const events: DeployEvent[] = [event];
+    // After the event that met the problem, so the stream still opens with its `[deploy]` line; `[done]` stays last.
+    if (notice) events.splice(event.type === "done" ? 0 : 1, 0, { type: "step", step: "log", text: notice });
+    for (const each of events) {
+      for (const sink of this.sinks) {
+        try {
+          sink(each);
+        } catch {
+          // A sink that fails (a client gone) never touches the deploy.
+        }
+      }
+    }
+  }
+
+  /** Retention after each deploy; a failure to prune never fails the deploy. */
+  private prune(): void {
+    const { cwd, config, app } = this.options;
+    try {
+      pruneLogs(cwd, config.keepDeploys, config.keepDays, Date.now(), app);
+    } catch {}
+  }
+}
+
+/** The forge event and delivery id, redacted like every other text of a deploy, null when absent. */
+function forgeOf(options: DeployOptions, redaction: Redaction): { event: string | null; delivery: string | null } {
+  return { event: options.event ? redaction.text(options.event) : null, delivery: options.delivery ? redaction.text(options.delivery) : null };
+}
