@@ -4,7 +4,7 @@ import { ConfigError, type AppConfig, type ResolvedConfig } from "./config-schem
 import { CONFIGURED_SECRET, generateSecret, readSecretFile, shortSecretError, writeSecretFile } from "./secret.ts";
 
 /** What one request deploys: an app's settings, the top level filling in what it does not set. */
-export interface ResolvedApp extends Omit<ResolvedConfig, "apps" | "port" | "hostname" | "trustProxy"> {
+export interface ResolvedApp extends Omit<ResolvedConfig, "apps" | "port" | "hostname" | "trustProxy" | "adminPort" | "adminHostname" | "adminToken"> {
   /** The app's name; undefined in single-app mode. */
   name?: string;
   /** Host matched against the request (lower case); undefined = any host (single-app mode). */
@@ -23,7 +23,8 @@ const REQUIRED = ["name", "host", "path", "repoPath", "runScript"] as const;
  * host + path), or the single app of the top-level config. App secrets are never inherited from the top level.
  */
 export function resolveApps(config: ResolvedConfig, cwd: string): ResolvedApp[] {
-  const { apps, port: _port, hostname: _hostname, trustProxy: _trust, secret: topSecret, ...shared } = config;
+  // The admin listener's keys belong to the service, not to an app: its token must not travel with a deploy.
+  const { apps, port: _port, hostname: _hostname, trustProxy: _trust, secret: topSecret, adminPort: _ap, adminHostname: _ah, adminToken: _at, ...shared } = config;
   if (apps.length === 0) {
     const short = topSecret && shortSecretError(topSecret, CONFIGURED_SECRET);
     if (short) throw new ConfigError(short);

@@ -124,7 +124,8 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     if (key === "apps" || key === "secret") continue;
     const source: Source = key in fromEnv ? "env" : key in fileConfig ? "file" : "default";
     const value = config[key as keyof typeof config] ?? defaults[key as keyof typeof defaults];
-    values.push({ key, value: value === undefined ? "(none)" : String(value), source });
+    const shown = value === undefined ? "(none)" : key === "adminToken" ? mask(String(value)) : String(value);
+    values.push({ key, value: shown, source });
   }
   const apps: ConfigReport["apps"] = [];
   const resolved = resolveEveryApp(config, cwd, problems);

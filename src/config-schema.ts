@@ -47,10 +47,16 @@ export interface UserConfig {
   trustProxy?: boolean;
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
+  /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
+  adminPort?: number;
+  /** Address of the admin listener. @default "127.0.0.1" */
+  adminHostname?: string;
+  /** Token of the admin API. @default generated and stored in `.service/admin.token` */
+  adminToken?: string;
 }
 
 /** One entry of `apps`; keys it does not set come from the top level (except `secret`, never inherited). */
-export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trustProxy" | "apps"> {
+export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trustProxy" | "apps" | AdminKey> {
   name: string;
   /** Host name matched against the request (port stripped, case-insensitive). */
   host: string;
@@ -60,7 +66,12 @@ export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trust
 }
 
 /** Options after defaults, the config file and the environment are applied. */
-export interface ResolvedConfig extends Required<Omit<UserConfig, "secret" | "branch" | "events" | "apps">> {
+/** Keys of the service as a whole (its admin listener), not of an app. */
+type AdminKey = "adminPort" | "adminHostname" | "adminToken";
+
+export interface ResolvedConfig extends Required<Omit<UserConfig, "secret" | "branch" | "events" | "apps" | "adminPort" | "adminToken">> {
+  adminPort?: number;
+  adminToken?: string;
   /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
   secret?: string;
   branch?: string;
@@ -87,6 +98,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     maxLogBytes: 10 * 1024 * 1024,
     trustProxy: false,
     apps: [],
+    adminHostname: "127.0.0.1",
   };
 }
 
@@ -118,10 +130,13 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   maxLogBytes: { kind: "positiveInt", env: "SERVICE_MAX_LOG_BYTES" },
   trustProxy: { kind: "boolean", env: "SERVICE_TRUST_PROXY" },
   apps: { kind: "apps", env: "" },
+  adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
+  adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
+  adminToken: { kind: "string", env: "SERVICE_ADMIN_TOKEN" },
 };
 
 /** Keys an `apps` entry may set: its own, and the per-deploy top-level keys. */
-const APP_KEYS = new Set(["name", "host", ...Object.keys(KEYS).filter((k) => !["port", "hostname", "trustProxy", "apps"].includes(k))]);
+const APP_KEYS = new Set(["name", "host", ...Object.keys(KEYS).filter((k) => !["port", "hostname", "trustProxy", "apps", "adminPort", "adminHostname", "adminToken"].includes(k))]);
 
 const KEY_NAMES = Object.keys(KEYS) as (keyof UserConfig)[];
 
