@@ -71,7 +71,9 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     }
     if (path === "/" && method === "GET") return new Response(PLACEHOLDER, { headers: { "content-type": "text/html; charset=utf-8" } });
     if (path === "/metrics" && method === "GET") {
-      if (!openMetrics && !auth.authorized(request)) return refuse();
+      // A request a proxy forwarded comes from anywhere, whatever address the listener is on.
+      const proxied = ["x-forwarded-for", "forwarded", "x-real-ip"].some((name) => request.headers.has(name));
+      if ((!openMetrics || proxied) && !auth.authorized(request)) return refuse();
       const apps = options.apps().map((app) => ({ name: appName(app), waiting: options.waiting(app) }));
       return new Response(options.metrics.render(apps), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
     }
