@@ -182,7 +182,9 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   /** The second listener, when `adminPort` is set: it reads the same apps, queue and counters. */
   const startAdmin = async (initial: ResolvedConfig) => {
     if (initial.adminPort === undefined) return;
-    adminToken = ensureAdminToken(initial.adminToken, cwd).token;
+    const ensured = ensureAdminToken(initial.adminToken, cwd);
+    if (ensured.generated) logger.info(`generated an admin token in ${ensured.file}`);
+    adminToken = ensured.token;
     admin = await startAdminListener({
       port: initial.adminPort,
       hostname: initial.adminHostname,

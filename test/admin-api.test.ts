@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeGate } from "./gate.ts";
-import { lastLine, makeRepo, post, SECRET, tempDir, waitFor } from "./helpers.ts";
+import { baseEnv, CLI, lastLine, makeRepo, post, SECRET, tempDir, waitFor } from "./helpers.ts";
 import { ADMIN_TOKEN, startAdmin } from "./admin-helpers.ts";
 
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -199,6 +199,74 @@ describe("admin listener: JSON API", () => {
       await waitFor(async () => (await getJson(`${admin}/api/deploys/${id}`)).body.status === "done", "the deploy to end");
       const log = await fetch(`${admin}/api/deploys/${id}/log`, { headers: auth }).then((r) => r.text());
       expect(log).toContain("token=unset");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("a stop of the service ends the follow streams: it exits while a client follows a deploy of another process", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const env = { SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
+    const { server, admin } = await startAdmin(repo.clone, env);
+    const cli = Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env: baseEnv(env), stdout: "pipe", stderr: "pipe" });
+    try {
+      await waitFor(() => gate.starts().length === 1, "the CLI deploy to start");
+      const res = await fetch(`${admin}/api/deploys/last/log?follow=1`, { headers: auth });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toContain("(cli)");
+      server.proc.kill("SIGTERM");
+      let ended = false;
+      for (let i = 0; i < 1000; i++) {
+        const { done } = await reader.read();
+        if (done) {
+          ended = true;
+          break;
+        }
+      }
+      expect(ended).toBe(true);
+      expect(await server.proc.exited).toBe(0);
+      expect(cli.exitCode).toBeNull();
+    } finally {
+      gate.open();
+      await cli.exited;
+      if (server.proc.exitCode === null) await server.stop();
+    }
+  });
+
+  test("a request with a malformed Host header gets a JSON answer, not a crash", async () => {
+    const repo = makeRepo();
+    const { server, admin } = await startAdmin(repo.clone);
+    try {
+      const { port } = new URL(admin);
+      const raw = async (host: string) => {
+        let text = "";
+        const done = new Promise<void>((resolve) => {
+          void Bun.connect({
+            hostname: "127.0.0.1",
+            port: Number(port),
+            socket: {
+              open(socket) {
+                socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+              },
+              data(_socket, chunk) {
+                text += chunk.toString();
+              },
+              close() {
+                resolve();
+              },
+            },
+          });
+        });
+        await Promise.race([done, Bun.sleep(5000)]);
+        return text;
+      };
+      for (const host of ["[::1", "a b", "x:99999"]) {
+        const text = await raw(host);
+        expect(text).toMatch(/^HTTP\/1\.1 (200|400) /);
+      }
+      expect(server.proc.exitCode).toBeNull();
     } finally {
       await server.stop();
     }

@@ -45,7 +45,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
   const openMetrics = isLoopback(options.hostname);
 
   const handle = async (request: Request, control: RequestControl): Promise<Response> => {
-    const url = new URL(request.url, "http://localhost");
+    const url = requestUrl(request);
+    if (!url) return apiError(400, "bad request", "the request's URL cannot be read");
     const path = url.pathname;
     const method = request.method;
     const trustProxy = options.trustProxy();
@@ -132,4 +133,14 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       await listener.stop();
     },
   };
+}
+
+/** The path and query of the request; a malformed Host header (Bun builds `request.url` from it) must not throw. */
+function requestUrl(request: Request): URL | undefined {
+  const target = request.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, "");
+  try {
+    return new URL(`http://localhost${target.startsWith("/") ? target : `/${target}`}`);
+  } catch {
+    return undefined;
+  }
 }
