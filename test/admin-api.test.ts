@@ -271,4 +271,43 @@ describe("admin listener: JSON API", () => {
       await server.stop();
     }
   });
+
+  test("multi-app mode: /api/apps lists every app by name, a deploy of one runs in its repository, metrics count per app", async () => {
+    const web = makeRepo();
+    const api = makeRepo();
+    const cwd = tempDir();
+    writeFileSync(
+      join(cwd, "service.yaml"),
+      [
+        "apps:",
+        ...[["web", web.clone], ["api", api.clone]].flatMap(([name, repoPath]) => [
+          `  - name: ${name}`,
+          `    host: ${name}.example.com`,
+          "    path: /deploy",
+          `    repoPath: ${repoPath}`,
+          `    runScript: echo deployed-${name}`,
+          `    secret: ${SECRET}`,
+        ]),
+        "",
+      ].join("\n"),
+    );
+    const { server, admin } = await startAdmin(cwd, { SERVICE_SECRET: undefined });
+    try {
+      const { body } = await getJson(`${admin}/api/apps`);
+      expect(body.apps.map((a: any) => [a.name, a.repoPath])).toEqual([["web", web.clone], ["api", api.clone]]);
+      const { id } = await (await fetch(`${admin}/api/apps/api/deploy`, { method: "POST", headers: auth })).json();
+      const record = await waitFor(async () => {
+        const { body: r } = await getJson(`${admin}/api/deploys/${id}`);
+        return r.status === "done" ? r : undefined;
+      }, "the deploy to end");
+      expect(record).toMatchObject({ app: "api", repoPath: api.clone, trigger: "api" });
+      expect((await getJson(`${admin}/api/deploys?app=web`)).body).toEqual([]);
+      expect((await getJson(`${admin}/api/deploys?app=api`)).body.map((d: any) => d.id)).toEqual([id]);
+      const metrics = await fetch(`${admin}/metrics`).then((r) => r.text());
+      expect(metrics).toContain('service_deploys_total{app="api",outcome="ok"} 1');
+      expect(metrics).toContain('service_deploys_waiting{app="web"} 0');
+    } finally {
+      await server.stop();
+    }
+  });
 });
