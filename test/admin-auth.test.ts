@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { AdminAuth, crossSite, isLoopback, MAX_SESSIONS } from "../src/admin/auth.ts";
 import { FAILURE_BURST } from "../src/throttle.ts";
 import { ADMIN_TOKEN, adminUrl, startAdmin } from "./admin-helpers.ts";
-import { makeRepo, post, SECRET, startServer, waitFor } from "./helpers.ts";
+import { makeRepo, post, runCli, SECRET, startServer, waitFor } from "./helpers.ts";
 
 const bearer = (token = ADMIN_TOKEN) => ({ authorization: `Bearer ${token}` });
 
@@ -179,6 +179,16 @@ describe("admin listener: security", () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe("admin token in other output", () => {
+  test("service check shows the admin token as hidden, never its value", async () => {
+    const repo = makeRepo();
+    const { code, stdout, stderr } = await runCli(["check"], { cwd: repo.clone, env: { SERVICE_SECRET: SECRET, SERVICE_ADMIN_PORT: "9999", SERVICE_ADMIN_TOKEN: ADMIN_TOKEN } });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/adminToken.*hidden/);
+    expect(`${stdout}${stderr}`).not.toContain(ADMIN_TOKEN);
   });
 });
 
