@@ -4,7 +4,7 @@ import { ConfigError, type AppConfig, type ResolvedConfig } from "./config-schem
 import { CONFIGURED_SECRET, generateSecret, readSecretFile, shortSecretError, writeSecretFile } from "./secret.ts";
 
 /** What one request deploys: an app's settings, the top level filling in what it does not set. */
-export interface ResolvedApp extends Omit<ResolvedConfig, "apps" | "port" | "hostname" | "trustProxy"> {
+export interface ResolvedApp extends Omit<ResolvedConfig, "apps" | "port" | "hostname" | "trustProxy" | "adminPort" | "adminHostname" | "adminToken"> {
   /** The app's name; undefined in single-app mode. */
   name?: string;
   /** Host matched against the request (lower case); undefined = any host (single-app mode). */
@@ -34,7 +34,8 @@ export function resolveApps(config: ResolvedConfig, cwd: string): ResolvedApp[] 
  * out and takes no name or route, so the entries after it are judged as if it were not there.
  */
 export function collectApps(config: ResolvedConfig, cwd: string): { apps: ResolvedApp[]; problems: string[] } {
-  const { apps, port: _port, hostname: _hostname, trustProxy: _trust, secret: topSecret, ...shared } = config;
+  // The admin listener's keys belong to the service, not to an app: its token must not travel with a deploy.
+  const { apps, port: _port, hostname: _hostname, trustProxy: _trust, secret: topSecret, adminPort: _ap, adminHostname: _ah, adminToken: _at, ...shared } = config;
   if (apps.length === 0) {
     const short = topSecret && shortSecretError(topSecret, CONFIGURED_SECRET);
     return short ? { apps: [], problems: [short] } : { apps: [{ ...shared, secret: topSecret }], problems: [] };

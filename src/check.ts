@@ -74,7 +74,8 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
   for (const key of Object.keys(KEYS) as (keyof UserConfig)[]) {
     if (key === "apps" || key === "secret") continue;
     const value = config[key as keyof typeof config];
-    values.push({ key, value: value === undefined ? "(none)" : String(value), source: sources[key] ?? "default" });
+    const shown = value === undefined ? "(none)" : key === "adminToken" ? mask(String(value)) : String(value);
+    values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   const apps: ConfigReport["apps"] = [];
   const valid = collectApps(config, cwd);

@@ -33,10 +33,13 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   maxLogBytes: { kind: "positiveInt", env: "SERVICE_MAX_LOG_BYTES" },
   trustProxy: { kind: "boolean", env: "SERVICE_TRUST_PROXY" },
   apps: { kind: "apps", env: "" },
+  adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
+  adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
+  adminToken: { kind: "string", env: "SERVICE_ADMIN_TOKEN" },
 };
 
 /** Keys an `apps` entry may set: its own, and the per-deploy top-level keys. */
-const APP_KEYS = new Set(["name", "host", ...Object.keys(KEYS).filter((k) => !["port", "hostname", "trustProxy", "apps"].includes(k))]);
+const APP_KEYS = new Set(["name", "host", ...Object.keys(KEYS).filter((k) => !["port", "hostname", "trustProxy", "apps", "adminPort", "adminHostname", "adminToken"].includes(k))]);
 
 const KEY_NAMES = Object.keys(KEYS) as (keyof UserConfig)[];
 

@@ -46,10 +46,16 @@ export interface UserConfig {
   trustProxy?: boolean;
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
+  /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
+  adminPort?: number;
+  /** Address of the admin listener. @default "127.0.0.1" */
+  adminHostname?: string;
+  /** Token of the admin API. @default generated and stored in `.service/admin.token` */
+  adminToken?: string;
 }
 
 /** One entry of `apps`; keys it does not set come from the top level (except `secret`, never inherited). */
-export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trustProxy" | "apps"> {
+export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trustProxy" | "apps" | AdminKey> {
   name: string;
   /** Host name matched against the request (port stripped, case-insensitive). */
   host: string;
@@ -59,7 +65,12 @@ export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trust
 }
 
 /** Options after defaults, the config file and the environment are applied. */
-export interface ResolvedConfig extends Required<Omit<UserConfig, "secret" | "branch" | "events" | "apps">> {
+/** Keys of the service as a whole (its admin listener), not of an app. */
+type AdminKey = "adminPort" | "adminHostname" | "adminToken";
+
+export interface ResolvedConfig extends Required<Omit<UserConfig, "secret" | "branch" | "events" | "apps" | "adminPort" | "adminToken">> {
+  adminPort?: number;
+  adminToken?: string;
   /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
   secret?: string;
   branch?: string;
@@ -86,6 +97,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     maxLogBytes: 10 * 1024 * 1024,
     trustProxy: false,
     apps: [],
+    adminHostname: "127.0.0.1",
   };
 }
 

@@ -107,6 +107,11 @@ function preciseStart(jsonText: string | undefined, logPath: string): string | u
   return undefined;
 }
 
+/** A deploy that did not succeed: a rolled-back one did not, whatever its redeploy did; a running one has not failed (yet). */
+export function isFailed(entry: HistoryEntry): boolean {
+  return entry.status !== "running" && !(entry.status === "done" && entry.ok && !entry.rolledBack);
+}
+
 /** Start time in ms for ordering; an unparsable one sorts as the epoch rather than breaking the sort. */
 const startMs = (entry: HistoryEntry) => Date.parse(entry.startedAt) || 0;
 

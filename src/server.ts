@@ -1,10 +1,13 @@
 import { consola, type ConsolaInstance } from "consola";
+import { ensureAdminToken } from "./admin/auth.ts";
+import { startAdminListener, type AdminListener } from "./admin/listener.ts";
+import { Metrics } from "./admin/metrics.ts";
 import { ensureAppSecrets, requestHost, resolveApps, routeRequest, type ResolvedApp } from "./apps.ts";
 import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 import { ConfigReloader } from "./reload.ts";
 import type { DeployEvent } from "./deploy/events.ts";
 import { Deployer } from "./deploy/deployer.ts";
-import { QueueFullError } from "./deploy/queue.ts";
+import { QueueFullError, queueKey } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
 import { forgeDelivery, skippedResponse, skipReason } from "./forge-event.ts";
 import { BODY_READ_DEADLINE_MS, ByteBudget, declaredLength, readBody, UNAUTHENTICATED_BODY_BUDGET_BYTES, type BodyRead } from "./body.ts";
@@ -35,6 +38,8 @@ export interface ServiceServer {
   readonly port: number | undefined;
   /** `http://localhost:<port>` once listening. */
   readonly url: string | undefined;
+  /** The admin listener's URL once listening; undefined when `adminPort` is unset. */
+  readonly adminUrl: string | undefined;
   /** Resolves when every running and queued deploy has finished. */
   idle(): Promise<void>;
 }
@@ -78,6 +83,14 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   let lastGoodApps: ResolvedApp[] = [];
   let appsFrom: ResolvedConfig | undefined;
   const throttle = new FailureThrottle();
+  const metrics = new Metrics();
+  let admin: AdminListener | undefined;
+  let adminToken: string | undefined;
+  let adminUrl: string | undefined;
+  /** The app each webhook request was routed to, for its status counter. */
+  const routedTo = new WeakMap<Request, string>();
+  /** Every secret a deploy's output and the admin API's answers must not carry. */
+  const secrets = () => [...lastGoodApps.map((a) => a.secret ?? ""), adminToken ?? ""];
 
   /**
    * The apps in force, resolved again only when the configuration changed (so a flood of requests reads no
@@ -108,6 +121,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     if (!url) return jsonResponse(404, NOT_FOUND);
     const app = routeRequest(currentApps(current), url.pathname, () => requestHost(request, current.trustProxy));
     if (!app) return jsonResponse(404, NOT_FOUND);
+    routedTo.set(request, app.name ?? "default");
     // The secret is checked before the client's failures are counted: a right one is never slowed.
     const refuse = () => throttle.refuse(clientAddress(request.headers, control.remoteAddress, current.trustProxy));
     if (!app.secret) return refuse();
@@ -135,7 +149,10 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     const wantsJson = url.searchParams.get("format") === "json";
     const forge = forgeDelivery(request.headers);
     const skip = skipReason(app, forge, body, request.headers.get("content-type"));
-    if (skip) return skippedResponse(skip, wantsJson);
+    if (skip) {
+      metrics.deployEnded(app.name ?? "default", "skipped");
+      return skippedResponse(skip, wantsJson);
+    }
 
     // Bun 1.4.5 closes a connection when a request is pipelined behind one still being answered, and both are
     // lost. That close happens while the read that brought them is parsed: after one turn of the event loop a
@@ -149,15 +166,14 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     const stream = wantsJson || acknowledge ? undefined : streamingResponse(app.heartbeatMs);
     const id = crypto.randomUUID();
     let position = 0;
-    const sink = (event: DeployEvent) => {
+    const sink = metrics.observe(app.name ?? "default", (event: DeployEvent) => {
       if (event.type === "queued") position = event.position;
       stream?.sink(event);
-    };
+    });
     let result: ReturnType<typeof deployer.deploy>;
     try {
       const notices = reloader.problem ? [reloader.problem] : [];
-      const secrets = lastGoodApps.map((a) => a.secret ?? "");
-      result = deployer.deploy({ id, app: app.name, config: app, trigger: "webhook", ...forge, cwd, sink, notices, secrets });
+      result = deployer.deploy({ id, app: app.name, config: app, trigger: "webhook", ...forge, cwd, sink, notices, secrets: secrets() });
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` }, { "retry-after": "30" });
@@ -173,6 +189,50 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     const response = acknowledge ? acknowledgement(id, position, app, cwd, wantsJson) : stream ? stream.response : await jsonResult(result);
     response.headers.set("connection", "close");
     return response;
+  };
+
+  /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
+  const apiDeploy = (app: ResolvedApp): Response => {
+    const id = crypto.randomUUID();
+    let position = 0;
+    const sink = metrics.observe(app.name ?? "default", (event) => {
+      if (event.type === "queued") position = event.position;
+    });
+    let result: Promise<unknown>;
+    try {
+      const notices = reloader.problem ? [reloader.problem] : [];
+      result = deployer.deploy({ id, app: app.name, config: app, trigger: "api", cwd, sink, notices, secrets: secrets() });
+    } catch (error) {
+      if (!(error instanceof QueueFullError)) throw error;
+      return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` }, { "retry-after": "30" });
+    }
+    inFlight.add(result);
+    result.catch((error) => logger.error(`deploy ${id} failed inside the service: ${(error as Error).message}`)).finally(() => inFlight.delete(result));
+    return acknowledgement(id, position, app, cwd, true);
+  };
+
+  /** The second listener, when `adminPort` is set: it reads the same apps, queue and counters. */
+  const startAdmin = async (initial: ResolvedConfig) => {
+    if (initial.adminPort === undefined) return;
+    const ensured = ensureAdminToken(initial.adminToken, cwd);
+    if (ensured.generated) logger.info(`generated an admin token in ${ensured.file}`);
+    adminToken = ensured.token;
+    admin = await startAdminListener({
+      port: initial.adminPort,
+      hostname: initial.adminHostname,
+      token: adminToken,
+      logger,
+      cwd,
+      metrics,
+      apps: () => currentApps(reloader.current()),
+      trustProxy: () => reloader.current().trustProxy,
+      draining: () => draining,
+      waiting: (app) => deployer.queue.waiting(queueKey(app.repoPath)),
+      deploy: apiDeploy,
+      secrets,
+    });
+    const host = initial.adminHostname;
+    adminUrl = `http://${host.includes(":") ? `[${host}]` : host}:${admin.port}/`;
   };
 
   return {
@@ -191,16 +251,29 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
         port: initial.port,
         hostname: initial.hostname,
         idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
-        // Only a backstop: readBoundedBody enforces each app's limit, and answers in JSON naming it. Bun answers a
+        // Only a backstop: readBody (body.ts) enforces each app's limit, and answers in JSON naming it. Bun answers a
         // body over this itself (an empty 413, before the handler runs), so it sits far above any app's limit,
         // and above limits raised by a config reload. An unread body is not buffered (Bun applies backpressure).
         maxRequestBodySize: Math.max(BODY_BACKSTOP_BYTES, initial.maxBodyBytes + 1, ...initial.apps.map((a) => (a.maxBodyBytes ?? 0) + 1)),
-        fetch: handle,
+        fetch: async (request, control) => {
+          const response = await handle(request, control);
+          metrics.webhookRequest(routedTo.get(request) ?? "", response.status);
+          return response;
+        },
         error(error) {
           logger.error(`request failed: ${error.message}`);
           return jsonResponse(500, { error: "internal error", message: "the request failed inside the service; see its log" });
         },
       });
+      try {
+        await startAdmin(initial);
+      } catch (error) {
+        const current = listener;
+        listener = undefined;
+        await current.stop();
+        if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") throw new Error(`the admin port ${initial.adminPort} is already in use: choose another with SERVICE_ADMIN_PORT or the adminPort key`, { cause: error });
+        throw error;
+      }
     },
     async stop(options: StopOptions = {}) {
       if (!listener) return;
@@ -217,6 +290,10 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
       if (!current) return;
       listener = undefined;
       await current.stop();
+      // Last: /healthz answers 503 for as long as the service drains.
+      const adminListener = admin;
+      admin = undefined;
+      await adminListener?.stop();
     },
     get listening() {
       return listener !== undefined;
@@ -226,6 +303,9 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     },
     get url() {
       return listener ? `http://localhost:${listener.port}` : undefined;
+    },
+    get adminUrl() {
+      return admin ? adminUrl : undefined;
     },
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);

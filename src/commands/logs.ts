@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isRunning } from "../deploy/liveness.ts";
-import { endFromLog, findDeploy, findQueued, isDeployRef, listDeploys, missingLogDir, neverStarted, queuedMessage, type HistoryEntry } from "../history.ts";
+import { endFromLog, findDeploy, findQueued, isDeployRef, isFailed, listDeploys, missingLogDir, neverStarted, queuedMessage, type HistoryEntry } from "../history.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
 function duration(ms: number | null): string {
@@ -151,8 +151,7 @@ export const logsCommand = defineCommand({
     if (!Number.isInteger(limit) || limit <= 0) throw new Error(`--limit expects a positive whole number, got "${args.limit}"`);
     let entries = listDeploys(cwd);
     if (args.app) entries = entries.filter((e) => e.app === args.app);
-    // A deploy still running has not failed (yet); a rolled-back one did, whatever its redeploy did.
-    if (args.failed) entries = entries.filter((e) => e.status !== "running" && !(e.status === "done" && e.ok && !e.rolledBack));
+    if (args.failed) entries = entries.filter(isFailed);
     entries = entries.slice(0, limit);
     if (args.json) process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
     else if (entries.length === 0) process.stdout.write(`${nothingListed(cwd, args.failed, args.app)}\n`);

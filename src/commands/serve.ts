@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { consola, LogLevels } from "consola";
+import { ADMIN_TOKEN_FILE, ensureAdminToken } from "../admin/auth.ts";
 import { checkConfig } from "../check.ts";
 import { ensureAppSecrets, resolveApps, type ResolvedApp } from "../apps.ts";
 import { loadConfig } from "../config.ts";
@@ -52,6 +53,11 @@ export const serveCommand = defineCommand({
         process.stdout.write(`Generated a secret for app "${added.name}" and saved it to ${added.file} (mode 0600). It is shown only this once:\n\n  ${added.secret}\n\n`);
       }
     }
+    if (config.adminPort !== undefined) {
+      const admin = ensureAdminToken(config.adminToken, process.cwd());
+      config.adminToken = admin.token;
+      if (admin.generated) process.stdout.write(`Generated an admin token and saved it to ${ADMIN_TOKEN_FILE} (mode 0600). It is shown only this once:\n\n  ${admin.token}\n\n`);
+    }
     for (const problem of checkConfig().problems) consola.warn(problem);
     if (shouldAskAboutHttps()) await askAboutHttps(config, apps);
 
@@ -64,6 +70,7 @@ export const serveCommand = defineCommand({
       throw error;
     }
     process.stdout.write(`${banner(server.port!, config.apps.length > 0, apps).join("\n")}\n`);
+    if (server.adminUrl) process.stdout.write(`admin: ${server.adminUrl} (/healthz, /metrics, /api/)\n`);
 
     // Both ends exit explicitly: a child a deploy left in the background (`app &`) still holds pipes the server
     // reads, which would keep the process alive after the listener closed.

@@ -57,7 +57,7 @@ export interface RollbackResult {
   error: string | null;
 }
 
-export type Trigger = "webhook" | "cli";
+export type Trigger = "webhook" | "cli" | "api";
 export type Step = "deploy" | "pull" | "config" | "run" | "rollback" | "log";
 
 export type DeployEvent =

@@ -57,6 +57,7 @@ export function repoConfigFile(repoPath: string, cwd: string, env: NodeJS.Proces
 export function scriptEnv(env: NodeJS.ProcessEnv, context: Record<string, string>): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = { ...env, ...context };
   delete out.SERVICE_SECRET;
+  delete out.SERVICE_ADMIN_TOKEN;
   return out;
 }
 

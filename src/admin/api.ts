@@ -1,0 +1,199 @@
+import { closeSync, openSync, readFileSync, readSync, constants } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { ResolvedApp } from "../apps.ts";
+import { isRunning } from "../deploy/liveness.ts";
+import { headCommit } from "../deploy/git.ts";
+import { Redaction } from "../deploy/redact.ts";
+import { findDeploy, isDeployRef, isFailed, listDeploys, type HistoryEntry } from "../history.ts";
+import { jsonResponse, STREAM_HEADERS } from "../response.ts";
+import { isPaused, outcomeOf, type Metrics } from "./metrics.ts";
+
+/** What the API needs of the service around it. */
+export interface AdminContext {
+  cwd: string;
+  /** The apps in force; single-app mode has one, named `default`. */
+  apps(): ResolvedApp[];
+  trustProxy(): boolean;
+  draining(): boolean;
+  waiting(app: ResolvedApp): number;
+  /** Starts a deploy of `app` and answers like an acknowledged webhook. */
+  deploy(app: ResolvedApp): Response;
+  metrics: Metrics;
+  /** Every secret no answer may carry: the admin token and the webhook secrets. */
+  secrets(): string[];
+}
+
+export const appName = (app: ResolvedApp) => app.name ?? "default";
+
+export const apiError = (status: number, error: string, message: string) => jsonResponse(status, { error, message });
+
+/** Most deploys one listing returns. */
+const MAX_LIMIT = 1000;
+
+/** A JSON answer with every secret taken out of it. */
+function redactedJson(context: AdminContext, status: number, body: unknown): Response {
+  const text = new Redaction(context.secrets()).text(JSON.stringify(body));
+  return new Response(`${text}\n`, { status, headers: { "content-type": "application/json; charset=utf-8" } });
+}
+
+/** `GET /api/apps`. */
+export async function listApps(context: AdminContext): Promise<Response> {
+  const history = listDeploys(context.cwd);
+  const apps = await Promise.all(
+    context.apps().map(async (app) => {
+      const name = appName(app);
+      const last = history.find((e) => e.status !== "running" && belongsTo(e, app));
+      return {
+        name,
+        repoPath: app.repoPath,
+        commit: await headCommit(app.repoPath, process.env).catch(() => null),
+        running: context.metrics.running.get(name) ?? null,
+        waiting: context.waiting(app),
+        last: last ? { id: last.id, outcome: entryOutcome(last), startedAt: last.startedAt, ageSeconds: Math.max(0, Math.round((Date.now() - Date.parse(last.startedAt)) / 1000)) } : null,
+        paused: isPaused(name),
+      };
+    }),
+  );
+  return redactedJson(context, 200, { apps });
+}
+
+/** Single-app records name no app: they are the `default` app's. */
+const belongsTo = (entry: HistoryEntry, app: ResolvedApp) => (entry.app ?? "default") === appName(app);
+
+function entryOutcome(entry: HistoryEntry): string {
+  if (entry.status !== "done") return entry.status;
+  return outcomeOf({ ok: entry.ok === true, rolledBack: entry.rolledBack, error: null });
+}
+
+/** `GET /api/deploys?app=&limit=&failed=1`: the entries of `service logs --json`, newest first. */
+export function listDeployments(context: AdminContext, query: URLSearchParams): Response {
+  const limitText = query.get("limit") ?? "20";
+  const limit = /^\d{1,7}$/.test(limitText) ? Number(limitText) : 0;
+  if (limit <= 0 || limit > MAX_LIMIT) return apiError(400, "bad request", `limit must be a whole number from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limitText.slice(0, 40))}`);
+  const app = query.get("app");
+  let entries = listDeploys(context.cwd);
+  if (app) entries = entries.filter((e) => (e.app ?? "default") === app);
+  if (["1", "true", "yes"].includes(query.get("failed") ?? "")) entries = entries.filter(isFailed);
+  return redactedJson(context, 200, entries.slice(0, limit));
+}
+
+/** The deploy `ref` names, or the error answer. */
+function deployOf(context: AdminContext, ref: string): HistoryEntry | Response {
+  if (!isDeployRef(ref) || ref.length < 4) return apiError(400, "bad request", "a deploy is named by its id or at least 4 characters of it");
+  const entry = findDeploy(context.cwd, ref);
+  if (typeof entry !== "string") return entry;
+  return entry.startsWith("no deploy") ? apiError(404, "not found", entry) : apiError(409, "ambiguous", entry);
+}
+
+/** `GET /api/deploys/<id>`: the deploy's JSON record. */
+export function deployRecord(context: AdminContext, ref: string): Response {
+  const entry = deployOf(context, ref);
+  if (entry instanceof Response) return entry;
+  let record: unknown;
+  try {
+    record = JSON.parse(readFileSync(entry.jsonPath, "utf8"));
+  } catch {
+    return redactedJson(context, 200, { ...entry, note: entry.problem ?? "the JSON record cannot be read" });
+  }
+  return redactedJson(context, 200, record);
+}
+
+/** Follow streams at once, in all and per client: each holds a connection and polls a file. */
+export const MAX_FOLLOWS = 32;
+export const MAX_FOLLOWS_PER_CLIENT = 4;
+
+/** Live `?follow=1` streams, by client key, and how to end them all when the service stops. */
+export class Follows {
+  private readonly perClient = new Map<string, number>();
+  private total = 0;
+  private readonly stops = new Set<() => void>();
+
+  /** `GET /api/deploys/<id>/log`: the text so far, and with `follow` the rest as it is written. */
+  log(context: AdminContext, ref: string, follow: boolean, client: string): Response {
+    const entry = deployOf(context, ref);
+    if (entry instanceof Response) return entry;
+    const redaction = new Redaction(context.secrets());
+    if (!follow) {
+      try {
+        return new Response(Buffer.from(redaction.binary(readFileSync(entry.logPath).toString("latin1")), "latin1"), { headers: STREAM_HEADERS });
+      } catch {
+        return apiError(404, "not found", `the log of deploy ${entry.id} is missing`);
+      }
+    }
+    if (this.total >= MAX_FOLLOWS || (this.perClient.get(client) ?? 0) >= MAX_FOLLOWS_PER_CLIENT) {
+      return jsonResponse(429, { error: "too many follow streams", message: `at most ${MAX_FOLLOWS_PER_CLIENT} per client and ${MAX_FOLLOWS} in all: close one first` }, { "retry-after": "10" });
+    }
+    this.total++;
+    this.perClient.set(client, (this.perClient.get(client) ?? 0) + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.total--;
+      const left = (this.perClient.get(client) ?? 1) - 1;
+      if (left > 0) this.perClient.set(client, left);
+      else this.perClient.delete(client);
+    };
+    let offset = 0;
+    let stopped = false;
+    const stop = () => {
+      stopped = true;
+    };
+    this.stops.add(stop);
+    const forget = () => {
+      release();
+      this.stops.delete(stop);
+    };
+    const buffer = Buffer.alloc(64 * 1024);
+    const readMore = (): Uint8Array | undefined => {
+      try {
+        const fd = openSync(entry.logPath, constants.O_RDONLY | constants.O_NOFOLLOW);
+        try {
+          const read = readSync(fd, buffer, 0, buffer.length, offset);
+          offset += read;
+          return read > 0 ? Buffer.from(redaction.binary(buffer.subarray(0, read).toString("latin1")), "latin1") : undefined;
+        } finally {
+          closeSync(fd);
+        }
+      } catch {
+        return undefined;
+      }
+    };
+    // As `service logs --follow`: until the record says it ended, or the process that wrote it is gone.
+    const running = () => {
+      try {
+        const record = JSON.parse(readFileSync(entry.jsonPath, "utf8")) as { status?: unknown; pid?: unknown; pidStart?: unknown };
+        if (record.status !== "running") return false;
+        return typeof record.pid !== "number" || isRunning(record.pid, typeof record.pidStart === "string" ? record.pidStart : undefined);
+      } catch {
+        return false;
+      }
+    };
+    const stream = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          // Bounded: the deploy's own timeout ends it, and the service's stop ends every stream.
+          for (;;) {
+            const chunk = readMore();
+            if (chunk) return controller.enqueue(chunk);
+            if (stopped || !running()) {
+              const rest = readMore();
+              if (rest) return controller.enqueue(rest);
+              forget();
+              return controller.close();
+            }
+            await sleep(200);
+          }
+        },
+        cancel: forget,
+      },
+      { highWaterMark: 0 },
+    );
+    return new Response(stream, { headers: STREAM_HEADERS });
+  }
+
+  /** Ends every stream (the service stops). */
+  closeAll(): void {
+    for (const stop of this.stops) stop();
+  }
+}

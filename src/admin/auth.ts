@@ -1,0 +1,137 @@
+import { mkdirSync } from "node:fs";
+import { isIP } from "node:net";
+import { resolve } from "node:path";
+import { generateSecret, readSecretFile, secretsEqual, shortSecretError, writeSecretFile } from "../secret.ts";
+
+/** Where the generated admin token is kept, relative to the working directory. */
+export const ADMIN_TOKEN_FILE = ".service/admin.token";
+
+/** How long a dashboard session lasts after its login. */
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+
+/** Sessions kept at most; a login past it ends the oldest session. */
+export const MAX_SESSIONS = 1000;
+
+export const SESSION_COOKIE = "service_session";
+
+export interface EnsuredAdminToken {
+  token: string;
+  /** True only on the start that created the token file: the one time it is shown. */
+  generated: boolean;
+  file?: string;
+}
+
+/** The admin token: `adminToken` / SERVICE_ADMIN_TOKEN, else `.service/admin.token`, else a new one stored there. */
+export function ensureAdminToken(configured: string | undefined, cwd: string): EnsuredAdminToken {
+  if (configured !== undefined && configured !== "") {
+    const problem = !configured.trim() ? "the admin token (SERVICE_ADMIN_TOKEN or adminToken) is blank" : shortSecretError(configured, "the admin token (SERVICE_ADMIN_TOKEN or adminToken)");
+    if (problem) throw new Error(problem);
+    return { token: configured.trim(), generated: false };
+  }
+  const file = resolve(cwd, ADMIN_TOKEN_FILE);
+  const existing = readSecretFile(file);
+  if (existing) return { token: existing, generated: false, file };
+  mkdirSync(resolve(cwd, ".service"), { recursive: true });
+  const token = generateSecret();
+  writeSecretFile(file, token);
+  return { token, generated: true, file };
+}
+
+/** True for an address only this machine can reach: there /metrics needs no token. */
+export function isLoopback(hostname: string): boolean {
+  const plain = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  if (plain === "localhost") return true;
+  if (isIP(plain) === 4) return plain.startsWith("127.");
+  return plain === "::1";
+}
+
+/** The value of one cookie of the request. */
+function cookie(request: Request, name: string): string | undefined {
+  for (const part of (request.headers.get("cookie") ?? "").split(";")) {
+    const [key, ...value] = part.trim().split("=");
+    if (key === name) return value.join("=");
+  }
+  return undefined;
+}
+
+/**
+ * A state-changing request sent by a page of another site: the browser attaches the session cookie to it all
+ * the same, so the cookie alone proves nothing. `Sec-Fetch-Site` where the browser sends it, else `Origin`
+ * against the host the request was sent to. A client that is no browser sends neither and is not refused.
+ */
+export function crossSite(request: Request, trustProxy: boolean): boolean {
+  const site = request.headers.get("sec-fetch-site");
+  if (site !== null && site !== "same-origin" && site !== "none") return true;
+  const origin = request.headers.get("origin");
+  if (origin === null) return false;
+  let host: string;
+  try {
+    host = new URL(origin).host.toLowerCase();
+  } catch {
+    return true; // `Origin: null` (a sandboxed frame, a file: page) is no site of ours
+  }
+  const target = trustProxy ? request.headers.get("x-forwarded-host")?.split(",")[0]?.trim() : undefined;
+  return host !== (target || request.headers.get("host") || "").toLowerCase();
+}
+
+/** The admin token and the sessions of logged-in browsers. */
+export class AdminAuth {
+  /** Session id → expiry (ms); insertion order = oldest login first. */
+  private readonly sessions = new Map<string, number>();
+
+  constructor(private readonly token: string) {}
+
+  tokenMatches(given: string): boolean {
+    return given !== "" && secretsEqual(given.trim(), this.token);
+  }
+
+  /** The Bearer token of the request: "" when absent. */
+  private bearer(request: Request): string {
+    const match = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization")?.trim() ?? "");
+    return match?.[1]?.trim() ?? "";
+  }
+
+  /** True when the request carries credentials at all (a wrong one is a failure to count). */
+  presented(request: Request): boolean {
+    return this.bearer(request) !== "" || cookie(request, SESSION_COOKIE) !== undefined;
+  }
+
+  /** The right Bearer token, or a live session cookie. */
+  authorized(request: Request, now = Date.now()): boolean {
+    const bearer = this.bearer(request);
+    if (bearer) return this.tokenMatches(bearer);
+    return this.session(request, now) !== undefined;
+  }
+
+  private session(request: Request, now: number): string | undefined {
+    const id = cookie(request, SESSION_COOKIE);
+    if (!id) return undefined;
+    const expires = this.sessions.get(id);
+    if (expires === undefined) return undefined;
+    if (expires <= now) {
+      this.sessions.delete(id);
+      return undefined;
+    }
+    return id;
+  }
+
+  /** A new session; its `Set-Cookie` value. */
+  login(secure: boolean, now = Date.now()): string {
+    for (const [id, expires] of this.sessions) if (expires <= now) this.sessions.delete(id);
+    while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+    const id = generateSecret();
+    this.sessions.set(id, now + SESSION_TTL_MS);
+    return `${SESSION_COOKIE}=${id}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_TTL_MS / 1000}${secure ? "; Secure" : ""}`;
+  }
+
+  /** Ends the request's session; the `Set-Cookie` value that clears it. */
+  logout(request: Request, secure: boolean): string {
+    const id = cookie(request, SESSION_COOKIE);
+    if (id) this.sessions.delete(id);
+    return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure ? "; Secure" : ""}`;
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+}

@@ -1,0 +1,148 @@
+import type { ConsolaInstance } from "consola";
+import { readBody } from "../body.ts";
+import { jsonResponse } from "../response.ts";
+import { runtime } from "#runtime";
+import type { Listener, RequestControl } from "../runtime/types.ts";
+import { clientAddress, clientKey, FailureThrottle } from "../throttle.ts";
+import { apiError, appName, deployRecord, Follows, listApps, listDeployments, type AdminContext } from "./api.ts";
+import { AdminAuth, crossSite, isLoopback } from "./auth.ts";
+
+/** Largest body of a POST to the admin listener (`/login` carries one short field; API POSTs none). */
+export const MAX_ADMIN_BODY_BYTES = 4096;
+
+/** Idle connections are closed after this; follow streams are exempt. */
+const IDLE_TIMEOUT_SECONDS = 30;
+
+const UNAUTHORIZED = Object.freeze({ error: "unauthorized", message: "missing or wrong admin token: send Authorization: Bearer <admin token>, or log in" });
+const CROSS_SITE = Object.freeze({ error: "cross-site request", message: "this request came from another site's page and is refused" });
+const NOT_FOUND = Object.freeze({ error: "not found", message: "no such admin endpoint" });
+
+const PLACEHOLDER = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>service</title></head>
+<body><h1>service</h1><p>The admin API is under <code>api/</code>.</p>
+<form method="post" action="login"><label>Admin token <input type="password" name="token" autocomplete="current-password"></label> <button>Log in</button></form>
+<form method="post" action="logout"><button>Log out</button></form></body></html>
+`;
+
+export interface AdminOptions extends AdminContext {
+  port: number;
+  hostname: string;
+  token: string;
+  logger: ConsolaInstance;
+}
+
+export interface AdminListener {
+  port: number;
+  /** Ends the follow streams, then closes. */
+  stop(): Promise<void>;
+}
+
+/** The second, optional listener: `/healthz`, `/metrics`, `/api/`, `/login`, `/logout`. */
+export async function startAdminListener(options: AdminOptions): Promise<AdminListener> {
+  const auth = new AdminAuth(options.token);
+  const throttle = new FailureThrottle();
+  const follows = new Follows();
+  const openMetrics = isLoopback(options.hostname);
+
+  const handle = async (request: Request, control: RequestControl): Promise<Response> => {
+    const url = requestUrl(request);
+    if (!url) return apiError(400, "bad request", "the request's URL cannot be read");
+    const path = url.pathname;
+    const method = request.method;
+    const trustProxy = options.trustProxy();
+    const client = () => clientAddress(request.headers, control.remoteAddress, trustProxy);
+    /** A wrong token or session is counted like a wrong webhook secret; a missing one answers 401 alone. */
+    const refuse = () => (auth.presented(request) ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED));
+    const secure = trustProxy && request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase() === "https";
+
+    if (path === "/healthz" && method === "GET") {
+      return options.draining() ? new Response("shutting down\n", { status: 503 }) : new Response("ok\n", { headers: { "content-type": "text/plain; charset=utf-8" } });
+    }
+    if (method === "POST" && crossSite(request, trustProxy)) return jsonResponse(403, CROSS_SITE);
+
+    if (path === "/login" && method === "POST") {
+      // Within the size limit and the read deadline every body has: a login form is not authenticated yet.
+      const read = await readBody(request, { limit: MAX_ADMIN_BODY_BYTES, keep: true });
+      if (!read.ok) return apiError(read.reason === "too large" ? 413 : 408, read.reason, `the login form could not be read (${read.reason}; at most ${MAX_ADMIN_BODY_BYTES} bytes)`);
+      read.release();
+      const token = new URLSearchParams(Buffer.from(read.body ?? new Uint8Array()).toString("utf8")).get("token") ?? "";
+      if (!auth.tokenMatches(token)) return token ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED);
+      return new Response(null, { status: 303, headers: { location: "./", "set-cookie": auth.login(secure) } });
+    }
+    if (path === "/logout" && method === "POST") {
+      return new Response(null, { status: 303, headers: { location: "./", "set-cookie": auth.logout(request, secure) } });
+    }
+    if (path === "/" && method === "GET") return new Response(PLACEHOLDER, { headers: { "content-type": "text/html; charset=utf-8" } });
+    if (path === "/metrics" && method === "GET") {
+      // A request a proxy forwarded comes from anywhere, whatever address the listener is on.
+      const proxied = ["x-forwarded-for", "forwarded", "x-real-ip"].some((name) => request.headers.has(name));
+      if ((!openMetrics || proxied) && !auth.authorized(request)) return refuse();
+      const apps = options.apps().map((app) => ({ name: appName(app), waiting: options.waiting(app) }));
+      return new Response(options.metrics.render(apps), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+    }
+    if (!path.startsWith("/api/")) return jsonResponse(404, NOT_FOUND);
+    if (!auth.authorized(request)) return refuse();
+    return api(request, url, control, client);
+  };
+
+  /** The JSON API; the caller is authorized. */
+  const api = async (request: Request, url: URL, control: RequestControl, client: () => string): Promise<Response> => {
+    const parts = url.pathname.split("/").slice(2).map((part) => {
+      try {
+        return decodeURIComponent(part);
+      } catch {
+        return "\0"; // names no app and no deploy
+      }
+    });
+    const method = request.method;
+    const [resource, name, action, extra] = parts;
+    if (resource === "apps" && name === undefined && method === "GET") return listApps(options);
+    if (resource === "deploys" && name === undefined && method === "GET") return listDeployments(options, url.searchParams);
+    if (resource === "deploys" && name && action === undefined && method === "GET") return deployRecord(options, name);
+    if (resource === "deploys" && name && action === "log" && extra === undefined && method === "GET") {
+      const follow = ["1", "true", "yes"].includes(url.searchParams.get("follow") ?? "");
+      if (follow) control.noTimeout();
+      return follows.log(options, name, follow, clientKey(client()));
+    }
+    if (resource === "apps" && name && action && extra === undefined && method === "POST") {
+      const app = options.apps().find((a) => appName(a) === name);
+      if (!app) return apiError(404, "not found", `no app named ${JSON.stringify(name.slice(0, 100))}`);
+      // Deploy-control actions (rollback, cancel, pause, resume) join here, one case each.
+      switch (action) {
+        case "deploy":
+          if (options.draining()) return jsonResponse(503, { error: "shutting down", message: "the service is stopping and accepts no new deploys" }, { "retry-after": "30" });
+          return options.deploy(app);
+      }
+    }
+    return jsonResponse(404, NOT_FOUND);
+  };
+
+  const listener: Listener = await runtime.serve({
+    port: options.port,
+    hostname: options.hostname,
+    idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
+    maxRequestBodySize: MAX_ADMIN_BODY_BYTES,
+    fetch: handle,
+    error(error) {
+      options.logger.error(`admin request failed: ${error.message}`);
+      return jsonResponse(500, { error: "internal error", message: "the request failed inside the service; see its log" });
+    },
+  });
+  return {
+    port: listener.port,
+    async stop() {
+      follows.closeAll();
+      await listener.stop();
+    },
+  };
+}
+
+/** The path and query of the request; a malformed Host header (Bun builds `request.url` from it) must not throw. */
+function requestUrl(request: Request): URL | undefined {
+  const target = request.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, "");
+  try {
+    return new URL(`http://localhost${target.startsWith("/") ? target : `/${target}`}`);
+  } catch {
+    return undefined;
+  }
+}

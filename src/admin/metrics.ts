@@ -1,0 +1,108 @@
+import pkg from "../../package.json" with { type: "json" };
+import type { DeployResult, DeploySink, Trigger } from "../deploy/events.ts";
+
+/** How a deploy ended, as the metrics and the API name it. */
+export type Outcome = "ok" | "failed" | "rolled_back" | "cancelled" | "skipped";
+
+/** Upper bounds of the deploy duration histogram, in seconds: from a quick restart to a long build. */
+const DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
+
+/**
+ * Pausing deploys does not exist yet: every app reads as not paused. The one place that will ask the deploy
+ * layer once it does.
+ */
+export function isPaused(_app: string): boolean {
+  return false;
+}
+
+export function outcomeOf(result: Pick<DeployResult, "ok" | "rolledBack" | "error">): Outcome {
+  if (result.error?.startsWith("cancelled")) return "cancelled";
+  if (result.rolledBack) return "rolled_back";
+  return result.ok ? "ok" : "failed";
+}
+
+export interface RunningDeploy {
+  id: string;
+  trigger: Trigger;
+  since: string;
+}
+
+/** The counters of this process since it started; labels are app names from the configuration and HTTP statuses. */
+export class Metrics {
+  private readonly webhooks = new Map<string, number>();
+  private readonly deploys = new Map<string, number>();
+  private readonly durations = new Map<string, { buckets: number[]; sum: number; count: number }>();
+  private readonly last = new Map<string, number>();
+  /** The deploy each app runs now, from its `start` event to its `done` event. */
+  readonly running = new Map<string, RunningDeploy>();
+
+  webhookRequest(app: string, status: number): void {
+    bump(this.webhooks, labels({ app, status: String(status) }));
+  }
+
+  /** A deploy that ended, or a request that was answered "skipped" (it never became a deploy). */
+  deployEnded(app: string, outcome: Outcome, durationMs?: number): void {
+    bump(this.deploys, labels({ app, outcome }));
+    this.last.set(labels({ app, outcome }), Date.now() / 1000);
+    if (durationMs === undefined) return;
+    const seconds = durationMs / 1000;
+    const histogram = this.durations.get(app) ?? { buckets: DURATION_BUCKETS.map(() => 0), sum: 0, count: 0 };
+    DURATION_BUCKETS.forEach((bound, i) => {
+      if (seconds <= bound) histogram.buckets[i]!++;
+    });
+    histogram.sum += seconds;
+    histogram.count++;
+    this.durations.set(app, histogram);
+  }
+
+  /** `sink` wrapped so the counters hear every deploy of `app` start and end. */
+  observe(app: string, sink: DeploySink | undefined): DeploySink {
+    return (event) => {
+      if (event.type === "start") this.running.set(app, { id: event.id, trigger: event.trigger, since: event.startedAt.toISOString() });
+      if (event.type === "done") {
+        if (this.running.get(app)?.id === event.result.id) this.running.delete(app);
+        this.deployEnded(app, outcomeOf(event.result), event.result.durationMs);
+      }
+      sink?.(event);
+    };
+  }
+
+  /** Prometheus text format 0.0.4; `waiting` gives each configured app's waiting deploys. */
+  render(apps: { name: string; waiting: number }[]): string {
+    const out: string[] = [];
+    const family = (name: string, type: string, help: string) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    family("service_info", "gauge", "The running service; its version is a label.");
+    out.push(`service_info${labels({ version: pkg.version })} 1`);
+    family("service_webhook_requests_total", "counter", "Webhook requests answered, by app and HTTP status (app empty: no route matched).");
+    for (const [key, n] of this.webhooks) out.push(`service_webhook_requests_total${key} ${n}`);
+    family("service_deploys_total", "counter", "Deploys ended, by app and outcome.");
+    for (const [key, n] of this.deploys) out.push(`service_deploys_total${key} ${n}`);
+    family("service_deploy_duration_seconds", "histogram", "How long deploys took.");
+    for (const [app, h] of this.durations) {
+      DURATION_BUCKETS.forEach((bound, i) => out.push(`service_deploy_duration_seconds_bucket${labels({ app, le: String(bound) })} ${h.buckets[i]}`));
+      out.push(`service_deploy_duration_seconds_bucket${labels({ app, le: "+Inf" })} ${h.count}`);
+      out.push(`service_deploy_duration_seconds_sum${labels({ app })} ${h.sum}`, `service_deploy_duration_seconds_count${labels({ app })} ${h.count}`);
+    }
+    family("service_deploys_running", "gauge", "Deploys running now.");
+    for (const { name } of apps) out.push(`service_deploys_running${labels({ app: name })} ${this.running.has(name) ? 1 : 0}`);
+    family("service_deploys_waiting", "gauge", "Deploys waiting in the queue.");
+    for (const { name, waiting } of apps) out.push(`service_deploys_waiting${labels({ app: name })} ${waiting}`);
+    family("service_last_deploy_timestamp_seconds", "gauge", "When the last deploy of each outcome ended (Unix time).");
+    for (const [key, at] of this.last) out.push(`service_last_deploy_timestamp_seconds${key} ${at}`);
+    family("service_paused", "gauge", "1 while an app's deploys are paused.");
+    for (const { name } of apps) out.push(`service_paused${labels({ app: name })} ${isPaused(name) ? 1 : 0}`);
+    return `${out.join("\n")}\n`;
+  }
+}
+
+function bump(map: Map<string, number>, key: string): void {
+  map.set(key, (map.get(key) ?? 0) + 1);
+}
+
+/** `{a="x",b="y"}` with the exposition format's escapes. */
+function labels(values: Record<string, string>): string {
+  const escape = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+  return `{${Object.entries(values)
+    .map(([key, value]) => `${key}="${escape(value)}"`)
+    .join(",")}}`;
+}
