@@ -69,8 +69,9 @@ export const serveCommand = defineCommand({
       if (code === "EADDRINUSE") throw new Error(`port ${config.port} is already in use: choose another with SERVICE_PORT or the port key`);
       throw error;
     }
-    process.stdout.write(`${banner(server.port!, config.apps.length > 0, apps).join("\n")}\n`);
-    if (server.adminUrl) process.stdout.write(`admin: ${server.adminUrl} (/healthz, /metrics, /api/)\n`);
+    // One write: whoever reads the banner (a test, a supervisor's log) sees it whole, admin line included.
+    const admin = server.adminUrl ? [`admin: ${server.adminUrl} (/healthz, /metrics, /api/)`] : [];
+    process.stdout.write(`${[...banner(server.port!, config.apps.length > 0, apps), ...admin].join("\n")}\n`);
 
     // Both ends exit explicitly: a child a deploy left in the background (`app &`) still holds pipes the server
     // reads, which would keep the process alive after the listener closed.
