@@ -5,6 +5,7 @@ import { resolveApps, appSecretFile, type ResolvedApp } from "./apps.ts";
 import { findConfigFile, mergeConfig, readConfigFile, readConfigText, strictFromEnv } from "./config.ts";
 import { defaultConfig, envConfig, KEYS, type UserConfig } from "./config-schema.ts";
 import { queueKey, ticketDirProblem } from "./deploy/queue.ts";
+import { describeOutbound, outboundProblems, type OutboundSettings } from "./notify/check.ts";
 import { SECRET_FILE } from "./secret.ts";
 import { parse as parseYaml } from "yaml";
 
@@ -24,6 +25,8 @@ export interface ConfigReport {
   apps: { name: string; host: string; path: string; repoPath: string; secret: string }[];
   /** Everything that is wrong; the server would refuse, fall back, or fail its deploys. */
   problems: string[];
+  /** Each app's `status` and `notify`, for `--send-test`. */
+  outbound: OutboundSettings[];
 }
 
 const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
@@ -121,9 +124,11 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     if (key === "apps" || key === "secret") continue;
     const source: Source = key in fromEnv ? "env" : key in fileConfig ? "file" : "default";
     const value = config[key as keyof typeof config] ?? defaults[key as keyof typeof defaults];
-    values.push({ key, value: value === undefined ? "(none)" : String(value), source });
+    if (key === "status" || key === "notify") values.push({ key, value: describeOutbound(key, value, cwd, env), source });
+    else values.push({ key, value: value === undefined ? "(none)" : String(value), source });
   }
   const apps: ConfigReport["apps"] = [];
+  const outbound: OutboundSettings[] = [];
   const resolved = resolveEveryApp(config, cwd, problems);
   // An `apps` list that was rejected (its problem is listed) does not make this a single-app configuration:
   // checking the working directory as its repository would only add a misleading problem.
@@ -135,12 +140,15 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     const secret = secretSource(config.secret, resolve(cwd, SECRET_FILE), configured);
     values.push({ key: "secret", ...secret });
     problems.push(...repoProblems("", config.repoPath));
+    outbound.push(config);
   } else {
     for (const app of resolved) {
       const secret = secretSource(app.secret, appSecretFile(cwd, app.name!), app.secret ? "file" : undefined);
       apps.push({ name: app.name!, host: app.host!, path: app.path, repoPath: app.repoPath, secret: secret.value });
       problems.push(...repoProblems(`app "${app.name}": `, app.repoPath));
+      outbound.push(app);
     }
   }
-  return { file, values, apps, problems };
+  for (const app of outbound) problems.push(...outboundProblems(app, cwd, env));
+  return { file, values, apps, problems, outbound };
 }

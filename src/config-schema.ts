@@ -3,6 +3,7 @@
  * environment is checked and converted. Where the values come from and how they are layered is config.ts.
  */
 import { isIP } from "node:net";
+import { normalizeNotify, normalizeStatus, type NotifyTarget, type StatusSettings } from "./notify/settings.ts";
 
 /** Options as a user writes them: every key optional. */
 export interface UserConfig {
@@ -40,6 +41,10 @@ export interface UserConfig {
   maxLogBytes?: number;
   /** Route by `X-Forwarded-Host` (set by your reverse proxy) instead of `Host`. @default false */
   trustProxy?: boolean;
+  /** Commit statuses on the forge: pending, success, failure per deploy. @default none */
+  status?: StatusSettings;
+  /** Where to announce deploys (chat, ntfy, your own endpoint). @default none */
+  notify?: NotifyTarget[];
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
 }
@@ -55,7 +60,9 @@ export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trust
 }
 
 /** Options after defaults, the config file and the environment are applied. */
-export interface ResolvedConfig extends Required<Omit<UserConfig, "secret" | "branch" | "apps">> {
+export interface ResolvedConfig extends Required<Omit<UserConfig, "secret" | "branch" | "apps" | "status" | "notify">> {
+  status?: StatusSettings;
+  notify?: NotifyTarget[];
   /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
   secret?: string;
   branch?: string;
@@ -84,7 +91,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
   };
 }
 
-type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "urlPath" | "apps";
+type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "urlPath" | "apps" | "status" | "notify";
 
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
@@ -110,6 +117,8 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   keepDays: { kind: "count", env: "SERVICE_KEEP_DAYS" },
   maxLogBytes: { kind: "positiveInt", env: "SERVICE_MAX_LOG_BYTES" },
   trustProxy: { kind: "boolean", env: "SERVICE_TRUST_PROXY" },
+  status: { kind: "status", env: "" },
+  notify: { kind: "notify", env: "" },
   apps: { kind: "apps", env: "" },
 };
 
@@ -187,6 +196,13 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): un
       // An address the listener can bind: a typo here must not leave the server on another address.
       if (typeof value === "string" && (isIP(value) || HOST_NAME.test(value))) return value;
       return fail("an IP address or host name to listen on (like 127.0.0.1, ::1, 0.0.0.0 or localhost; no scheme, no port)");
+    case "status":
+    case "notify": {
+      const problems: string[] = [];
+      const out = kind === "status" ? normalizeStatus(value, where, problems) : normalizeNotify(value, where, problems);
+      if (problems.length > 0) throw new ConfigError(problems);
+      return out;
+    }
     case "apps":
     {
       if (!Array.isArray(value)) return fail("a list of apps");

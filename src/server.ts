@@ -6,6 +6,7 @@ import type { DeployEvent } from "./deploy/events.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import { QueueFullError } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
+import { settleOutbound } from "./notify/outbound.ts";
 import { branchOfPush, readBoundedBody } from "./payload.ts";
 import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
 import { runtime } from "#runtime";
@@ -35,6 +36,9 @@ export interface ServiceServer {
   /** Resolves when every running and queued deploy has finished. */
   idle(): Promise<void>;
 }
+
+/** How long a stopping service waits for commit statuses and notifications still in flight; the rest are recorded as not sent. */
+const OUTBOUND_GRACE_MS = 3_000;
 
 /** Bun's own request body limit: see `maxRequestBodySize` below. */
 const BODY_BACKSTOP_BYTES = 4 * 1024 ** 3;
@@ -174,6 +178,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
       draining = true;
       deployer.cancelWaiting("the service is shutting down");
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await settleOutbound(OUTBOUND_GRACE_MS);
       const current = listener;
       listener = undefined;
       await current.stop();

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { checkConfig, type CheckedValue } from "../check.ts";
+import { sendTestNotifications } from "../notify/check.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 import { guard } from "./_guard.ts";
 
@@ -12,6 +13,10 @@ export const checkCommand = defineCommand({
   },
   args: {
     cwd: cwdArg,
+    "send-test": {
+      type: "boolean",
+      description: "Also send one test notification to every `notify` target and print each answer (exits 1 when one fails)",
+    },
   },
   run: ({ args, rawArgs, cmd }) =>
     guard({ rawArgs, cmd }, async () => {
@@ -24,8 +29,14 @@ export const checkCommand = defineCommand({
       lines.push("");
       if (report.problems.length === 0) lines.push("no problems found");
       else lines.push(`${report.problems.length} problem${report.problems.length > 1 ? "s" : ""}:`, ...report.problems.map((p) => `  - ${p}`));
+      let failed = 0;
+      if (args["send-test"]) {
+        const sent = await sendTestNotifications(report.outbound, process.env);
+        lines.push("", "test notifications:", ...sent.lines.map((line) => `  ${line}`));
+        failed = sent.failed;
+      }
       process.stdout.write(`${lines.join("\n")}\n`);
-      if (report.problems.length > 0) process.exitCode = 1;
+      if (report.problems.length > 0 || failed > 0) process.exitCode = 1;
     }),
 });
 

@@ -6,6 +6,7 @@ import { Transcript } from "../deploy/events.ts";
 import { Deployer } from "../deploy/deployer.ts";
 import { killGroup, livePids } from "../deploy/process.ts";
 import { queueKey } from "../deploy/queue.ts";
+import { settleOutbound } from "../notify/outbound.ts";
 import { readSecretFile, SECRET_FILE } from "../secret.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 import { guard, STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
@@ -55,12 +56,17 @@ export const deployCommand = defineCommand({
           if (bytes && stdoutOpen()) process.stdout.write(bytes);
         },
       });
+      // The commit status and notifications of this deploy go out before the process ends (each is time-limited).
+      await settleOutbound(CLI_OUTBOUND_GRACE_MS);
       for (const signal of STOP_SIGNALS) process.off(signal, stop);
       // Exit now: a child the script left in the background may still hold its pipes open.
       if (stdoutOpen()) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
       process.exit(result.ok ? 0 : 1);
     }),
 });
+
+/** Long enough for three tries of a 10-second call and their backoff. */
+const CLI_OUTBOUND_GRACE_MS = 40_000;
 
 /** The config file a deploy uses; without one, where it looked and how to use a service's config from elsewhere. */
 function configLine(file: string | undefined, cwd: string, dirGiven: boolean): string {

@@ -3,6 +3,7 @@ import { DeployLog } from "./log.ts";
 import { prune, runDeploy, type DeployOptions } from "./pipeline.ts";
 import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
 import { Redaction } from "./redact.ts";
+import { outboundSink } from "../notify/sink.ts";
 import { markQueued, unmarkQueued } from "./waiting.ts";
 
 /** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
@@ -18,6 +19,8 @@ async function recordNotRun(options: DeployOptions, text: string, error: string,
   const redaction = new Redaction(options.secrets ?? []);
   const runScript = redaction.text(config.runScript);
   const log = new DeployLog(options.cwd, { id, startedAt, trigger: options.trigger, repoPath: config.repoPath, runScript, app: options.app });
+  const env = options.env ?? process.env;
+  const outbound = outboundSink({ ...options, id, repoPath: config.repoPath, env, log, secrets: options.secrets ?? [], cancelled: status === "cancelled" });
   const result: DeployResult = {
     id,
     ok: false,
@@ -31,6 +34,7 @@ async function recordNotRun(options: DeployOptions, text: string, error: string,
   };
   for (const event of [{ type: "step", step: "deploy", text: redaction.text(text) }, { type: "done", result }] as const) {
     log.write(event);
+    outbound?.(event);
     try {
       options.sink?.(event);
     } catch {}

@@ -53,7 +53,8 @@ export interface RollbackResult {
 }
 
 export type Trigger = "webhook" | "cli";
-export type Step = "deploy" | "pull" | "config" | "run" | "rollback";
+/** `status` and `notify` lines record outbound calls (commit statuses, notifications). */
+export type Step = "deploy" | "pull" | "config" | "run" | "rollback" | "status" | "notify";
 
 export type DeployEvent =
   | { type: "queued"; position: number }

@@ -1,5 +1,5 @@
 import { consola } from "consola";
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript, type DeployEvent, type DeployResult, type Trigger } from "./events.ts";
 import { OWN_START } from "./liveness.ts";
@@ -41,6 +41,20 @@ export interface DeployRecord {
   finishedAt?: string;
   durationMs?: number;
   result?: DeployResult;
+  /** Outcomes of the outbound calls (commit statuses, notifications), in the order they ended. */
+  outbound?: OutboundOutcome[];
+}
+
+/** One outbound call's outcome as the record keeps it. */
+export interface OutboundOutcome {
+  kind: "status" | "notify";
+  /** The provider or the format (`github`, `slack`…); never a URL, which may hold a secret. */
+  target: string;
+  /** The commit state posted, or the notified event. */
+  what: string;
+  ok: boolean;
+  detail: string;
+  at: string;
 }
 
 /**
@@ -153,6 +167,30 @@ export class DeployLog {
   }
 }
 
+/**
+ * Adds outbound outcomes to a deploy whose record is finished: their lines to the end of the `.log`, the
+ * entries to the record's `outbound`. Files that are gone (pruned) stay gone; nothing here throws.
+ */
+export function appendOutcomes(jsonPath: string, logPath: string, lines: string[], outcomes: OutboundOutcome[]): void {
+  if (lines.length > 0) {
+    try {
+      // No O_CREAT: a pruned deploy does not come back as a log of a few lines.
+      const fd = openSync(logPath, constants.O_WRONLY | constants.O_APPEND);
+      try {
+        writeSync(fd, lines.map((line) => `${line}\n`).join(""));
+      } finally {
+        closeSync(fd);
+      }
+    } catch {}
+  }
+  try {
+    const record = JSON.parse(readFileSync(jsonPath, "utf8")) as DeployRecord;
+    record.outbound = [...(record.outbound ?? []), ...outcomes];
+    const temp = `${jsonPath}.outbound.tmp`;
+    writeFileSync(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o640 });
+    renameSync(temp, jsonPath);
+  } catch {}
+}
 
 function isRunning(jsonPath: string): boolean {
   try {

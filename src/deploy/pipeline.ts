@@ -7,6 +7,7 @@ import { gitPull, gitResetHard, headCommit, inspectRepo } from "./git.ts";
 import { DeployLog, pruneLogs } from "./log.ts";
 import { OutputRedactor, Redaction } from "./redact.ts";
 import { runScript } from "./script.ts";
+import { outboundSink } from "../notify/sink.ts";
 
 /** Most bytes of one output stream kept in the result (the .log file and the live stream have everything). */
 export const MAX_CAPTURE_BYTES = 1024 * 1024;
@@ -39,7 +40,7 @@ class Capture {
 /** What a deploy needs of the configuration (a single app's, or one `apps` entry's). */
 export type DeploySettings = Pick<
   ResolvedConfig,
-  "repoPath" | "runScript" | "runTimeoutMs" | "rollbackOnFailure" | "queueLimit" | "keepDeploys" | "keepDays" | "maxLogBytes"
+  "repoPath" | "runScript" | "runTimeoutMs" | "rollbackOnFailure" | "queueLimit" | "keepDeploys" | "keepDays" | "maxLogBytes" | "status" | "notify"
 >;
 
 export interface DeployOptions {
@@ -77,6 +78,7 @@ export function repoConfigFile(repoPath: string, cwd: string, env: NodeJS.Proces
 export function scriptEnv(env: NodeJS.ProcessEnv, context: Record<string, string>): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = { ...env, ...context };
   delete out.SERVICE_SECRET;
+  delete out.SERVICE_STATUS_TOKEN;
   return out;
 }
 
@@ -96,10 +98,12 @@ export async function runDeploy(options: DeployOptions): Promise<DeployResult> {
     config.maxLogBytes,
   );
   const redactors: OutputRedactor[] = [];
+  const outbound = outboundSink({ id, app: options.app, trigger: options.trigger, cwd: options.cwd, repoPath: config.repoPath, config, env, log, secrets: options.secrets ?? [] });
   const emit = (event: DeployEvent) => {
     // The service's own lines come after the output before them: release what the redactors still hold.
     if (event.type !== "output") for (const redactor of redactors) redactor.flush();
     log.write(event);
+    outbound?.(event);
     try {
       options.sink?.(event);
     } catch {

@@ -1,0 +1,181 @@
+/**
+ * The deploy-event sink that posts commit statuses and sends notifications. It never blocks the run or its
+ * `[done]` line: calls go out in the background, and each outcome is written back into the deploy's log
+ * (while it runs, as a line of its transcript; after it finished, appended to both files).
+ */
+import { spawn } from "node:child_process";
+import type { DeployEvent, DeployResult, DeploySink, Trigger } from "../deploy/events.ts";
+import { appendOutcomes, type DeployLog, type OutboundOutcome } from "../deploy/log.ts";
+import { Redaction } from "../deploy/redact.ts";
+import { notifyPayload, notifyRequest, outcomeOf, Tail } from "./notify.ts";
+import { sendOutbound, trackOutbound, type OutboundRequest } from "./outbound.ts";
+import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent, type NotifyTarget, type StatusSettings } from "./settings.ts";
+import { fillTemplate, statusRequest, statusTarget, STATUS_TOKEN_ENV, type StatusState, type StatusTarget } from "./status.ts";
+
+export interface OutboundContext {
+  id: string;
+  app?: string;
+  trigger: Trigger;
+  cwd: string;
+  repoPath: string;
+  config: { status?: StatusSettings; notify?: NotifyTarget[] };
+  env: NodeJS.ProcessEnv;
+  log: DeployLog;
+  /** The deploy's secrets (the webhook secrets): kept out of every line and payload, as in the logs. */
+  secrets: string[];
+  /** The deploy was cancelled before it ran. */
+  cancelled?: boolean;
+}
+
+/** The secrets of the outbound settings themselves: tokens, webhook URLs (they are credentials), header values. */
+export function outboundSecrets(config: OutboundContext["config"], env: NodeJS.ProcessEnv): string[] {
+  const status = config.status;
+  return [
+    status?.token,
+    status ? env[STATUS_TOKEN_ENV] : undefined,
+    ...(config.notify ?? []).flatMap((target) => [target.url, ...Object.values(target.headers ?? {})]),
+  ].filter((s): s is string => !!s);
+}
+
+/** The sink of one deploy; undefined when neither `status` nor `notify` is set. */
+export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
+  const targets = ctx.config.notify ?? [];
+  if (!ctx.config.status && targets.length === 0) return undefined;
+  const redaction = new Redaction([...ctx.secrets, ...outboundSecrets(ctx.config, ctx.env)]);
+  const tail = new Tail();
+  let finished = false;
+  let pulled: Promise<string | undefined> | undefined;
+  let statusChain: Promise<unknown> = Promise.resolve();
+  let target: Promise<StatusTarget | { problem: string }> | undefined;
+  /** Outcomes written to the .log while the deploy ran; the record gets them once it is finished. */
+  const held: OutboundOutcome[] = [];
+
+  const record = (kind: "status" | "notify", label: string, what: string, ok: boolean, detail: string) => {
+    const text = redaction.text(detail);
+    const outcome: OutboundOutcome = { kind, target: label, what, ok, detail: text, at: new Date().toISOString() };
+    const said = ok
+      ? `${label}: ${what} ${kind === "status" ? "posted" : "notification sent"}`
+      : text.startsWith("not sent")
+        ? `${label}: ${what} ${text}`
+        : `${label} failed: ${text} (${what})`;
+    if (finished) appendOutcomes(ctx.log.jsonPath, ctx.log.logPath, [`[${kind}] ${said}`], [outcome]);
+    else {
+      ctx.log.write({ type: "step", step: kind, text: said });
+      held.push(outcome);
+    }
+  };
+
+  const send = (kind: "status" | "notify", label: string, what: string, request: OutboundRequest, timeoutMs: number | undefined) =>
+    trackOutbound(sendOutbound(request, { timeoutMs: timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS }).then((answer) => record(kind, label, what, answer.ok, answer.detail)));
+
+  const notify = (event: NotifyEvent, result?: DeployResult, commit?: string) => {
+    const wanted = targets.filter((t) => (t.on ?? DEFAULT_ON).includes(event));
+    if (wanted.length === 0) return;
+    const after = result?.pull.after ?? commit ?? null;
+    const targetUrl = ctx.config.status?.targetUrl ? fillTemplate(ctx.config.status.targetUrl, { id: ctx.id, app: ctx.app, commit: after ?? "" }) : undefined;
+    const output = tail.get().map((line) => redaction.text(line));
+    const payload = notifyPayload({ id: ctx.id, app: ctx.app, trigger: ctx.trigger, outcome: event, result, commit: { before: null, after }, output, targetUrl });
+    for (const t of wanted) {
+      const format = t.format ?? "json";
+      // Named by format, numbered when several share one: the URL may be a credential.
+      const label = targets.filter((other) => (other.format ?? "json") === format).length > 1 ? `${format}#${targets.indexOf(t) + 1}` : format;
+      send("notify", label, event, notifyRequest(t, payload), t.timeoutMs);
+    }
+  };
+
+  const postStatus = (sha: string, state: StatusState, description: string) => {
+    const settings = ctx.config.status;
+    if (!settings) return;
+    target ??= originUrl(ctx.repoPath, ctx.env).then((origin) => statusTarget(settings, origin, ctx.app, ctx.cwd, ctx.env));
+    // In order: a slow `pending` must not land after the final state.
+    statusChain = trackOutbound(statusChain.then(async () => {
+      const resolved = await target!;
+      if ("problem" in resolved) {
+        record("status", settings.provider ?? "status", state, false, resolved.problem);
+        return;
+      }
+      const url = resolved.targetUrl ? fillTemplate(resolved.targetUrl, { id: ctx.id, app: ctx.app, commit: sha }) : undefined;
+      await send("status", resolved.provider, state, statusRequest(resolved, sha, state, description, url), settings.timeoutMs);
+    }));
+  };
+
+  return (event: DeployEvent) => {
+    if (event.type === "output") tail.add(event.data);
+    else if (event.type === "step") tail.add(`[${event.step}] ${event.text}\n`);
+    if (event.type === "step" && event.step === "pull" && !pulled) {
+      const commit = pulledCommit(event.text);
+      if (commit === null) return;
+      pulled = trackOutbound(revParse(ctx.repoPath, commit, ctx.env));
+      void trackOutbound(
+        pulled.then((sha) => {
+          notify("started", undefined, sha);
+          if (sha) postStatus(sha, "pending", "Deploying…");
+        }),
+      );
+    } else if (event.type === "done") {
+      const result = event.result;
+      const outcome = outcomeOf(result, ctx.cancelled ?? false);
+      const [state, description] = finalStatus(result, outcome);
+      const after = pulled ?? Promise.resolve(undefined);
+      // The final status goes on the commit that got `pending`: the one pulled. Before the pull there is none.
+      void trackOutbound(after.then((sha) => sha && postStatus(sha, state, description)));
+      void trackOutbound(after.then(() => notify(outcome, result)));
+      finished = true;
+      // The record is finished right after this event: the outcomes so far join it then.
+      queueMicrotask(() => {
+        if (held.length > 0) appendOutcomes(ctx.log.jsonPath, ctx.log.logPath, [], held.splice(0));
+      });
+    }
+  };
+}
+
+/** The commit named by the pull's last line, `HEAD` when there is no remote, null for other pull lines. */
+function pulledCommit(text: string): string | null {
+  const moved = /(?:^up to date at | -> )([0-9a-f]{7,40})$/.exec(text);
+  if (moved) return moved[1]!;
+  if (text.startsWith("no remote configured")) return "HEAD";
+  if (text.startsWith("failed")) return "";
+  return null;
+}
+
+function finalStatus(result: DeployResult, outcome: NotifyEvent): [StatusState, string] {
+  const seconds = `${(result.durationMs / 1000).toFixed(1)} s`;
+  const why = result.error ?? `exit code ${result.run.exitCode}`;
+  switch (outcome) {
+    case "succeeded":
+      return ["success", `Deployed in ${seconds}`];
+    case "cancelled":
+      return ["error", `Deploy cancelled${result.error ? `: ${result.error}` : ""}`];
+    case "rolled_back":
+      return [
+        "failure",
+        `Deploy failed (${why}); rolled back to ${result.rollback!.to.slice(0, 7)}${result.rollback!.ok ? "" : ", and the rollback failed too"}`,
+      ];
+    default:
+      return ["failure", `Deploy failed after ${seconds}: ${why}`];
+  }
+}
+
+function git(repoPath: string, args: string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    try {
+      const child = spawn("git", args, { cwd: repoPath, env: { ...env, GIT_TERMINAL_PROMPT: "0" }, stdio: ["ignore", "pipe", "ignore"] });
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")).length > 4096 && child.kill());
+      child.on("error", () => resolve(undefined));
+      child.on("close", (code) => resolve(code === 0 ? out.trim() || undefined : undefined));
+    } catch {
+      resolve(undefined);
+    }
+  });
+}
+
+/** The full commit of a short one (exact whatever HEAD does meanwhile); undefined when there is none. */
+function revParse(repoPath: string, commit: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  if (!commit) return Promise.resolve(undefined);
+  return git(repoPath, ["rev-parse", "--verify", "--quiet", `${commit}^{commit}`], env);
+}
+
+export function originUrl(repoPath: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  return git(repoPath, ["remote", "get-url", "origin"], env);
+}
