@@ -204,5 +204,8 @@ describe("forge and repository from the origin URL", () => {
     expect(statusTarget({}, "https://git.example.com/acme/web.git", undefined, "/", env)).toEqual({ problem: expect.stringContaining("set provider") });
     expect(statusTarget({ provider: "gitea" }, "https://git.example.com/acme/web.git", undefined, "/", env)).toEqual({ problem: expect.stringContaining("set apiUrl") });
     expect(statusTarget({ provider: "github" }, "https://github.com/acme/web.git", undefined, "/", {})).toEqual({ problem: expect.stringContaining("no token") });
+    // No origin to tell: the provider's public API (Gitea has none).
+    expect(statusTarget({ provider: "github", repo: "acme/web" }, undefined, undefined, "/", env)).toMatchObject({ apiUrl: "https://api.github.com" });
+    expect(statusTarget({ provider: "gitea", repo: "acme/web" }, undefined, undefined, "/", env)).toEqual({ problem: expect.stringContaining("set apiUrl") });
   });
 });

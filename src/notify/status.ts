@@ -16,6 +16,13 @@ const PUBLIC_HOSTS: Record<string, { provider: Provider; apiUrl: string }> = {
   "bitbucket.org": { provider: "bitbucket", apiUrl: "https://api.bitbucket.org/2.0" },
 };
 
+/** The public API of each provider, for a repository whose origin does not name a self-hosted one. Gitea has none. */
+const PUBLIC_API: Partial<Record<Provider, string>> = {
+  github: "https://api.github.com",
+  gitlab: "https://gitlab.com/api/v4",
+  bitbucket: "https://api.bitbucket.org/2.0",
+};
+
 /** The token variable; the file keys `token` and `tokenFile` come first. */
 export const STATUS_TOKEN_ENV = "SERVICE_STATUS_TOKEN";
 
@@ -68,7 +75,8 @@ export function statusTarget(settings: StatusSettings, origin: string | undefine
     const from = remote ? `the origin host ${remote.host} is not a known public forge` : "the repository has no origin URL to infer it from";
     return { problem: `status: set provider (github, gitlab, gitea, bitbucket): ${from}` };
   }
-  const apiUrl = settings.apiUrl ?? (known?.provider === provider ? known.apiUrl : undefined);
+  // An origin on another host is self-hosted (GitHub Enterprise, a GitLab or Gitea of its own): its API must be named.
+  const apiUrl = settings.apiUrl ?? (known ? (known.provider === provider ? known.apiUrl : undefined) : remote ? undefined : PUBLIC_API[provider]);
   if (!apiUrl) return { problem: `status: set apiUrl: the ${provider} API of ${remote ? remote.host : "this repository"} is not a known public one` };
   const repo = settings.repo ?? remote?.repo;
   if (!repo) return { problem: `status: set repo (owner/name${provider === "gitlab" ? " or the project id" : ""}): the origin URL does not name it` };
