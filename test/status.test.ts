@@ -176,10 +176,12 @@ describe("commit statuses", () => {
   test("a provider that cannot be inferred is said in the log, and nothing is sent", async () => {
     const repo = makeRepo();
     const { result } = await deploy(repo.clone, { token: TOKEN });
-    const list = await outcomes(result.log.json, 2);
+    const list = await outcomes(result.log.json, 1);
+    await settleOutbound(30_000);
+    expect(readJson(result.log.json).outbound).toHaveLength(1);
     expect(list[0].ok).toBe(false);
     expect(list[0].detail).toContain("set provider");
-    expect(readFileSync(result.log.log, "utf8")).toContain("[status] status failed: status: set provider");
+    expect(readFileSync(result.log.log, "utf8")).toContain("[status] forge failed: set provider (github, gitlab, gitea, bitbucket)");
   });
 });
 

@@ -47,6 +47,7 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
   let pulled: Promise<string | undefined> | undefined;
   let statusChain: Promise<unknown> = Promise.resolve();
   let target: Promise<StatusTarget | { problem: string }> | undefined;
+  let problemSaid = false;
   /** Outcomes written to the .log while the deploy ran; the record gets them once it is finished. */
   const held: OutboundOutcome[] = [];
 
@@ -91,7 +92,9 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
     statusChain = trackOutbound(statusChain.then(async () => {
       const resolved = await target!;
       if ("problem" in resolved) {
-        record("status", settings.provider ?? "status", state, false, resolved.problem);
+        // Said once: the final state would only repeat it.
+        if (!problemSaid) record("status", settings.provider ?? "forge", state, false, resolved.problem.replace(/^status: /, ""));
+        problemSaid = true;
         return;
       }
       const url = resolved.targetUrl ? fillTemplate(resolved.targetUrl, { id: ctx.id, app: ctx.app, commit: sha }) : undefined;
