@@ -319,3 +319,22 @@ describe("the status and notify keys", () => {
     expect(error?.message).not.toContain("forge-token-abcdef");
   });
 });
+
+describe("service.yaml.example", () => {
+  test("its commented status and notify examples, uncommented, load with every key", () => {
+    const example = readFileSync(join(import.meta.dir, "..", "service.yaml.example"), "utf8");
+    const block = (key: string) => {
+      const lines = example.split("\n");
+      const start = lines.indexOf(`# ${key}:`);
+      const end = lines.findIndex((line, index) => index > start && line.trim() === "");
+      return lines.slice(start, end).map((line) => line.replace(/^# ?/, "")).join("\n");
+    };
+    const cwd = tempDir();
+    writeFileSync(join(cwd, "service.yaml"), `${block("status")}\n${block("notify")}\n`);
+    const warnings: string[] = [];
+    const config = loadConfig({ cwd, env: {}, logger: { warn: (m: string) => warnings.push(m) } as never });
+    expect(warnings).toEqual([]);
+    expect(Object.keys(config.status!).sort()).toEqual(["context", "provider", "repo", "targetUrl", "timeoutMs", "tokenFile"]);
+    expect(new Set(config.notify!.flatMap((target) => Object.keys(target)))).toEqual(new Set(["url", "format", "on", "headers", "timeoutMs"]));
+  });
+});

@@ -152,7 +152,7 @@ describe("commit statuses", () => {
     expect(body.target_url).toBe(`https://deploy.example.com/d/web/${result.id}?c=${sha}`);
   });
 
-  test("the token comes from SERVICE_STATUS_TOKEN, or from tokenFile, when the file sets none", async () => {
+  test("the token comes from tokenFile, else from SERVICE_STATUS_TOKEN", async () => {
     const api = fakeApi([201]);
     const repo = makeLocalRepo();
     const { result } = await deploy(repo, { provider: "github", repo: "acme/web", apiUrl: api.url }, { env: { SERVICE_STATUS_TOKEN: TOKEN } });
@@ -161,7 +161,7 @@ describe("commit statuses", () => {
 
     const dir = tempDir();
     writeFileSync(join(dir, "token"), `${TOKEN}-file\n`);
-    const second = await deploy(repo, { provider: "github", repo: "acme/web", apiUrl: api.url, tokenFile: join(dir, "token") });
+    const second = await deploy(repo, { provider: "github", repo: "acme/web", apiUrl: api.url, tokenFile: join(dir, "token") }, { env: { SERVICE_STATUS_TOKEN: TOKEN } });
     await outcomes(second.result.log.json, 2);
     expect(api.seen[2]!.headers.authorization).toBe(`Bearer ${TOKEN}-file`);
   });

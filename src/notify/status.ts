@@ -23,7 +23,7 @@ const PUBLIC_API: Partial<Record<Provider, string>> = {
   bitbucket: "https://api.bitbucket.org/2.0",
 };
 
-/** The token variable; the file keys `token` and `tokenFile` come first. */
+/** The token variable, for an entry that sets neither `token` nor `tokenFile`. */
 export const STATUS_TOKEN_ENV = "SERVICE_STATUS_TOKEN";
 
 /** The state of a deploy as a commit status; each forge names it its own way. */
@@ -86,11 +86,9 @@ export function statusTarget(settings: StatusSettings, origin: string | undefine
   return { provider, repo, apiUrl, token: token.token, context, ...(settings.targetUrl ? { targetUrl: settings.targetUrl } : {}) };
 }
 
-/** `token`, else SERVICE_STATUS_TOKEN, else the first line of `tokenFile`. */
+/** `token`, else the first line of `tokenFile`, else SERVICE_STATUS_TOKEN: what the entry names wins. */
 export function statusToken(settings: StatusSettings, cwd: string, env: NodeJS.ProcessEnv): { token: string } | { problem: string } {
   if (settings.token) return { token: settings.token.trim() };
-  const fromEnv = env[STATUS_TOKEN_ENV]?.trim();
-  if (fromEnv) return { token: fromEnv };
   if (settings.tokenFile) {
     const file = resolve(cwd, settings.tokenFile);
     try {
@@ -101,6 +99,8 @@ export function statusToken(settings: StatusSettings, cwd: string, env: NodeJS.P
       return { problem: `status: cannot read the token file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
     }
   }
+  const fromEnv = env[STATUS_TOKEN_ENV]?.trim();
+  if (fromEnv) return { token: fromEnv };
   return { problem: `status: no token: set token, tokenFile or ${STATUS_TOKEN_ENV}` };
 }
 
