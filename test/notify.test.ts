@@ -81,11 +81,12 @@ describe("notifications", () => {
   test("on: started is sent when the deploy starts, naming the pulled commit", async () => {
     const api = fakeApi([201]);
     const repo = makeRepo();
+    const before = repo.head();
     const after = repo.push({ "v.txt": "2\n" });
     const result = await deploy(repo.clone, [{ url: api.url, on: ["started"] }]);
     const list = await outcomes(result.log.json, 1);
     expect(list[0]).toMatchObject({ kind: "notify", target: "json", what: "started", ok: true });
-    expect(api.seen[0]!.json()).toMatchObject({ outcome: "started", ok: null, commit: { after } });
+    expect(api.seen[0]!.json()).toMatchObject({ outcome: "started", ok: null, exitCode: null, durationMs: null, commit: { before, after } });
   });
 
   test("rolled_back: a rolled-back deploy says so, with the rollback", async () => {
@@ -241,6 +242,18 @@ describe("service check and shutdown", () => {
     expect(stdout).toMatch(/notify entry 1 \(json to [^)]+\): sent: 201/);
     expect(stdout).toMatch(/notify entry 2 \(slack to [^)]+\): failed: 401/);
     expect(code).toBe(1);
+  });
+
+  test("check --send-test sends a target that several apps inherit once", async () => {
+    const api = fakeApi([201]);
+    const [web, docs] = [makeLocalRepo(), makeLocalRepo()];
+    const dir = tempDir();
+    const app = (name: string, repoPath: string) => `  - { name: ${name}, host: ${name}.example.com, path: /, repoPath: ${repoPath}, runScript: "true" }`;
+    writeFileSync(join(dir, "service.yaml"), [`notify: [{ url: "${api.url}/shared" }]`, "apps:", app("web", web), app("docs", docs)].join("\n"));
+    const { code, stdout } = await runCli(["check", "--send-test"], { cwd: dir });
+    expect(api.seen.map((s) => s.path)).toEqual(["/shared"]);
+    expect(stdout).toContain("app web, notify entry 1 (json to ");
+    expect(code).toBe(0);
   });
 
   test("service deploy sends its notifications before it exits", async () => {

@@ -26,7 +26,7 @@ export function describeOutbound(key: "status" | "notify", value: unknown, cwd: 
     if (!status) return "(none)";
     const token = statusToken(status, cwd, env);
     const parts = [status.provider ?? "provider from origin", status.repo ?? "repo from origin", `token ${"token" in token ? hidden(token.token) : "missing"}`];
-    if (status.apiUrl) parts.push(status.apiUrl);
+    if (status.apiUrl) parts.push(new Redaction([]).text(status.apiUrl));
     return parts.join(", ");
   }
   const targets = (value as NotifyTarget[] | undefined) ?? [];
@@ -63,10 +63,15 @@ export function outboundProblems(app: OutboundSettings, cwd: string, env: NodeJS
 export async function sendTestNotifications(apps: OutboundSettings[], env: NodeJS.ProcessEnv): Promise<{ lines: string[]; failed: number }> {
   const lines: string[] = [];
   let failed = 0;
+  // Apps that inherit the top level's targets share them: each target gets one test, not one per app.
+  const seen = new Set<string>();
   for (const app of apps) {
     const redaction = new Redaction(outboundSecrets(app, env));
-    const targets = app.notify ?? [];
-    const calls = targets.map(async (target, index) => {
+    const targets = (app.notify ?? []).map((target, index) => ({ target, index })).filter(({ target }) => {
+      const key = JSON.stringify([target.url, target.format ?? "json", target.headers ?? {}]);
+      return !seen.has(key) && seen.add(key);
+    });
+    const calls = targets.map(async ({ target, index }) => {
       const payload = {
         ...notifyPayload({ id: "00000000-0000-0000-0000-000000000000", app: app.name, trigger: "cli", outcome: "failed", output: ["this is a test notification from service check --send-test"] }),
         test: true,

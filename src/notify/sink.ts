@@ -44,7 +44,8 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
   const redaction = new Redaction([...ctx.secrets, ...outboundSecrets(ctx.config, ctx.env)]);
   const tail = new Tail();
   let finished = false;
-  let pulled: Promise<string | undefined> | undefined;
+  /** The commits of the pull, once its last line said them; the final status and notifications wait for it. */
+  let pulled: Promise<Commits> | undefined;
   let statusChain: Promise<unknown> = Promise.resolve();
   let target: Promise<StatusTarget | { problem: string }> | undefined;
   let problemSaid = false;
@@ -69,13 +70,16 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
   const send = (kind: "status" | "notify", label: string, what: string, request: OutboundRequest, timeoutMs: number | undefined) =>
     trackOutbound(sendOutbound(request, { timeoutMs: timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS }).then((answer) => record(kind, label, what, answer.ok, answer.detail)));
 
-  const notify = (event: NotifyEvent, result?: DeployResult, commit?: string) => {
+  const notify = (event: NotifyEvent, result?: DeployResult, commits?: Commits) => {
     const wanted = targets.filter((t) => (t.on ?? DEFAULT_ON).includes(event));
     if (wanted.length === 0) return;
-    const after = result?.pull.after ?? commit ?? null;
+    const after = result ? result.pull.after : (commits?.after ?? null);
     const targetUrl = ctx.config.status?.targetUrl ? fillTemplate(ctx.config.status.targetUrl, { id: ctx.id, app: ctx.app, commit: after ?? "" }) : undefined;
     const output = tail.get().map((line) => redaction.text(line));
-    const payload = notifyPayload({ id: ctx.id, app: ctx.app, trigger: ctx.trigger, outcome: event, result, commit: { before: null, after }, output, targetUrl });
+    const payload = notifyPayload({ id: ctx.id, app: ctx.app, trigger: ctx.trigger, outcome: event, result, commit: { before: commits?.before ?? null, after }, output, targetUrl });
+    // The result is redacted of the webhook secrets already; not of the outbound ones.
+    if (payload.error) payload.error = redaction.text(payload.error);
+    if (payload.rollback?.error) payload.rollback.error = redaction.text(payload.rollback.error);
     for (const t of wanted) {
       const format = t.format ?? "json";
       // Named by format, numbered when several share one: the URL may be a credential.
@@ -106,22 +110,24 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
     if (event.type === "output") tail.add(event.data);
     else if (event.type === "step") tail.add(`[${event.step}] ${event.text}\n`);
     if (event.type === "step" && event.step === "pull" && !pulled) {
-      const commit = pulledCommit(event.text);
-      if (commit === null) return;
-      pulled = trackOutbound(revParse(ctx.repoPath, commit, ctx.env));
+      const named = pulledCommits(event.text);
+      if (!named) return;
+      pulled = trackOutbound(
+        Promise.all([revParse(ctx.repoPath, named.before, ctx.env), revParse(ctx.repoPath, named.after, ctx.env)]).then(([before, after]) => ({ before, after })),
+      );
       void trackOutbound(
-        pulled.then((sha) => {
-          notify("started", undefined, sha);
-          if (sha) postStatus(sha, "pending", "Deploying…");
+        pulled.then((commits) => {
+          notify("started", undefined, commits);
+          if (commits.after) postStatus(commits.after, "pending", "Deploying…");
         }),
       );
     } else if (event.type === "done") {
       const result = event.result;
       const outcome = outcomeOf(result, ctx.cancelled ?? false);
       const [state, description] = finalStatus(result, outcome);
-      const after = pulled ?? Promise.resolve(undefined);
+      const after = pulled ?? Promise.resolve(NO_COMMITS);
       // The final status goes on the commit that got `pending`: the one pulled. Before the pull there is none.
-      void trackOutbound(after.then((sha) => sha && postStatus(sha, state, description)));
+      void trackOutbound(after.then((commits) => commits.after && postStatus(commits.after, state, description)));
       void trackOutbound(after.then(() => notify(outcome, result)));
       finished = true;
       // The record is finished right after this event: the outcomes so far join it then.
@@ -132,13 +138,21 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
   };
 }
 
-/** The commit named by the pull's last line, `HEAD` when there is no remote, null for other pull lines. */
-function pulledCommit(text: string): string | null {
-  const moved = /(?:^up to date at | -> )([0-9a-f]{7,40})$/.exec(text);
-  if (moved) return moved[1]!;
-  if (text.startsWith("no remote configured")) return "HEAD";
-  if (text.startsWith("failed")) return "";
-  return null;
+type Commits = { before: string | null; after: string | null };
+const NO_COMMITS: Commits = { before: null, after: null };
+
+/**
+ * The commits the pull's last line names (`up to date at X`, `X -> Y`, `HEAD` without a remote; none after a
+ * failed pull), or undefined for the pull's other lines.
+ */
+function pulledCommits(text: string): { before: string; after: string } | undefined {
+  const upToDate = /^up to date at ([0-9a-f]{7,40})$/.exec(text);
+  if (upToDate) return { before: upToDate[1]!, after: upToDate[1]! };
+  const moved = /^(\S+) -> ([0-9a-f]{7,40})$/.exec(text);
+  if (moved) return { before: /^[0-9a-f]{7,40}$/.test(moved[1]!) ? moved[1]! : "", after: moved[2]! };
+  if (text.startsWith("no remote configured")) return { before: "HEAD", after: "HEAD" };
+  if (text.startsWith("failed")) return { before: "", after: "" };
+  return undefined;
 }
 
 function finalStatus(result: DeployResult, outcome: NotifyEvent): [StatusState, string] {
@@ -173,10 +187,10 @@ function git(repoPath: string, args: string[], env: NodeJS.ProcessEnv): Promise<
   });
 }
 
-/** The full commit of a short one (exact whatever HEAD does meanwhile); undefined when there is none. */
-function revParse(repoPath: string, commit: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  if (!commit) return Promise.resolve(undefined);
-  return git(repoPath, ["rev-parse", "--verify", "--quiet", `${commit}^{commit}`], env);
+/** The full commit of a short one (exact whatever HEAD does meanwhile); null when there is none. */
+async function revParse(repoPath: string, commit: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  if (!commit) return null;
+  return (await git(repoPath, ["rev-parse", "--verify", "--quiet", `${commit}^{commit}`], env)) ?? null;
 }
 
 export function originUrl(repoPath: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
