@@ -42,9 +42,12 @@ let closing = 0;
 /** Work that leads to calls (finding the commit, a status waiting for the one before it) and records outcomes. */
 const pending = new Set<Promise<unknown>>();
 
-/** Counts `work` as outbound work until it settles: a stopping service waits for it too. */
-export function trackOutbound<T>(work: Promise<T>): Promise<T> {
-  const tracked = work.finally(() => pending.delete(tracked));
+/**
+ * Counts `work` as outbound work until it settles: a stopping service waits for it too. Never rejects (an
+ * unexpected error ends as undefined): background work must not become an unhandled rejection.
+ */
+export function trackOutbound<T>(work: Promise<T>): Promise<T | undefined> {
+  const tracked: Promise<T | undefined> = work.catch(() => undefined).finally(() => pending.delete(tracked));
   pending.add(tracked);
   return tracked;
 }

@@ -3,8 +3,8 @@
  * `[done]` line: calls go out in the background, and each outcome is written back into the deploy's log
  * (while it runs, as a line of its transcript; after it finished, appended to both files).
  */
-import { spawn } from "node:child_process";
 import type { DeployEvent, DeployResult, DeploySink, Trigger } from "../deploy/events.ts";
+import { gitQuery } from "../deploy/git.ts";
 import { appendOutcomes, type DeployLog, type OutboundOutcome } from "../deploy/log.ts";
 import { Redaction } from "../deploy/redact.ts";
 import { notifyPayload, notifyRequest, outcomeOf, Tail } from "./notify.ts";
@@ -45,7 +45,7 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
   const tail = new Tail();
   let finished = false;
   /** The commits of the pull, once its last line said them; the final status and notifications wait for it. */
-  let pulled: Promise<Commits> | undefined;
+  let pulled: Promise<Commits | undefined> | undefined;
   let statusChain: Promise<unknown> = Promise.resolve();
   let target: Promise<StatusTarget | { problem: string }> | undefined;
   let problemSaid = false;
@@ -116,7 +116,7 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
         Promise.all([revParse(ctx.repoPath, named.before, ctx.env), revParse(ctx.repoPath, named.after, ctx.env)]).then(([before, after]) => ({ before, after })),
       );
       void trackOutbound(
-        pulled.then((commits) => {
+        pulled.then((commits = NO_COMMITS) => {
           notify("started", undefined, commits);
           if (commits.after) postStatus(commits.after, "pending", "Deploying…");
         }),
@@ -127,7 +127,7 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
       const [state, description] = finalStatus(result, outcome);
       const after = pulled ?? Promise.resolve(NO_COMMITS);
       // The final status goes on the commit that got `pending`: the one pulled. Before the pull there is none.
-      void trackOutbound(after.then((commits) => commits.after && postStatus(commits.after, state, description)));
+      void trackOutbound(after.then((commits) => commits?.after && postStatus(commits.after, state, description)));
       void trackOutbound(after.then(() => notify(outcome, result)));
       finished = true;
       // The record is finished right after this event: the outcomes so far join it then.
@@ -162,7 +162,7 @@ function finalStatus(result: DeployResult, outcome: NotifyEvent): [StatusState, 
     case "succeeded":
       return ["success", `Deployed in ${seconds}`];
     case "cancelled":
-      return ["error", `Deploy cancelled${result.error ? `: ${result.error}` : ""}`];
+      return ["error", "Deploy cancelled"];
     case "rolled_back":
       return [
         "failure",
@@ -173,26 +173,14 @@ function finalStatus(result: DeployResult, outcome: NotifyEvent): [StatusState, 
   }
 }
 
-function git(repoPath: string, args: string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    try {
-      const child = spawn("git", args, { cwd: repoPath, env: { ...env, GIT_TERMINAL_PROMPT: "0" }, stdio: ["ignore", "pipe", "ignore"] });
-      let out = "";
-      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")).length > 4096 && child.kill());
-      child.on("error", () => resolve(undefined));
-      child.on("close", (code) => resolve(code === 0 ? out.trim() || undefined : undefined));
-    } catch {
-      resolve(undefined);
-    }
-  });
-}
-
 /** The full commit of a short one (exact whatever HEAD does meanwhile); null when there is none. */
 async function revParse(repoPath: string, commit: string, env: NodeJS.ProcessEnv): Promise<string | null> {
   if (!commit) return null;
-  return (await git(repoPath, ["rev-parse", "--verify", "--quiet", `${commit}^{commit}`], env)) ?? null;
+  const { code, stdout } = await gitQuery(repoPath, ["rev-parse", "--verify", "--quiet", `${commit}^{commit}`], env);
+  return code === 0 && stdout ? stdout : null;
 }
 
-export function originUrl(repoPath: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  return git(repoPath, ["remote", "get-url", "origin"], env);
+async function originUrl(repoPath: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const { code, stdout } = await gitQuery(repoPath, ["remote", "get-url", "origin"], env);
+  return code === 0 && stdout ? stdout : undefined;
 }
