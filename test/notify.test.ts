@@ -8,6 +8,7 @@ import { runDeploy } from "../src/deploy/pipeline.ts";
 import { settleOutbound } from "../src/notify/outbound.ts";
 import type { NotifyTarget, StatusSettings } from "../src/notify/settings.ts";
 import { logFiles, makeLocalRepo, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import { makeGate, StreamReader } from "./gate.ts";
 import { closedUrl, fakeApi } from "./outbound-fixtures.ts";
 
 const WEBHOOK_SECRET = "webhook-secret-0123456789";
@@ -264,6 +265,28 @@ describe("service check and shutdown", () => {
     expect(api.seen.map((s) => s.json().outcome)).toEqual(["failed"]);
     const json = logFiles(dir).find((name) => name.endsWith(".json"))!;
     expect(readJson(join(dir, ".service", "logs", json)).outbound).toMatchObject([{ kind: "notify", ok: true }]);
+  });
+
+  test("cancelled: a deploy cancelled in the queue by a shutdown notifies, and gets no status (it pulled nothing)", async () => {
+    const api = fakeApi([201]);
+    const repo = makeRepo();
+    const gate = makeGate();
+    const yaml = `runScript: ${gate.script}\nsecret: ${SECRET}\nnotify:\n  - url: ${api.url}/hook\n    on: [cancelled, succeeded]\nstatus: { provider: github, repo: acme/web, apiUrl: "${api.url}", token: forge-token-123456 }\n`;
+    writeFileSync(join(repo.clone, "service.yaml"), yaml);
+    const server = await startServer(repo.clone, gate.env);
+    const running = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => gate.lines().length === 1, "the first deploy to start");
+    const queued = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => queued.text.includes("[queued]"), "the second to queue");
+    server.proc.kill("SIGTERM");
+    await queued.done;
+    gate.open();
+    await running.done;
+    expect(await server.proc.exited).toBe(0);
+    const hooks = api.seen.filter((s) => s.path === "/hook").map((s) => s.json());
+    expect(hooks.map((p) => [p.outcome, p.ok]).sort()).toEqual([["cancelled", false], ["succeeded", true]]);
+    // The running deploy's pending and success; nothing for the cancelled one.
+    expect(api.seen.filter((s) => s.path.startsWith("/repos/")).map((s) => s.json().state)).toEqual(["pending", "success"]);
   });
 
   test("on shutdown, a call still in flight gets a short grace, then is recorded as not sent", async () => {
