@@ -221,6 +221,8 @@ describe("service check and shutdown", () => {
     expect(second.stdout).toContain("status: no token: set token, tokenFile or SERVICE_STATUS_TOKEN");
     const third = await runCli(["check"], { cwd: serviceDir(`status:\n  token: forge-token-abcdef\n`) });
     expect(third.stdout).toContain("status: set provider (github, gitlab, gitea, bitbucket)");
+    const fourth = await runCli(["check"], { cwd: serviceDir(`status: { provider: gitlab, repo: 7, token: forge-token-abcdef, deployments: true }\n`) });
+    expect(fourth.stdout).toContain("status: deployments is GitHub's only");
   });
 
   test("check masks the status token and shows no notify URL path or header value", async () => {
@@ -370,7 +372,7 @@ describe("service.yaml.example", () => {
     const warnings: string[] = [];
     const config = loadConfig({ cwd, env: {}, logger: { warn: (m: string) => warnings.push(m) } as never });
     expect(warnings).toEqual([]);
-    expect(Object.keys(config.status!).sort()).toEqual(["context", "provider", "repo", "targetUrl", "timeoutMs", "tokenFile"]);
+    expect(Object.keys(config.status!).sort()).toEqual(["context", "deployments", "environment", "provider", "repo", "targetUrl", "timeoutMs", "tokenFile"]);
     expect(new Set(config.notify!.flatMap((target) => Object.keys(target)))).toEqual(new Set(["url", "format", "on", "headers", "timeoutMs"]));
   });
 });

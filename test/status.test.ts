@@ -128,6 +128,28 @@ describe("commit statuses", () => {
     expect(final.description).toContain(`rolled back to ${before.slice(0, 7)}`);
   });
 
+  test("github deployments: true also creates a Deployment on the pulled commit and sets in_progress, then the outcome", async () => {
+    const api = fakeApi([201]);
+    const repo = makeRepo();
+    const sha = repo.push({ "v.txt": "2\n" });
+    const targetUrl = "https://deploy.example.com/{id}";
+    const { result } = await deploy(repo.clone, { provider: "github", repo: "acme/web", apiUrl: api.url, token: TOKEN, deployments: true, targetUrl }, { runScript: "false" });
+    await outcomes(result.log.json, 5);
+    expect(api.seen.map((s) => [s.path, s.headers.authorization])).toEqual([
+      [`/repos/acme/web/statuses/${sha}`, `Bearer ${TOKEN}`],
+      ["/repos/acme/web/deployments", `Bearer ${TOKEN}`],
+      ["/repos/acme/web/deployments/1/statuses", `Bearer ${TOKEN}`],
+      [`/repos/acme/web/statuses/${sha}`, `Bearer ${TOKEN}`],
+      ["/repos/acme/web/deployments/1/statuses", `Bearer ${TOKEN}`],
+    ]);
+    expect(api.seen[1]!.json()).toMatchObject({ ref: sha, environment: "production", auto_merge: false, required_contexts: [] });
+    expect([api.seen[2]!.json(), api.seen[4]!.json()]).toMatchObject([
+      { state: "in_progress", environment: "production", log_url: `https://deploy.example.com/${result.id}` },
+      { state: "failure", environment: "production" },
+    ]);
+    expect(readFileSync(result.log.log, "utf8")).toContain("[status] github: deployment in_progress posted");
+  });
+
   test("no status before the pull: a deploy whose pull fails posts none", async () => {
     const api = fakeApi([201]);
     const repo = makeRepo();

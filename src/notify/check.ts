@@ -56,7 +56,9 @@ export function outboundProblems(app: OutboundSettings, cwd: string, env: NodeJS
   if (!app.status) return [];
   const label = app.name ? `app "${app.name}": ` : "";
   const target = statusTarget(app.status, originOf(app.repoPath), app.name, cwd, env);
-  return "problem" in target ? [`${label}${target.problem}`] : [];
+  if ("problem" in target) return [`${label}${target.problem}`];
+  if (app.status.deployments && target.provider !== "github") return [`${label}status: deployments is GitHub's only; ${target.provider} gets commit statuses alone`];
+  return [];
 }
 
 /** Sends one test notification to every target of every app; one line per target with its answer. */

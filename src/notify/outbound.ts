@@ -23,10 +23,15 @@ export interface OutboundAnswer {
   ok: boolean;
   /** The HTTP status of the last answer; undefined when none came. */
   status?: number;
-  /** What went wrong, or the start of a successful answer's body; never holds the request's secrets. */
+  /** What went wrong, or the start of a successful answer's body, on one line. */
   detail: string;
+  /** The answer's body, its first MAX_BODY bytes ("" when none came). */
+  body?: string;
   tries: number;
 }
+
+/** Most of an answer's body read: a GitHub deployment (its id is needed) is a few KiB. */
+const MAX_BODY = 64 * 1024;
 
 const MAX_DETAIL = 200;
 
@@ -120,9 +125,10 @@ async function once(request: OutboundRequest, timeoutMs: number, stop: AbortSign
       redirect: "manual",
       signal: AbortSignal.any([timer, stop]),
     });
-    const text = await boundedText(response, stop);
+    const body = await boundedText(response, stop);
+    const text = body.slice(0, MAX_DETAIL).replace(/\s+/g, " ").trim();
     const detail = `${response.status}${response.statusText ? ` ${response.statusText}` : ""}${text ? `: ${text}` : ""}`;
-    return { ok: response.status >= 200 && response.status < 300, status: response.status, detail: clip(detail), tries: n };
+    return { ok: response.status >= 200 && response.status < 300, status: response.status, detail: clip(detail), body, tries: n };
   } catch (error) {
     if (stop.aborted) return { ok: false, detail: NOT_SENT, tries: n };
     if (timer.aborted) return { ok: false, detail: `no answer within ${timeoutMs} ms`, tries: n };
@@ -131,14 +137,14 @@ async function once(request: OutboundRequest, timeoutMs: number, stop: AbortSign
   }
 }
 
-/** The start of the answer's body, one line: enough to say why a forge refused (a 401 names the token problem). */
+/** The start of the answer's body: enough to say why a forge refused (a 401 names the token problem). */
 async function boundedText(response: Response, stop: AbortSignal): Promise<string> {
   if (!response.body) return "";
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
-    while (size < 1024 && !stop.aborted) {
+    while (size < MAX_BODY && !stop.aborted) {
       const { done, value } = await reader.read();
       if (done) break;
       chunks.push(value);
@@ -148,7 +154,7 @@ async function boundedText(response: Response, stop: AbortSignal): Promise<strin
   } finally {
     reader.cancel().catch(() => {});
   }
-  return Buffer.concat(chunks).toString("utf8").replace(/\s+/g, " ").trim();
+  return Buffer.concat(chunks).subarray(0, MAX_BODY).toString("utf8");
 }
 
 const clip = (text: string) => (text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text);

@@ -35,6 +35,10 @@ export interface StatusSettings {
   targetUrl?: string;
   /** @default 10000 */
   timeoutMs?: number;
+  /** GitHub only: also create a Deployment per deploy and set its statuses. @default false */
+  deployments?: boolean;
+  /** The Deployment's environment. @default the app's name, or "production" */
+  environment?: string;
 }
 
 /** One entry of `notify`. */
@@ -49,7 +53,7 @@ export interface NotifyTarget {
   timeoutMs?: number;
 }
 
-const STATUS_KEYS = ["provider", "repo", "token", "tokenFile", "apiUrl", "context", "targetUrl", "timeoutMs"];
+const STATUS_KEYS = ["provider", "repo", "token", "tokenFile", "apiUrl", "context", "targetUrl", "timeoutMs", "deployments", "environment"];
 const TARGET_KEYS = ["url", "format", "on", "headers", "timeoutMs"];
 
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
@@ -94,6 +98,7 @@ export function normalizeStatus(value: unknown, where: string, problems: string[
   const out: Record<string, unknown> = {};
   for (const [key, item] of entries(value, STATUS_KEYS, where, problems)) {
     if (key === "timeoutMs") out[key] = timeout(item, where, problems);
+    else if (key === "deployments") typeof item === "boolean" ? (out[key] = item) : problems.push(`${where}: deployments: expected true or false, got ${show(item)}`);
     else if (key === "repo" && typeof item === "number" && Number.isSafeInteger(item)) out[key] = String(item);
     else if (typeof item !== "string" || item.trim() === "") problems.push(`${where}: ${key}: expected a non-empty string${key === "token" ? "" : `, got ${show(item)}`}`);
     else if (key === "provider" && !(PROVIDERS as readonly string[]).includes(item)) problems.push(`${where}: provider: expected one of ${PROVIDERS.join(", ")}, got ${show(item)}`);

@@ -7,6 +7,7 @@ import type { DeployEvent, DeployResult, DeploySink, Trigger } from "../deploy/e
 import { gitQuery } from "../deploy/git.ts";
 import { appendOutcomes, type DeployLog, type OutboundOutcome } from "../deploy/log.ts";
 import { Redaction } from "../deploy/redact.ts";
+import { GithubDeployment } from "./deployments.ts";
 import { notifyPayload, notifyRequest, outcomeOf, Tail } from "./notify.ts";
 import { sendOutbound, trackOutbound, type OutboundRequest } from "./outbound.ts";
 import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent, type NotifyTarget, type StatusSettings } from "./settings.ts";
@@ -49,6 +50,7 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
   let statusChain: Promise<unknown> = Promise.resolve();
   let target: Promise<StatusTarget | { problem: string }> | undefined;
   let problemSaid = false;
+  let deployment: GithubDeployment | undefined;
   /** Outcomes written to the .log while the deploy ran; the record gets them once it is finished. */
   const held: OutboundOutcome[] = [];
 
@@ -68,7 +70,12 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
   };
 
   const send = (kind: "status" | "notify", label: string, what: string, request: OutboundRequest, timeoutMs: number | undefined) =>
-    trackOutbound(sendOutbound(request, { timeoutMs: timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS }).then((answer) => record(kind, label, what, answer.ok, answer.detail)));
+    trackOutbound(
+      sendOutbound(request, { timeoutMs: timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS }).then((answer) => {
+        record(kind, label, what, answer.ok, answer.detail);
+        return answer;
+      }),
+    );
 
   const notify = (event: NotifyEvent, result?: DeployResult, commits?: Commits) => {
     const wanted = targets.filter((t) => (t.on ?? DEFAULT_ON).includes(event));
@@ -103,6 +110,12 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
       }
       const url = resolved.targetUrl ? fillTemplate(resolved.targetUrl, { id: ctx.id, app: ctx.app, commit: sha }) : undefined;
       await send("status", resolved.provider, state, statusRequest(resolved, sha, state, description, url), settings.timeoutMs);
+      if (resolved.provider === "github" && settings.deployments) {
+        deployment ??= new GithubDeployment(resolved, settings.environment ?? ctx.app ?? "production", (what, request) =>
+          send("status", "github", what, request, settings.timeoutMs),
+        );
+        await deployment.post(sha, state, description, url);
+      }
     }));
   };
 
