@@ -116,24 +116,35 @@ async function attempt(request: OutboundRequest, options: OutboundOptions, stop:
 }
 
 async function once(request: OutboundRequest, timeoutMs: number, stop: AbortSignal, n: number): Promise<OutboundAnswer> {
-  const timer = AbortSignal.timeout(timeoutMs);
+  // One controller for the time limit and the stop (AbortSignal.any is missing from early Node 20 releases).
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const onStop = () => controller.abort();
+  stop.addEventListener("abort", onStop, { once: true });
   try {
     const response = await fetch(request.url, {
       method: "POST",
       headers: { "user-agent": "service-deploy-webhook", ...request.headers },
       body: request.body,
       redirect: "manual",
-      signal: AbortSignal.any([timer, stop]),
+      signal: controller.signal,
     });
-    const body = await boundedText(response, stop);
+    const body = await boundedText(response, controller.signal);
     const text = body.slice(0, MAX_DETAIL).replace(/\s+/g, " ").trim();
     const detail = `${response.status}${response.statusText ? ` ${response.statusText}` : ""}${text ? `: ${text}` : ""}`;
     return { ok: response.status >= 200 && response.status < 300, status: response.status, detail: clip(detail), body, tries: n };
   } catch (error) {
     if (stop.aborted) return { ok: false, detail: NOT_SENT, tries: n };
-    if (timer.aborted) return { ok: false, detail: `no answer within ${timeoutMs} ms`, tries: n };
+    if (timedOut) return { ok: false, detail: `no answer within ${timeoutMs} ms`, tries: n };
     const cause = (error as Error & { code?: string }).code ?? (error as Error).message;
     return { ok: false, detail: clip(`network error: ${cause}`), tries: n };
+  } finally {
+    clearTimeout(timer);
+    stop.removeEventListener("abort", onStop);
   }
 }
 
