@@ -187,8 +187,12 @@ export function appendOutcomes(jsonPath: string, logPath: string, lines: string[
     const record = JSON.parse(readFileSync(jsonPath, "utf8")) as DeployRecord;
     record.outbound = [...(record.outbound ?? []), ...outcomes];
     const temp = `${jsonPath}.outbound.tmp`;
-    writeFileSync(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o640 });
-    renameSync(temp, jsonPath);
+    try {
+      writeFileSync(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o640 });
+      renameSync(temp, jsonPath);
+    } catch {
+      rmSync(temp, { force: true });
+    }
   } catch {}
 }
 
