@@ -150,6 +150,23 @@ describe("commit statuses", () => {
     expect(readFileSync(result.log.log, "utf8")).toContain("[status] github: deployment in_progress posted");
   });
 
+  test("a 401 from the forge is tried once, logged with the token redacted, and the deploy is untouched", async () => {
+    const api = fakeApi([401]);
+    api.errorBody = `{"message":"Bad credentials for ${TOKEN}"}`;
+    const repo = makeLocalRepo();
+    const { result } = await deploy(repo, { provider: "gitlab", repo: "acme/web", apiUrl: api.url, token: TOKEN });
+    expect(result.ok).toBe(true);
+    const list = await outcomes(result.log.json, 2);
+    expect(api.seen).toHaveLength(2);
+    expect(list.map((o) => [o.what, o.ok])).toEqual([
+      ["pending", false],
+      ["success", false],
+    ]);
+    const log = readFileSync(result.log.log, "utf8");
+    expect(log).toContain('[status] gitlab failed: 401 Unauthorized: {"message":"Bad credentials for ***"} (pending)');
+    for (const text of [log, readFileSync(result.log.json, "utf8")]) expect(text).not.toContain(TOKEN);
+  });
+
   test("no status before the pull: a deploy whose pull fails posts none", async () => {
     const api = fakeApi([201]);
     const repo = makeRepo();
