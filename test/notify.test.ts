@@ -103,14 +103,16 @@ describe("notifications", () => {
   test("slack: {text} to the incoming webhook; discord: {content} of at most 2000 characters", async () => {
     const api = fakeApi([201]);
     const repo = makeLocalRepo();
-    const long = `sh -c 'for i in $(seq 1 40); do printf "%0200d\\n" 0; done; exit 1'`;
+    const long = `sh -c 'for i in $(seq 1 40); do printf "%0200d\\n" 0; done; echo "<!channel> @everyone"; exit 1'`;
     const result = await deploy(repo, [{ url: `${api.url}/slack`, format: "slack" }, { url: `${api.url}/discord`, format: "discord" }], { runScript: long });
     await outcomes(result.log.json, 2);
     const slack = api.seen.find((s) => s.path === "/slack")!.json();
     const discord = api.seen.find((s) => s.path === "/discord")!.json();
     expect(Object.keys(slack)).toEqual(["text"]);
     expect(slack.text).toStartWith("deploy FAILED");
-    expect(Object.keys(discord)).toEqual(["content"]);
+    expect(slack.text).toContain("&lt;!channel&gt; @everyone");
+    expect(Object.keys(discord)).toEqual(["content", "allowed_mentions"]);
+    expect(discord.allowed_mentions).toEqual({ parse: [] });
     expect(discord.content.length).toBeLessThanOrEqual(2000);
     expect(discord.content).toStartWith("deploy FAILED");
   });

@@ -135,6 +135,8 @@ function messageText(payload: NotifyPayload, fence: boolean, max = Infinity): st
 
 const JSON_HEADERS = { "content-type": "application/json" };
 
+const slackEscape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
 /** The request of one target; `headers` of the entry come last, so the user's auth header is sent as written. */
 export function notifyRequest(target: NotifyTarget, payload: NotifyPayload): OutboundRequest {
   const own = target.headers ?? {};
@@ -142,9 +144,13 @@ export function notifyRequest(target: NotifyTarget, payload: NotifyPayload): Out
     case "json":
       return { url: target.url, headers: { ...JSON_HEADERS, ...own }, body: JSON.stringify(payload) };
     case "slack":
-      return { url: target.url, headers: { ...JSON_HEADERS, ...own }, body: JSON.stringify({ text: messageText(payload, true) }) };
-    case "discord":
-      return { url: target.url, headers: { ...JSON_HEADERS, ...own }, body: JSON.stringify({ content: messageText(payload, true, DISCORD_MAX) }) };
+      // Slack reads <…> as links and mentions: output is shown as text.
+      return { url: target.url, headers: { ...JSON_HEADERS, ...own }, body: JSON.stringify({ text: slackEscape(messageText(payload, true)) }) };
+    case "discord": {
+      // A deploy's output must not ping anyone (`@everyone` in a log line).
+      const content = messageText(payload, true, DISCORD_MAX);
+      return { url: target.url, headers: { ...JSON_HEADERS, ...own }, body: JSON.stringify({ content, allowed_mentions: { parse: [] } }) };
+    }
     case "ntfy": {
       const bad = payload.outcome === "failed" || payload.outcome === "rolled_back";
       const tags = { started: "rocket", succeeded: "white_check_mark", failed: "x", rolled_back: "rewind", cancelled: "no_entry" }[payload.outcome];
