@@ -9,6 +9,7 @@ import { settleOutbound } from "../src/notify/outbound.ts";
 import type { NotifyTarget, StatusSettings } from "../src/notify/settings.ts";
 import { logFiles, makeLocalRepo, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
 import { makeGate, StreamReader } from "./gate.ts";
+import { spawnCli } from "./ops-helpers.ts";
 import { closedUrl, fakeApi } from "./outbound-fixtures.ts";
 
 const WEBHOOK_SECRET = "webhook-secret-0123456789";
@@ -270,6 +271,19 @@ describe("service check and shutdown", () => {
     const json = logFiles(dir).find((name) => name.endsWith(".json"))!;
     expect(readJson(join(dir, ".service", "logs", json)).outbound).toMatchObject([{ kind: "notify", ok: true }]);
   });
+
+  test("service deploy: Ctrl-C while it waits for its notifications ends the wait; the call is recorded as not sent", async () => {
+    const api = fakeApi(["hang"]);
+    const dir = serviceDir(`runScript: "true"\nnotify:\n  - url: ${api.url}\n    on: [succeeded]\n`);
+    const cli = spawnCli(["deploy", "--cwd", dir], { cwd: dir });
+    await waitFor(() => api.held() === 1 && cli.stdout.text.includes("[done] ok=true"), "the deploy to end with its call held");
+    cli.proc.kill("SIGINT");
+    expect(await cli.exited).toBe(0);
+    const json = logFiles(dir).find((name) => name.endsWith(".json"))!;
+    expect(readJson(join(dir, ".service", "logs", json)).outbound).toMatchObject([{ kind: "notify", ok: false, detail: expect.stringMatching(/^not sent/) }]);
+    api.release();
+    // Without the signal the CLI would wait its whole grace (40 s): this test's limit is below it.
+  }, 20_000);
 
   test("cancelled: a deploy cancelled in the queue by a shutdown notifies, and gets no status (it pulled nothing)", async () => {
     const api = fakeApi([201]);

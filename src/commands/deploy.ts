@@ -40,8 +40,13 @@ export const deployCommand = defineCommand({
       // Ctrl-C (or a closed terminal) stops the run script's whole process tree; the deploy still ends and
       // writes its logs.
       let signals = 0;
+      // Once the deploy is over, a signal ends the wait for its notifications (they are recorded as not sent);
+      // one during the deploy stops the script only, and the failure is still announced.
+      const outboundCut = new AbortController();
+      let deployed = false;
       const stop = () => {
         signals++;
+        if (deployed) outboundCut.abort();
         for (const pid of livePids) killGroup(pid, signals > 1 ? "SIGKILL" : "SIGTERM");
       };
       for (const signal of STOP_SIGNALS) process.on(signal, stop);
@@ -56,8 +61,9 @@ export const deployCommand = defineCommand({
           if (bytes && stdoutOpen()) process.stdout.write(bytes);
         },
       });
+      deployed = true;
       // The commit status and notifications of this deploy go out before the process ends (each is time-limited).
-      await settleOutbound(CLI_OUTBOUND_GRACE_MS);
+      await settleOutbound(CLI_OUTBOUND_GRACE_MS, outboundCut.signal);
       for (const signal of STOP_SIGNALS) process.off(signal, stop);
       // Exit now: a child the script left in the background may still hold its pipes open.
       if (stdoutOpen()) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));

@@ -63,16 +63,22 @@ export function outboundInFlight(): number {
 
 /**
  * Waits up to `graceMs` for the calls in flight (and the ones they lead to), then stops the rest: each ends
- * with NOT_SENT, which its caller records like any other outcome.
+ * with NOT_SENT, which its caller records like any other outcome. `cut` ends the wait early (a Ctrl-C).
  */
-export async function settleOutbound(graceMs: number): Promise<void> {
+export async function settleOutbound(graceMs: number, cut?: AbortSignal): Promise<void> {
   const deadline = Date.now() + graceMs;
-  // Bounded: every round either ends a call or the grace runs out.
-  while (outboundInFlight() > 0 && Date.now() < deadline) {
+  // Bounded: every round either ends a call or the grace runs out (or `cut` ends it early).
+  while (outboundInFlight() > 0 && Date.now() < deadline && !cut?.aborted) {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const left = new Promise<void>((resolve) => (timer = setTimeout(resolve, deadline - Date.now())));
+    let onCut: (() => void) | undefined;
+    const left = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, deadline - Date.now());
+      onCut = resolve;
+      cut?.addEventListener("abort", onCut, { once: true });
+    });
     await Promise.race([Promise.allSettled([...inFlight.keys(), ...pending]), left]);
     clearTimeout(timer);
+    if (onCut) cut?.removeEventListener("abort", onCut);
     // A finished call's outcome is written by its caller's `.then`: let that run before looking again.
     await new Promise((resolve) => setImmediate(resolve));
   }
