@@ -60,7 +60,7 @@ const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c
 const isMapping = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : isMapping(value) ? "a mapping" : Array.isArray(value) ? "a list" : String(value));
 
-/** A URL the service may call: http or https, nothing else (no file:, no credentials to leak in a log line). */
+/** A URL the service may call: http or https, nothing else (no file:, no data:). */
 function httpUrl(value: unknown): boolean {
   if (typeof value !== "string") return false;
   try {
@@ -102,7 +102,8 @@ export function normalizeStatus(value: unknown, where: string, problems: string[
     else if (key === "repo" && typeof item === "number" && Number.isSafeInteger(item)) out[key] = String(item);
     else if (typeof item !== "string" || item.trim() === "") problems.push(`${where}: ${key}: expected a non-empty string${key === "token" ? "" : `, got ${show(item)}`}`);
     else if (key === "provider" && !(PROVIDERS as readonly string[]).includes(item)) problems.push(`${where}: provider: expected one of ${PROVIDERS.join(", ")}, got ${show(item)}`);
-    else if (key === "apiUrl" && !httpUrl(item)) problems.push(`${where}: apiUrl: expected an http(s) URL, got ${show(item)}`);
+    // Not shown: a URL may carry credentials.
+    else if (key === "apiUrl" && !httpUrl(item)) problems.push(`${where}: apiUrl: expected an http(s) URL`);
     else out[key] = key === "apiUrl" ? item.replace(/\/+$/, "") : item;
   }
   return out as StatusSettings;
