@@ -22,7 +22,8 @@ export interface ConfigReport {
   /** The config file in force, if any. */
   file?: string;
   values: CheckedValue[];
-  apps: { name: string; host: string; path: string; repoPath: string; secret: string }[];
+  /** `status` and `notify` of an app, described (tokens masked), when it has them. */
+  apps: { name: string; host: string; path: string; repoPath: string; secret: string; status?: string; notify?: string }[];
   /** Everything that is wrong; the server would refuse, fall back, or fail its deploys. */
   problems: string[];
   /** Each app's `status` and `notify`, for `--send-test`. */
@@ -144,7 +145,15 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
   } else {
     for (const app of resolved) {
       const secret = secretSource(app.secret, appSecretFile(cwd, app.name!), app.secret ? "file" : undefined);
-      apps.push({ name: app.name!, host: app.host!, path: app.path, repoPath: app.repoPath, secret: secret.value });
+      apps.push({
+        name: app.name!,
+        host: app.host!,
+        path: app.path,
+        repoPath: app.repoPath,
+        secret: secret.value,
+        ...(app.status ? { status: describeOutbound("status", app.status, cwd, env) } : {}),
+        ...(app.notify?.length ? { notify: describeOutbound("notify", app.notify, cwd, env) } : {}),
+      });
       problems.push(...repoProblems(`app "${app.name}": `, app.repoPath));
       outbound.push(app);
     }

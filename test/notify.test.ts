@@ -259,6 +259,7 @@ describe("service check and shutdown", () => {
     const { code, stdout } = await runCli(["check", "--send-test"], { cwd: dir });
     expect(api.seen.map((s) => s.path)).toEqual(["/shared"]);
     expect(stdout).toContain("app web, notify entry 1 (json to ");
+    expect(stdout).toContain("    notify: json to 127.0.0.1:");
     expect(code).toBe(0);
   });
 

@@ -25,6 +25,8 @@ export const checkCommand = defineCommand({
       lines.push(...valueTable(report.values));
       for (const app of report.apps) {
         lines.push("", `  app ${app.name}: POST ${app.host}${app.path}`, `    repo: ${app.repoPath}`, `    secret: ${app.secret}`);
+        if (app.status) lines.push(`    status: ${app.status}`);
+        if (app.notify) lines.push(`    notify: ${app.notify}`);
       }
       lines.push("");
       if (report.problems.length === 0) lines.push("no problems found");
