@@ -6,6 +6,7 @@ import { findConfigFile, readConfigText, strictFromEnv } from "./config.ts";
 import { KEYS } from "./config-keys.ts";
 import type { UserConfig } from "./config-schema.ts";
 import { queueKey, ticketDirProblem } from "./deploy/queue.ts";
+import { describeOutbound, outboundProblems, type OutboundSettings } from "./notify/check.ts";
 import { resolveConfig, type Source as ValueSource } from "./resolve-config.ts";
 import { SECRET_FILE, weakSecretWarning } from "./secret.ts";
 
@@ -22,11 +23,14 @@ export interface ConfigReport {
   /** The config file in force, if any. */
   file?: string;
   values: CheckedValue[];
-  apps: { name: string; host: string; path: string; repoPath: string; secret: string }[];
+  /** `status` and `notify` of an app, described (tokens masked), when it has them. */
+  apps: { name: string; host: string; path: string; repoPath: string; secret: string; status?: string; notify?: string }[];
   /** Everything that is wrong; the server would refuse, fall back, or fail its deploys. */
   problems: string[];
   /** What works but is unsafe (a short secret); the server says it at start too. */
   warnings: string[];
+  /** Each app's `status` and `notify`, for `--send-test`. */
+  outbound: OutboundSettings[];
 }
 
 const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
@@ -74,10 +78,18 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
   for (const key of Object.keys(KEYS) as (keyof UserConfig)[]) {
     if (key === "apps" || key === "secret") continue;
     const value = config[key as keyof typeof config];
-    const shown = value === undefined ? "(none)" : key === "adminToken" ? mask(String(value)) : String(value);
+    const shown =
+      key === "status" || key === "notify"
+        ? describeOutbound(key, value, cwd, env)
+        : value === undefined
+          ? "(none)"
+          : key === "adminToken"
+            ? mask(String(value))
+            : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   const apps: ConfigReport["apps"] = [];
+  const outbound: OutboundSettings[] = [];
   const valid = collectApps(config, cwd);
   problems.push(...valid.problems);
   // An `apps` list that was rejected (its problem is listed) does not make this a single-app configuration:
@@ -91,14 +103,25 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     const weak = config.secret && weakSecretWarning(config.secret);
     if (weak) warnings.push(weak);
     problems.push(...repoProblems("", config.repoPath));
+    outbound.push(config);
   } else {
     for (const app of valid.apps) {
       const secret = secretSource(app.secret, appSecretFile(cwd, app.name!), app.secret ? "file" : undefined);
-      apps.push({ name: app.name!, host: app.host!, path: app.path, repoPath: app.repoPath, secret: secret.value });
+      apps.push({
+        name: app.name!,
+        host: app.host!,
+        path: app.path,
+        repoPath: app.repoPath,
+        secret: secret.value,
+        ...(app.status ? { status: describeOutbound("status", app.status, cwd, env) } : {}),
+        ...(app.notify?.length ? { notify: describeOutbound("notify", app.notify, cwd, env) } : {}),
+      });
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) warnings.push(weak);
       problems.push(...repoProblems(`app "${app.name}": `, app.repoPath));
+      outbound.push(app);
     }
   }
-  return { file, values, apps, problems, warnings };
+  for (const settings of outbound) problems.push(...outboundProblems(settings, cwd, env));
+  return { file, values, apps, problems, warnings, outbound };
 }

@@ -3,14 +3,12 @@
  * environment is checked and converted into it.
  */
 import { isIP } from "node:net";
-import { ConfigError, type AppConfig, type UserConfig } from "./config-schema.ts";
+import { ConfigError, MAX_TIMER_MS, type AppConfig, type UserConfig } from "./config-schema.ts";
+import { normalizeNotify, normalizeStatus } from "./notify/settings.ts";
 
-type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "names" | "urlPath" | "apps";
+type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "names" | "urlPath" | "apps" | "status" | "notify";
 
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
-
-/** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Every key: its type, its snake_case spelling and its environment variable. */
 export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
@@ -32,6 +30,8 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   keepDays: { kind: "count", env: "SERVICE_KEEP_DAYS" },
   maxLogBytes: { kind: "positiveInt", env: "SERVICE_MAX_LOG_BYTES" },
   trustProxy: { kind: "boolean", env: "SERVICE_TRUST_PROXY" },
+  status: { kind: "status", env: "" },
+  notify: { kind: "notify", env: "" },
   apps: { kind: "apps", env: "" },
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
   adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
@@ -108,6 +108,13 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): un
       // An address the listener can bind: a typo here must not leave the server on another address.
       if (typeof value === "string" && (isIP(value) || HOST_NAME.test(value))) return value;
       return fail("an IP address or host name to listen on (like 127.0.0.1, ::1, 0.0.0.0 or localhost; no scheme, no port)");
+    case "status":
+    case "notify": {
+      const problems: string[] = [];
+      const out = kind === "status" ? normalizeStatus(value, where, problems) : normalizeNotify(value, where, problems);
+      if (problems.length > 0) throw new ConfigError(problems);
+      return out;
+    }
     case "apps":
     {
       if (!Array.isArray(value)) return fail("a list of apps");

@@ -2,6 +2,10 @@
  * What a configuration is: its types and defaults, and the error a value it cannot use raises. How a value
  * written in a file or the environment is checked is config-keys.ts; how the layers resolve is resolve-config.ts.
  */
+import type { NotifyTarget, StatusSettings } from "./notify/settings.ts";
+
+/** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Options as a user writes them: every key optional. */
 export interface UserConfig {
@@ -44,6 +48,10 @@ export interface UserConfig {
   maxLogBytes?: number;
   /** Route by `X-Forwarded-Host` (set by your reverse proxy) instead of `Host`. @default false */
   trustProxy?: boolean;
+  /** Commit statuses on the forge: pending, success, failure per deploy. @default none */
+  status?: StatusSettings;
+  /** Where to announce deploys (chat, ntfy, your own endpoint). @default none */
+  notify?: NotifyTarget[];
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
   /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
@@ -68,7 +76,9 @@ export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trust
 /** Keys of the service as a whole (its admin listener), not of an app. */
 type AdminKey = "adminPort" | "adminHostname" | "adminToken";
 
-export interface ResolvedConfig extends Required<Omit<UserConfig, "secret" | "branch" | "events" | "apps" | "adminPort" | "adminToken">> {
+export interface ResolvedConfig extends Required<Omit<UserConfig, "secret" | "branch" | "events" | "apps" | "adminPort" | "adminToken" | "status" | "notify">> {
+  status?: StatusSettings;
+  notify?: NotifyTarget[];
   adminPort?: number;
   adminToken?: string;
   /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */

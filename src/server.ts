@@ -9,6 +9,7 @@ import type { DeployEvent } from "./deploy/events.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import { QueueFullError, queueKey } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
+import { settleOutbound } from "./notify/outbound.ts";
 import { forgeDelivery, skippedResponse, skipReason } from "./forge-event.ts";
 import { BODY_READ_DEADLINE_MS, ByteBudget, declaredLength, readBody, UNAUTHENTICATED_BODY_BUDGET_BYTES, type BodyRead } from "./body.ts";
 import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
@@ -48,6 +49,9 @@ export interface StopOptions {
   /** Kill the running deploys' process trees instead of waiting for them. @default false */
   force?: boolean;
 }
+
+/** How long a stopping service waits for commit statuses and notifications still in flight. */
+const OUTBOUND_GRACE_MS = 3_000;
 
 /** Bun's own request body limit: see `maxRequestBodySize` below. */
 const BODY_BACKSTOP_BYTES = 4 * 1024 ** 3;
@@ -285,6 +289,8 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
       } finally {
         if (options.force) deployer.processes.resume();
       }
+      // Commit statuses and notifications still in flight get a short grace; the rest are recorded as not sent.
+      await settleOutbound(options.force ? 0 : OUTBOUND_GRACE_MS);
       // A forced stop may come while a graceful one waits: the first to get here closes the listener.
       const current = listener;
       if (!current) return;

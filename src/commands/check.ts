@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { checkConfig, type CheckedValue } from "../check.ts";
+import { sendTestNotifications } from "../notify/check.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
 export const checkCommand = defineCommand({
@@ -11,6 +12,10 @@ export const checkCommand = defineCommand({
   },
   args: {
     cwd: cwdArg,
+    "send-test": {
+      type: "boolean",
+      description: "Also send one test notification to every `notify` target and print each answer (exits 1 when one fails)",
+    },
   },
   async run({ args }) {
     const report = checkConfig(serviceDir(args.cwd));
@@ -18,13 +23,21 @@ export const checkCommand = defineCommand({
     lines.push(...valueTable(report.values));
     for (const app of report.apps) {
       lines.push("", `  app ${app.name}: POST ${app.host}${app.path}`, `    repo: ${app.repoPath}`, `    secret: ${app.secret}`);
+      if (app.status) lines.push(`    status: ${app.status}`);
+      if (app.notify) lines.push(`    notify: ${app.notify}`);
     }
     lines.push("");
     for (const warning of report.warnings) lines.push(`warning: ${warning}`);
     if (report.problems.length === 0) lines.push("no problems found");
     else lines.push(`${report.problems.length} problem${report.problems.length > 1 ? "s" : ""}:`, ...report.problems.map((p) => `  - ${p}`));
+    let failed = 0;
+    if (args["send-test"]) {
+      const sent = await sendTestNotifications(report.outbound, process.env);
+      lines.push("", "test notifications:", ...sent.lines.map((line) => `  ${line}`));
+      failed = sent.failed;
+    }
     process.stdout.write(`${lines.join("\n")}\n`);
-    if (report.problems.length > 0) process.exitCode = 1;
+    if (report.problems.length > 0 || failed > 0) process.exitCode = 1;
   },
 });
 

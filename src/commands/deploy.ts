@@ -5,6 +5,7 @@ import { findConfigFile, loadConfig } from "../config.ts";
 import { Transcript } from "../deploy/events.ts";
 import { Deployer } from "../deploy/deployer.ts";
 import { queueKey } from "../deploy/queue.ts";
+import { settleOutbound } from "../notify/outbound.ts";
 import { readSecretFile, SECRET_FILE } from "../secret.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
@@ -38,8 +39,13 @@ export const deployCommand = defineCommand({
     // writes its logs.
     const deployer = new Deployer();
     let signals = 0;
+    // Once the deploy is over, a signal ends the wait for its notifications (they are recorded as not sent);
+    // one during the deploy stops the script only, and the failure is still announced.
+    const outboundCut = new AbortController();
+    let deployed = false;
     const stop = () => {
       signals++;
+      if (deployed) outboundCut.abort();
       deployer.processes.signal(signals > 1 ? "SIGKILL" : "SIGTERM");
     };
     for (const signal of STOP_SIGNALS) process.on(signal, stop);
@@ -54,6 +60,9 @@ export const deployCommand = defineCommand({
         if (bytes && stdoutOpen()) process.stdout.write(bytes);
       },
     });
+    deployed = true;
+    // The commit status and notifications of this deploy go out before the process ends (each is time-limited).
+    await settleOutbound(CLI_OUTBOUND_GRACE_MS, outboundCut.signal);
     for (const signal of STOP_SIGNALS) process.off(signal, stop);
     // Exit now rather than set the exit code: a child the script left in the background may still hold its
     // pipes open, and reading them would keep this process alive.
@@ -61,6 +70,9 @@ export const deployCommand = defineCommand({
     process.exit(result.ok ? 0 : 1);
   },
 });
+
+/** Long enough for three tries of a 10-second call and their backoff. */
+const CLI_OUTBOUND_GRACE_MS = 40_000;
 
 /** The config file a deploy uses; without one, where it looked and how to use a service's config from elsewhere. */
 function configLine(file: string | undefined, cwd: string, dirGiven: boolean): string {

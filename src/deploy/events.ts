@@ -58,7 +58,8 @@ export interface RollbackResult {
 }
 
 export type Trigger = "webhook" | "cli" | "api";
-export type Step = "deploy" | "pull" | "config" | "run" | "rollback" | "log";
+/** `status` and `notify` lines record outbound calls (commit statuses, notifications). */
+export type Step = "deploy" | "pull" | "config" | "run" | "rollback" | "log" | "status" | "notify";
 
 export type DeployEvent =
   | { type: "queued"; position: number }

@@ -1,7 +1,7 @@
 import { closeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript, type DeployEvent, type DeployResult, type Trigger } from "./events.ts";
-import { createExclusive, ensurePrivateDir, isNoSpace, overwriteInPlace, writeAll, writeFileAtomic } from "./files.ts";
+import { createExclusive, ensurePrivateDir, isNoSpace, openForAppend, overwriteInPlace, readNoFollow, writeAll, writeFileAtomic } from "./files.ts";
 import { OWN_START } from "./liveness.ts";
 import { defaultLogger, type Logger } from "./logger.ts";
 
@@ -50,6 +50,20 @@ export interface DeployRecord {
   result?: DeployResult | OutcomeOnly;
   /** Set when the record could not hold everything (a full disk): what is missing and why. */
   note?: string;
+  /** Outcomes of the outbound calls (commit statuses, notifications), in the order they ended. */
+  outbound?: OutboundOutcome[];
+}
+
+/** One outbound call's outcome as the record keeps it. */
+export interface OutboundOutcome {
+  kind: "status" | "notify";
+  /** The provider or the format (`github`, `slack`…); never a URL, which may hold a secret. */
+  target: string;
+  /** The commit state posted, or the notified event. */
+  what: string;
+  ok: boolean;
+  detail: string;
+  at: string;
 }
 
 /** Bytes a "running" record takes on disk, so that its final outcome fits in place when the disk is full. */
@@ -289,4 +303,28 @@ function compactRecord(record: DeployRecord, result: DeployResult, why: string):
       ...(result.rollback ? { rollback: { ...result.rollback, stdout: "", stderr: "", error: cut(result.rollback.error) } } : {}),
     },
   };
+}
+
+/**
+ * Adds outbound outcomes to a deploy whose record is finished: their lines to the end of the `.log`, the
+ * entries to the record's `outbound`. Files that are gone (pruned) stay gone, links are never followed, and
+ * nothing here throws.
+ */
+export function appendOutcomes(jsonPath: string, logPath: string, lines: string[], outcomes: OutboundOutcome[]): void {
+  if (lines.length > 0) {
+    try {
+      // No O_CREAT: a pruned deploy does not come back as a log of a few lines.
+      const fd = openForAppend(logPath);
+      try {
+        writeAll(fd, Buffer.from(lines.map((line) => `${line}\n`).join("")));
+      } finally {
+        closeSync(fd);
+      }
+    } catch {}
+  }
+  try {
+    const record = JSON.parse(readNoFollow(jsonPath)) as DeployRecord;
+    record.outbound = [...(record.outbound ?? []), ...outcomes];
+    writeFileAtomic(jsonPath, `${JSON.stringify(record, null, 2)}\n`);
+  } catch {}
 }

@@ -14,7 +14,7 @@ import { describeTimeout, runScript } from "./script.ts";
 /** What a deploy needs of the configuration (a single app's, or one `apps` entry's). */
 export type DeploySettings = Pick<
   ResolvedConfig,
-  "repoPath" | "runScript" | "runTimeoutMs" | "rollbackOnFailure" | "queueLimit" | "keepDeploys" | "keepDays" | "maxLogBytes"
+  "repoPath" | "runScript" | "runTimeoutMs" | "rollbackOnFailure" | "queueLimit" | "keepDeploys" | "keepDays" | "maxLogBytes" | "status" | "notify"
 >;
 
 export interface DeployOptions {
@@ -58,6 +58,7 @@ export function scriptEnv(env: NodeJS.ProcessEnv, context: Record<string, string
   const out: Record<string, string | undefined> = { ...env, ...context };
   delete out.SERVICE_SECRET;
   delete out.SERVICE_ADMIN_TOKEN;
+  delete out.SERVICE_STATUS_TOKEN;
   return out;
 }
 

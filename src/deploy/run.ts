@@ -4,6 +4,7 @@ import { pruneLogs } from "../history.ts";
 import { DeployLog, type DeployRecord } from "./log.ts";
 import type { DeployOptions } from "./pipeline.ts";
 import { OutputRedactor, Redaction } from "./redact.ts";
+import { outboundSink } from "../notify/sink.ts";
 
 /** A deploy's options once its id is fixed: the deployer makes the id, before the queue, and only there. */
 export type PlannedDeploy = DeployOptions & { id: string };
@@ -26,6 +27,8 @@ export class DeployRun {
   readonly forge: { event: string | null; delivery: string | null };
   private readonly log: DeployLog;
   private readonly sinks: DeploySink[];
+  /** How the deploy ended, once it has: the outbound sink tells a cancelled deploy from a failed one. */
+  private ending: Ending | undefined;
   /** Output held back by redactors (a secret may span two chunks), released before each line of the service. */
   private readonly redactors: OutputRedactor[] = [];
 
@@ -34,12 +37,25 @@ export class DeployRun {
     this.id = options.id;
     this.redaction = new Redaction(options.secrets ?? []);
     this.forge = forgeOf(options, this.redaction);
-    this.sinks = options.sink ? [options.sink] : [];
     this.log = new DeployLog(
       options.cwd,
       { id: this.id, startedAt: this.startedAt, ...this.forge, trigger: options.trigger, repoPath: config.repoPath, runScript: this.redaction.text(config.runScript), app: options.app },
       { maxLogBytes: config.maxLogBytes, makeRoom: () => this.prune(), logger: options.logger },
     );
+    // Commit statuses and notifications: a sink like the client's, that never holds the run or its `[done]`.
+    const outbound = outboundSink({
+      id: this.id,
+      app: options.app,
+      trigger: options.trigger,
+      cwd: options.cwd,
+      repoPath: config.repoPath,
+      config,
+      env: options.env ?? process.env,
+      log: this.log,
+      secrets: options.secrets ?? [],
+      cancelled: () => this.ending === "cancelled",
+    });
+    this.sinks = [options.sink, outbound].filter((sink): sink is DeploySink => sink !== undefined);
   }
 
   /** The `[deploy]` line that opens the stream. */
@@ -82,6 +98,7 @@ export class DeployRun {
       finishedAt: finishedAt.toISOString(),
       durationMs: finishedAt.getTime() - this.startedAt.getTime(),
     };
+    this.ending = ending;
     this.emit({ type: "done", result }, ending);
     this.prune();
     return result;

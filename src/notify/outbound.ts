@@ -1,0 +1,189 @@
+/**
+ * One outbound HTTP call (a commit status, a notification): a time limit per try, three tries with backoff on
+ * network errors and 5xx, none on 4xx. Never throws. Calls in flight are tracked so a stopping service can
+ * give them a short grace period and then record them as not sent.
+ */
+
+export interface OutboundRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface OutboundOptions {
+  /** Time limit of each try. */
+  timeoutMs: number;
+  /** @default 3 */
+  tries?: number;
+  /** Pause before the second try; doubled before each later one. @default 500 */
+  backoffMs?: number;
+}
+
+export interface OutboundAnswer {
+  ok: boolean;
+  /** The HTTP status of the last answer; undefined when none came. */
+  status?: number;
+  /** What went wrong, or the start of a successful answer's body, on one line. */
+  detail: string;
+  /** The answer's body, its first MAX_BODY bytes ("" when none came). */
+  body?: string;
+  tries: number;
+}
+
+/** Most of an answer's body read: a GitHub deployment (its id is needed) is a few KiB. */
+const MAX_BODY = 64 * 1024;
+
+const MAX_DETAIL = 200;
+
+/** Calls in flight, each with the way to stop it. */
+const inFlight = new Map<Promise<OutboundAnswer>, AbortController>();
+
+/** Why a call was stopped: the service stopped before it ended. */
+export const NOT_SENT = "not sent: the service stopped before the call ended";
+
+/** While above 0, a stop is under way: calls asked for now are not sent (a final status chained after a pending one). */
+let closing = 0;
+
+/** Work that leads to calls (finding the commit, a status waiting for the one before it) and records outcomes. */
+const pending = new Set<Promise<unknown>>();
+
+/**
+ * Counts `work` as outbound work until it settles: a stopping service waits for it too. Never rejects (an
+ * unexpected error ends as undefined): background work must not become an unhandled rejection.
+ */
+export function trackOutbound<T>(work: Promise<T>): Promise<T | undefined> {
+  const tracked: Promise<T | undefined> = work.catch(() => undefined).finally(() => pending.delete(tracked));
+  pending.add(tracked);
+  return tracked;
+}
+
+export function outboundInFlight(): number {
+  return inFlight.size + pending.size;
+}
+
+/**
+ * Waits up to `graceMs` for the calls in flight (and the ones they lead to), then stops the rest: each ends
+ * with NOT_SENT, which its caller records like any other outcome. `cut` ends the wait early (a Ctrl-C).
+ */
+export async function settleOutbound(graceMs: number, cut?: AbortSignal): Promise<void> {
+  const deadline = Date.now() + graceMs;
+  // Bounded: every round either ends a call or the grace runs out (or `cut` ends it early).
+  while (outboundInFlight() > 0 && Date.now() < deadline && !cut?.aborted) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onCut: (() => void) | undefined;
+    const left = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, deadline - Date.now());
+      onCut = resolve;
+      cut?.addEventListener("abort", onCut, { once: true });
+    });
+    await Promise.race([Promise.allSettled([...inFlight.keys(), ...pending]), left]);
+    clearTimeout(timer);
+    if (onCut) cut?.removeEventListener("abort", onCut);
+    // A finished call's outcome is written by its caller's `.then`: let that run before looking again.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  closing++;
+  try {
+    // Bounded: what is left after the aborts only records outcomes, and new calls end at once as not sent.
+    for (let round = 0; round < 10 && outboundInFlight() > 0; round++) {
+      for (const controller of inFlight.values()) controller.abort(new Error(NOT_SENT));
+      await Promise.allSettled([...inFlight.keys(), ...pending]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    closing--;
+  }
+}
+
+export function sendOutbound(request: OutboundRequest, options: OutboundOptions): Promise<OutboundAnswer> {
+  if (closing > 0) return Promise.resolve({ ok: false, detail: NOT_SENT, tries: 0 });
+  const controller = new AbortController();
+  const call = attempt(request, options, controller.signal).finally(() => inFlight.delete(call));
+  inFlight.set(call, controller);
+  return call;
+}
+
+async function attempt(request: OutboundRequest, options: OutboundOptions, stop: AbortSignal): Promise<OutboundAnswer> {
+  const tries = options.tries ?? 3;
+  let pause = options.backoffMs ?? 500;
+  let last: OutboundAnswer = { ok: false, detail: "not tried", tries: 0 };
+  for (let n = 1; n <= tries; n++) {
+    if (n > 1) {
+      await sleep(pause, stop);
+      pause *= 2;
+    }
+    if (stop.aborted) return { ok: false, detail: NOT_SENT, tries: n - 1 };
+    last = await once(request, options.timeoutMs, stop, n);
+    if (last.ok || stop.aborted) return last;
+    // A 4xx says the request itself is wrong (a bad token, a wrong repo): the same request will not do better.
+    if (last.status !== undefined && last.status < 500) return last;
+  }
+  return last;
+}
+
+async function once(request: OutboundRequest, timeoutMs: number, stop: AbortSignal, n: number): Promise<OutboundAnswer> {
+  // One controller for the time limit and the stop (AbortSignal.any is missing from early Node 20 releases).
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const onStop = () => controller.abort();
+  stop.addEventListener("abort", onStop, { once: true });
+  try {
+    const response = await fetch(request.url, {
+      method: "POST",
+      headers: { "user-agent": "service-deploy-webhook", ...request.headers },
+      body: request.body,
+      redirect: "manual",
+      signal: controller.signal,
+    });
+    const body = await boundedText(response, controller.signal);
+    const text = body.slice(0, MAX_DETAIL).replace(/\s+/g, " ").trim();
+    const detail = `${response.status}${response.statusText ? ` ${response.statusText}` : ""}${text ? `: ${text}` : ""}`;
+    return { ok: response.status >= 200 && response.status < 300, status: response.status, detail: clip(detail), body, tries: n };
+  } catch (error) {
+    if (stop.aborted) return { ok: false, detail: NOT_SENT, tries: n };
+    if (timedOut) return { ok: false, detail: `no answer within ${timeoutMs} ms`, tries: n };
+    const cause = (error as Error & { code?: string }).code ?? (error as Error).message;
+    return { ok: false, detail: clip(`network error: ${cause}`), tries: n };
+  } finally {
+    clearTimeout(timer);
+    stop.removeEventListener("abort", onStop);
+  }
+}
+
+/** The start of the answer's body: enough to say why a forge refused (a 401 names the token problem). */
+async function boundedText(response: Response, stop: AbortSignal): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < MAX_BODY && !stop.aborted) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(chunks).subarray(0, MAX_BODY).toString("utf8");
+}
+
+const clip = (text: string) => (text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text);
+
+function sleep(ms: number, stop: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      stop.removeEventListener("abort", done);
+      resolve();
+    }
+    stop.addEventListener("abort", done, { once: true });
+  });
+}

@@ -1,0 +1,199 @@
+/**
+ * The deploy-event sink that posts commit statuses and sends notifications. It never blocks the run or its
+ * `[done]` line: calls go out in the background, and each outcome is written back into the deploy's log
+ * (while it runs, as a line of its transcript; after it finished, appended to both files).
+ */
+import type { DeployEvent, DeployResult, DeploySink, Trigger } from "../deploy/events.ts";
+import { gitQuery } from "../deploy/git.ts";
+import { appendOutcomes, type DeployLog, type OutboundOutcome } from "../deploy/log.ts";
+import { Redaction } from "../deploy/redact.ts";
+import { GithubDeployment } from "./deployments.ts";
+import { notifyPayload, notifyRequest, outcomeOf, Tail } from "./notify.ts";
+import { sendOutbound, trackOutbound, type OutboundRequest } from "./outbound.ts";
+import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent, type NotifyTarget, type StatusSettings } from "./settings.ts";
+import { fillTemplate, statusRequest, statusTarget, STATUS_TOKEN_ENV, type StatusState, type StatusTarget } from "./status.ts";
+
+export interface OutboundContext {
+  id: string;
+  app?: string;
+  trigger: Trigger;
+  cwd: string;
+  repoPath: string;
+  config: { status?: StatusSettings; notify?: NotifyTarget[] };
+  env: NodeJS.ProcessEnv;
+  log: DeployLog;
+  /** The deploy's secrets (the webhook secrets): kept out of every line and payload, as in the logs. */
+  secrets: string[];
+  /** Whether the deploy was cancelled: asked when it ends. */
+  cancelled?: () => boolean;
+}
+
+/** The secrets of the outbound settings themselves: tokens, webhook URLs (they are credentials), header values. */
+export function outboundSecrets(config: OutboundContext["config"], env: NodeJS.ProcessEnv): string[] {
+  const status = config.status;
+  return [
+    status?.token,
+    status ? env[STATUS_TOKEN_ENV] : undefined,
+    ...(config.notify ?? []).flatMap((target) => [target.url, ...Object.values(target.headers ?? {})]),
+  ].filter((s): s is string => !!s);
+}
+
+/** The sink of one deploy; undefined when neither `status` nor `notify` is set. */
+export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
+  const targets = ctx.config.notify ?? [];
+  if (!ctx.config.status && targets.length === 0) return undefined;
+  const redaction = new Redaction([...ctx.secrets, ...outboundSecrets(ctx.config, ctx.env)]);
+  const tail = new Tail();
+  let finished = false;
+  /** The commits of the pull, once its last line said them; the final status and notifications wait for it. */
+  let pulled: Promise<Commits | undefined> | undefined;
+  let statusChain: Promise<unknown> = Promise.resolve();
+  let target: Promise<StatusTarget | { problem: string }> | undefined;
+  let problemSaid = false;
+  let deployment: GithubDeployment | undefined;
+  /** Outcomes written to the .log while the deploy ran; the record gets them once it is finished. */
+  const held: OutboundOutcome[] = [];
+
+  const record = (kind: "status" | "notify", label: string, what: string, ok: boolean, detail: string) => {
+    const text = redaction.text(detail);
+    const outcome: OutboundOutcome = { kind, target: label, what, ok, detail: text, at: new Date().toISOString() };
+    const said = ok
+      ? `${label}: ${what} ${kind === "status" ? "posted" : "notification sent"}`
+      : text.startsWith("not sent")
+        ? `${label}: ${what} ${text}`
+        : `${label} failed: ${text} (${what})`;
+    if (finished) appendOutcomes(ctx.log.jsonPath, ctx.log.logPath, [`[${kind}] ${said}`], [outcome]);
+    else {
+      ctx.log.write({ type: "step", step: kind, text: said });
+      held.push(outcome);
+    }
+  };
+
+  const send = (kind: "status" | "notify", label: string, what: string, request: OutboundRequest, timeoutMs: number | undefined) =>
+    trackOutbound(
+      sendOutbound(request, { timeoutMs: timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS }).then((answer) => {
+        record(kind, label, what, answer.ok, answer.detail);
+        return answer;
+      }),
+    );
+
+  const notify = (event: NotifyEvent, result?: DeployResult, commits?: Commits) => {
+    const wanted = targets.filter((t) => (t.on ?? DEFAULT_ON).includes(event));
+    if (wanted.length === 0) return;
+    const after = result ? result.pull.after : (commits?.after ?? null);
+    const targetUrl = ctx.config.status?.targetUrl ? fillTemplate(ctx.config.status.targetUrl, { id: ctx.id, app: ctx.app, commit: after ?? "" }) : undefined;
+    const output = tail.get().map((line) => redaction.text(line));
+    const payload = notifyPayload({ id: ctx.id, app: ctx.app, trigger: ctx.trigger, outcome: event, result, commit: { before: commits?.before ?? null, after }, output, targetUrl });
+    // The result is redacted of the webhook secrets already; not of the outbound ones.
+    if (payload.error) payload.error = redaction.text(payload.error);
+    if (payload.rollback?.error) payload.rollback.error = redaction.text(payload.rollback.error);
+    for (const t of wanted) {
+      const format = t.format ?? "json";
+      // Named by format, numbered when several share one: the URL may be a credential.
+      const label = targets.filter((other) => (other.format ?? "json") === format).length > 1 ? `${format}#${targets.indexOf(t) + 1}` : format;
+      send("notify", label, event, notifyRequest(t, payload), t.timeoutMs);
+    }
+  };
+
+  const postStatus = (sha: string, state: StatusState, description: string) => {
+    const settings = ctx.config.status;
+    if (!settings) return;
+    target ??= originUrl(ctx.repoPath, ctx.env).then((origin) => statusTarget(settings, origin, ctx.app, ctx.cwd, ctx.env));
+    // In order: a slow `pending` must not land after the final state.
+    statusChain = trackOutbound(statusChain.then(async () => {
+      const resolved = await target!;
+      if ("problem" in resolved) {
+        // Said once: the final state would only repeat it.
+        if (!problemSaid) record("status", settings.provider ?? "forge", state, false, resolved.problem.replace(/^status: /, ""));
+        problemSaid = true;
+        return;
+      }
+      const url = resolved.targetUrl ? fillTemplate(resolved.targetUrl, { id: ctx.id, app: ctx.app, commit: sha }) : undefined;
+      await send("status", resolved.provider, state, statusRequest(resolved, sha, state, description, url), settings.timeoutMs);
+      if (resolved.provider === "github" && settings.deployments) {
+        deployment ??= new GithubDeployment(resolved, settings.environment ?? ctx.app ?? "production", (what, request) =>
+          send("status", "github", what, request, settings.timeoutMs),
+        );
+        await deployment.post(sha, state, description, url);
+      }
+    }));
+  };
+
+  return (event: DeployEvent) => {
+    if (event.type === "output") tail.add(event.data);
+    else if (event.type === "step") tail.add(`[${event.step}] ${event.text}\n`);
+    if (event.type === "step" && event.step === "pull" && !pulled) {
+      const named = pulledCommits(event.text);
+      if (!named) return;
+      pulled = trackOutbound(
+        Promise.all([revParse(ctx.repoPath, named.before, ctx.env), revParse(ctx.repoPath, named.after, ctx.env)]).then(([before, after]) => ({ before, after })),
+      );
+      void trackOutbound(
+        pulled.then((commits = NO_COMMITS) => {
+          notify("started", undefined, commits);
+          if (commits.after) postStatus(commits.after, "pending", "Deploying…");
+        }),
+      );
+    } else if (event.type === "done") {
+      const result = event.result;
+      const outcome = outcomeOf(result, ctx.cancelled?.() ?? false);
+      const [state, description] = finalStatus(result, outcome);
+      const after = pulled ?? Promise.resolve(NO_COMMITS);
+      // The final status goes on the commit that got `pending`: the one pulled. Before the pull there is none.
+      void trackOutbound(after.then((commits) => commits?.after && postStatus(commits.after, state, description)));
+      void trackOutbound(after.then(() => notify(outcome, result)));
+      finished = true;
+      // The record is finished right after this event: the outcomes so far join it then.
+      queueMicrotask(() => {
+        if (held.length > 0) appendOutcomes(ctx.log.jsonPath, ctx.log.logPath, [], held.splice(0));
+      });
+    }
+  };
+}
+
+type Commits = { before: string | null; after: string | null };
+const NO_COMMITS: Commits = { before: null, after: null };
+
+/**
+ * The commits the pull's last line names (`up to date at X`, `X -> Y`, `HEAD` without a remote; none after a
+ * failed pull), or undefined for the pull's other lines.
+ */
+function pulledCommits(text: string): { before: string; after: string } | undefined {
+  const upToDate = /^up to date at ([0-9a-f]{7,40})$/.exec(text);
+  if (upToDate) return { before: upToDate[1]!, after: upToDate[1]! };
+  const moved = /^(\S+) -> ([0-9a-f]{7,40})$/.exec(text);
+  if (moved) return { before: /^[0-9a-f]{7,40}$/.test(moved[1]!) ? moved[1]! : "", after: moved[2]! };
+  if (text.startsWith("no remote configured")) return { before: "HEAD", after: "HEAD" };
+  if (text.startsWith("failed")) return { before: "", after: "" };
+  return undefined;
+}
+
+function finalStatus(result: DeployResult, outcome: NotifyEvent): [StatusState, string] {
+  const seconds = `${(result.durationMs / 1000).toFixed(1)} s`;
+  const why = result.error ?? `exit code ${result.run.exitCode}`;
+  switch (outcome) {
+    case "succeeded":
+      return ["success", `Deployed in ${seconds}`];
+    case "cancelled":
+      return ["error", "Deploy cancelled"];
+    case "rolled_back":
+      return [
+        "failure",
+        `Deploy failed (${why}); rolled back to ${result.rollback!.to.slice(0, 7)}${result.rollback!.ok ? "" : ", and the rollback failed too"}`,
+      ];
+    default:
+      return ["failure", `Deploy failed after ${seconds}: ${why}`];
+  }
+}
+
+/** The full commit of a short one (exact whatever HEAD does meanwhile); null when there is none. */
+async function revParse(repoPath: string, commit: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  if (!commit) return null;
+  const { code, stdout } = await gitQuery(repoPath, ["rev-parse", "--verify", "--quiet", `${commit}^{commit}`], env);
+  return code === 0 && stdout ? stdout : null;
+}
+
+async function originUrl(repoPath: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const { code, stdout } = await gitQuery(repoPath, ["remote", "get-url", "origin"], env);
+  return code === 0 && stdout ? stdout : undefined;
+}
