@@ -47,6 +47,7 @@ export class DeployRun {
       id: this.id,
       app: options.app,
       trigger: options.trigger,
+      forge: this.forge,
       cwd: options.cwd,
       repoPath: config.repoPath,
       config,

@@ -18,23 +18,10 @@ export interface Delivery {
   delivery: string | null;
 }
 
-/**
- * Where a deploy's event and delivery id come from: the one place to wire them to the deploy record once it
- * carries them. Until then a deploy does not know them.
- */
-export function deliveryOf(_result: DeployResult | undefined): Delivery {
-  return { event: null, delivery: null };
-}
-
-/** A rollback took place and the pulled commit's run failed (the redeploy's own outcome is `ok`). */
-export function rolledBackOf(result: DeployResult): boolean {
-  return result.rollback !== undefined && result.run.exitCode !== 0;
-}
-
 /** What a finished deploy counts as for `on`. */
 export function outcomeOf(result: DeployResult, cancelled: boolean): Exclude<NotifyEvent, "started"> {
   if (cancelled) return "cancelled";
-  if (rolledBackOf(result)) return "rolled_back";
+  if (result.rolledBack) return "rolled_back";
   return result.ok ? "succeeded" : "failed";
 }
 
@@ -70,6 +57,8 @@ export interface PayloadInput {
   commit?: { before: string | null; after: string | null };
   output: string[];
   targetUrl?: string;
+  /** The forge's event and delivery id of a webhook deploy. */
+  forge?: Delivery;
 }
 
 export function notifyPayload(input: PayloadInput): NotifyPayload {
@@ -80,11 +69,12 @@ export function notifyPayload(input: PayloadInput): NotifyPayload {
     id: input.id,
     app: input.app ?? null,
     trigger: input.trigger,
-    ...deliveryOf(result),
+    event: input.forge?.event ?? null,
+    delivery: input.forge?.delivery ?? null,
     commit: result ? { before: result.pull.before, after: result.pull.after } : (input.commit ?? { before: null, after: null }),
     outcome: input.outcome,
     ok: result ? result.ok : null,
-    rolledBack: result ? rolledBackOf(result) : false,
+    rolledBack: result ? result.rolledBack : false,
     exitCode,
     durationMs: result ? result.durationMs : null,
     error: result ? result.error : null,

@@ -24,6 +24,8 @@ export interface OutboundContext {
   log: DeployLog;
   /** The deploy's secrets (the webhook secrets): kept out of every line and payload, as in the logs. */
   secrets: string[];
+  /** The forge's event and delivery id, when a forge sent the deploy. */
+  forge?: { event: string | null; delivery: string | null };
   /** Whether the deploy was cancelled: asked when it ends. */
   cancelled?: () => boolean;
 }
@@ -83,7 +85,7 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
     const after = result ? result.pull.after : (commits?.after ?? null);
     const targetUrl = ctx.config.status?.targetUrl ? fillTemplate(ctx.config.status.targetUrl, { id: ctx.id, app: ctx.app, commit: after ?? "" }) : undefined;
     const output = tail.get().map((line) => redaction.text(line));
-    const payload = notifyPayload({ id: ctx.id, app: ctx.app, trigger: ctx.trigger, outcome: event, result, commit: { before: commits?.before ?? null, after }, output, targetUrl });
+    const payload = notifyPayload({ id: ctx.id, app: ctx.app, trigger: ctx.trigger, forge: ctx.forge, outcome: event, result, commit: { before: commits?.before ?? null, after }, output, targetUrl });
     // The result is redacted of the webhook secrets already; not of the outbound ones.
     if (payload.error) payload.error = redaction.text(payload.error);
     if (payload.rollback?.error) payload.rollback.error = redaction.text(payload.rollback.error);
