@@ -13,7 +13,7 @@ export function gitEnv(env: Env): Env {
 }
 
 /** Runs git and collects its output (for small queries, not the streamed pull). */
-async function gitQuery(repoPath: string, args: string[], env: Env): Promise<{ code: number | null; stdout: string }> {
+export async function gitQuery(repoPath: string, args: string[], env: Env): Promise<{ code: number | null; stdout: string }> {
   let stdout = "";
   const decoder = new TextDecoder();
   const outcome = await runProcess(["git", ...args], {
