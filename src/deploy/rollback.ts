@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
 import { findDeploy, isDeployRef, listDeploys, readDeployRecord, type HistoryEntry } from "../history.ts";
-import type { RollbackTarget } from "./events.ts";
+import type { Deployer } from "./deployer.ts";
+import type { DeployResult, RollbackTarget } from "./events.ts";
 import { gitResetHard, gitQuery, headCommit } from "./git.ts";
-import type { DeployContext } from "./pipeline.ts";
+import type { DeployContext, DeployOptions } from "./pipeline.ts";
 import { PullState, short } from "./pull.ts";
 
 /** A rollback that cannot be queued: the target names nothing deployable. Nothing was queued. */
@@ -77,4 +78,15 @@ export async function rollbackTarget(cwd: string, repoPath: string, ref: string 
   const { code, stdout } = existsSync(repoPath) ? await gitQuery(repoPath, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`], env) : { code: 1, stdout: "" };
   if (code !== 0 || !stdout) throw new RollbackTargetError(`"${ref}" is neither a deploy id nor a commit of the repository ${repoPath}`);
   return { commit: stdout, deployId: null };
+}
+
+/**
+ * `service rollback` and `server.rollback`: resolves `ref` (see rollbackTarget), then deploys that commit through
+ * the same queue and logs as any deploy, with `trigger: "rollback"`. Throws RollbackTargetError, with nothing
+ * queued, when `ref` names nothing deployable; QueueFullError when the queue is full.
+ */
+export async function rollbackDeploy(deployer: Deployer, ref: string | undefined, options: Omit<DeployOptions, "trigger" | "target">): Promise<DeployResult> {
+  const env = options.env ?? process.env;
+  const target = await rollbackTarget(options.cwd, options.config.repoPath, ref, options.app, env);
+  return deployer.deploy({ ...options, trigger: "rollback", target });
 }
