@@ -37,6 +37,8 @@ export function serverControl(ctx: ControlContext): ServerControl {
       deploy.catch(() => {}).finally(() => ctx.inFlight.delete(deploy));
       return deploy;
     },
-    status: (options = {}) => readStatus(ctx.cwd, selectApps(ctx.apps(), options.app)),
+    async status(options = {}) {
+      return readStatus(ctx.cwd, selectApps(ctx.apps(), options.app));
+    },
   };
 }
