@@ -54,6 +54,16 @@ describe("service rollback", () => {
     expect(again.record.result.target.commit).toBe(back.record.result.pull.after);
   });
 
+  test("the next deploy pulls forward again from the rolled-back commit", async () => {
+    const { repo, first, second } = await deployedTwice();
+    expect((await cli(repo.clone, ["rollback"])).code).toBe(0);
+    expect(repo.head()).toBe(first);
+    const next = await cli(repo.clone, ["deploy"]);
+    expect(next.code).toBe(0);
+    expect(repo.head()).toBe(second);
+    expect(next.record.result.pull).toMatchObject({ before: first, after: second });
+  });
+
   test("<id>, an id prefix, and last-ok take the commit that deploy left checked out", async () => {
     const { repo, first, second, firstId } = await deployedTwice();
     const byPrefix = await cli(repo.clone, ["rollback", firstId.slice(0, 6)]);
