@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { loadConfig } from "../src/config.ts";
-import { lastLine, logFiles, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir } from "./helpers.ts";
+import { baseEnv, CLI, lastLine, logFiles, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
 import { writeFileSync } from "node:fs";
 
 /** The user's app as the health check sees it: answers `statuses` in turn, then the last one forever. */
@@ -115,6 +115,32 @@ describe("health check", () => {
       expect(repo.head()).toBe(good);
     } finally {
       await server.stop();
+    }
+  });
+
+  test("Ctrl-C during the health check ends it at once (not at its timeout): the deploy fails and its logs complete", async () => {
+    const app = fakeApp([503]);
+    apps.push(app);
+    const repo = makeRepo();
+    const env = baseEnv({ SERVICE_RUN_SCRIPT: "true", SERVICE_HEALTH_CHECK_URL: app.url, SERVICE_HEALTH_CHECK_TIMEOUT_MS: "600000", SERVICE_HEALTH_CHECK_INTERVAL_MS: "100" });
+    const proc = Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env, stdout: "pipe", stderr: "ignore" });
+    let stdout = "";
+    const reading = (async () => {
+      for await (const chunk of proc.stdout) stdout += new TextDecoder().decode(chunk);
+    })();
+    try {
+      await waitFor(() => stdout.includes("[health] attempt 1"), "the first health check attempt");
+      proc.kill("SIGINT");
+      expect(await proc.exited).toBe(1);
+      await reading;
+      expect(stdout).toContain("[health] failed after");
+      expect(lastLine(stdout)).toBe("[done] ok=false exitCode=0");
+      const json = logFiles(repo.clone).find((name) => name.endsWith(".json"))!;
+      const record = readJson(join(repo.clone, ".service", "logs", json));
+      expect(record.status).toBe("done");
+      expect(record.result.error).toContain("health check failed: stopped");
+    } finally {
+      proc.kill("SIGKILL");
     }
   });
 

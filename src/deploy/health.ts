@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { defaultConfig, type ResolvedConfig } from "../config-schema.ts";
 import type { HealthCheckResult, Step } from "./events.ts";
+import { deployInterrupted } from "./process.ts";
 import { runScript } from "./script.ts";
 
 /** The health check keys; the time keys take their defaults when unset (settings built by hand, as a library). */
@@ -37,12 +38,14 @@ export async function runHealthCheck(given: HealthSettings, options: HealthCheck
   const deadline = started + settings.healthCheckTimeoutMs;
   const what = [settings.healthCheck && `\`${settings.healthCheck}\``, settings.healthCheckUrl && `GET ${settings.healthCheckUrl}`].filter(Boolean).join(" and ");
   options.say(`checking ${what} every ${settings.healthCheckIntervalMs} ms, for at most ${settings.healthCheckTimeoutMs} ms`);
+  // Ctrl-C or a forced stop ends the check as it ends the commands: it must not wait out its timeout.
+  const interrupted = deployInterrupted();
   let attempts = 0;
   let last: string | undefined;
   const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
   for (;;) {
     attempts++;
-    const problem = await attempt(settings, options, deadline);
+    const problem = interrupted.aborted ? STOPPED : await attempt(settings, options, deadline, interrupted);
     const elapsed = Date.now() - started;
     if (problem === undefined) {
       options.say(`healthy after ${attempts} attempt${attempts === 1 ? "" : "s"} in ${seconds()} s`);
@@ -51,17 +54,20 @@ export async function runHealthCheck(given: HealthSettings, options: HealthCheck
     if (problem !== last) options.say(`attempt ${attempts}: unhealthy (${problem})`);
     last = problem;
     const wait = Math.min(settings.healthCheckIntervalMs, deadline - Date.now());
-    if (wait <= 0) {
-      const error = `health check failed: still unhealthy after ${settings.healthCheckTimeoutMs} ms (healthCheckTimeoutMs), ${attempts} attempt${attempts === 1 ? "" : "s"}; last: ${problem}`;
+    if (wait <= 0 || interrupted.aborted) {
+      const why = interrupted.aborted ? "stopped" : `still unhealthy after ${settings.healthCheckTimeoutMs} ms (healthCheckTimeoutMs)`;
+      const error = `health check failed: ${why}, ${attempts} attempt${attempts === 1 ? "" : "s"}; last: ${problem}`;
       options.say(`failed after ${attempts} attempt${attempts === 1 ? "" : "s"} in ${seconds()} s: ${problem}`);
       return { ok: false, attempts, durationMs: Date.now() - started, error };
     }
-    await sleep(wait);
+    await sleep(wait, undefined, { signal: interrupted }).catch(() => {});
   }
 }
 
 /** One attempt: undefined when healthy, else what was wrong. */
-async function attempt(settings: HealthSettings & { healthCheckTimeoutMs: number }, options: HealthCheckOptions, deadline: number): Promise<string | undefined> {
+const STOPPED = "the deploy was stopped";
+
+async function attempt(settings: HealthSettings & { healthCheckTimeoutMs: number }, options: HealthCheckOptions, deadline: number, interrupted: AbortSignal): Promise<string | undefined> {
   if (settings.healthCheck) {
     // Output is not kept: a check retried for a minute would fill the log with it; the exit code says enough.
     const ran = await runScript(settings.healthCheck, { cwd: options.cwd, env: options.env, timeoutMs: Math.max(1, deadline - Date.now()), onOutput: () => {} });
@@ -69,18 +75,19 @@ async function attempt(settings: HealthSettings & { healthCheckTimeoutMs: number
     if (ran.timedOut) return "the command timed out";
     if (ran.exitCode !== 0) return `exit code ${ran.exitCode}`;
   }
-  if (settings.healthCheckUrl) return await get(settings.healthCheckUrl, Math.max(1, Math.min(HEALTH_REQUEST_LIMIT_MS, deadline - Date.now())));
+  if (settings.healthCheckUrl) return await get(settings.healthCheckUrl, Math.max(1, Math.min(HEALTH_REQUEST_LIMIT_MS, deadline - Date.now())), interrupted);
   return undefined;
 }
 
-async function get(url: string, limitMs: number): Promise<string | undefined> {
+async function get(url: string, limitMs: number, interrupted: AbortSignal): Promise<string | undefined> {
   try {
     // A redirect is an answer, not health: a login page behind a 302 must not pass for the app being up.
-    const response = await fetch(url, { redirect: "manual", signal: AbortSignal.timeout(limitMs) });
+    const response = await fetch(url, { redirect: "manual", signal: AbortSignal.any([AbortSignal.timeout(limitMs), interrupted]) });
     await response.body?.cancel().catch(() => {});
     return response.status >= 200 && response.status < 300 ? undefined : `HTTP ${response.status}`;
   } catch (error) {
     const err = error as Error & { code?: string };
+    if (interrupted.aborted) return STOPPED;
     if (err.name === "TimeoutError" || err.name === "AbortError") return `no answer within ${limitMs} ms`;
     return err.code ? `${err.code}` : err.message;
   }
