@@ -144,6 +144,12 @@ describe("health check", () => {
     }
   });
 
+  test("a healthCheckUrl that is not an http(s) URL is refused like any wrong value, naming the key", () => {
+    for (const url of ["localhost:8080/up", "ftp://127.0.0.1/up", "not a url"]) {
+      expect(() => loadConfig({ cwd: tempDir(), env: { SERVICE_HEALTH_CHECK_URL: url } })).toThrow("SERVICE_HEALTH_CHECK_URL: expected an http:// or https:// URL");
+    }
+  });
+
   test("the keys are accepted at the top level and per apps entry, from the file and the environment", () => {
     const cwd = tempDir();
     writeFileSync(
