@@ -62,7 +62,7 @@ export async function rollbackTarget(cwd: string, repoPath: string, ref: string 
   if (ref === undefined || ref === "last-ok") {
     const head = ref === undefined ? await headCommit(repoPath, env) : null;
     const found = listDeploys(cwd).find((entry) => mine(entry) && wasOk(entry) && (ref !== undefined || (commitLeftBy(entry) ?? head) !== head));
-    if (!found) throw new RollbackTargetError(ref === undefined ? `no earlier ok deploy with a commit other than the current HEAD (${short(head)}) to roll back to` : "no ok deploy to roll back to");
+    if (!found) throw new RollbackTargetError(ref === undefined ? `no earlier ok deploy with a commit other than the current HEAD${head ? ` (${short(head)})` : ""} to roll back to` : "no ok deploy to roll back to");
     return fromDeploy(found);
   }
   if (isDeployRef(ref) && ref !== "last") {
