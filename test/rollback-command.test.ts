@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createServiceServer } from "../src/index.ts";
-import { lastLine, logFiles, makeRepo, readJson, runCli, tempDir } from "./helpers.ts";
+import { makeGate } from "./gate.ts";
+import { baseEnv, CLI, lastLine, logFiles, makeRepo, readJson, runCli, tempDir, waitFor } from "./helpers.ts";
 
 const ENV = { SERVICE_RUN_SCRIPT: "true" };
 
@@ -116,6 +117,30 @@ describe("service rollback", () => {
     const unhealthy = await cli(repo.clone, ["rollback", "last-ok"], { SERVICE_HEALTH_CHECK: "false", SERVICE_HEALTH_CHECK_TIMEOUT_MS: "200", SERVICE_HEALTH_CHECK_INTERVAL_MS: "100" });
     expect(unhealthy.code).toBe(1);
     expect(unhealthy.record.result.healthCheck.ok).toBe(false);
+  });
+
+  test("a rollback waits in the repository's queue behind a running deploy, then runs (trigger rollback)", async () => {
+    const { repo, first } = await deployedTwice();
+    const gate = makeGate();
+    const env = baseEnv({ SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const running = Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env, stdout: "ignore", stderr: "ignore" });
+    const rollback = Bun.spawn([...CLI, "rollback", first], { cwd: repo.clone, env, stdout: "pipe", stderr: "ignore" });
+    try {
+      await waitFor(() => gate.starts().length === 1, "the deploy to start");
+      const rollbackOut = new Response(rollback.stdout).text();
+      // The rollback waits: its status shows one waiting behind the running deploy.
+      await waitFor(async () => JSON.parse((await runCli(["status", "--json"], { cwd: repo.clone })).stdout)[0].waiting === 1, "the rollback to wait");
+      expect(gate.lines()).toHaveLength(1);
+      gate.open();
+      expect([await running.exited, await rollback.exited]).toEqual([0, 0]);
+      expect(await rollbackOut).toContain("[queued] waiting; position=1");
+      expect(gate.lines().map((line) => line.split(" ")[0])).toEqual(["start", "end", "start", "end"]);
+      expect(gate.lines()[2]).toEndWith(" rollback");
+      expect(repo.head()).toBe(first);
+    } finally {
+      running.kill("SIGKILL");
+      rollback.kill("SIGKILL");
+    }
   });
 
   test("--cwd: from a shell elsewhere, in the service's directory", async () => {
