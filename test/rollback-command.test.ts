@@ -124,9 +124,10 @@ describe("service rollback", () => {
     const gate = makeGate();
     const env = baseEnv({ SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
     const running = Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env, stdout: "ignore", stderr: "ignore" });
-    const rollback = Bun.spawn([...CLI, "rollback", first], { cwd: repo.clone, env, stdout: "pipe", stderr: "ignore" });
+    let rollback: Bun.Subprocess<"ignore", "pipe", "ignore"> | undefined;
     try {
       await waitFor(() => gate.starts().length === 1, "the deploy to start");
+      rollback = Bun.spawn([...CLI, "rollback", first], { cwd: repo.clone, env, stdout: "pipe", stderr: "ignore" });
       const rollbackOut = new Response(rollback.stdout).text();
       // The rollback waits: its status shows one waiting behind the running deploy.
       await waitFor(async () => JSON.parse((await runCli(["status", "--json"], { cwd: repo.clone })).stdout)[0].waiting === 1, "the rollback to wait");
@@ -139,7 +140,7 @@ describe("service rollback", () => {
       expect(repo.head()).toBe(first);
     } finally {
       running.kill("SIGKILL");
-      rollback.kill("SIGKILL");
+      rollback?.kill("SIGKILL");
     }
   });
 
