@@ -6,11 +6,13 @@ import { commandLine, rejectUnknownArgs } from "./commands/_args.ts";
 import { checkCommand } from "./commands/check.ts";
 import { deployCommand } from "./commands/deploy.ts";
 import { logsCommand } from "./commands/logs.ts";
+import { rollbackCommand } from "./commands/rollback.ts";
 import { plainOutput, showUsage, useOutputStyle } from "./commands/_output.ts";
 import { serveCommand } from "./commands/serve.ts";
+import { statusCommand } from "./commands/status.ts";
 import { systemdCommand } from "./commands/systemd.ts";
 
-const subCommands = { serve: serveCommand, deploy: deployCommand, logs: logsCommand, check: checkCommand, systemd: systemdCommand };
+const subCommands = { serve: serveCommand, deploy: deployCommand, logs: logsCommand, check: checkCommand, systemd: systemdCommand, rollback: rollbackCommand, status: statusCommand };
 
 export const main = defineCommand({
   meta: { name: "service", version: pkg.version, description: pkg.description },

@@ -6,7 +6,7 @@ import { isIP } from "node:net";
 import { ConfigError, MAX_TIMER_MS, type AppConfig, type UserConfig } from "./config-schema.ts";
 import { normalizeNotify, normalizeStatus } from "./notify/settings.ts";
 
-type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "names" | "urlPath" | "apps" | "status" | "notify";
+type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "names" | "urlPath" | "httpUrl" | "apps" | "status" | "notify";
 
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
@@ -32,6 +32,10 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   trustProxy: { kind: "boolean", env: "SERVICE_TRUST_PROXY" },
   status: { kind: "status", env: "" },
   notify: { kind: "notify", env: "" },
+  healthCheckUrl: { kind: "httpUrl", env: "SERVICE_HEALTH_CHECK_URL" },
+  healthCheck: { kind: "string", env: "SERVICE_HEALTH_CHECK" },
+  healthCheckTimeoutMs: { kind: "ms", env: "SERVICE_HEALTH_CHECK_TIMEOUT_MS" },
+  healthCheckIntervalMs: { kind: "ms", env: "SERVICE_HEALTH_CHECK_INTERVAL_MS" },
   apps: { kind: "apps", env: "" },
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
   adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
@@ -104,6 +108,12 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): un
       // A request's path never holds these raw (they arrive percent-encoded): such a webhook could never match.
       if (/[\x00-\x20\x7f?#]/.test(value)) return fail('a URL path starting with "/", without spaces, control characters, "?" or "#"');
       return value;
+    case "httpUrl": {
+      // Checked now: a typo would otherwise fail every deploy, after the whole health check timeout.
+      const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
+      if (url && (url.protocol === "http:" || url.protocol === "https:")) return value;
+      return fail("an http:// or https:// URL (like http://127.0.0.1:8080/up)");
+    }
     case "hostname":
       // An address the listener can bind: a typo here must not leave the server on another address.
       if (typeof value === "string" && (isIP(value) || HOST_NAME.test(value))) return value;

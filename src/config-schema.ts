@@ -52,6 +52,14 @@ export interface UserConfig {
   status?: StatusSettings;
   /** Where to announce deploys (chat, ntfy, your own endpoint). @default none */
   notify?: NotifyTarget[];
+  /** After the run script: GET this URL until it answers 2xx (the health check). @default none */
+  healthCheckUrl?: string;
+  /** After the run script: run this command line in repoPath until it exits 0 (the health check). @default none */
+  healthCheck?: string;
+  /** How long the health check may take before the deploy fails, in milliseconds. @default 60000 */
+  healthCheckTimeoutMs?: number;
+  /** Time between two health check attempts, in milliseconds. @default 2000 */
+  healthCheckIntervalMs?: number;
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
   /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
@@ -76,9 +84,12 @@ export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trust
 /** Keys of the service as a whole (its admin listener), not of an app. */
 type AdminKey = "adminPort" | "adminHostname" | "adminToken";
 
-export interface ResolvedConfig extends Required<Omit<UserConfig, "secret" | "branch" | "events" | "apps" | "adminPort" | "adminToken" | "status" | "notify">> {
+export interface ResolvedConfig
+  extends Required<Omit<UserConfig, "secret" | "branch" | "events" | "apps" | "adminPort" | "adminToken" | "status" | "notify" | "healthCheckUrl" | "healthCheck">> {
   status?: StatusSettings;
   notify?: NotifyTarget[];
+  healthCheckUrl?: string;
+  healthCheck?: string;
   adminPort?: number;
   adminToken?: string;
   /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
@@ -106,6 +117,8 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     keepDays: 0,
     maxLogBytes: 10 * 1024 * 1024,
     trustProxy: false,
+    healthCheckTimeoutMs: 60_000,
+    healthCheckIntervalMs: 2_000,
     apps: [],
     adminHostname: "127.0.0.1",
   };

@@ -1,4 +1,5 @@
 import type { ResolvedApp } from "./apps.ts";
+import { hasHealthCheck, HEALTH_REQUEST_LIMIT_MS, type HealthSettings } from "./deploy/health.ts";
 
 /** A failed run's `git reset --hard` before the rollback run (its own deadline in the pipeline). */
 const RESET_SECONDS = 60;
@@ -10,12 +11,14 @@ const MARGIN_SECONDS = 60;
  * script each get runTimeoutMs; with rollbackOnFailure a failed run is followed by the reset and the run script
  * once more. Everything that must outlast a deploy comes from this one rule: systemd's TimeoutStopSec (a stopped
  * service finishes its running deploy) and nginx's proxy_read_timeout / proxy_send_timeout (the proxy never cuts
- * a deploy's stream). With the defaults (runTimeoutMs 1800000, no rollback): 2 × 1800 + 60 = 3660.
+ * a deploy's stream). With the defaults (runTimeoutMs 1800000, no rollback): 2 × 1800 + 60 = 3660. A health
+ * check adds its timeout (and its last attempt's) after each run of the script.
  */
-export function deployLimitSeconds(apps: Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure">[]): number {
+export function deployLimitSeconds(apps: (Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure"> & HealthSettings)[]): number {
   const limits = apps.map((app) => {
     const step = Math.ceil(app.runTimeoutMs / 1000);
-    return app.rollbackOnFailure ? 3 * step + RESET_SECONDS + MARGIN_SECONDS : 2 * step + MARGIN_SECONDS;
+    const health = hasHealthCheck(app) ? Math.ceil(((app.healthCheckTimeoutMs ?? 60_000) + HEALTH_REQUEST_LIMIT_MS) / 1000) : 0;
+    return app.rollbackOnFailure ? 3 * step + 2 * health + RESET_SECONDS + MARGIN_SECONDS : 2 * step + health + MARGIN_SECONDS;
   });
   return Math.max(...limits);
 }

@@ -112,6 +112,15 @@ export function isFailed(entry: HistoryEntry): boolean {
   return entry.status !== "running" && !(entry.status === "done" && entry.ok && !entry.rolledBack);
 }
 
+/** A deploy's outcome in one word, as `service logs` and `service status` show it. */
+export function outcomeOf(entry: HistoryEntry): string {
+  if (entry.status === "corrupt") return "corrupt";
+  if (entry.status !== "done") return entry.status;
+  if (!entry.ok) return "FAILED";
+  // The spec's ok (the redeploy of the previous commit worked), but what was pushed is not live.
+  return entry.rolledBack ? "rolled back" : "ok";
+}
+
 /** Start time in ms for ordering; an unparsable one sorts as the epoch rather than breaking the sort. */
 const startMs = (entry: HistoryEntry) => Date.parse(entry.startedAt) || 0;
 
@@ -214,7 +223,7 @@ export function endFromLog(logPath: string): Pick<DeployRecord, "status" | "resu
 }
 
 /** A record read for retention: not through a link, and undefined when it cannot be read. */
-function readRecord(jsonPath: string): DeployRecord | undefined {
+export function readDeployRecord(jsonPath: string): DeployRecord | undefined {
   try {
     const record = JSON.parse(readNoFollow(jsonPath)) as DeployRecord;
     return record && typeof record === "object" ? record : undefined;
@@ -230,7 +239,7 @@ function readRecord(jsonPath: string): DeployRecord | undefined {
  */
 function mayBeRunning(jsonPath: string): boolean {
   if (isActiveHere(jsonPath)) return true;
-  const record = readRecord(jsonPath);
+  const record = readDeployRecord(jsonPath);
   if (record?.status !== "running" || typeof record.pid !== "number") return false;
   if (record.pid === process.pid && (record.pidStart === undefined || record.pidStart === OWN_START)) return false;
   return isRunning(record.pid, record.pidStart);
@@ -262,7 +271,7 @@ function startTimes(dir: string, stems: string[], keepDeploys: number, cutoff: n
       const jsonPath = join(dir, `${stem}.json`);
       // A deploy of this process may have no record on a full disk: its start time is known here.
       const known = startKnownHere(jsonPath);
-      const recorded = readRecord(jsonPath)?.startedAt;
+      const recorded = readDeployRecord(jsonPath)?.startedAt;
       const precise = known ?? Date.parse(typeof recorded === "string" ? recorded : (preciseStart(undefined, join(dir, `${stem}.log`)) ?? ""));
       if (precise >= second && precise < second + 1000) ms = precise;
     }

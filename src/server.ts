@@ -4,6 +4,7 @@ import { startAdminListener, type AdminListener } from "./admin/listener.ts";
 import { Metrics } from "./admin/metrics.ts";
 import { ensureAppSecrets, requestHost, resolveApps, routeRequest, type ResolvedApp } from "./apps.ts";
 import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
+import { serverControl, type ServerControl } from "./control.ts";
 import { ConfigReloader } from "./reload.ts";
 import type { DeployEvent } from "./deploy/events.ts";
 import { Deployer } from "./deploy/deployer.ts";
@@ -25,7 +26,7 @@ export interface ServiceServerOptions {
   cwd?: string;
 }
 
-export interface ServiceServer {
+export interface ServiceServer extends ServerControl {
   /** Starts listening; generates the secret(s) first if none is configured. */
   start(): Promise<void>;
   /**
@@ -240,6 +241,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   };
 
   return {
+    ...serverControl({ cwd, deployer, apps: () => currentApps(reloader.current()), secrets, inFlight }),
     async start() {
       if (listener) return;
       const initial = reloader.current();

@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { join } from "node:path";
 import { appSecretFile, resolveApps, type ResolvedApp } from "../apps.ts";
 import { findConfigFile, loadConfig } from "../config.ts";
-import { Transcript } from "../deploy/events.ts";
+import { Transcript, type DeployResult, type DeploySink } from "../deploy/events.ts";
 import { Deployer } from "../deploy/deployer.ts";
 import { queueKey } from "../deploy/queue.ts";
 import { settleOutbound } from "../notify/outbound.ts";
@@ -25,54 +25,62 @@ export const deployCommand = defineCommand({
     cwd: cwdArg,
   },
   async run({ args }) {
-    const here = process.cwd();
-    const cwd = serviceDir(args.cwd);
-    const config = loadConfig({ cwd });
-    // Which config is in force is the first question when a deploy does something unexpected.
-    process.stderr.write(`${configLine(findConfigFile(cwd), cwd, args.cwd !== undefined)}\n`);
-    const apps = resolveApps(config, cwd);
-    const app = pickApp(apps, config.apps.length > 0, here, args.app);
-    const transcript = new Transcript();
-    // A closed stdout (`service deploy | head`) must not stop the deploy: it goes on, and its logs complete.
-    const stdoutOpen = survivesClosedOutput();
-    // Ctrl-C (or a closed terminal) stops the run script's whole process tree; the deploy still ends and
-    // writes its logs.
-    const deployer = new Deployer();
-    let signals = 0;
-    // Once the deploy is over, a signal ends the wait for its notifications (they are recorded as not sent);
-    // one during the deploy stops the script only, and the failure is still announced.
-    const outboundCut = new AbortController();
-    let deployed = false;
-    const stop = () => {
-      signals++;
-      if (deployed) outboundCut.abort();
-      deployer.processes.signal(signals > 1 ? "SIGKILL" : "SIGTERM");
-    };
-    for (const signal of STOP_SIGNALS) process.on(signal, stop);
-    const result = await deployer.deploy({
-      config: app,
-      app: app.name,
-      trigger: "cli",
-      cwd,
-      secrets: knownSecrets(apps, cwd),
-      sink: (event) => {
-        const bytes = transcript.render(event);
-        if (bytes && stdoutOpen()) process.stdout.write(bytes);
-      },
-    });
-    deployed = true;
-    // The commit status and notifications of this deploy go out before the process ends (each is time-limited).
-    await settleOutbound(CLI_OUTBOUND_GRACE_MS, outboundCut.signal);
-    for (const signal of STOP_SIGNALS) process.off(signal, stop);
-    // Exit now rather than set the exit code: a child the script left in the background may still hold its
-    // pipes open, and reading them would keep this process alive.
-    if (stdoutOpen()) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
-    process.exit(result.ok ? 0 : 1);
+    const { cwd, apps, app } = chooseApp(args);
+    await printLive((deployer, sink) => deployer.deploy({ config: app, app: app.name, trigger: "cli", cwd, secrets: knownSecrets(apps, cwd), sink }));
   },
 });
 
 /** Long enough for three tries of a 10-second call and their backoff. */
 const CLI_OUTBOUND_GRACE_MS = 40_000;
+
+/** The service directory `--cwd` names, its apps, and the one `--app` (or the current directory) picks. */
+export function chooseApp(args: { cwd?: string; app?: string }): { cwd: string; apps: ResolvedApp[]; app: ResolvedApp } {
+  const here = process.cwd();
+  const cwd = serviceDir(args.cwd);
+  const config = loadConfig({ cwd });
+  // Which config is in force is the first question when a deploy does something unexpected.
+  process.stderr.write(`${configLine(findConfigFile(cwd), cwd, args.cwd !== undefined)}\n`);
+  const apps = resolveApps(config, cwd);
+  return { cwd, apps, app: pickApp(apps, config.apps.length > 0, here, args.app) };
+}
+
+/**
+ * Runs one deploy that `start` asks for, printing it live, and exits 0 only when it is ok. A closed stdout
+ * (`service deploy | head`) does not stop it: it goes on, and its logs complete. Ctrl-C (or a closed terminal)
+ * stops the run script's whole process tree; the deploy still ends and writes its logs.
+ */
+export async function printLive(start: (deployer: Deployer, sink: DeploySink) => Promise<DeployResult>): Promise<void> {
+  const transcript = new Transcript();
+  const stdoutOpen = survivesClosedOutput();
+  const deployer = new Deployer();
+  let signals = 0;
+  // Once the deploy is over, a signal ends the wait for its notifications (they are recorded as not sent);
+  // one during the deploy stops the script only, and the failure is still announced.
+  const outboundCut = new AbortController();
+  let deployed = false;
+  const stop = () => {
+    signals++;
+    if (deployed) outboundCut.abort();
+    deployer.processes.signal(signals > 1 ? "SIGKILL" : "SIGTERM");
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, stop);
+  let result: DeployResult;
+  try {
+    result = await start(deployer, (event) => {
+      const bytes = transcript.render(event);
+      if (bytes && stdoutOpen()) process.stdout.write(bytes);
+    });
+    deployed = true;
+    // The commit status and notifications of this deploy go out before the process ends (each is time-limited).
+    await settleOutbound(CLI_OUTBOUND_GRACE_MS, outboundCut.signal);
+  } finally {
+    for (const signal of STOP_SIGNALS) process.off(signal, stop);
+  }
+  // Exit now rather than set the exit code: a child the script left in the background may still hold its
+  // pipes open, and reading them would keep this process alive.
+  if (stdoutOpen()) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  process.exit(result.ok ? 0 : 1);
+}
 
 /** The config file a deploy uses; without one, where it looked and how to use a service's config from elsewhere. */
 function configLine(file: string | undefined, cwd: string, dirGiven: boolean): string {
@@ -100,7 +108,7 @@ function pickApp(apps: ResolvedApp[], multiApp: boolean, cwd: string, name: stri
 }
 
 /** The webhook secrets this directory knows (never generated here), to keep them out of the output. */
-function knownSecrets(apps: ResolvedApp[], cwd: string): string[] {
+export function knownSecrets(apps: ResolvedApp[], cwd: string): string[] {
   const read = (file: string) => {
     try {
       return readSecretFile(file);

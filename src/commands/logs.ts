@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { isRunning } from "../deploy/liveness.ts";
-import { endFromLog, findDeploy, findQueued, isDeployRef, isFailed, listDeploys, missingLogDir, neverStarted, queuedMessage, type HistoryEntry } from "../history.ts";
+import { endFromLog, findDeploy, findQueued, isDeployRef, isFailed, listDeploys, outcomeOf, missingLogDir, neverStarted, queuedMessage, type HistoryEntry } from "../history.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
 function duration(ms: number | null): string {
@@ -10,14 +10,6 @@ function duration(ms: number | null): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const minutes = Math.floor(ms / 60_000);
   return `${minutes}m ${String(Math.round((ms % 60_000) / 1000)).padStart(2, "0")}s`;
-}
-
-function outcome(entry: HistoryEntry): string {
-  if (entry.status === "corrupt") return "corrupt";
-  if (entry.status !== "done") return entry.status;
-  if (!entry.ok) return "FAILED";
-  // The spec's ok (the redeploy of the previous commit worked), but what was pushed is not live.
-  return entry.rolledBack ? "rolled back" : "ok";
 }
 
 function table(entries: HistoryEntry[]): string {
@@ -34,7 +26,7 @@ function table(entries: HistoryEntry[]): string {
       e.event ?? "-",
       ...(delivered ? [e.delivery ?? "-"] : []),
       duration(e.durationMs),
-      outcome(e),
+      outcomeOf(e),
       e.exitCode === null ? "-" : String(e.exitCode),
       e.rolledBack ? "yes" : "-",
       ...(noted ? [e.problem ? `corrupt: ${e.problem}` : ""] : []),

@@ -15,6 +15,10 @@ export interface DeployResult {
    * redeploy did: `ok` may be true while what was pushed is not live.
    */
   rolledBack: boolean;
+  /** Present when a health check ran (healthCheckUrl or healthCheck set, and the run script exited 0). */
+  healthCheck?: HealthCheckResult;
+  /** A `service rollback`: the commit it went back to, and the deploy that had left it checked out (if one did). */
+  target?: RollbackTarget;
   /** The deploy id and the paths of its two log files. */
   log: { id: string; json: string; log: string };
   startedAt: string;
@@ -55,11 +59,30 @@ export interface RollbackResult {
   stdout: string;
   stderr: string;
   error: string | null;
+  /** Present when the redeploy of the previous commit was health-checked. */
+  healthCheck?: HealthCheckResult;
 }
 
-export type Trigger = "webhook" | "cli" | "api";
+/** The health check of a deploy (README "Health check"). */
+export interface HealthCheckResult {
+  ok: boolean;
+  attempts: number;
+  durationMs: number;
+  /** null when healthy; otherwise why not (the status code, exit code, and the timeout). */
+  error: string | null;
+}
+
+/** What a `service rollback` deploys. */
+export interface RollbackTarget {
+  /** The full commit reset to. */
+  commit: string;
+  /** The deploy whose commit this is; null when a commit was named directly. */
+  deployId: string | null;
+}
+
+export type Trigger = "webhook" | "cli" | "api" | "rollback";
 /** `status` and `notify` lines record outbound calls (commit statuses, notifications). */
-export type Step = "deploy" | "pull" | "config" | "run" | "rollback" | "log" | "status" | "notify";
+export type Step = "deploy" | "pull" | "config" | "run" | "health" | "rollback" | "log" | "status" | "notify";
 
 export type DeployEvent =
   | { type: "queued"; position: number }

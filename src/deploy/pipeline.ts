@@ -4,10 +4,12 @@ import { CONFIG_FILE_NAMES, readConfigText } from "../config.ts";
 import type { ResolvedConfig } from "../config-schema.ts";
 import { resolveConfig } from "../resolve-config.ts";
 import { captures } from "./capture.ts";
-import type { DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
+import type { DeployResult, DeploySink, HealthCheckResult, RollbackResult, RollbackTarget, RunResult, Step, Trigger } from "./events.ts";
 import { gitResetHard } from "./git.ts";
+import { healthStep, type HealthSettings } from "./health.ts";
 import type { Logger } from "./logger.ts";
 import { PullState, pullStep, short } from "./pull.ts";
+import { resetStep } from "./rollback.ts";
 import { DeployRun, type PlannedDeploy } from "./run.ts";
 import { describeTimeout, runScript } from "./script.ts";
 
@@ -15,7 +17,8 @@ import { describeTimeout, runScript } from "./script.ts";
 export type DeploySettings = Pick<
   ResolvedConfig,
   "repoPath" | "runScript" | "runTimeoutMs" | "rollbackOnFailure" | "queueLimit" | "keepDeploys" | "keepDays" | "maxLogBytes" | "status" | "notify"
->;
+> &
+  HealthSettings;
 
 export interface DeployOptions {
   /** The configuration in force when the deploy was requested. */
@@ -25,6 +28,8 @@ export interface DeployOptions {
   /** The app deployed (multi-app mode); named in the logs and the script's environment. */
   app?: string;
   trigger: Trigger;
+  /** A `service rollback`: reset to this commit instead of pulling (README "service rollback"). */
+  target?: RollbackTarget;
   /** The forge event and delivery id of a webhook deploy (recorded, and given to the script). */
   event?: string | null;
   delivery?: string | null;
@@ -92,15 +97,19 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   const runOut = captures();
   let ran: StepRun = { exitCode: null, timedOut: false, script: config.runScript };
   let error: string | null = null;
+  let healthCheck: HealthCheckResult | undefined;
   let rolled: { rollback?: RollbackResult; rolledBack: boolean } = { rolledBack: false };
   try {
-    error = await pullStep(ctx, pulled);
+    error = options.target ? await resetStep(ctx, pulled, options.target.commit) : await pullStep(ctx, pulled);
     // Post-pull reload (README "Config from the repository"), then the run script.
     reloadFromRepo(config, ctx.cwd, ctx.processEnv, step, ctx.app);
     ran = await runStep(ctx, "run", run.output("run", runOut));
     if (ran.exitCode !== 0 && !error) error = describeFailure(ran);
+    // A script that exited 0 has not proven the app is up (README "Health check").
+    if (ran.exitCode === 0 && !error) healthCheck = await healthStep(ctx);
+    if (healthCheck && !healthCheck.ok) error = healthCheck.error;
     // Rollback (README "Rollback").
-    if (ran.exitCode !== 0 && config.rollbackOnFailure) rolled = await rollBack(ctx, pulled);
+    if ((ran.exitCode !== 0 || healthCheck?.ok === false) && config.rollbackOnFailure) rolled = await rollBack(ctx, pulled);
   } catch (caught) {
     error = `internal error: ${(caught as Error).message}`;
     step("deploy", error);
@@ -108,6 +117,8 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   const { rollback, rolledBack } = rolled;
   return run.end({
     ok: rollback ? rollback.ok : pulled.success && ran.exitCode === 0 && error === null,
+    ...(healthCheck ? { healthCheck } : {}),
+    ...(options.target ? { target: options.target } : {}),
     pull: pulled.result(),
     run: { ...ran, stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },
     error,
@@ -213,8 +224,11 @@ async function rollBack(ctx: DeployContext, pulled: PullState): Promise<{ rollba
   reloadFromRepo(config, ctx.cwd, ctx.processEnv, step, ctx.app);
   step("rollback", "running the run script again at the previous commit");
   const again = await runStep(ctx, "rollback", run.output("rollback", out));
-  const ok = again.exitCode === 0;
+  // The previous commit must come up too: its redeploy is health-checked like any deploy.
+  const healthCheck = again.exitCode === 0 ? await healthStep(ctx) : undefined;
+  const ok = again.exitCode === 0 && healthCheck?.ok !== false;
   step("rollback", ok ? "succeeded" : "failed");
-  const rollback = result({ ok, exitCode: again.exitCode, timedOut: again.timedOut, error: ok ? null : (describeFailure(again) ?? `exit code ${again.exitCode}`) });
+  const failure = again.exitCode !== 0 ? (describeFailure(again) ?? `exit code ${again.exitCode}`) : (healthCheck?.error ?? null);
+  const rollback = result({ ok, exitCode: again.exitCode, timedOut: again.timedOut, error: failure, ...(healthCheck ? { healthCheck } : {}) });
   return { rollback, rolledBack: true };
 }

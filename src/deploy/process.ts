@@ -36,6 +36,8 @@ export interface ProcessOutcome {
 export class RunningProcesses {
   private readonly pids = new Set<number>();
   private stopping: NodeJS.Signals | undefined;
+  /** Aborted by the next signal: a step that waits without a command (the health check's GET and pauses) ends then too. */
+  private interrupt = new AbortController();
 
   /** Runs `task` so that every command it starts belongs to this owner. */
   own<T>(task: () => T): T {
@@ -45,6 +47,15 @@ export class RunningProcesses {
   /** Sends `signal` to the process group of every running command; the deploys go on to their next step. */
   signal(signal: NodeJS.Signals): void {
     for (const pid of this.pids) killGroup(pid, signal);
+    const interrupt = this.interrupt;
+    // The steps after this one (a rollback) start with a fresh one, as their commands do.
+    this.interrupt = new AbortController();
+    interrupt.abort();
+  }
+
+  /** Aborted when this owner's commands are next signalled (Ctrl-C, a forced stop); while stopping, already aborted. */
+  get interrupted(): AbortSignal {
+    return this.stopping ? AbortSignal.abort() : this.interrupt.signal;
   }
 
   /**
@@ -72,6 +83,11 @@ export class RunningProcesses {
 
 /** The owner of the commands started in the current async context (a deployer sets it around each deploy). */
 const owners = new AsyncLocalStorage<RunningProcesses>();
+
+/** What interrupts a wait of the current deploy (see RunningProcesses.interrupted); never, outside a deployer. */
+export function deployInterrupted(): AbortSignal {
+  return owners.getStore()?.interrupted ?? new AbortController().signal;
+}
 
 /**
  * Kills a process group (the process and every descendant that kept it), ignoring a group already gone. Only

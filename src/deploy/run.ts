@@ -85,15 +85,18 @@ export class DeployRun {
   /** The one ending of every deploy: the result, its final record, the `[done]` line, then retention. */
   end(outcome: Outcome, ending: Ending = "done", finishedAt = new Date()): DeployResult {
     const { redaction, log } = this;
-    const { rollback } = outcome;
+    const { rollback, healthCheck, target } = outcome;
+    const checked = (health: typeof healthCheck) => health && { ...health, error: health.error && redaction.text(health.error) };
     const result: DeployResult = {
       id: this.id,
       ok: outcome.ok,
       pull: outcome.pull,
       run: { ...outcome.run, script: redaction.text(outcome.run.script) },
       error: outcome.error && redaction.text(outcome.error),
-      ...(rollback ? { rollback: { ...rollback, error: rollback.error && redaction.text(rollback.error) } } : {}),
+      ...(rollback ? { rollback: { ...rollback, error: rollback.error && redaction.text(rollback.error), ...(rollback.healthCheck ? { healthCheck: checked(rollback.healthCheck) } : {}) } } : {}),
       rolledBack: outcome.rolledBack,
+      ...(healthCheck ? { healthCheck: checked(healthCheck) } : {}),
+      ...(target ? { target } : {}),
       log: { id: this.id, json: log.jsonPath, log: log.logPath },
       startedAt: this.startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),

@@ -1,0 +1,32 @@
+import { defineCommand } from "citty";
+import { rollbackDeploy } from "../deploy/rollback.ts";
+import { cwdArg } from "./_cwd.ts";
+import { chooseApp, knownSecrets, printLive } from "./deploy.ts";
+
+export const rollbackCommand = defineCommand({
+  meta: {
+    name: "rollback",
+    description:
+      "Deploy an earlier commit (git reset --hard, the run script, the health check) through the same queue and logs, " +
+      "printing it live. Exits 0 only when it is ok.",
+  },
+  args: {
+    target: {
+      type: "positional",
+      required: false,
+      description:
+        "A deploy id, an id prefix or last-ok (the commit that deploy left checked out), or a commit of the repository " +
+        "(default: the commit of the newest ok deploy other than the current HEAD)",
+    },
+    app: {
+      type: "string",
+      description: "Multi-app mode: the app to roll back (default: the app whose repoPath is the current directory)",
+    },
+    cwd: cwdArg,
+  },
+  async run({ args }) {
+    const { cwd, apps, app } = chooseApp(args);
+    const target = typeof args.target === "string" && args.target !== "" ? args.target : undefined;
+    await printLive((deployer, sink) => rollbackDeploy(deployer, target, { config: app, app: app.name, cwd, secrets: knownSecrets(apps, cwd), sink }));
+  },
+});

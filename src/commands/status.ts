@@ -1,0 +1,45 @@
+import { defineCommand } from "citty";
+import { resolveApps } from "../apps.ts";
+import { loadConfig } from "../config.ts";
+import { short } from "../deploy/pull.ts";
+import { readStatus, selectApps, type AppStatus } from "../status.ts";
+import { cwdArg, serviceDir } from "./_cwd.ts";
+
+export const statusCommand = defineCommand({
+  meta: {
+    name: "status",
+    description: "Per app: the deployed commit, the pause, the running deploy, how many wait, and the last deploy's outcome.",
+  },
+  args: {
+    app: { type: "string", description: "Multi-app mode: only this app (default: every app)" },
+    json: { type: "boolean", description: "Print the status as JSON (a list, one object per app), for scripts" },
+    cwd: cwdArg,
+  },
+  async run({ args }) {
+    const cwd = serviceDir(args.cwd);
+    const apps = selectApps(resolveApps(loadConfig({ cwd }), cwd), args.app);
+    const status = await readStatus(cwd, apps);
+    process.stdout.write(args.json ? `${JSON.stringify(status, null, 2)}\n` : status.map(describe).join("\n"));
+  },
+});
+
+function age(ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s ago`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min ago`;
+  if (ms < 172_800_000) return `${Math.round(ms / 3_600_000)} h ago`;
+  return `${Math.round(ms / 86_400_000)} days ago`;
+}
+
+/** One app as a few aligned lines. */
+function describe(status: AppStatus): string {
+  const { paused, running, last } = status;
+  const rows = [
+    ["commit", short(status.commit)],
+    ["paused", paused ? `yes, since ${paused.since}${paused.reason ? ` (${paused.reason})` : ""}` : "no"],
+    ["running", running ? `${running.id} (${running.trigger ?? "?"}) since ${running.since}` : "none"],
+    ["waiting", String(status.waiting)],
+    ["last", last ? `${last.outcome} ${last.id} ${age(last.ageMs)}` : "none"],
+  ];
+  const title = status.app ? `app ${status.app} (${status.repoPath})` : `repo ${status.repoPath}`;
+  return `${title}\n${rows.map(([key, value]) => `  ${`${key}:`.padEnd(9)}${value}`).join("\n")}\n`;
+}
