@@ -6,11 +6,12 @@ import { commandLine, rejectUnknownArgs } from "./commands/_args.ts";
 import { checkCommand } from "./commands/check.ts";
 import { deployCommand } from "./commands/deploy.ts";
 import { logsCommand } from "./commands/logs.ts";
+import { pauseCommand, resumeCommand } from "./commands/pause.ts";
 import { plainOutput, showUsage, useOutputStyle } from "./commands/_output.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { systemdCommand } from "./commands/systemd.ts";
 
-const subCommands = { serve: serveCommand, deploy: deployCommand, logs: logsCommand, check: checkCommand, systemd: systemdCommand };
+const subCommands = { serve: serveCommand, deploy: deployCommand, logs: logsCommand, check: checkCommand, systemd: systemdCommand, pause: pauseCommand, resume: resumeCommand };
 
 export const main = defineCommand({
   meta: { name: "service", version: pkg.version, description: pkg.description },

@@ -9,6 +9,7 @@ import type { DeployEvent } from "./deploy/events.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import { QueueFullError, queueKey } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
+import { pausedResponse, pauseNotices } from "./deploy/pause.ts";
 import { forgeDelivery, skippedResponse, skipReason } from "./forge-event.ts";
 import { BODY_READ_DEADLINE_MS, ByteBudget, declaredLength, readBody, UNAUTHENTICATED_BODY_BUDGET_BYTES, type BodyRead } from "./body.ts";
 import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
@@ -149,9 +150,10 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     const wantsJson = url.searchParams.get("format") === "json";
     const forge = forgeDelivery(request.headers);
     const skip = skipReason(app, forge, body, request.headers.get("content-type"));
-    if (skip) {
+    const skipped = skip ? skippedResponse(skip, wantsJson) : pausedResponse(cwd, app.name, wantsJson);
+    if (skipped) {
       metrics.deployEnded(app.name ?? "default", "skipped");
-      return skippedResponse(skip, wantsJson);
+      return skipped;
     }
 
     // Bun 1.4.5 closes a connection when a request is pipelined behind one still being answered, and both are
@@ -245,6 +247,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
         const weak = app.secret && weakSecretWarning(app.secret, app.name);
         if (weak) logger.warn(weak);
       }
+      for (const line of pauseNotices(cwd, currentApps(initial).map((a) => a.name))) logger.warn(line);
       for (const id of markInterruptedDeploys(cwd, logger)) logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
       draining = false;
       listener = await runtime.serve({

@@ -4,6 +4,7 @@ import { appSecretFile, resolveApps, type ResolvedApp } from "../apps.ts";
 import { findConfigFile, loadConfig } from "../config.ts";
 import { Transcript } from "../deploy/events.ts";
 import { Deployer } from "../deploy/deployer.ts";
+import { pauseOf } from "../deploy/pause.ts";
 import { queueKey } from "../deploy/queue.ts";
 import { readSecretFile, SECRET_FILE } from "../secret.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
@@ -21,6 +22,7 @@ export const deployCommand = defineCommand({
       type: "string",
       description: "Multi-app mode: the app to deploy (default: the app whose repoPath is the current directory)",
     },
+    force: { type: "boolean", description: "Deploy even while deploys are paused (service pause)" },
     cwd: cwdArg,
   },
   async run({ args }) {
@@ -31,6 +33,8 @@ export const deployCommand = defineCommand({
     process.stderr.write(`${configLine(findConfigFile(cwd), cwd, args.cwd !== undefined)}\n`);
     const apps = resolveApps(config, cwd);
     const app = pickApp(apps, config.apps.length > 0, here, args.app);
+    const paused = pauseOf(cwd, app.name);
+    if (paused && !args.force) throw new Error(`deploys are paused: ${paused.reason} (service resume lifts the pause; --force deploys anyway)`);
     const transcript = new Transcript();
     // A closed stdout (`service deploy | head`) must not stop the deploy: it goes on, and its logs complete.
     const stdoutOpen = survivesClosedOutput();
@@ -53,7 +57,7 @@ export const deployCommand = defineCommand({
         const bytes = transcript.render(event);
         if (bytes && stdoutOpen()) process.stdout.write(bytes);
       },
-    });
+    }, { force: args.force });
     for (const signal of STOP_SIGNALS) process.off(signal, stop);
     // Exit now rather than set the exit code: a child the script left in the background may still hold its
     // pipes open, and reading them would keep this process alive.

@@ -6,6 +6,7 @@ import { runDeploy, type DeployOptions } from "./pipeline.ts";
 import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
 import { RunningProcesses } from "./process.ts";
 import { DeployRun, type Ending, type PlannedDeploy } from "./run.ts";
+import { pauseOf } from "./pause.ts";
 import { markQueued, unmarkQueued } from "./waiting.ts";
 
 /** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
@@ -46,7 +47,7 @@ export class Deployer {
   }
 
   /** Throws QueueFullError when the repository's queue is full; nothing runs then. */
-  deploy(requested: DeployOptions): Promise<DeployResult> {
+  deploy(requested: DeployOptions, control: { force?: boolean } = {}): Promise<DeployResult> {
     // The id is made here, once, before the queue: its ticket names it, so a process that finds it interrupted can
     // mark its log.
     const options: PlannedDeploy = { logger: this.logger, ...requested, id: requested.id ?? crypto.randomUUID() };
@@ -67,6 +68,7 @@ export class Deployer {
           markQueued(options.cwd, { id, app: options.app, trigger: options.trigger, repoPath: options.config.repoPath });
           options.sink?.({ type: "queued", position });
         },
+        held: control.force ? undefined : () => pauseOf(options.cwd, options.app) !== undefined,
         onCancel: (reason) => done(recordCancelled(options, reason)),
         onRefused: (reason) => done(recordNotRun(options, `not started: ${reason}`, reason, "done")),
       });
