@@ -3,6 +3,7 @@ import { defineCommand, runCommand, runMain } from "citty";
 import { consola, LogLevels } from "consola";
 import pkg from "../package.json" with { type: "json" };
 import { commandLine, rejectUnknownArgs } from "./commands/_args.ts";
+import { cancelCommand } from "./commands/cancel.ts";
 import { checkCommand } from "./commands/check.ts";
 import { deployCommand } from "./commands/deploy.ts";
 import { logsCommand } from "./commands/logs.ts";
@@ -11,7 +12,7 @@ import { plainOutput, showUsage, useOutputStyle } from "./commands/_output.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { systemdCommand } from "./commands/systemd.ts";
 
-const subCommands = { serve: serveCommand, deploy: deployCommand, logs: logsCommand, check: checkCommand, systemd: systemdCommand, pause: pauseCommand, resume: resumeCommand };
+const subCommands = { serve: serveCommand, deploy: deployCommand, logs: logsCommand, check: checkCommand, systemd: systemdCommand, pause: pauseCommand, resume: resumeCommand, cancel: cancelCommand };
 
 export const main = defineCommand({
   meta: { name: "service", version: pkg.version, description: pkg.description },

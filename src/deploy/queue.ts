@@ -158,6 +158,17 @@ export class DeployQueue {
     for (const [key, lane] of this.lanes) this.endWaiting(key, lane.entries, "cancel", reason);
   }
 
+  /** Ends the waiting deploy `id` with `reason`; false when it does not wait in this process (started, or not here). */
+  cancelOne(id: string, reason: string): boolean {
+    for (const [key, lane] of this.lanes) {
+      const entry = lane.entries.find((e) => e.content.id === id && !e.started);
+      if (!entry) continue;
+      this.endWaiting(key, [entry], "cancel", reason);
+      return true;
+    }
+    return false;
+  }
+
   /** Takes entries that have not started out of the queue, then ends each with `reason`. */
   private endWaiting(key: string, entries: Entry[], how: "cancel" | "refuse", reason: string): void {
     const ending = entries.filter((e) => !e.started);
