@@ -3,3 +3,6 @@ export { ensureWebhookSecret, type EnsuredSecret } from "./secret.ts";
 export { loadConfig, type LoadConfigOptions } from "./config.ts";
 export { ConfigError, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
 export type { DeployResult, PullResult, RunResult, RollbackResult, DeployEvent, Trigger } from "./deploy/events.ts";
+export type { DeployControls } from "./deploy/control.ts";
+export type { CancelOutcome } from "./deploy/cancel.ts";
+export type { Pause } from "./deploy/pause.ts";

@@ -6,6 +6,7 @@ import { ensureAppSecrets, requestHost, resolveApps, routeRequest, type Resolved
 import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 import { ConfigReloader } from "./reload.ts";
 import type { DeployEvent } from "./deploy/events.ts";
+import { deployControls, type DeployControls } from "./deploy/control.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import { QueueFullError, queueKey } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
@@ -25,7 +26,8 @@ export interface ServiceServerOptions {
   cwd?: string;
 }
 
-export interface ServiceServer {
+/** Besides these, `cancel`, `pause` and `resume` (see control.ts). */
+export interface ServiceServer extends DeployControls {
   /** Starts listening; generates the secret(s) first if none is configured. */
   start(): Promise<void>;
   /**
@@ -238,6 +240,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   };
 
   return {
+    ...deployControls(cwd, () => currentApps(reloader.current())),
     async start() {
       if (listener) return;
       const initial = reloader.current();

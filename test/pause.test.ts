@@ -1,8 +1,14 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { consola } from "consola";
 import { makeGate, StreamReader } from "./gate.ts";
 import { lastLine, logFiles, makeRepo, post, runCli, SECRET, startServer, waitFor } from "./helpers.ts";
+
+/** A logger that keeps the test output clean. */
+function quiet() {
+  return consola.create({ level: -999 }).withTag("service");
+}
 
 describe("service pause / resume", () => {
   test("while paused, a webhook POST starts nothing and answers 200 [skipped] paused: <reason>; resume lets deploys run again", async () => {
@@ -126,6 +132,25 @@ describe("service pause / resume", () => {
       expect(lastLine(await (await post(`${server.url}/api`, { secret: SECRET })).text())).toBe("[done] ok=true exitCode=0");
       expect((await runCli(["resume", "--app", "web"], { cwd })).code).toBe(0);
       expect(lastLine(await (await post(`${server.url}/web`, { secret: SECRET })).text())).toBe("[done] ok=true exitCode=0");
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("the library's controls", () => {
+  test("server.pause, server.resume and server.cancel act like the commands, and refuse bad input", async () => {
+    const { createServiceServer } = await import("../src/index.ts");
+    const repo = makeRepo();
+    const server = createServiceServer({ secret: SECRET, repoPath: repo.clone, runScript: "echo deployed", port: 0 }, { cwd: repo.clone, logger: quiet() });
+    await server.start();
+    try {
+      expect(server.pause({ reason: "library freeze" }).reason).toBe("library freeze");
+      expect(await (await post(server.url!, { secret: SECRET })).text()).toBe("[skipped] paused: library freeze\n");
+      expect(() => server.pause({ app: "nope" })).toThrow("single-app mode");
+      expect(server.resume()?.reason).toBe("library freeze");
+      expect(lastLine(await (await post(server.url!, { secret: SECRET })).text())).toBe("[done] ok=true exitCode=0");
+      await expect(server.cancel("ffffffff")).rejects.toThrow('no deploy with id "ffffffff"');
     } finally {
       await server.stop();
     }

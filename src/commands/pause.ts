@@ -2,19 +2,15 @@ import { defineCommand } from "citty";
 import { consola } from "consola";
 import { resolveApps } from "../apps.ts";
 import { loadConfig } from "../config.ts";
+import { knownApp } from "../deploy/control.ts";
 import { pause, pauseOf, resume } from "../deploy/pause.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
 const appArg = { type: "string", valueHint: "name", description: "Multi-app mode: only this app (default: every app)" } as const;
 
 /** The app `--app` names, checked against the configuration: a pause of an app that does not exist would never apply. */
-export function checkedApp(cwd: string, name: string | undefined): string | undefined {
-  if (name === undefined) return undefined;
-  const config = loadConfig({ cwd });
-  if (config.apps.length === 0) throw new Error(`--app ${name}: the configuration has no apps (single-app mode); leave out --app`);
-  const names = resolveApps(config, cwd).map((a) => a.name);
-  if (!names.includes(name)) throw new Error(`no app named "${name}" (apps: ${names.join(", ")})`);
-  return name;
+function checkedApp(cwd: string, name: string | undefined): string | undefined {
+  return name === undefined ? undefined : knownApp(resolveApps(loadConfig({ cwd }), cwd), name);
 }
 
 const what = (app: string | undefined) => (app === undefined ? "deploys" : `deploys of app "${app}"`);
