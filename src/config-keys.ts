@@ -5,7 +5,7 @@
 import { isIP } from "node:net";
 import { ConfigError, type AppConfig, type UserConfig } from "./config-schema.ts";
 
-type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "names" | "urlPath" | "apps";
+type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "names" | "urlPath" | "apps" | "queuePolicy";
 
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
@@ -22,6 +22,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   path: { kind: "urlPath", env: "SERVICE_PATH" },
   secret: { kind: "string", env: "SERVICE_SECRET" },
   queueLimit: { kind: "positiveInt", env: "SERVICE_QUEUE_LIMIT" },
+  queuePolicy: { kind: "queuePolicy", env: "SERVICE_QUEUE_POLICY" },
   hostname: { kind: "hostname", env: "SERVICE_HOSTNAME" },
   heartbeatMs: { kind: "ms", env: "SERVICE_HEARTBEAT_MS" },
   branch: { kind: "string", env: "SERVICE_BRANCH" },
@@ -108,6 +109,9 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): un
       // An address the listener can bind: a typo here must not leave the server on another address.
       if (typeof value === "string" && (isIP(value) || HOST_NAME.test(value))) return value;
       return fail("an IP address or host name to listen on (like 127.0.0.1, ::1, 0.0.0.0 or localhost; no scheme, no port)");
+    case "queuePolicy":
+      if (value === "fifo" || value === "latest") return value;
+      return fail('"fifo" or "latest"');
     case "apps":
     {
       if (!Array.isArray(value)) return fail("a list of apps");

@@ -8,6 +8,7 @@ import { ConfigReloader } from "./reload.ts";
 import type { DeployEvent } from "./deploy/events.ts";
 import { deployControls, type DeployControls } from "./deploy/control.ts";
 import { Deployer } from "./deploy/deployer.ts";
+import { LatestDeploys } from "./deploy/latest.ts";
 import { QueueFullError, queueKey } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
 import { pausedResponse, pauseNotices } from "./deploy/pause.ts";
@@ -79,6 +80,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   const cwd = options.cwd ?? process.cwd();
   const reloader = new ConfigReloader(config, cwd, logger);
   const deployer = new Deployer({ logger });
+  const latest = new LatestDeploys();
   const inFlight = new Set<Promise<unknown>>();
   const unauthenticatedBodies = new ByteBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
   let listener: Listener | undefined;
@@ -168,16 +170,23 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     control.noTimeout();
     const acknowledge = app.acknowledge || truthy(url.searchParams.get("ack"));
     const stream = wantsJson || acknowledge ? undefined : streamingResponse(app.heartbeatMs);
-    const id = crypto.randomUUID();
-    let position = 0;
+    // queuePolicy latest: a deploy waiting for this repository serves this request too (latest.ts).
+    const key = `${app.name ?? ""}\0${queueKey(app.repoPath)}`;
+    const joined = app.queuePolicy === "latest" ? latest.join(key, forge.delivery, (event) => stream?.sink(event)) : undefined;
+    const id = joined?.id ?? crypto.randomUUID();
+    let position = joined?.position ?? 0;
     const sink = metrics.observe(app.name ?? "default", (event: DeployEvent) => {
       if (event.type === "queued") position = event.position;
       stream?.sink(event);
+      latest.forward(id, event);
     });
     let result: ReturnType<typeof deployer.deploy>;
-    try {
+    if (joined) result = joined.result;
+    else try {
       const notices = reloader.problem ? [reloader.problem] : [];
-      result = deployer.deploy({ id, app: app.name, config: app, trigger: "webhook", ...forge, cwd, sink, notices, secrets: secrets() });
+      const served = app.queuePolicy === "latest" ? latest.served(forge.delivery) : undefined;
+      result = deployer.deploy({ id, app: app.name, config: app, trigger: "webhook", ...forge, cwd, sink, notices, secrets: secrets(), served });
+      if (served && position > 0) latest.offer(key, { id, position, result, served });
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` }, { "retry-after": "30" });

@@ -28,6 +28,14 @@ export interface DeployRecordHeader {
   delivery?: string | null;
   repoPath: string;
   runScript: string;
+  /** With `queuePolicy: latest`: the requests this one deploy served (see latest.ts). */
+  served?: Served;
+}
+
+/** The requests a deploy served: how many, and their forge delivery ids (at most MAX_SERVED_DELIVERIES). */
+export interface Served {
+  requests: number;
+  deliveries: string[];
 }
 
 /** The JSON log file: "running" while the deploy runs, the whole result once it is done. */
@@ -50,6 +58,7 @@ export interface DeployRecord {
   result?: DeployResult | OutcomeOnly;
   /** Set when the record could not hold everything (a full disk): what is missing and why. */
   note?: string;
+  served?: Served;
 }
 
 /** Bytes a "running" record takes on disk, so that its final outcome fits in place when the disk is full. */
@@ -223,6 +232,7 @@ export class DeployLog {
       delivery: this.header.delivery ?? null,
       repoPath: this.header.repoPath,
       runScript: this.header.runScript,
+      ...(this.header.served ? { served: this.header.served } : {}),
       startedAt: this.header.startedAt.toISOString(),
       pid: process.pid,
       pidStart: OWN_START,

@@ -7,6 +7,7 @@ import type { Cancellation } from "./cancel.ts";
 import { captures } from "./capture.ts";
 import type { DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
 import { gitResetHard } from "./git.ts";
+import type { Served } from "./log.ts";
 import type { Logger } from "./logger.ts";
 import { KILL_GRACE_MS } from "./process.ts";
 import { PullState, pullStep, short } from "./pull.ts";
@@ -40,6 +41,8 @@ export interface DeployOptions {
   notices?: string[];
   /** Secrets to redact from the output, the result and the logs (the webhook secrets). */
   secrets?: string[];
+  /** With `queuePolicy: latest`: the requests it serves, filled in while it waits (see latest.ts). */
+  served?: Served;
   /** Set when the deploy is cancelled while it runs (`service cancel`). */
   cancellation?: Cancellation;
   /** Where the deploy's own warnings go (a log that cannot be written). @default consola.withTag("service") */
