@@ -65,7 +65,6 @@ export class Deployer {
         return result;
       };
       const cancellation = new Cancellation();
-      const unwatch = this.cancels.watch(options.cwd, id, (by) => this.queue.cancelOne(id, by) || cancellation.cancel(by));
       const task = () => done(this.running(cancellation, () => runDeploy({ ...options, cancellation })));
       const result = this.queue.run(key, task, {
         limit: options.config.queueLimit,
@@ -78,6 +77,8 @@ export class Deployer {
         onCancel: (reason) => done(recordCancelled(options, reason)),
         onRefused: (reason) => done(recordNotRun(options, `not started: ${reason}`, reason, "done")),
       });
+      // Watched once queued (a full queue throws above): a request taken while it waits ends it in the queue.
+      const unwatch = this.cancels.watch(options.cwd, id, (by) => this.queue.cancelOne(id, by) || cancellation.cancel(by));
       void result.finally(unwatch).catch(() => {});
       return result;
     } catch (error) {

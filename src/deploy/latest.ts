@@ -1,5 +1,10 @@
 import type { DeployEvent, DeployResult, DeploySink } from "./events.ts";
-import type { Served } from "./log.ts";
+
+/** The requests a deploy served (in its record): how many, and their forge delivery ids. */
+export interface Served {
+  requests: number;
+  deliveries: string[];
+}
 
 /** A record lists at most this many delivery ids; `requests` still counts every request served. */
 const MAX_SERVED_DELIVERIES = 100;

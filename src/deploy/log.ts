@@ -2,6 +2,7 @@ import { closeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript, type DeployEvent, type DeployResult, type Trigger } from "./events.ts";
 import { createExclusive, ensurePrivateDir, isNoSpace, overwriteInPlace, writeAll, writeFileAtomic } from "./files.ts";
+import type { Served } from "./latest.ts";
 import { OWN_START } from "./liveness.ts";
 import { defaultLogger, type Logger } from "./logger.ts";
 
@@ -30,12 +31,6 @@ export interface DeployRecordHeader {
   runScript: string;
   /** With `queuePolicy: latest`: the requests this one deploy served (see latest.ts). */
   served?: Served;
-}
-
-/** The requests a deploy served: how many, and their forge delivery ids (at most MAX_SERVED_DELIVERIES). */
-export interface Served {
-  requests: number;
-  deliveries: string[];
 }
 
 /** The JSON log file: "running" while the deploy runs, the whole result once it is done. */

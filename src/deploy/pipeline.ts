@@ -7,7 +7,7 @@ import type { Cancellation } from "./cancel.ts";
 import { captures } from "./capture.ts";
 import type { DeployResult, DeploySink, RollbackResult, RunResult, Step, Trigger } from "./events.ts";
 import { gitResetHard } from "./git.ts";
-import type { Served } from "./log.ts";
+import type { Served } from "./latest.ts";
 import type { Logger } from "./logger.ts";
 import { KILL_GRACE_MS } from "./process.ts";
 import { PullState, pullStep, short } from "./pull.ts";
@@ -101,8 +101,10 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   let rolled: { rollback?: RollbackResult; rolledBack: boolean } = { rolledBack: false };
   // README "service cancel": its commands are stopped (deployer.ts); what has not started does not start, but a
   // script cut short is rolled back like any failed one.
+  let ended = false;
   const cancelled = () => options.cancellation?.reason;
-  options.cancellation?.onCancel((by) => step("deploy", `cancelled ${by}: stopping its commands (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`));
+  // Nothing follows the `[done]` line: a cancel that comes while the deploy ends changes nothing.
+  options.cancellation?.onCancel((by) => ended || step("deploy", `cancelled ${by}: stopping its commands (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`));
   try {
     error = await pullStep(ctx, pulled);
     if (!cancelled()) {
@@ -118,6 +120,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     step("deploy", error);
   }
   const { rollback, rolledBack } = rolled;
+  ended = true;
   const by = cancelled();
   return run.end(
     {
