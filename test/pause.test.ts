@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { consola } from "consola";
 import { makeGate, StreamReader } from "./gate.ts";
+import { startAdmin } from "./admin-helpers.ts";
 import { lastLine, logFiles, makeRepo, post, runCli, SECRET, startServer, waitFor } from "./helpers.ts";
 
 /** A logger that keeps the test output clean. */
@@ -52,6 +53,21 @@ describe("service pause / resume", () => {
       expect(await (await post(again.url, { secret: SECRET })).text()).toBe("[skipped] paused: freeze\n");
     } finally {
       await again.stop();
+    }
+  });
+
+  test("the admin listener's /metrics shows service_paused 1 while paused, 0 after resume", async () => {
+    const repo = makeRepo();
+    const { server, admin } = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "echo ok" });
+    const paused = async () => /^service_paused\{app="default"\} (\d)$/m.exec(await (await fetch(`${admin}/metrics`)).text())?.[1];
+    try {
+      expect(await paused()).toBe("0");
+      expect((await runCli(["pause"], { cwd: repo.clone })).code).toBe(0);
+      expect(await paused()).toBe("1");
+      expect((await runCli(["resume"], { cwd: repo.clone })).code).toBe(0);
+      expect(await paused()).toBe("0");
+    } finally {
+      await server.stop();
     }
   });
 
