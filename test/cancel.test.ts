@@ -128,6 +128,28 @@ describe("service cancel", () => {
     }
   });
 
+  test("works across processes: a `service deploy` waiting behind the server's deploy leaves the queue", async () => {
+    const repo = makeRepo();
+    const gate = makeGate();
+    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
+    const server = await startServer(repo.clone, env);
+    try {
+      const first = new StreamReader(await post(server.url, { secret: SECRET }));
+      await waitFor(() => gate.lines().length === 1, "the server's deploy to start");
+      const proc = Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env: baseEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const out = new StreamReader(new Response(proc.stdout));
+      const [id] = await waitFor(() => (queuedIds(repo.clone).length === 1 ? queuedIds(repo.clone) : undefined), "the shell's deploy to queue");
+      expect((await runCli(["cancel", id!], { cwd: repo.clone, env })).code).toBe(0);
+      expect(await proc.exited).toBe(1);
+      expect((await out.done).trimEnd().split("\n").slice(-2)).toEqual([`[deploy] cancelled before it started: ${BY}`, "[done] ok=false exitCode=null"]);
+      gate.open();
+      expect(lastLine(await first.done)).toBe("[done] ok=true exitCode=0");
+      expect(gate.starts()).toEqual([first.id()!]);
+    } finally {
+      await server.stop();
+    }
+  });
+
   test("bad input: an unknown id, a deploy already finished, something that is not an id: one line and exit 1", async () => {
     const repo = makeRepo();
     const env = { SERVICE_RUN_SCRIPT: "echo ok" };

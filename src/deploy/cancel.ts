@@ -86,7 +86,8 @@ export class CancelWatch {
         let by = "by another process";
         try {
           const request = JSON.parse(readNoFollow(join(resolve(cwd, CANCEL_DIR), name))) as { by?: unknown };
-          if (typeof request.by === "string" && request.by.length <= 200) by = request.by;
+          // It goes into the deploy's stream and logs: one short line.
+          if (typeof request.by === "string" && request.by.length <= 200) by = request.by.replace(/[\u0000-\u001f\u007f]+/g, " ");
         } catch {}
         rmSync(requestFile(cwd, id), { force: true });
         watched.take(by);
