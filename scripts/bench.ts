@@ -646,6 +646,38 @@ async function burst(repo: string, hasWebhook: boolean): Promise<void> {
   }
 }
 
+/**
+ * BURST concurrent authorized POSTs on one repo with `queuePolicy: latest`: the first deploy runs, the next one
+ * waits and every later request joins it, so at most 2 deploys run and every client still gets `[done]`.
+ */
+async function latestBurst(repo: string): Promise<void> {
+  log(`latest: ${BURST} concurrent deploys on one repo, queuePolicy latest`);
+  const file = join(tmpRoot, "burst-latest.txt");
+  const server = await startService(repo, `s=$(date +%s%N) && sleep 0.2 && echo "$s $(date +%s%N)" >> ${file}`, { SERVICE_QUEUE_POLICY: "latest" });
+  try {
+    await sleep(300);
+    const before = procStatus(server.pid)?.rss ?? NaN;
+    const sampler = rssSampler(server.pid);
+    const t0 = performance.now();
+    const texts = await bounded(
+      Promise.all(Array.from({ length: BURST }, () => post(server.url).then((r) => r.text()).catch((e: Error) => `fetch failed: ${e.message}`))),
+      150_000,
+      "the latest burst",
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    const { peak, hwm, split } = sampler.stop();
+    const ok = texts.filter((text) => lastLine(text).startsWith("[done] ok=true")).length;
+    const { runs, overlapping } = overlaps(file);
+    notes.push(`latest: ${BURST} requests served in ${seconds.toFixed(1)} s by ${runs} deploys; RSS ${fmtMB(before)} before, sampled peak ${fmtMB(peak)} (${split}), VmHWM ${fmtMB(hwm)}`);
+    row("latest: deploys run for the burst", "≤ 2", `${runs}`, "", "", runs <= 2 && overlapping === 0);
+    row("latest: clients ending `[done] ok=true`", `${BURST}/${BURST}`, `${ok}/${BURST}`, "", "", ok === BURST);
+    const growth = Math.max(peak, hwm) - before;
+    row("latest: server RSS growth (peak − before)", "≤ 30 MB", fmtMB(growth), "", "", growth <= 30 * MB);
+  } finally {
+    await server.stop();
+  }
+}
+
 const FLOOD_CLIENTS = 200;
 const FLOOD_BODY_BYTES = 25 * MB;
 
@@ -951,6 +983,7 @@ async function main(): Promise<number> {
     ["unauthorized", () => unauthorized(repo, hasWebhook, hasWrk)],
     ["latency", () => latency(repo, hasWebhook)],
     ["burst", () => burst(makeRepo("burst").clone, hasWebhook)],
+    ["latest", () => latestBurst(makeRepo("latest").clone)],
     ["stream", () => stream(makeRepo("stream").clone, hasWebhook)],
     ["signed flood", () => signedFlood(makeRepo("flood").clone)],
   ];

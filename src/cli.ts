@@ -3,16 +3,29 @@ import { defineCommand, runCommand, runMain } from "citty";
 import { consola, LogLevels } from "consola";
 import pkg from "../package.json" with { type: "json" };
 import { commandLine, rejectUnknownArgs } from "./commands/_args.ts";
+import { cancelCommand } from "./commands/cancel.ts";
 import { checkCommand } from "./commands/check.ts";
 import { deployCommand } from "./commands/deploy.ts";
 import { logsCommand } from "./commands/logs.ts";
 import { rollbackCommand } from "./commands/rollback.ts";
+import { pauseCommand, resumeCommand } from "./commands/pause.ts";
 import { plainOutput, showUsage, useOutputStyle } from "./commands/_output.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { statusCommand } from "./commands/status.ts";
 import { systemdCommand } from "./commands/systemd.ts";
 
-const subCommands = { serve: serveCommand, deploy: deployCommand, logs: logsCommand, check: checkCommand, systemd: systemdCommand, rollback: rollbackCommand, status: statusCommand };
+const subCommands = {
+  serve: serveCommand,
+  deploy: deployCommand,
+  logs: logsCommand,
+  check: checkCommand,
+  systemd: systemdCommand,
+  rollback: rollbackCommand,
+  status: statusCommand,
+  pause: pauseCommand,
+  resume: resumeCommand,
+  cancel: cancelCommand,
+};
 
 export const main = defineCommand({
   meta: { name: "service", version: pkg.version, description: pkg.description },

@@ -6,7 +6,7 @@ import { isIP } from "node:net";
 import { ConfigError, MAX_TIMER_MS, type AppConfig, type UserConfig } from "./config-schema.ts";
 import { normalizeNotify, normalizeStatus } from "./notify/settings.ts";
 
-type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "names" | "urlPath" | "httpUrl" | "apps" | "status" | "notify";
+type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "names" | "urlPath" | "httpUrl" | "apps" | "status" | "notify" | "queuePolicy";
 
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
@@ -20,6 +20,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   path: { kind: "urlPath", env: "SERVICE_PATH" },
   secret: { kind: "string", env: "SERVICE_SECRET" },
   queueLimit: { kind: "positiveInt", env: "SERVICE_QUEUE_LIMIT" },
+  queuePolicy: { kind: "queuePolicy", env: "SERVICE_QUEUE_POLICY" },
   hostname: { kind: "hostname", env: "SERVICE_HOSTNAME" },
   heartbeatMs: { kind: "ms", env: "SERVICE_HEARTBEAT_MS" },
   branch: { kind: "string", env: "SERVICE_BRANCH" },
@@ -125,6 +126,9 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): un
       if (problems.length > 0) throw new ConfigError(problems);
       return out;
     }
+    case "queuePolicy":
+      if (value === "fifo" || value === "latest") return value;
+      return fail('"fifo" or "latest"');
     case "apps":
     {
       if (!Array.isArray(value)) return fail("a list of apps");

@@ -25,6 +25,11 @@ export interface UserConfig {
   secret?: string;
   /** Most deploys waiting per repoPath; past it a POST gets 429. @default 100 */
   queueLimit?: number;
+  /**
+   * `fifo`: every request queues its own deploy. `latest`: a request that arrives while a deploy of the same
+   * repository waits in the server joins that deploy (it will pull the newest commit anyway). @default "fifo"
+   */
+  queuePolicy?: "fifo" | "latest";
   /** Address to listen on; `127.0.0.1` behind a reverse proxy on the same machine. @default "0.0.0.0" */
   hostname?: string;
   /** Silence after which a streamed deploy writes a heartbeat line, in milliseconds. @default 15000 */
@@ -109,6 +114,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     rollbackOnFailure: false,
     path: "/",
     queueLimit: 100,
+    queuePolicy: "fifo",
     hostname: "0.0.0.0",
     heartbeatMs: 15_000,
     acknowledge: false,

@@ -7,10 +7,13 @@ import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 import { serverControl, type ServerControl } from "./control.ts";
 import { ConfigReloader } from "./reload.ts";
 import type { DeployEvent } from "./deploy/events.ts";
+import { deployControls, type DeployControls } from "./deploy/control.ts";
 import { Deployer } from "./deploy/deployer.ts";
+import { LatestDeploys } from "./deploy/latest.ts";
 import { QueueFullError, queueKey } from "./deploy/queue.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
 import { settleOutbound } from "./notify/outbound.ts";
+import { pausedResponse, pauseNotices } from "./deploy/pause.ts";
 import { forgeDelivery, skippedResponse, skipReason } from "./forge-event.ts";
 import { BODY_READ_DEADLINE_MS, ByteBudget, declaredLength, readBody, UNAUTHENTICATED_BODY_BUDGET_BYTES, type BodyRead } from "./body.ts";
 import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
@@ -26,7 +29,8 @@ export interface ServiceServerOptions {
   cwd?: string;
 }
 
-export interface ServiceServer extends ServerControl {
+/** Besides these, `rollback` and `status` (see control.ts), `cancel`, `pause` and `resume` (see deploy/control.ts). */
+export interface ServiceServer extends ServerControl, DeployControls {
   /** Starts listening; generates the secret(s) first if none is configured. */
   start(): Promise<void>;
   /**
@@ -81,6 +85,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   const cwd = options.cwd ?? process.cwd();
   const reloader = new ConfigReloader(config, cwd, logger);
   const deployer = new Deployer({ logger });
+  const latest = new LatestDeploys();
   const inFlight = new Set<Promise<unknown>>();
   const unauthenticatedBodies = new ByteBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
   let listener: Listener | undefined;
@@ -154,9 +159,10 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     const wantsJson = url.searchParams.get("format") === "json";
     const forge = forgeDelivery(request.headers);
     const skip = skipReason(app, forge, body, request.headers.get("content-type"));
-    if (skip) {
+    const skipped = skip ? skippedResponse(skip, wantsJson) : pausedResponse(cwd, app.name, wantsJson);
+    if (skipped) {
       metrics.deployEnded(app.name ?? "default", "skipped");
-      return skippedResponse(skip, wantsJson);
+      return skipped;
     }
 
     // Bun 1.4.5 closes a connection when a request is pipelined behind one still being answered, and both are
@@ -169,16 +175,23 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     control.noTimeout();
     const acknowledge = app.acknowledge || truthy(url.searchParams.get("ack"));
     const stream = wantsJson || acknowledge ? undefined : streamingResponse(app.heartbeatMs);
-    const id = crypto.randomUUID();
-    let position = 0;
+    // queuePolicy latest: a deploy waiting for this repository serves this request too (latest.ts).
+    const key = `${app.name ?? ""}\0${queueKey(app.repoPath)}`;
+    const joined = app.queuePolicy === "latest" ? latest.join(key, forge.delivery, (event) => stream?.sink(event)) : undefined;
+    const id = joined?.id ?? crypto.randomUUID();
+    let position = joined?.position ?? 0;
     const sink = metrics.observe(app.name ?? "default", (event: DeployEvent) => {
       if (event.type === "queued") position = event.position;
       stream?.sink(event);
+      latest.forward(id, event);
     });
     let result: ReturnType<typeof deployer.deploy>;
-    try {
+    if (joined) result = joined.result;
+    else try {
       const notices = reloader.problem ? [reloader.problem] : [];
-      result = deployer.deploy({ id, app: app.name, config: app, trigger: "webhook", ...forge, cwd, sink, notices, secrets: secrets() });
+      const served = app.queuePolicy === "latest" ? latest.served(forge.delivery) : undefined;
+      result = deployer.deploy({ id, app: app.name, config: app, trigger: "webhook", ...forge, cwd, sink, notices, secrets: secrets(), served });
+      if (served && position > 0) latest.offer(key, { id, position, result, served });
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` }, { "retry-after": "30" });
@@ -242,6 +255,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
 
   return {
     ...serverControl({ cwd, deployer, apps: () => currentApps(reloader.current()), secrets, inFlight }),
+    ...deployControls(cwd, () => currentApps(reloader.current())),
     async start() {
       if (listener) return;
       const initial = reloader.current();
@@ -251,6 +265,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
         const weak = app.secret && weakSecretWarning(app.secret, app.name);
         if (weak) logger.warn(weak);
       }
+      for (const line of pauseNotices(cwd, currentApps(initial).map((a) => a.name))) logger.warn(line);
       for (const id of markInterruptedDeploys(cwd, logger)) logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
       draining = false;
       listener = await runtime.serve({

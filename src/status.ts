@@ -2,7 +2,7 @@ import type { ResolvedApp } from "./apps.ts";
 import { headCommit } from "./deploy/git.ts";
 import { isRunning } from "./deploy/liveness.ts";
 import { isActiveHere } from "./deploy/log.ts";
-import { pauseOf, type PauseState } from "./deploy/pause.ts";
+import { pauseOf, type Pause } from "./deploy/pause.ts";
 import { queueKey, ticketDir } from "./deploy/queue.ts";
 import { scanTickets } from "./deploy/tickets.ts";
 import { listDeploys, outcomeOf, readDeployRecord, type HistoryEntry } from "./history.ts";
@@ -18,7 +18,7 @@ export interface AppStatus {
   /** The commit checked out in repoPath (HEAD); null when there is none. */
   commit: string | null;
   /** The pause in force (reason, since), or null. */
-  paused: PauseState | null;
+  paused: Pause | null;
   /** The deploy running now: its id, who asked for it, and since when (ISO). */
   running: { id: string; trigger: string | null; since: string } | null;
   /** Deploys of the repository waiting in its queue. */

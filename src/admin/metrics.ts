@@ -1,5 +1,6 @@
 import pkg from "../../package.json" with { type: "json" };
 import type { DeployResult, DeploySink, Trigger } from "../deploy/events.ts";
+import { pauseOf } from "../deploy/pause.ts";
 
 /** How a deploy ended, as the metrics and the API name it. */
 export type Outcome = "ok" | "failed" | "rolled_back" | "cancelled" | "skipped";
@@ -7,12 +8,9 @@ export type Outcome = "ok" | "failed" | "rolled_back" | "cancelled" | "skipped";
 /** Upper bounds of the deploy duration histogram, in seconds: from a quick restart to a long build. */
 const DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
 
-/**
- * Pausing deploys does not exist yet: every app reads as not paused. The one place that will ask the deploy
- * layer once it does.
- */
-export function isPaused(_app: string): boolean {
-  return false;
+/** Whether an app's deploys are paused (`service pause`), read from the pause files of the working directory. */
+export function isPaused(app: string, cwd = process.cwd()): boolean {
+  return pauseOf(cwd, app) !== undefined;
 }
 
 export function outcomeOf(result: Pick<DeployResult, "ok" | "rolledBack" | "error">): Outcome {

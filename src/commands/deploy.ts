@@ -4,6 +4,7 @@ import { appSecretFile, resolveApps, type ResolvedApp } from "../apps.ts";
 import { findConfigFile, loadConfig } from "../config.ts";
 import { Transcript, type DeployResult, type DeploySink } from "../deploy/events.ts";
 import { Deployer } from "../deploy/deployer.ts";
+import { pauseOf } from "../deploy/pause.ts";
 import { queueKey } from "../deploy/queue.ts";
 import { settleOutbound } from "../notify/outbound.ts";
 import { readSecretFile, SECRET_FILE } from "../secret.ts";
@@ -22,11 +23,16 @@ export const deployCommand = defineCommand({
       type: "string",
       description: "Multi-app mode: the app to deploy (default: the app whose repoPath is the current directory)",
     },
+    force: { type: "boolean", description: "Deploy even while deploys are paused (service pause)" },
     cwd: cwdArg,
   },
   async run({ args }) {
     const { cwd, apps, app } = chooseApp(args);
-    await printLive((deployer, sink) => deployer.deploy({ config: app, app: app.name, trigger: "cli", cwd, secrets: knownSecrets(apps, cwd), sink }));
+    const paused = pauseOf(cwd, app.name);
+    if (paused && !args.force) throw new Error(`deploys are paused: ${paused.reason} (service resume lifts the pause; --force deploys anyway)`);
+    await printLive((deployer, sink) =>
+      deployer.deploy({ config: app, app: app.name, trigger: "cli", cwd, secrets: knownSecrets(apps, cwd), sink }, { force: args.force }),
+    );
   },
 });
 

@@ -1,11 +1,13 @@
+import { Cancellation, CancelWatch } from "./cancel.ts";
 import type { DeployResult } from "./events.ts";
 import { resolve } from "node:path";
 import { LOG_DIR } from "./log.ts";
 import { defaultLogger, type Logger } from "./logger.ts";
 import { runDeploy, type DeployOptions } from "./pipeline.ts";
 import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
-import { RunningProcesses } from "./process.ts";
+import { KILL_GRACE_MS, killGroup, RunningProcesses } from "./process.ts";
 import { DeployRun, type Ending, type PlannedDeploy } from "./run.ts";
+import { pauseOf } from "./pause.ts";
 import { markQueued, unmarkQueued } from "./waiting.ts";
 
 /** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
@@ -39,6 +41,8 @@ export class Deployer {
   private readonly logger: Logger;
   /** The commands its deploys are running, and only those: what a shutdown or Ctrl-C stops. */
   readonly processes = new RunningProcesses();
+  /** The cancel requests (`service cancel`) for this deployer's deploys. */
+  private readonly cancels = new CancelWatch();
 
   constructor(options: DeployerOptions = {}) {
     this.logger = options.logger ?? defaultLogger();
@@ -46,7 +50,7 @@ export class Deployer {
   }
 
   /** Throws QueueFullError when the repository's queue is full; nothing runs then. */
-  deploy(requested: DeployOptions): Promise<DeployResult> {
+  deploy(requested: DeployOptions, control: { force?: boolean } = {}): Promise<DeployResult> {
     // The id is made here, once, before the queue: its ticket names it, so a process that finds it interrupted can
     // mark its log.
     const options: PlannedDeploy = { logger: this.logger, ...requested, id: requested.id ?? crypto.randomUUID() };
@@ -60,16 +64,23 @@ export class Deployer {
         unmarkQueued(options.cwd, id);
         return result;
       };
-      return this.queue.run(key, () => done(this.processes.own(() => runDeploy(options))), {
+      const cancellation = new Cancellation();
+      const task = () => done(this.running(cancellation, () => runDeploy({ ...options, cancellation })));
+      const result = this.queue.run(key, task, {
         limit: options.config.queueLimit,
         deploy: { id, logs: resolve(options.cwd, LOG_DIR) },
         onQueued: (position) => {
           markQueued(options.cwd, { id, app: options.app, trigger: options.trigger, repoPath: options.config.repoPath });
           options.sink?.({ type: "queued", position });
         },
+        held: control.force ? undefined : () => pauseOf(options.cwd, options.app) !== undefined,
         onCancel: (reason) => done(recordCancelled(options, reason)),
         onRefused: (reason) => done(recordNotRun(options, `not started: ${reason}`, reason, "done")),
       });
+      // Watched once queued (a full queue throws above): a request taken while it waits ends it in the queue.
+      const unwatch = this.cancels.watch(options.cwd, id, (by) => this.queue.cancelOne(id, by) || cancellation.cancel(by));
+      void result.finally(unwatch).catch(() => {});
+      return result;
     } catch (error) {
       if (error instanceof QueueFullError) throw error;
       // No ticket, no turn: running anyway could overlap another deploy of the repository. The user's usual
@@ -78,6 +89,24 @@ export class Deployer {
       const hint = (error as NodeJS.ErrnoException).code === "EACCES" ? " (the service's user must be able to write the repository, as git pull must)" : "";
       return recordNotRun(options, `not started: ${why}${hint}`, why, "done");
     }
+  }
+
+  /**
+   * Runs one deploy with its own set of commands, so a cancel stops its commands and no other deploy's: TERM
+   * to those running when the cancel comes, KILL after a grace to those of them still running.
+   */
+  private running<T>(cancellation: Cancellation, task: () => Promise<T>): Promise<T> {
+    const own = new RunningProcesses(this.processes);
+    const promise = own.own(task);
+    let killer: ReturnType<typeof setTimeout> | undefined;
+    cancellation.onCancel(() => {
+      const stopped = own.running();
+      own.signal("SIGTERM");
+      killer = setTimeout(() => {
+        for (const pid of stopped) if (own.has(pid)) killGroup(pid, "SIGKILL");
+      }, KILL_GRACE_MS);
+    });
+    return promise.finally(() => clearTimeout(killer));
   }
 
   /** Ends every waiting deploy with a cancellation (logged); running deploys go on. */

@@ -2,6 +2,7 @@ import { closeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript, type DeployEvent, type DeployResult, type Trigger } from "./events.ts";
 import { createExclusive, ensurePrivateDir, isNoSpace, openForAppend, overwriteInPlace, readNoFollow, writeAll, writeFileAtomic } from "./files.ts";
+import type { Served } from "./latest.ts";
 import { OWN_START } from "./liveness.ts";
 import { defaultLogger, type Logger } from "./logger.ts";
 
@@ -28,6 +29,8 @@ export interface DeployRecordHeader {
   delivery?: string | null;
   repoPath: string;
   runScript: string;
+  /** With `queuePolicy: latest`: the requests this one deploy served (see latest.ts). */
+  served?: Served;
 }
 
 /** The JSON log file: "running" while the deploy runs, the whole result once it is done. */
@@ -50,6 +53,7 @@ export interface DeployRecord {
   result?: DeployResult | OutcomeOnly;
   /** Set when the record could not hold everything (a full disk): what is missing and why. */
   note?: string;
+  served?: Served;
   /** Outcomes of the outbound calls (commit statuses, notifications), in the order they ended. */
   outbound?: OutboundOutcome[];
 }
@@ -237,6 +241,7 @@ export class DeployLog {
       delivery: this.header.delivery ?? null,
       repoPath: this.header.repoPath,
       runScript: this.header.runScript,
+      ...(this.header.served ? { served: this.header.served } : {}),
       startedAt: this.header.startedAt.toISOString(),
       pid: process.pid,
       pidStart: OWN_START,

@@ -3,11 +3,14 @@ import { relative, resolve, isAbsolute } from "node:path";
 import { CONFIG_FILE_NAMES, readConfigText } from "../config.ts";
 import type { ResolvedConfig } from "../config-schema.ts";
 import { resolveConfig } from "../resolve-config.ts";
+import type { Cancellation } from "./cancel.ts";
 import { captures } from "./capture.ts";
 import type { DeployResult, DeploySink, HealthCheckResult, RollbackResult, RollbackTarget, RunResult, Step, Trigger } from "./events.ts";
 import { gitResetHard } from "./git.ts";
 import { healthStep, type HealthSettings } from "./health.ts";
+import type { Served } from "./latest.ts";
 import type { Logger } from "./logger.ts";
+import { KILL_GRACE_MS } from "./process.ts";
 import { PullState, pullStep, short } from "./pull.ts";
 import { resetStep } from "./rollback.ts";
 import { DeployRun, type PlannedDeploy } from "./run.ts";
@@ -43,6 +46,10 @@ export interface DeployOptions {
   notices?: string[];
   /** Secrets to redact from the output, the result and the logs (the webhook secrets). */
   secrets?: string[];
+  /** With `queuePolicy: latest`: the requests it serves, filled in while it waits (see latest.ts). */
+  served?: Served;
+  /** Set when the deploy is cancelled while it runs (`service cancel`). */
+  cancellation?: Cancellation;
   /** Where the deploy's own warnings go (a log that cannot be written). @default consola.withTag("service") */
   logger?: Logger;
 }
@@ -99,32 +106,45 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   let error: string | null = null;
   let healthCheck: HealthCheckResult | undefined;
   let rolled: { rollback?: RollbackResult; rolledBack: boolean } = { rolledBack: false };
+  // README "service cancel": its commands are stopped (deployer.ts); what has not started does not start, but a
+  // script cut short is rolled back like any failed one.
+  let ended = false;
+  const cancelled = () => options.cancellation?.reason;
+  // Nothing follows the `[done]` line: a cancel that comes while the deploy ends changes nothing.
+  options.cancellation?.onCancel((by) => ended || step("deploy", `cancelled ${by}: stopping its commands (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`));
   try {
     error = options.target ? await resetStep(ctx, pulled, options.target.commit) : await pullStep(ctx, pulled);
-    // Post-pull reload (README "Config from the repository"), then the run script.
-    reloadFromRepo(config, ctx.cwd, ctx.processEnv, step, ctx.app);
-    ran = await runStep(ctx, "run", run.output("run", runOut));
-    if (ran.exitCode !== 0 && !error) error = describeFailure(ran);
-    // A script that exited 0 has not proven the app is up (README "Health check").
-    if (ran.exitCode === 0 && !error) healthCheck = await healthStep(ctx);
-    if (healthCheck && !healthCheck.ok) error = healthCheck.error;
-    // Rollback (README "Rollback").
-    if ((ran.exitCode !== 0 || healthCheck?.ok === false) && config.rollbackOnFailure) rolled = await rollBack(ctx, pulled);
+    if (!cancelled()) {
+      // Post-pull reload (README "Config from the repository"), then the run script.
+      reloadFromRepo(config, ctx.cwd, ctx.processEnv, step, ctx.app);
+      ran = await runStep(ctx, "run", run.output("run", runOut));
+      if (ran.exitCode !== 0 && !error) error = describeFailure(ran);
+      // A script that exited 0 has not proven the app is up (README "Health check").
+      if (ran.exitCode === 0 && !error && !cancelled()) healthCheck = await healthStep(ctx);
+      if (healthCheck && !healthCheck.ok) error = healthCheck.error;
+      // Rollback (README "Rollback").
+      if ((ran.exitCode !== 0 || healthCheck?.ok === false) && config.rollbackOnFailure) rolled = await rollBack(ctx, pulled);
+    }
   } catch (caught) {
     error = `internal error: ${(caught as Error).message}`;
     step("deploy", error);
   }
   const { rollback, rolledBack } = rolled;
-  return run.end({
-    ok: rollback ? rollback.ok : pulled.success && ran.exitCode === 0 && error === null,
-    ...(healthCheck ? { healthCheck } : {}),
-    ...(options.target ? { target: options.target } : {}),
-    pull: pulled.result(),
-    run: { ...ran, stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },
-    error,
-    ...(rollback ? { rollback } : {}),
-    rolledBack,
-  });
+  ended = true;
+  const by = cancelled();
+  return run.end(
+    {
+      ok: by ? false : rollback ? rollback.ok : pulled.success && ran.exitCode === 0 && error === null,
+      ...(healthCheck ? { healthCheck } : {}),
+      ...(options.target ? { target: options.target } : {}),
+      pull: pulled.result(),
+      run: { ...ran, stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },
+      error: by ? `cancelled ${by}` : error,
+      ...(rollback ? { rollback } : {}),
+      rolledBack,
+    },
+    by ? "cancelled" : "done",
+  );
 }
 
 /** The deploy's stages' context: a copy of the settings (the reload changes it) and the script's environment. */

@@ -39,6 +39,19 @@ export class RunningProcesses {
   /** Aborted by the next signal: a step that waits without a command (the health check's GET and pauses) ends then too. */
   private interrupt = new AbortController();
 
+  /** `parent` also owns every command of this one: one deploy's commands, within its deployer's. */
+  constructor(private readonly parent?: RunningProcesses) {}
+
+  /** Whether `pid` still runs here (a command of this owner that has not exited). */
+  has(pid: number): boolean {
+    return this.pids.has(pid);
+  }
+
+  /** The commands running now. */
+  running(): number[] {
+    return [...this.pids];
+  }
+
   /** Runs `task` so that every command it starts belongs to this owner. */
   own<T>(task: () => T): T {
     return owners.run(this, task);
@@ -73,11 +86,13 @@ export class RunningProcesses {
 
   started(pid: number): void {
     this.pids.add(pid);
+    this.parent?.started(pid);
     if (this.stopping) killGroup(pid, this.stopping);
   }
 
   ended(pid: number): void {
     this.pids.delete(pid);
+    this.parent?.ended(pid);
   }
 }
 

@@ -57,6 +57,8 @@ interface Entry {
   ticket: string;
   content: TicketContent;
   started: boolean;
+  /** True while the entry must not start even at the head of the queue (its deploys are paused). */
+  held: () => boolean;
   start: () => void;
   /** Ends a deploy that never started: cancelled (shutdown) or refused (its repository is gone). */
   end: (how: "cancel" | "refuse", reason: string) => void;
@@ -99,6 +101,8 @@ export class DeployQueue {
       limit?: number;
       deploy?: { id: string; logs: string };
       onQueued?: (position: number) => void;
+      /** Asked when its turn comes after a wait: while true, it keeps waiting (see pause.ts). */
+      held?: () => boolean;
       onCancel: (reason: string) => Promise<T>;
       onRefused: (reason: string) => Promise<T>;
     },
@@ -118,6 +122,7 @@ export class DeployQueue {
         ticket,
         content,
         started: false,
+        held: () => false,
         start: () => {
           entry.started = true;
           // The ticket names the group of each command while it runs (see recovery.ts).
@@ -141,13 +146,27 @@ export class DeployQueue {
       laneRef.entries.push(entry);
       laneRef.entries.sort(byTicket);
       const position = this.check(key);
-      if (!entry.started) hooks.onQueued?.(Math.max(1, position.get(entry) ?? 1));
+      if (entry.started) return;
+      hooks.onQueued?.(Math.max(1, position.get(entry) ?? 1));
+      // Only a deploy that waited is held: one that found the queue free was allowed when it was asked for.
+      if (hooks.held) entry.held = hooks.held;
     });
   }
 
   /** Ends every deploy that has not started yet with `reason`; running ones go on. */
   cancelWaiting(reason: string): void {
     for (const [key, lane] of this.lanes) this.endWaiting(key, lane.entries, "cancel", reason);
+  }
+
+  /** Ends the waiting deploy `id` with `reason`; false when it does not wait in this process (started, or not here). */
+  cancelOne(id: string, reason: string): boolean {
+    for (const [key, lane] of this.lanes) {
+      const entry = lane.entries.find((e) => e.content.id === id && !e.started);
+      if (!entry) continue;
+      this.endWaiting(key, [entry], "cancel", reason);
+      return true;
+    }
+    return false;
   }
 
   /** Takes entries that have not started out of the queue, then ends each with `reason`. */
@@ -200,7 +219,7 @@ export class DeployQueue {
     for (const orphan of scan.orphans) void recoverOrphan(key, lane.dir, orphan, this.logger).then(() => this.lanes.get(key) === lane && this.check(key));
     const head = lane.entries[0];
     if (!head || head.started) return positions;
-    if (!scan.choosing && scan.live[0] === head.ticket) head.start();
+    if (!scan.choosing && scan.live[0] === head.ticket && !head.held()) head.start();
     else lane.timer = setTimeout(() => this.check(key), POLL_MS);
     return positions;
   }

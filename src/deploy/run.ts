@@ -39,7 +39,7 @@ export class DeployRun {
     this.forge = forgeOf(options, this.redaction);
     this.log = new DeployLog(
       options.cwd,
-      { id: this.id, startedAt: this.startedAt, ...this.forge, trigger: options.trigger, repoPath: config.repoPath, runScript: this.redaction.text(config.runScript), app: options.app },
+      { id: this.id, startedAt: this.startedAt, ...this.forge, trigger: options.trigger, repoPath: config.repoPath, runScript: this.redaction.text(config.runScript), app: options.app, served: servedOf(options, this.redaction) },
       { maxLogBytes: config.maxLogBytes, makeRoom: () => this.prune(), logger: options.logger },
     );
     // Commit statuses and notifications: a sink like the client's, that never holds the run or its `[done]`.
@@ -146,4 +146,10 @@ export class DeployRun {
 /** The forge event and delivery id, redacted like every other text of a deploy, null when absent. */
 function forgeOf(options: DeployOptions, redaction: Redaction): { event: string | null; delivery: string | null } {
   return { event: options.event ? redaction.text(options.event) : null, delivery: options.delivery ? redaction.text(options.delivery) : null };
+}
+
+/** The requests a deploy served, their delivery ids redacted like its own (a copy: it is fixed once the deploy starts). */
+function servedOf(options: DeployOptions, redaction: Redaction): DeployOptions["served"] {
+  const { served } = options;
+  return served && { requests: served.requests, deliveries: served.deliveries.map((d) => redaction.text(d)) };
 }
