@@ -68,7 +68,9 @@ export class RunningProcesses {
 
   /** Aborted when this owner's commands are next signalled (Ctrl-C, a forced stop); while stopping, already aborted. */
   get interrupted(): AbortSignal {
-    return this.stopping ? AbortSignal.abort() : this.interrupt.signal;
+    if (this.stopping) return AbortSignal.abort();
+    // A deploy's own set is interrupted by its deployer's signals too (Ctrl-C reaches the deployer).
+    return this.parent ? AbortSignal.any([this.interrupt.signal, this.parent.interrupted]) : this.interrupt.signal;
   }
 
   /**
