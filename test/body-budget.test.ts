@@ -152,7 +152,7 @@ describe("unauthenticated body budget", () => {
       expect(refused.headers["retry-after"]).toMatch(/^\d+$/);
       expect(JSON.parse(refused.body.toString("utf8")).error).toBe("busy");
       // Answered before the body: a head whose body never comes gets the 503 too.
-      const headOnly = await exchange(server.port, [signedHead(WRONG_SIGNATURE, 5 * MB, "Connection: close\r\n")], 10_000);
+      const headOnly = await exchange(server.port, [signedHead(WRONG_SIGNATURE, 5 * MB, "Connection: close\r\n")], { timeoutMs: 10_000 });
       expect(headOnly.status).toBe(503);
       // No staller was answered: each read is still held.
       expect(stallers.map((s) => s.answer().status)).toEqual(stallers.map(() => 0));
@@ -184,7 +184,7 @@ describe("unauthenticated body budget", () => {
         const s = staller(server.port, 20 * MB, 1024);
         stallers.push(s);
         await waitFor(() => s.socket.readyState === "open" || undefined, "the connection");
-        const answer = await exchange(server.port, [signedHead(WRONG_SIGNATURE, 20 * MB, "Connection: close\r\n")], 10_000);
+        const answer = await exchange(server.port, [signedHead(WRONG_SIGNATURE, 20 * MB, "Connection: close\r\n")], { timeoutMs: 10_000 });
         return answer.status === 503 ? answer : undefined;
       }, "a second large signed body to be refused");
       expect(JSON.parse(refused.body.toString("utf8")).error).toBe("busy");

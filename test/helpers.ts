@@ -1,17 +1,13 @@
 /**
- * Shared test fixtures: real git repositories (a bare "remote" and a clone) in temp dirs, the real CLI started
- * as a process, and conditions waited for (never bare sleeps).
+ * Test fixtures: those of `repo.ts`, with every temp dir and server removed after the file's tests, the real
+ * CLI started as a process, and the requests and logs the tests look at.
  */
 import { afterAll } from "bun:test";
-import { mkdtempSync, realpathSync, rmSync, writeFileSync, readdirSync, readFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { baseEnv, CLI, makeRepoIn, makeTempDir, type Repo, waitFor, git } from "./repo";
 
-export const ROOT = resolve(import.meta.dir, "..");
-/** The CLI under test: the compiled binary when SERVICE_TEST_BIN is set, else the source run by Bun. */
-export const CLI: string[] = process.env.SERVICE_TEST_BIN
-  ? [process.env.SERVICE_TEST_BIN]
-  : [process.execPath, "--no-env-file", join(ROOT, "src/cli.ts")];
+export * from "./repo";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -19,71 +15,14 @@ afterAll(() => {
 });
 
 export function tempDir(prefix = "service-test-"): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const dir = makeTempDir(prefix);
   temps.push(dir);
   return dir;
 }
 
-/** The environment every spawned process gets: no SERVICE_* from the outside, fixed git identity, no colour. */
-export function baseEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !key.startsWith("SERVICE_") && !key.startsWith("GIT_")) env[key] = value;
-  }
-  Object.assign(env, {
-    NO_COLOR: "1",
-    CI: "1",
-    SERVICE_SKIP_HTTPS_PROMPT: "1",
-    GIT_AUTHOR_NAME: "Test",
-    GIT_AUTHOR_EMAIL: "test@example.com",
-    GIT_COMMITTER_NAME: "Test",
-    GIT_COMMITTER_EMAIL: "test@example.com",
-    GIT_CONFIG_NOSYSTEM: "1",
-  });
-  for (const [key, value] of Object.entries(extra)) {
-    if (value === undefined) delete env[key];
-    else env[key] = value;
-  }
-  return env;
-}
-
-export function git(cwd: string, ...args: string[]): string {
-  const result = Bun.spawnSync(["git", ...args], { cwd, env: baseEnv(), stdout: "pipe", stderr: "pipe" });
-  if (result.exitCode !== 0) throw new Error(`git ${args.join(" ")} failed in ${cwd}: ${result.stderr.toString()}`);
-  return result.stdout.toString().trim();
-}
-
-export interface Repo {
-  /** Holds everything of this fixture. */
-  dir: string;
-  /** The bare "remote". */
-  remote: string;
-  /** The clone the service deploys (repoPath). */
-  clone: string;
-  /** Commits `files` in a second clone and pushes to the remote; returns the new commit. */
-  push(files: Record<string, string>, message?: string): string;
-  head(): string;
-}
-
 /** A bare remote with one commit, and a clone of it (the deployed checkout). */
 export function makeRepo(files: Record<string, string> = { "README.md": "app\n" }): Repo {
-  const dir = tempDir("service-repo-");
-  const remote = join(dir, "remote.git");
-  const clone = join(dir, "app");
-  const pusher = join(dir, "pusher");
-  git(dir, "init", "--quiet", "--bare", "--initial-branch=main", remote);
-  git(dir, "clone", "--quiet", remote, pusher);
-  git(pusher, "checkout", "--quiet", "-B", "main");
-  const push = (changes: Record<string, string>, message = "change") => {
-    for (const [name, content] of Object.entries(changes)) writeFileSync(join(pusher, name), content);
-    git(pusher, "add", "-A");
-    git(pusher, "commit", "--quiet", "--allow-empty", "-m", message);
-    git(pusher, "push", "--quiet", "origin", "main");
-    return git(pusher, "rev-parse", "HEAD");
-  };
-  push(files, "initial");
-  git(dir, "clone", "--quiet", remote, clone);
-  return { dir, remote, clone, push, head: () => git(clone, "rev-parse", "HEAD") };
+  return makeRepoIn(tempDir("service-repo-"), files);
 }
 
 /** A git repository with commits but no remote. */
@@ -94,17 +33,6 @@ export function makeLocalRepo(files: Record<string, string> = { "README.md": "ap
   git(dir, "add", "-A");
   git(dir, "commit", "--quiet", "-m", "initial");
   return dir;
-}
-
-/** Resolves when `check` returns a truthy value; fails after `timeoutMs` with `what`. */
-export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(20);
-  }
 }
 
 /** Collects a child's output as text while it runs. */
@@ -186,12 +114,6 @@ export async function runCli(
   return { code, stdout, stderr };
 }
 
-/** POSTs to the server; `secret` goes in X-Service-Secret unless headers say otherwise. */
-export function post(url: string, options: { secret?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Response> {
-  const headers: Record<string, string> = { ...(options.secret !== undefined ? { "x-service-secret": options.secret } : {}), ...options.headers };
-  return fetch(url, { method: "POST", headers, body: options.body });
-}
-
 /** The deploy log files in `<cwd>/.service/logs`, sorted by name. */
 export function logFiles(cwd: string): string[] {
   const dir = join(cwd, ".service", "logs");
@@ -200,12 +122,6 @@ export function logFiles(cwd: string): string[] {
 
 export function readJson<T = any>(file: string): T {
   return JSON.parse(readFileSync(file, "utf8")) as T;
-}
-
-/** The last line of a streamed response body. */
-export function lastLine(text: string): string {
-  const lines = text.trimEnd().split("\n");
-  return lines[lines.length - 1] ?? "";
 }
 
 export const SECRET = "test-secret-0123456789";

@@ -1,5 +1,5 @@
 /**
- * Fixtures for the hostile-input tests (issue 7): raw HTTP/1.1 exchanges over a plain socket (for requests
+ * Fixtures for the hostile-input tests: raw HTTP/1.1 exchanges over a plain socket (for requests
  * fetch will not send: odd header casing, duplicate headers, malformed Host, hand-made chunking), the memory
  * of a process, and the processes carrying a marker in their command line. Loopback only.
  */
@@ -56,15 +56,27 @@ export function dechunk(data: Buffer): Buffer {
   return Buffer.concat(parts);
 }
 
+export interface ExchangeOptions {
+  /** A timeout rejects; 30 s unless told. */
+  timeoutMs?: number;
+  /** Closes the connection once this is true of everything received so far (latin1): for a body never finished. */
+  until?: (text: string) => boolean;
+  /** The local address to connect from (any 127.0.0.x works on Linux): a client the server sees as another. */
+  localAddress?: string;
+}
+
 /**
- * Sends `parts` over a new connection to 127.0.0.1:`port` and collects everything until the server closes
- * (the requests say `Connection: close`). An error after data arrived (a reset of an upload the server did not
- * read) still counts as an answer; a timeout rejects.
+ * The one raw HTTP/1.1 client of the tests: sends `parts` (one write each) over a new connection to
+ * 127.0.0.1:`port` and collects everything until the server closes (the requests say `Connection: close`) or
+ * `until` holds. An error after data arrived (a reset of an upload the server did not read) still counts as an
+ * answer; a timeout rejects.
  */
-export function exchange(port: number, parts: (string | Uint8Array)[], timeoutMs = 30_000): Promise<RawAnswer> {
+export function exchange(port: number, parts: (string | Uint8Array)[], options: ExchangeOptions = {}): Promise<RawAnswer> {
+  const { timeoutMs = 30_000, until, localAddress } = options;
   return new Promise((resolvePromise, reject) => {
-    const socket = connect(port, "127.0.0.1");
+    const socket = connect({ host: "127.0.0.1", port, ...(localAddress ? { localAddress } : {}) });
     const chunks: Buffer[] = [];
+    let text = "";
     let settled = false;
     const finish = () => {
       if (settled) return;
@@ -82,7 +94,12 @@ export function exchange(port: number, parts: (string | Uint8Array)[], timeoutMs
     socket.on("connect", () => {
       for (const part of parts) socket.write(part);
     });
-    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("data", (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (!until) return;
+      text += chunk.toString("latin1");
+      if (until(text)) finish();
+    });
     socket.on("close", finish);
     socket.on("error", () => finish());
   });

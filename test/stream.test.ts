@@ -8,6 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
+import { parseAnswer } from "./hostile-fixtures.ts";
 import { baseEnv, lastLine, makeRepo, post, readJson, ROOT, SECRET, startServer, waitFor } from "./helpers.ts";
 
 /** A script line that waits (at most 10 s, so a broken test cannot hang the deploy) until `file` exists. */
@@ -55,19 +56,10 @@ function rawPost(port: number, options: { paused?: boolean } = {}): { socket: So
 
 /** The body of a raw HTTP/1.1 response with chunked transfer encoding. */
 function chunkedBody(raw: Buffer): string {
-  const headerEnd = raw.indexOf("\r\n\r\n");
-  if (headerEnd < 0) throw new Error("no response headers");
-  expect(raw.subarray(0, headerEnd).toString("latin1").toLowerCase()).toContain("transfer-encoding: chunked");
-  const parts: Buffer[] = [];
-  let at = headerEnd + 4;
-  for (;;) {
-    const lineEnd = raw.indexOf("\r\n", at);
-    const size = Number.parseInt(raw.subarray(at, lineEnd).toString("latin1"), 16);
-    if (!Number.isFinite(size) || size === 0) break;
-    parts.push(raw.subarray(lineEnd + 2, lineEnd + 2 + size));
-    at = lineEnd + 2 + size + 2;
-  }
-  return Buffer.concat(parts).toString("utf8");
+  const answer = parseAnswer(raw);
+  if (answer.status === 0) throw new Error("no response headers");
+  expect(answer.headers["transfer-encoding"]?.toLowerCase()).toContain("chunked");
+  return answer.body.toString("utf8");
 }
 
 /** The deploy's .json log record once it says done. */

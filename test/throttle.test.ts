@@ -5,9 +5,8 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { connect } from "node:net";
 import { clientAddress, clientKey, FAILURE_BURST, FailureThrottle, MAX_CLIENTS } from "../src/throttle.ts";
-import { parseAnswer, type RawAnswer } from "./hostile-fixtures.ts";
+import { exchange, type RawAnswer } from "./hostile-fixtures.ts";
 import { lastLine, makeRepo, SECRET, startServer } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
@@ -93,24 +92,7 @@ describe("FailureThrottle (pure)", () => {
 function rawPost(port: number, headers: Record<string, string>, localAddress = "127.0.0.1", body = ""): Promise<RawAnswer> {
   const head = [`POST ${HOOK} HTTP/1.1`, "Host: localhost", "Connection: close", `Content-Length: ${Buffer.byteLength(body)}`];
   for (const [name, value] of Object.entries(headers)) head.push(`${name}: ${value}`);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: "127.0.0.1", port, localAddress });
-    const chunks: Buffer[] = [];
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no answer from ${localAddress} within 30 s`));
-    }, 30_000);
-    socket.on("connect", () => socket.write(`${head.join("\r\n")}\r\n\r\n${body}`));
-    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-    socket.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    socket.on("close", () => {
-      clearTimeout(timer);
-      resolve(parseAnswer(Buffer.concat(chunks)));
-    });
-  });
+  return exchange(port, [`${head.join("\r\n")}\r\n\r\n${body}`], { localAddress });
 }
 
 const WRONG: Record<string, string>[] = [

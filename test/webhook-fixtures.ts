@@ -1,11 +1,10 @@
 /**
  * Fixtures for the multi-app and Git host tests: config files, requests routed by Host, signatures computed
- * the way each Git host computes them, recorded-style push payloads, raw HTTP over a socket (for what fetch
- * cannot send: a body that never ends, chunked encoding on purpose), and the deploy records in the logs.
+ * the way each Git host computes them, recorded-style push payloads, chunked bodies made by hand (sent with
+ * `exchange` of hostile-fixtures.ts: fetch will not send them), and the deploy records in the logs.
  */
 import { createHmac } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { join } from "node:path";
 import { stringify } from "yaml";
 
@@ -60,61 +59,6 @@ export function deployRecords(cwd: string): any[] {
 export function jsonLogFiles(cwd: string): string[] {
   const dir = join(cwd, ".service", "logs");
   return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".json")) : [];
-}
-
-/** The response of a raw HTTP/1.1 exchange, read until the server closes or `until` matches the text so far. */
-export interface RawResponse {
-  status: number;
-  head: string;
-  /** Everything after the head, still chunk-encoded if the server chunked it. */
-  body: string;
-}
-
-/**
- * Sends `parts` (strings or bytes) over a plain TCP connection, one write each, and collects the answer. The
- * connection is closed once `until(text)` is true (default: the server closes it), so a request whose body is
- * never finished can still be answered.
- */
-export function rawRequest(port: number, parts: (string | Uint8Array)[], until?: (text: string) => boolean, timeoutMs = 20_000): Promise<RawResponse> {
-  return new Promise((resolvePromise, reject) => {
-    const socket = connect(port, "127.0.0.1");
-    let text = "";
-    let settled = false;
-    const finish = () => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.destroy();
-      const split = text.indexOf("\r\n\r\n");
-      const head = split >= 0 ? text.slice(0, split) : text;
-      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? 0);
-      resolvePromise({ status, head, body: split >= 0 ? text.slice(split + 4) : "" });
-    };
-    const timer = setTimeout(() => {
-      if (settled) return;
-      settled = true;
-      socket.destroy();
-      reject(new Error(`no complete answer within ${timeoutMs} ms; got: ${JSON.stringify(text.slice(0, 500))}`));
-    }, timeoutMs);
-    socket.on("connect", () => {
-      for (const part of parts) socket.write(part);
-    });
-    socket.on("data", (chunk) => {
-      text += chunk.toString("utf8");
-      if (until?.(text)) finish();
-    });
-    socket.on("end", finish);
-    socket.on("close", finish);
-    socket.on("error", (error) => {
-      // A server that answers early and closes may reset the rest of our upload: the answer still counts.
-      if (text) finish();
-      else if (!settled) {
-        settled = true;
-        clearTimeout(timer);
-        reject(error);
-      }
-    });
-  });
 }
 
 /** `Transfer-Encoding: chunked` framing of `data` in chunks of `size` bytes, with the final zero chunk. */
