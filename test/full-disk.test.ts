@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { logStem } from "../src/deploy/log.ts";
+import { logStem } from "../src/deploy/record.ts";
 import { lastLine, makeLocalRepo, post, readJson, runCli, SECRET, startServer, tempDir } from "./helpers.ts";
 import { logDirOf, stems } from "./ops-helpers.ts";
 

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { createConsola, LogLevels } from "consola";
 import { Deployer } from "../src/deploy/deployer.ts";
 import type { DeployResult } from "../src/deploy/events.ts";
-import { DeployLog, logStem } from "../src/deploy/log.ts";
+import { DeployLog } from "../src/deploy/log.ts";
+import { logStem } from "../src/deploy/record.ts";
 import { makeLocalRepo, readJson, runCli, SECRET, startServer, tempDir } from "./helpers.ts";
 import { deployIdOf, logDirOf, stemDate, stems } from "./ops-helpers.ts";
 

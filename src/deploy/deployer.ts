@@ -1,7 +1,7 @@
 import { Cancellation, CancelWatch } from "./cancel.ts";
 import type { DeployResult } from "./events.ts";
 import { resolve } from "node:path";
-import { LOG_DIR } from "./log.ts";
+import { LOG_DIR } from "./record.ts";
 import { defaultLogger, type Logger } from "./logger.ts";
 import { runDeploy, type DeployOptions } from "./pipeline.ts";
 import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";

@@ -4,7 +4,7 @@ import { openForAppend, readNoFollow, removeStaleTemps, writeAll, writeFileAtomi
 import { groupAlive, groupMembers, stopGroup, type Group } from "./groups.ts";
 import { isRunning } from "./liveness.ts";
 import { endFromLog } from "../history.ts";
-import { LOG_DIR, type DeployRecord } from "./log.ts";
+import { LOG_DIR, type DeployRecord } from "./record.ts";
 import { defaultLogger, type Logger } from "./logger.ts";
 import { KILL_GRACE_MS } from "./process.ts";
 import { queueKey, ticketDir } from "./queue.ts";

@@ -1,7 +1,8 @@
 import type { Captures } from "./capture.ts";
 import type { DeployEvent, DeployResult, DeploySink, Step } from "./events.ts";
-import { pruneLogs } from "../history.ts";
-import { DeployLog, type DeployRecord } from "./log.ts";
+import { pruneLogs } from "../retention.ts";
+import { DeployLog } from "./log.ts";
+import { type DeployRecord } from "./record.ts";
 import type { DeployOptions } from "./pipeline.ts";
 import { OutputRedactor, Redaction } from "./redact.ts";
 import { outboundSink } from "../notify/sink.ts";
