@@ -4,6 +4,6 @@ export { loadConfig, type LoadConfigOptions } from "./config.ts";
 export { ConfigError, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
 export type { DeployResult, PullResult, RunResult, RollbackResult, DeployEvent, Trigger, HealthCheckResult, RollbackTarget } from "./deploy/events.ts";
 export type { AppStatus } from "./status.ts";
-export type { DeployControls } from "./deploy/control.ts";
+export type { ServerControl } from "./control.ts";
 export type { CancelOutcome } from "./deploy/cancel.ts";
 export type { Pause } from "./deploy/pause.ts";

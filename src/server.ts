@@ -5,7 +5,6 @@ import { Metrics } from "./admin/metrics.ts";
 import { ensureAppSecrets, resolveApps, type ResolvedApp } from "./apps.ts";
 import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 import { serverControl, type ServerControl } from "./control.ts";
-import { deployControls, type DeployControls } from "./deploy/control.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import { LatestDeploys } from "./deploy/latest.ts";
 import { pauseNotices } from "./deploy/pause.ts";
@@ -26,8 +25,8 @@ export interface ServiceServerOptions {
   cwd?: string;
 }
 
-/** Besides these, `rollback` and `status` (see control.ts), `cancel`, `pause` and `resume` (see deploy/control.ts). */
-export interface ServiceServer extends ServerControl, DeployControls {
+/** Besides these, `rollback`, `status`, `cancel`, `pause` and `resume` (control.ts). */
+export interface ServiceServer extends ServerControl {
   /** Starts listening; generates the secret(s) first if none is configured. */
   start(): Promise<void>;
   /**
@@ -166,8 +165,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   };
 
   return {
-    ...serverControl({ cwd, deployer, apps: () => currentApps(reloader.current()), secrets, inFlight }),
-    ...deployControls(cwd, () => currentApps(reloader.current())),
+    ...serverControl({ cwd, deployer, apps: () => currentApps(reloader.current()), secrets, track }),
     async start() {
       if (listener) return;
       const initial = reloader.current();

@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { consola } from "consola";
 import { resolveApps } from "../apps.ts";
 import { loadConfig } from "../config.ts";
-import { knownApp } from "../deploy/control.ts";
+import { knownApp } from "../control.ts";
 import { pause, pauseOf, resume } from "../deploy/pause.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
