@@ -6,11 +6,13 @@ import { ensureAppSecrets, requestHost, resolveApps, routeRequest, type Resolved
 import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 import { serverControl, type ServerControl } from "./control.ts";
 import { ConfigReloader } from "./reload.ts";
+import { Poller } from "./poll.ts";
 import type { DeployEvent } from "./deploy/events.ts";
 import { deployControls, type DeployControls } from "./deploy/control.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import { LatestDeploys } from "./deploy/latest.ts";
-import { QueueFullError, queueKey } from "./deploy/queue.ts";
+import { QueueFullError, queueKey, ticketDir } from "./deploy/queue.ts";
+import { scanTickets } from "./deploy/tickets.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
 import { settleOutbound } from "./notify/outbound.ts";
 import { pausedResponse, pauseNotices } from "./deploy/pause.ts";
@@ -27,6 +29,8 @@ export interface ServiceServerOptions {
   logger?: ConsolaInstance;
   /** Working directory: config lookup, `.service.secret`, `.service/logs/`. @default process.cwd() */
   cwd?: string;
+  /** @internal Tests: poll every this many ms whatever `pollIntervalMs` says (its minimum is 5000). */
+  pollEveryMs?: number;
 }
 
 /** Besides these, `rollback` and `status` (see control.ts), `cancel`, `pause` and `resume` (see deploy/control.ts). */
@@ -209,25 +213,41 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     return response;
   };
 
-  /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
-  const apiDeploy = (app: ResolvedApp): Response => {
+  /** A deploy the service starts itself (admin API, poll): its result is only logged. Throws QueueFullError. */
+  const queueDeploy = (app: ResolvedApp, trigger: "api" | "poll") => {
     const id = crypto.randomUUID();
     let position = 0;
     const sink = metrics.observe(app.name ?? "default", (event) => {
       if (event.type === "queued") position = event.position;
     });
-    let result: Promise<unknown>;
+    const notices = reloader.problem ? [reloader.problem] : [];
+    const result = deployer.deploy({ id, app: app.name, config: app, trigger, cwd, sink, notices, secrets: secrets() });
+    inFlight.add(result);
+    result.catch((error) => logger.error(`deploy ${id} failed inside the service: ${(error as Error).message}`)).finally(() => inFlight.delete(result));
+    return { id, position };
+  };
+
+  /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
+  const apiDeploy = (app: ResolvedApp): Response => {
     try {
-      const notices = reloader.problem ? [reloader.problem] : [];
-      result = deployer.deploy({ id, app: app.name, config: app, trigger: "api", cwd, sink, notices, secrets: secrets() });
+      const { id, position } = queueDeploy(app, "api");
+      return acknowledgement(id, position, app, cwd, true);
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` }, { "retry-after": "30" });
     }
-    inFlight.add(result);
-    result.catch((error) => logger.error(`deploy ${id} failed inside the service: ${(error as Error).message}`)).finally(() => inFlight.delete(result));
-    return acknowledgement(id, position, app, cwd, true);
   };
+
+  const poller = new Poller({
+    cwd,
+    logger,
+    everyMs: options.pollEveryMs,
+    apps: () => currentApps(reloader.current()),
+    // The queue's tickets: this process's deploys of the repository and every other process's (`service deploy`).
+    busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
+    deploy: (app) => void queueDeploy(app, "poll"),
+    counted: (app, result) => metrics.pollEnded(app, result),
+  });
 
   /** The second listener, when `adminPort` is set: it reads the same apps, queue and counters. */
   const startAdmin = async (initial: ResolvedConfig) => {
@@ -295,10 +315,12 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
         if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") throw new Error(`the admin port ${initial.adminPort} is already in use: choose another with SERVICE_ADMIN_PORT or the adminPort key`, { cause: error });
         throw error;
       }
+      poller.start();
     },
     async stop(options: StopOptions = {}) {
       if (!listener) return;
       draining = true;
+      poller.stop();
       deployer.cancelWaiting("the service is shutting down");
       if (options.force) deployer.processes.stopAll("SIGKILL");
       try {
