@@ -75,7 +75,8 @@ async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[],
   };
 }
 
-function pollStatus(cwd: string, app: ResolvedApp, now: number): AppStatus["poll"] {
+/** An app's polling as `service status` and the admin API give it: null when it does not poll. */
+export function pollStatus(cwd: string, app: ResolvedApp, now: number): AppStatus["poll"] {
   if (app.pollIntervalMs === undefined) return null;
   const state = readPollState(cwd, app.name);
   const last = state && { at: state.at, ageMs: Math.max(0, now - Date.parse(state.at)), result: state.result, commit: state.commit ?? null, detail: state.detail ?? null, failures: state.failures };

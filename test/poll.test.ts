@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createConsola } from "consola";
 import { createServiceServer, type ServiceServer } from "../src/server.ts";
@@ -148,6 +148,14 @@ describe("polling", () => {
     const check = await runCli(["check"], { cwd: repo.clone, env: { SERVICE_POLL_INTERVAL_MS: "1000" } });
     expect(check.code).not.toBe(0);
     expect(check.stdout + check.stderr).toContain("SERVICE_POLL_INTERVAL_MS: expected at least 5000 milliseconds");
+    writeFileSync(
+      join(repo.clone, "service.yaml"),
+      `poll_interval_ms: 4999\napps:\n  - name: web\n    host: web.example.com\n    path: /\n    repoPath: ${repo.clone}\n    runScript: echo\n    pollIntervalMs: 100\n`,
+    );
+    const fromFile = await runCli(["check"], { cwd: repo.clone, env: {} });
+    expect(fromFile.code).not.toBe(0);
+    expect(fromFile.stdout + fromFile.stderr).toContain('key "poll_interval_ms": expected at least 5000 milliseconds, got 4999');
+    expect(fromFile.stdout + fromFile.stderr).toContain('("web"): key "pollIntervalMs": expected at least 5000 milliseconds, got 100');
   });
 
   test("service check reports a branch that cannot be polled (no upstream)", async () => {
@@ -175,5 +183,22 @@ describe("polling", () => {
     const text = await runCli(["status"], { cwd: repo.clone, env });
     expect(text.stdout).toMatch(/polling: every 60 s, last unchanged .* ago/);
     expect(existsSync(join(repo.clone, ".service", "poll", "default.json"))).toBe(true);
+  });
+
+  test("the admin API's apps status and /metrics show the polls: service_polls_total{app,result}", async () => {
+    const repo = makeRepo();
+    const token = "admin-token-0123456789abcdef";
+    const { server } = await pollingServer(repo, 100, { adminPort: 0, adminToken: token });
+    try {
+      await waitFor(() => polls(repo), "a poll");
+      const admin = server.adminUrl!;
+      const apps = await (await fetch(`${admin}api/apps`, { headers: { authorization: `Bearer ${token}` } })).json();
+      expect(apps.apps[0].poll).toMatchObject({ intervalMs: 5000, last: { result: "unchanged", commit: repo.head(), failures: 0 } });
+      const metrics = await (await fetch(`${admin}metrics`)).text();
+      expect(metrics).toContain("# TYPE service_polls_total counter");
+      expect(metrics).toMatch(/^service_polls_total\{app="default",result="unchanged"\} [1-9]\d*$/m);
+    } finally {
+      await server.stop();
+    }
   });
 });
