@@ -159,14 +159,16 @@ export class Poller {
   }
 
   private schedule(name: string, loop: Loop, delayMs: number): void {
-    if (this.stopped) return;
+    // A turn that ends after a stop (or a stop and a new start) belongs to no loop any more.
+    if (this.stopped || this.loops.get(name) !== loop) return;
     loop.timer = setTimeout(() => void this.turn(name, loop), delayMs);
     loop.timer.unref?.();
   }
 
   private async turn(name: string, loop: Loop): Promise<void> {
     const app = this.options.apps().find((a) => nameOf(a) === name);
-    if (!app?.pollIntervalMs || this.stopped) {
+    if (this.stopped || this.loops.get(name) !== loop) return;
+    if (!app?.pollIntervalMs) {
       this.loops.delete(name);
       return;
     }
@@ -200,6 +202,8 @@ export class Poller {
     if (!commit) throw new Error(`the remote ${target.remote} has no ${target.ref}`);
     // Looked at again after the remote answered: a webhook's deploy may have started meanwhile.
     if (this.options.busy(app)) return { result: "skipped", commit, detail: "a deploy runs or waits" };
+    // The service may have begun to stop while the remote answered: it takes no new deploy then.
+    if (this.stopped) return { result: "skipped", commit, detail: "the service is stopping" };
     if (commit === loop.tried || commit === (await headCommit(app.repoPath, process.env))) return { result: "unchanged", commit };
     this.options.deploy(app);
     loop.tried = commit;
