@@ -6,7 +6,7 @@ import { createServiceServer, type ServiceServer } from "../src/server.ts";
 import { defaultConfig, type UserConfig } from "../src/config-schema.ts";
 import { listDeploys } from "../src/history.ts";
 import { readPollState, type PollState } from "../src/poll.ts";
-import { git, lastLine, makeRepo, post, runCli, SECRET, waitFor, type Repo } from "./helpers.ts";
+import { git, lastLine, makeRepo, post, runCli, SECRET, startServer, waitFor, type Repo } from "./helpers.ts";
 
 /** A server polling `repo` every `everyMs` (the internal option: the key's minimum is 5000), and what it logs. */
 async function pollingServer(repo: Repo, everyMs: number, extra: UserConfig = {}) {
@@ -197,6 +197,41 @@ describe("polling", () => {
       const metrics = await (await fetch(`${admin}metrics`)).text();
       expect(metrics).toContain("# TYPE service_polls_total counter");
       expect(metrics).toMatch(/^service_polls_total\{app="default",result="unchanged"\} [1-9]\d*$/m);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("the service command polls with SERVICE_POLL_INTERVAL_MS at its smallest value, 5000", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed", SERVICE_POLL_INTERVAL_MS: "5000" });
+    try {
+      await waitFor(() => polls(repo), "the first poll, at start");
+      const pushed = repo.push({ "f.txt": "6\n" });
+      await waitFor(() => deploys(repo).length === 1, "the poll's deploy", 30_000);
+      expect(deploys(repo)[0]!.trigger).toBe("poll");
+      expect(repo.head()).toBe(pushed);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("in multi-app mode only the apps with pollIntervalMs poll, each with its own state file", async () => {
+    const web = makeRepo();
+    const api = makeRepo();
+    const app = (name: string, repo: Repo, extra: object = {}) => ({ name, host: `${name}.example.com`, path: "/", repoPath: repo.clone, runScript: "echo deployed", secret: SECRET, ...extra });
+    const config = { ...defaultConfig(web.dir), port: 0, hostname: "127.0.0.1", apps: [app("web", web, { pollIntervalMs: 5000 }), app("api", api)] };
+    const logger = createConsola({ level: -999 });
+    const server = createServiceServer(config, { cwd: web.dir, logger, pollEveryMs: 100 });
+    await server.start();
+    try {
+      const pushedWeb = web.push({ "g.txt": "7\n" });
+      api.push({ "g.txt": "7\n" });
+      await waitFor(() => listDeploys(web.dir).some((e) => e.status !== "running"), "the web app's deploy");
+      await waitFor(() => readPollState(web.dir, "web")?.result === "unchanged", "a later poll of web");
+      expect(web.head()).toBe(pushedWeb);
+      expect(listDeploys(web.dir).map((e) => [e.app, e.trigger])).toEqual([["web", "poll"]]);
+      expect(readPollState(web.dir, "api")).toBeUndefined();
     } finally {
       await server.stop();
     }
