@@ -236,4 +236,18 @@ describe("polling", () => {
       await server.stop();
     }
   });
+
+  test("a failed poll's reason never carries the credentials of the remote's URL", async () => {
+    const repo = makeRepo();
+    git(repo.clone, "remote", "set-url", "origin", "http://deploy:hunter2-credential@127.0.0.1:1/app.git");
+    const { server, said } = await pollingServer(repo, 100);
+    try {
+      const failed = await waitFor(() => pollWhere(repo, (s) => s.result === "failed"), "a failed poll");
+      expect(failed.detail).toContain("git ls-remote origin failed");
+      expect(JSON.stringify(failed)).not.toContain("hunter2");
+      expect(said.join("\n")).not.toContain("hunter2");
+    } finally {
+      await server.stop();
+    }
+  });
 });
