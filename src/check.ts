@@ -7,6 +7,7 @@ import { KEYS } from "./config-keys.ts";
 import type { UserConfig } from "./config-schema.ts";
 import { queueKey, ticketDirProblem } from "./deploy/queue.ts";
 import { describeOutbound, outboundProblems, type OutboundSettings } from "./notify/check.ts";
+import { pollTargetOf, TARGET_QUERIES } from "./poll.ts";
 import { resolveConfig, type Source as ValueSource } from "./resolve-config.ts";
 import { SECRET_FILE, weakSecretWarning } from "./secret.ts";
 
@@ -40,12 +41,22 @@ function isGitRepo(dir: string): boolean {
   return result.status === 0 && result.stdout.trim() === "true";
 }
 
-function repoProblems(label: string, repoPath: string): string[] {
+function repoProblems(label: string, app: { repoPath: string; pollIntervalMs?: number; branch?: string }): string[] {
+  const { repoPath } = app;
   if (!existsSync(repoPath)) return [`${label}repoPath ${repoPath} does not exist`];
   if (!statSync(repoPath).isDirectory()) return [`${label}repoPath ${repoPath} is not a directory`];
   if (!isGitRepo(repoPath)) return [`${label}repoPath ${repoPath} is not a git repository (git pull will fail)`];
   const queue = ticketDirProblem(queueKey(repoPath));
-  return queue ? [`${label}${queue}`] : [];
+  const problems = queue ? [`${label}${queue}`] : [];
+  if (app.pollIntervalMs !== undefined) {
+    const answers = TARGET_QUERIES.map((args) => {
+      const result = spawnSync("git", args, { cwd: repoPath, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+      return { code: result.status, stdout: result.stdout ?? "" };
+    });
+    const target = pollTargetOf(repoPath, app.branch, answers);
+    if (typeof target === "string") problems.push(`${label}pollIntervalMs is set but ${target}`);
+  }
+  return problems;
 }
 
 function secretSource(secret: string | undefined, file: string, configured: Source | undefined): { value: string; source: Source } {
@@ -102,7 +113,7 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     values.push({ key: "secret", ...secret });
     const weak = config.secret && weakSecretWarning(config.secret);
     if (weak) warnings.push(weak);
-    problems.push(...repoProblems("", config.repoPath));
+    problems.push(...repoProblems("", config));
     outbound.push(config);
   } else {
     for (const app of valid.apps) {
@@ -118,7 +129,7 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
       });
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) warnings.push(weak);
-      problems.push(...repoProblems(`app "${app.name}": `, app.repoPath));
+      problems.push(...repoProblems(`app "${app.name}": `, app));
       outbound.push(app);
     }
   }

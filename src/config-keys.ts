@@ -11,7 +11,7 @@ type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "ho
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
 /** Every key: its type, its snake_case spelling and its environment variable. */
-export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
+export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: number }> = {
   port: { kind: "port", env: "SERVICE_PORT" },
   repoPath: { kind: "string", env: "SERVICE_REPO_PATH" },
   runScript: { kind: "string", env: "SERVICE_RUN_SCRIPT" },
@@ -37,6 +37,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string }> = {
   healthCheck: { kind: "string", env: "SERVICE_HEALTH_CHECK" },
   healthCheckTimeoutMs: { kind: "ms", env: "SERVICE_HEALTH_CHECK_TIMEOUT_MS" },
   healthCheckIntervalMs: { kind: "ms", env: "SERVICE_HEALTH_CHECK_INTERVAL_MS" },
+  pollIntervalMs: { kind: "ms", env: "SERVICE_POLL_INTERVAL_MS", min: 5_000 },
   apps: { kind: "apps", env: "" },
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
   adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
@@ -60,7 +61,7 @@ function describe(value: unknown): string {
   }
 }
 
-function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): unknown {
+function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min = 0): unknown {
   const fail = (expected: string) => {
     throw new ConfigError(`${where}: expected ${expected}, got ${describe(value)}`);
   };
@@ -81,6 +82,7 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string): un
       if (kind === "port" && (n < 0 || n > 65535)) return fail(expected);
       if ((kind === "positiveInt" || kind === "ms") && n <= 0) return fail(expected);
       if (kind === "ms" && n > MAX_TIMER_MS) return fail(expected);
+      if (n < min) return fail(`at least ${min} milliseconds`);
       return n;
     }
     case "boolean": {
@@ -159,9 +161,9 @@ function normalizeApp(raw: unknown, where: string, problems: string[]): AppConfi
       continue;
     }
     if (value === null || value === undefined) continue;
-    const kind: Kind = key === "name" || key === "host" ? "string" : KEYS[key as keyof UserConfig].kind;
+    const spec = key === "name" || key === "host" ? { kind: "string" as const } : KEYS[key as keyof UserConfig];
     try {
-      out[key] = coerce(kind, value, false, `${label}: key "${rawKey}"`);
+      out[key] = coerce(spec.kind, value, false, `${label}: key "${rawKey}"`, "min" in spec ? spec.min : undefined);
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       problems.push(...error.problems);
@@ -214,7 +216,7 @@ export function normalizeUserConfig(raw: unknown, source: string, unknownKeys: s
     }
     if (value === null || value === undefined) continue;
     try {
-      out[key] = coerce(spec.kind, value, false, `${source}: key "${rawKey}"`);
+      out[key] = coerce(spec.kind, value, false, `${source}: key "${rawKey}"`, spec.min);
     } catch (error) {
       if (!errors || !(error instanceof ConfigError)) throw error;
       errors.push(error);
@@ -227,12 +229,12 @@ export function normalizeUserConfig(raw: unknown, source: string, unknownKeys: s
 export function envConfig(env: NodeJS.ProcessEnv = process.env, errors?: string[]): UserConfig {
   const out: Record<string, unknown> = {};
   for (const key of KEY_NAMES) {
-    const { kind, env: name } = KEYS[key];
+    const { kind, env: name, min } = KEYS[key];
     if (!name) continue;
     const value = env[name];
     if (value === undefined || value === "") continue;
     try {
-      out[key] = coerce(kind, value, true, `environment variable ${name}`);
+      out[key] = coerce(kind, value, true, `environment variable ${name}`, min);
     } catch (error) {
       if (!errors || !(error instanceof ConfigError)) throw error;
       errors.push(error.message);

@@ -65,6 +65,11 @@ export interface UserConfig {
   healthCheckTimeoutMs?: number;
   /** Time between two health check attempts, in milliseconds. @default 2000 */
   healthCheckIntervalMs?: number;
+  /**
+   * Ask the remote for the branch's commit this often and deploy a new one (`git ls-remote`, with a jitter);
+   * at least 5000. @default none (no polling)
+   */
+  pollIntervalMs?: number;
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
   /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
@@ -90,7 +95,8 @@ export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trust
 type AdminKey = "adminPort" | "adminHostname" | "adminToken";
 
 export interface ResolvedConfig
-  extends Required<Omit<UserConfig, "secret" | "branch" | "events" | "apps" | "adminPort" | "adminToken" | "status" | "notify" | "healthCheckUrl" | "healthCheck">> {
+  extends Required<Omit<UserConfig, "secret" | "branch" | "events" | "apps" | "adminPort" | "adminToken" | "status" | "notify" | "healthCheckUrl" | "healthCheck" | "pollIntervalMs">> {
+  pollIntervalMs?: number;
   status?: StatusSettings;
   notify?: NotifyTarget[];
   healthCheckUrl?: string;

@@ -8,7 +8,9 @@ import { serverControl, type ServerControl } from "./control.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import { LatestDeploys } from "./deploy/latest.ts";
 import { pauseNotices } from "./deploy/pause.ts";
-import { queueKey } from "./deploy/queue.ts";
+import { queueKey, ticketDir } from "./deploy/queue.ts";
+import { scanTickets } from "./deploy/tickets.ts";
+import { Poller } from "./poll.ts";
 import { markInterruptedDeploys } from "./deploy/recovery.ts";
 import { settleOutbound } from "./notify/outbound.ts";
 import { ConfigReloader } from "./reload.ts";
@@ -23,6 +25,8 @@ export interface ServiceServerOptions {
   logger?: ConsolaInstance;
   /** Working directory: config lookup, `.service.secret`, `.service/logs/`. @default process.cwd() */
   cwd?: string;
+  /** @internal Tests: poll every this many ms whatever `pollIntervalMs` says (its minimum is 5000). */
+  pollEveryMs?: number;
 }
 
 /** Besides these, `rollback`, `status`, `cancel`, `pause` and `resume` (control.ts). */
@@ -124,21 +128,38 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     track,
   });
 
-  /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
-  const apiDeploy = (app: ResolvedApp): Response => {
+  /** A deploy the service starts itself (admin API, poll): its result is only logged. Throws QueueFullError. */
+  const queueDeploy = (app: ResolvedApp, trigger: "api" | "poll") => {
     const id = crypto.randomUUID();
     let position = 0;
     const sink = metrics.observe(app.name ?? "default", (event) => {
       if (event.type === "queued") position = event.position;
     });
+    const notices = reloader.problem ? [reloader.problem] : [];
+    track(id, deployer.deploy({ id, app: app.name, config: app, trigger, cwd, sink, notices, secrets: secrets() }));
+    return { id, position };
+  };
+
+  /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
+  const apiDeploy = (app: ResolvedApp): Response => {
     try {
-      const notices = reloader.problem ? [reloader.problem] : [];
-      track(id, deployer.deploy({ id, app: app.name, config: app, trigger: "api", cwd, sink, notices, secrets: secrets() }));
+      const { id, position } = queueDeploy(app, "api");
+      return acknowledgement(id, position, app, cwd, true);
     } catch (error) {
       return queueFull(app, error);
     }
-    return acknowledgement(id, position, app, cwd, true);
   };
+
+  const poller = new Poller({
+    cwd,
+    logger,
+    everyMs: options.pollEveryMs,
+    apps: () => currentApps(reloader.current()),
+    // The queue's tickets: this process's deploys of the repository and every other process's (`service deploy`).
+    busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
+    deploy: (app) => void queueDeploy(app, "poll"),
+    counted: (app, result) => metrics.pollEnded(app, result),
+  });
 
   /** The second listener, when `adminPort` is set: it reads the same apps, queue and counters. */
   const startAdmin = async (initial: ResolvedConfig) => {
@@ -201,10 +222,12 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
         if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") throw new Error(`the admin port ${initial.adminPort} is already in use: choose another with SERVICE_ADMIN_PORT or the adminPort key`, { cause: error });
         throw error;
       }
+      poller.start();
     },
     async stop(options: StopOptions = {}) {
       if (!listener) return;
       draining = true;
+      poller.stop();
       deployer.cancelWaiting("the service is shutting down");
       if (options.force) deployer.processes.stopAll("SIGKILL");
       try {

@@ -4,6 +4,7 @@ import { isRunning } from "./deploy/liveness.ts";
 import { isActiveHere } from "./deploy/log.ts";
 import { pauseOf, type Pause } from "./deploy/pause.ts";
 import { queueKey, ticketDir } from "./deploy/queue.ts";
+import { readPollState, type PollResult } from "./poll.ts";
 import { scanTickets } from "./deploy/tickets.ts";
 import { listDeploys, outcomeOf, readDeployRecord, type HistoryEntry } from "./history.ts";
 
@@ -25,6 +26,11 @@ export interface AppStatus {
   waiting: number;
   /** The newest deploy that ended: its id, outcome (as `service logs` says it), end time (ISO) and age in ms. */
   last: { id: string; outcome: string; finishedAt: string; ageMs: number } | null;
+  /**
+   * Polling (`pollIntervalMs`), null when off: the interval, and the last poll the server recorded (its time,
+   * result, the remote's commit, why it failed or skipped, failures in a row), null before the first.
+   */
+  poll: { intervalMs: number; last: { at: string; ageMs: number; result: PollResult; commit: string | null; detail: string | null; failures: number } | null } | null;
 }
 
 /** The apps `name` picks: all of them without a name; throws for a name that is not an app's. */
@@ -64,6 +70,15 @@ async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[],
     paused: pauseOf(cwd, app.name) ?? null,
     running: current ? { id: current.id, trigger: current.trigger, since: current.startedAt } : null,
     waiting: Math.max(0, tickets - (current ? 1 : 0)),
+    poll: pollStatus(cwd, app, now),
     last: ended && finishedAt ? { id: ended.id, outcome: outcomeOf(ended), finishedAt, ageMs: Math.max(0, now - Date.parse(finishedAt)) } : null,
   };
+}
+
+/** An app's polling as `service status` and the admin API give it: null when it does not poll. */
+export function pollStatus(cwd: string, app: ResolvedApp, now: number): AppStatus["poll"] {
+  if (app.pollIntervalMs === undefined) return null;
+  const state = readPollState(cwd, app.name);
+  const last = state && { at: state.at, ageMs: Math.max(0, now - Date.parse(state.at)), result: state.result, commit: state.commit ?? null, detail: state.detail ?? null, failures: state.failures };
+  return { intervalMs: app.pollIntervalMs, last: last ?? null };
 }

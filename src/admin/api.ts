@@ -6,6 +6,7 @@ import { headCommit } from "../deploy/git.ts";
 import { Redaction } from "../deploy/redact.ts";
 import { findDeploy, isDeployRef, isFailed, listDeploys, type HistoryEntry } from "../history.ts";
 import { jsonResponse, STREAM_HEADERS } from "../response.ts";
+import { pollStatus } from "../status.ts";
 import { isPaused, outcomeOf, type Metrics } from "./metrics.ts";
 
 /** What the API needs of the service around it. */
@@ -51,6 +52,7 @@ export async function listApps(context: AdminContext): Promise<Response> {
         waiting: context.waiting(app),
         last: last ? { id: last.id, outcome: entryOutcome(last), startedAt: last.startedAt, ageSeconds: Math.max(0, Math.round((Date.now() - Date.parse(last.startedAt)) / 1000)) } : null,
         paused: isPaused(name),
+        poll: pollStatus(context.cwd, app, Date.now()),
       };
     }),
   );

@@ -1,6 +1,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import type { DeployResult, DeploySink, Trigger } from "../deploy/events.ts";
 import { pauseOf } from "../deploy/pause.ts";
+import type { PollResult } from "../poll.ts";
 
 /** How a deploy ended, as the metrics and the API name it. */
 export type Outcome = "ok" | "failed" | "rolled_back" | "cancelled" | "skipped";
@@ -31,6 +32,7 @@ export class Metrics {
   private readonly deploys = new Map<string, number>();
   private readonly durations = new Map<string, { buckets: number[]; sum: number; count: number }>();
   private readonly last = new Map<string, number>();
+  private readonly polls = new Map<string, number>();
   /** The deploy each app runs now, from its `start` event to its `done` event. */
   readonly running = new Map<string, RunningDeploy>();
 
@@ -51,6 +53,11 @@ export class Metrics {
     histogram.sum += seconds;
     histogram.count++;
     this.durations.set(app, histogram);
+  }
+
+  /** A poll of the app's remote that ended (see poll.ts). */
+  pollEnded(app: string, result: PollResult): void {
+    bump(this.polls, labels({ app, result }));
   }
 
   /** `sink` wrapped so the counters hear every deploy of `app` start and end. */
@@ -87,6 +94,8 @@ export class Metrics {
     for (const { name, waiting } of apps) out.push(`service_deploys_waiting${labels({ app: name })} ${waiting}`);
     family("service_last_deploy_timestamp_seconds", "gauge", "When the last deploy of each outcome ended (Unix time).");
     for (const [key, at] of this.last) out.push(`service_last_deploy_timestamp_seconds${key} ${at}`);
+    family("service_polls_total", "counter", "Polls of the remote, by app and result (deployed, unchanged, skipped, failed).");
+    for (const [key, n] of this.polls) out.push(`service_polls_total${key} ${n}`);
     family("service_paused", "gauge", "1 while an app's deploys are paused.");
     for (const { name } of apps) out.push(`service_paused${labels({ app: name })} ${isPaused(name) ? 1 : 0}`);
     return `${out.join("\n")}\n`;

@@ -30,6 +30,14 @@ function age(ms: number): string {
   return `${Math.round(ms / 86_400_000)} days ago`;
 }
 
+function describePoll(poll: NonNullable<AppStatus["poll"]>): string {
+  const every = `every ${Math.round(poll.intervalMs / 1000)} s`;
+  const last = poll.last;
+  if (!last) return `${every}, no poll recorded yet`;
+  const failing = last.failures > 1 ? ` (${last.failures} in a row)` : "";
+  return `${every}, last ${last.result} ${age(last.ageMs)}${last.detail ? `: ${last.detail}` : ""}${failing}`;
+}
+
 /** One app as a few aligned lines. */
 function describe(status: AppStatus): string {
   const { paused, running, last } = status;
@@ -39,6 +47,7 @@ function describe(status: AppStatus): string {
     ["running", running ? `${running.id} (${running.trigger ?? "?"}) since ${running.since}` : "none"],
     ["waiting", String(status.waiting)],
     ["last", last ? `${last.outcome} ${last.id} ${age(last.ageMs)}` : "none"],
+    ...(status.poll ? [["polling", describePoll(status.poll)]] : []),
   ];
   const title = status.app ? `app ${status.app} (${status.repoPath})` : `repo ${status.repoPath}`;
   return `${title}\n${rows.map(([key, value]) => `  ${`${key}:`.padEnd(9)}${value}`).join("\n")}\n`;

@@ -80,7 +80,7 @@ export interface RollbackTarget {
   deployId: string | null;
 }
 
-export type Trigger = "webhook" | "cli" | "api" | "rollback";
+export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll";
 /** `status` and `notify` lines record outbound calls (commit statuses, notifications). */
 export type Step = "deploy" | "pull" | "config" | "run" | "health" | "rollback" | "log" | "status" | "notify";
 

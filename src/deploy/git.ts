@@ -71,3 +71,34 @@ export function gitPull(repoPath: string, options: GitRunOptions): Promise<Proce
 export function gitResetHard(repoPath: string, commit: string, options: GitRunOptions): Promise<ProcessOutcome> {
   return runProcess(["git", "reset", "--hard", commit], { cwd: repoPath, ...options, env: gitEnv(options.env) });
 }
+
+/**
+ * The commit `ref` (a full ref name) points at on `remote`, or null when the remote has no such ref. Throws with
+ * git's own last line of error when the remote cannot be asked (unreachable, bad credentials, over `timeoutMs`).
+ */
+export async function lsRemote(repoPath: string, remote: string, ref: string, env: Env, timeoutMs = 30_000): Promise<string | null> {
+  let stdout = "";
+  let stderr = "";
+  const decoder = new TextDecoder();
+  const outcome = await runProcess(["git", "ls-remote", "--", remote, ref], {
+    cwd: repoPath,
+    env: gitEnv(env),
+    deadline: Date.now() + timeoutMs,
+    onOutput: (stream, data) => {
+      if (stream === "stdout") stdout += decoder.decode(data, { stream: true });
+      else stderr += decoder.decode(data, { stream: true });
+    },
+  });
+  if (outcome.timedOut) throw new Error(`git ls-remote ${remote} did not answer within ${timeoutMs / 1000} s`);
+  if (outcome.exitCode !== 0) {
+    // A remote URL may carry credentials (https://user:token@host/): never in a log line or a status.
+    const last = stderr.trim().split("\n").pop()?.replace(/\/\/[^/@\s]*@/g, "//***@").slice(0, 300);
+    const why = last || (outcome.error ?? `exit code ${outcome.exitCode}`);
+    throw new Error(`git ls-remote ${remote} failed: ${why}`);
+  }
+  for (const line of stdout.split("\n")) {
+    const [commit, name] = line.split("\t");
+    if (name === ref && commit && /^[0-9a-f]{40,64}$/.test(commit)) return commit;
+  }
+  return null;
+}
