@@ -6,7 +6,7 @@ import { ensureAppSecrets, requestHost, resolveApps, routeRequest, type Resolved
 import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 import { serverControl, type ServerControl } from "./control.ts";
 import { ConfigReloader } from "./reload.ts";
-import type { DeployEvent } from "./deploy/events.ts";
+import type { DeployEvent, RollbackTarget } from "./deploy/events.ts";
 import { deployControls, type DeployControls } from "./deploy/control.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import { LatestDeploys } from "./deploy/latest.ts";
@@ -210,7 +210,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
   };
 
   /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
-  const apiDeploy = (app: ResolvedApp): Response => {
+  const apiDeploy = (app: ResolvedApp, target?: RollbackTarget): Response => {
     const id = crypto.randomUUID();
     let position = 0;
     const sink = metrics.observe(app.name ?? "default", (event) => {
@@ -219,7 +219,7 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     let result: Promise<unknown>;
     try {
       const notices = reloader.problem ? [reloader.problem] : [];
-      result = deployer.deploy({ id, app: app.name, config: app, trigger: "api", cwd, sink, notices, secrets: secrets() });
+      result = deployer.deploy({ id, app: app.name, config: app, trigger: target ? "rollback" : "api", target, cwd, sink, notices, secrets: secrets() });
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
       return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` }, { "retry-after": "30" });

@@ -5,9 +5,10 @@ import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "../runtime/types.ts";
 import { clientAddress, clientKey, FailureThrottle } from "../throttle.ts";
 import { apiError, appName, deployRecord, Follows, listApps, listDeployments, type AdminContext } from "./api.ts";
+import { cancelAction, pauseAction, resumeAction, rollbackAction } from "./actions.ts";
 import { AdminAuth, crossSite, isLoopback } from "./auth.ts";
 
-/** Largest body of a POST to the admin listener (`/login` carries one short field; API POSTs none). */
+/** Largest body of a POST to the admin listener (`/login` carries one short field, an API action a small JSON object). */
 export const MAX_ADMIN_BODY_BYTES = 4096;
 
 /** Idle connections are closed after this; follow streams are exempt. */
@@ -107,13 +108,19 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (resource === "apps" && name && action && extra === undefined && method === "POST") {
       const app = options.apps().find((a) => appName(a) === name);
       if (!app) return apiError(404, "not found", `no app named ${JSON.stringify(name.slice(0, 100))}`);
-      // Deploy-control actions (rollback, cancel, pause, resume) join here, one case each.
       switch (action) {
         case "deploy":
           if (options.draining()) return jsonResponse(503, { error: "shutting down", message: "the service is stopping and accepts no new deploys" }, { "retry-after": "30" });
           return options.deploy(app);
+        case "rollback":
+          return rollbackAction(options, app, request);
+        case "pause":
+          return pauseAction(options, app, request);
+        case "resume":
+          return resumeAction(options, app);
       }
     }
+    if (resource === "deploys" && name && action === "cancel" && extra === undefined && method === "POST") return cancelAction(options, name);
     return jsonResponse(404, NOT_FOUND);
   };
 
