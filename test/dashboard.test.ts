@@ -89,8 +89,8 @@ describe("dashboard in a browser", () => {
       page.on("request", (request) => {
         if (!request.url().startsWith(`${admin}/`)) elsewhere.push(request.url());
       });
-      const shot = async (name: string) => {
-        if (process.env.UPDATE_SCREENSHOTS === "1") await page.screenshot({ path: join(DOCS, name) });
+      const shot = async (name: string, height = 720) => {
+        if (process.env.UPDATE_SCREENSHOTS === "1") await page.screenshot({ path: join(DOCS, name), clip: { x: 0, y: 0, width: 1100, height } });
       };
 
       // Log in with the form.
@@ -147,16 +147,27 @@ describe("dashboard in a browser", () => {
       // Pause with a reason, by keyboard alone; then resume.
       await page.getByRole("link", { name: "Apps" }).click();
       await card.getByLabel("Reason to pause default").focus();
-      await page.keyboard.type("release freeze <b>until</b> Monday");
+      await page.keyboard.type("release freeze until Monday");
       await page.keyboard.press("Tab");
       await page.keyboard.press("Enter");
-      await shown(card.getByText("paused: release freeze <b>until</b> Monday"));
-      await shot("dashboard-apps.png");
+      await shown(card.getByText("paused: release freeze until Monday"));
+      await shot("dashboard-apps.png", 460);
+      await card.getByRole("button", { name: "Resume" }).click();
+      await shown(card.getByText("idle"));
+      // A reason is shown as the text it is.
+      await card.getByLabel("Reason to pause default").fill("<b>bold</b> <script>window.__injected = 3</script>");
+      await card.getByRole("button", { name: "Pause" }).click();
+      await shown(card.getByText("paused: <b>bold</b> <script>window.__injected = 3</script>"));
+      expect(await card.locator("b, script").count()).toBe(0);
+      expect(await page.evaluate(() => (window as unknown as { __injected?: number }).__injected)).toBeUndefined();
       await card.getByRole("button", { name: "Resume" }).click();
       await shown(card.getByText("idle"));
 
       // Readable at a phone's width: nothing wider than the screen.
       await page.setViewportSize({ width: 390, height: 800 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await page.goto(firstDeploy);
+      await hasText(page.locator("#outcome"), (text) => text.startsWith("Succeeded"));
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
       expect(await page.content()).not.toContain(ADMIN_TOKEN);
 
