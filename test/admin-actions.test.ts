@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeGate } from "./gate.ts";
-import { makeRepo, waitFor } from "./helpers.ts";
+import { makeRepo, runCli, SECRET, waitFor } from "./helpers.ts";
 import { ADMIN_TOKEN, startAdmin } from "./admin-helpers.ts";
 
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -115,6 +115,31 @@ describe("admin API actions", () => {
       expect(resumed).toMatchObject({ status: 200, body: { resumed: true, was: { reason: "release freeze" } } });
       expect((await (await fetch(`${admin}/api/apps`, { headers: auth })).json()).apps[0].paused).toBe(false);
       expect((await call(`${admin}/api/apps/default/resume`)).body).toEqual({ resumed: false });
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("multi-app: pause and resume one app; while every app is paused, resuming one app answers 409 saying how to lift it", async () => {
+    const web = makeRepo();
+    const api = makeRepo();
+    const cwd = web.dir;
+    writeFileSync(
+      join(cwd, "service.yaml"),
+      `apps:\n  - name: web\n    host: localhost\n    path: /web\n    repoPath: ${web.clone}\n    runScript: echo web\n    secret: ${SECRET}\n  - name: api\n    host: localhost\n    path: /api\n    repoPath: ${api.clone}\n    runScript: echo api\n    secret: ${SECRET}\n`,
+    );
+    const { server, admin } = await startAdmin(cwd);
+    try {
+      expect((await call(`${admin}/api/apps/web/pause`, { reason: "web freeze" })).body).toMatchObject({ paused: true, app: "web", reason: "web freeze" });
+      const apps = (await (await fetch(`${admin}/api/apps`, { headers: auth })).json()).apps;
+      expect(apps.map((a: any) => [a.name, a.paused && a.paused.reason])).toEqual([["web", "web freeze"], ["api", false]]);
+      expect((await call(`${admin}/api/apps/web/resume`)).body).toMatchObject({ resumed: true });
+
+      expect((await runCli(["pause", "--reason", "all frozen"], { cwd })).code).toBe(0);
+      const still = await call(`${admin}/api/apps/api/resume`);
+      expect(still).toMatchObject({ status: 409, body: { error: "still paused" } });
+      expect(still.body.message).toContain("all frozen");
+      expect(still.body.message).toContain("service resume");
     } finally {
       await server.stop();
     }

@@ -1,7 +1,7 @@
 import { readBody } from "../body.ts";
 import type { ResolvedApp } from "../apps.ts";
 import { cancelDeploy, cancelledBy } from "../deploy/cancel.ts";
-import { pause, resume } from "../deploy/pause.ts";
+import { pause, pauseOf, resume } from "../deploy/pause.ts";
 import { rollbackTarget, RollbackTargetError } from "../deploy/rollback.ts";
 import { jsonResponse } from "../response.ts";
 import { apiError, type AdminContext } from "./api.ts";
@@ -76,8 +76,11 @@ export async function pauseAction(context: AdminContext, app: ResolvedApp, reque
   }
 }
 
-/** `POST /api/apps/<app>/resume`: as `service resume`; `resumed` is false when nothing was paused. */
+/** `POST /api/apps/<app>/resume`: as `service resume --app`; `resumed` is false when nothing was paused. */
 export function resumeAction(context: AdminContext, app: ResolvedApp): Response {
   const lifted = resume(context.cwd, { app: app.name });
+  // A pause of every app outlives the lifting of one app's: say so rather than answer a resume that changed nothing.
+  const still = pauseOf(context.cwd, app.name);
+  if (still) return apiError(409, "still paused", `the deploys of every app are paused (${still.reason}, since ${still.since}, by ${still.by}): service resume, without --app, lifts that`);
   return jsonResponse(200, { resumed: lifted !== undefined, ...(lifted ? { was: lifted } : {}) });
 }
