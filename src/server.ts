@@ -6,6 +6,7 @@ import { ensureAppSecrets, resolveApps, type ResolvedApp } from "./apps.ts";
 import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 import { serverControl, type ServerControl } from "./control.ts";
 import { Deployer } from "./deploy/deployer.ts";
+import type { RollbackTarget } from "./deploy/events.ts";
 import { LatestDeploys } from "./deploy/latest.ts";
 import { pauseNotices } from "./deploy/pause.ts";
 import { queueKey, ticketDir } from "./deploy/queue.ts";
@@ -128,22 +129,25 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     track,
   });
 
-  /** A deploy the service starts itself (admin API, poll): its result is only logged. Throws QueueFullError. */
-  const queueDeploy = (app: ResolvedApp, trigger: "api" | "poll") => {
+  /**
+   * A deploy the service starts itself (admin API, poll; with a target, the API's rollback): its result is only
+   * logged. Throws QueueFullError.
+   */
+  const queueDeploy = (app: ResolvedApp, trigger: "api" | "poll", target?: RollbackTarget) => {
     const id = crypto.randomUUID();
     let position = 0;
     const sink = metrics.observe(app.name ?? "default", (event) => {
       if (event.type === "queued") position = event.position;
     });
     const notices = reloader.problem ? [reloader.problem] : [];
-    track(id, deployer.deploy({ id, app: app.name, config: app, trigger, cwd, sink, notices, secrets: secrets() }));
+    track(id, deployer.deploy({ id, app: app.name, config: app, trigger: target ? "rollback" : trigger, target, cwd, sink, notices, secrets: secrets() }));
     return { id, position };
   };
 
   /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
-  const apiDeploy = (app: ResolvedApp): Response => {
+  const apiDeploy = (app: ResolvedApp, target?: RollbackTarget): Response => {
     try {
-      const { id, position } = queueDeploy(app, "api");
+      const { id, position } = queueDeploy(app, "api", target);
       return acknowledgement(id, position, app, cwd, true);
     } catch (error) {
       return queueFull(app, error);

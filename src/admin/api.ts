@@ -4,10 +4,12 @@ import type { ResolvedApp } from "../apps.ts";
 import { isRunning } from "../deploy/liveness.ts";
 import { headCommit } from "../deploy/git.ts";
 import { Redaction } from "../deploy/redact.ts";
+import type { RollbackTarget } from "../deploy/events.ts";
 import { findDeploy, isDeployRef, isFailed, listDeploys, type HistoryEntry } from "../history.ts";
 import { jsonResponse, STREAM_HEADERS } from "../response.ts";
+import { pauseOf } from "../deploy/pause.ts";
 import { pollStatus } from "../status.ts";
-import { isPaused, outcomeOf, type Metrics } from "./metrics.ts";
+import { outcomeOf, type Metrics } from "./metrics.ts";
 
 /** What the API needs of the service around it. */
 export interface AdminContext {
@@ -17,8 +19,8 @@ export interface AdminContext {
   trustProxy(): boolean;
   draining(): boolean;
   waiting(app: ResolvedApp): number;
-  /** Starts a deploy of `app` and answers like an acknowledged webhook. */
-  deploy(app: ResolvedApp): Response;
+  /** Starts a deploy of `app` (of `target`: a rollback) and answers like an acknowledged webhook. */
+  deploy(app: ResolvedApp, target?: RollbackTarget): Response;
   metrics: Metrics;
   /** Every secret no answer may carry: the admin token and the webhook secrets. */
   secrets(): string[];
@@ -51,7 +53,7 @@ export async function listApps(context: AdminContext): Promise<Response> {
         running: context.metrics.running.get(name) ?? null,
         waiting: context.waiting(app),
         last: last ? { id: last.id, outcome: entryOutcome(last), startedAt: last.startedAt, ageSeconds: Math.max(0, Math.round((Date.now() - Date.parse(last.startedAt)) / 1000)) } : null,
-        paused: isPaused(name),
+        paused: pauseOf(context.cwd, app.name) ?? false,
         poll: pollStatus(context.cwd, app, Date.now()),
       };
     }),

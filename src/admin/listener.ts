@@ -5,9 +5,11 @@ import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "../runtime/types.ts";
 import { clientAddress, clientKey, FailureThrottle } from "../throttle.ts";
 import { apiError, appName, deployRecord, Follows, listApps, listDeployments, type AdminContext } from "./api.ts";
+import { cancelAction, pauseAction, resumeAction, rollbackAction } from "./actions.ts";
+import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
 import { AdminAuth, crossSite, isLoopback } from "./auth.ts";
 
-/** Largest body of a POST to the admin listener (`/login` carries one short field; API POSTs none). */
+/** Largest body of a POST to the admin listener (`/login` carries one short field, an API action a small JSON object). */
 export const MAX_ADMIN_BODY_BYTES = 4096;
 
 /** Idle connections are closed after this; follow streams are exempt. */
@@ -16,13 +18,6 @@ const IDLE_TIMEOUT_SECONDS = 30;
 const UNAUTHORIZED = Object.freeze({ error: "unauthorized", message: "missing or wrong admin token: send Authorization: Bearer <admin token>, or log in" });
 const CROSS_SITE = Object.freeze({ error: "cross-site request", message: "this request came from another site's page and is refused" });
 const NOT_FOUND = Object.freeze({ error: "not found", message: "no such admin endpoint" });
-
-const PLACEHOLDER = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>service</title></head>
-<body><h1>service</h1><p>The admin API is under <code>api/</code>.</p>
-<form method="post" action="login"><label>Admin token <input type="password" name="token" autocomplete="current-password"></label> <button>Log in</button></form>
-<form method="post" action="logout"><button>Log out</button></form></body></html>
-`;
 
 export interface AdminOptions extends AdminContext {
   port: number;
@@ -37,7 +32,7 @@ export interface AdminListener {
   stop(): Promise<void>;
 }
 
-/** The second, optional listener: `/healthz`, `/metrics`, `/api/`, `/login`, `/logout`. */
+/** The second, optional listener: `/healthz`, `/metrics`, `/api/`, `/login`, `/logout` and the dashboard. */
 export async function startAdminListener(options: AdminOptions): Promise<AdminListener> {
   const auth = new AdminAuth(options.token);
   const throttle = new FailureThrottle();
@@ -66,13 +61,22 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       if (!read.ok) return apiError(read.reason === "too large" ? 413 : 408, read.reason, `the login form could not be read (${read.reason}; at most ${MAX_ADMIN_BODY_BYTES} bytes)`);
       read.release();
       const token = new URLSearchParams(Buffer.from(read.body ?? new Uint8Array()).toString("utf8")).get("token") ?? "";
-      if (!auth.tokenMatches(token)) return token ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED);
+      if (!auth.tokenMatches(token)) {
+        const refused = token ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED);
+        // A browser's form gets the form again, saying why; a script gets the JSON.
+        if (!request.headers.get("accept")?.includes("text/html")) return refused;
+        const retry = refused.headers.get("retry-after");
+        return loginPage("./", refused.status, refused.status === 429 ? `Too many wrong tokens: try again in ${retry ?? "a few"} seconds.` : "Wrong admin token.");
+      }
       return new Response(null, { status: 303, headers: { location: "./", "set-cookie": auth.login(secure) } });
     }
     if (path === "/logout" && method === "POST") {
       return new Response(null, { status: 303, headers: { location: "./", "set-cookie": auth.logout(request, secure) } });
     }
-    if (path === "/" && method === "GET") return new Response(PLACEHOLDER, { headers: { "content-type": "text/html; charset=utf-8" } });
+    const asset = method === "GET" ? dashboardAsset(path) : undefined;
+    if (asset) return asset;
+    const page = method === "GET" ? dashboardRoute(path) : undefined;
+    if (page) return auth.authorized(request) ? dashboardPage(page) : loginPage(page.root);
     if (path === "/metrics" && method === "GET") {
       // A request a proxy forwarded comes from anywhere, whatever address the listener is on.
       const proxied = ["x-forwarded-for", "forwarded", "x-real-ip"].some((name) => request.headers.has(name));
@@ -107,13 +111,19 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (resource === "apps" && name && action && extra === undefined && method === "POST") {
       const app = options.apps().find((a) => appName(a) === name);
       if (!app) return apiError(404, "not found", `no app named ${JSON.stringify(name.slice(0, 100))}`);
-      // Deploy-control actions (rollback, cancel, pause, resume) join here, one case each.
       switch (action) {
         case "deploy":
           if (options.draining()) return jsonResponse(503, { error: "shutting down", message: "the service is stopping and accepts no new deploys" }, { "retry-after": "30" });
           return options.deploy(app);
+        case "rollback":
+          return rollbackAction(options, app, request);
+        case "pause":
+          return pauseAction(options, app, request);
+        case "resume":
+          return resumeAction(options, app);
       }
     }
+    if (resource === "deploys" && name && action === "cancel" && extra === undefined && method === "POST") return cancelAction(options, name);
     return jsonResponse(404, NOT_FOUND);
   };
 

@@ -1,0 +1,304 @@
+/**
+ * The dashboard's one script and stylesheet, embedded so the binary serves them itself and a page needs no other
+ * host. Plain browser JavaScript: no build step, no framework (see README "The admin listener").
+ */
+export const DASHBOARD_JS = `"use strict";
+(function () {
+  var body = document.body;
+  var root = body.getAttribute("data-root") || "./";
+  var page = body.getAttribute("data-page");
+  var content = document.getElementById("content");
+  var notice = document.getElementById("notice");
+  var problem = document.getElementById("problem");
+
+  // Every value goes in as a text node: names, commit messages and log text never become markup.
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    for (var key in attrs || {}) {
+      if (key === "text") node.textContent = attrs[key];
+      else if (key === "onclick") node.addEventListener("click", attrs[key]);
+      else node.setAttribute(key, attrs[key]);
+    }
+    for (var i = 2; i < arguments.length; i++) {
+      var child = arguments[i];
+      if (child === null || child === undefined || child === false) continue;
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    }
+    return node;
+  }
+  function say(text) { problem.textContent = ""; notice.textContent = text; }
+  function fail(text) { notice.textContent = ""; problem.textContent = text; }
+
+  function api(path, options) {
+    return fetch(root + "api/" + path, Object.assign({ credentials: "same-origin", cache: "no-store" }, options || {})).then(function (res) {
+      if (res.status === 401) { location.reload(); throw new Error("logged out"); }
+      return res;
+    });
+  }
+  function getJson(path) {
+    return api(path).then(function (res) {
+      return res.json().then(function (data) {
+        if (!res.ok) throw new Error(data.message || data.error || "HTTP " + res.status);
+        return data;
+      });
+    });
+  }
+  function post(path, data) {
+    return api(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(data || {}) }).then(function (res) {
+      return res.json().then(function (answer) {
+        if (!res.ok) throw new Error(answer.message || answer.error || "HTTP " + res.status);
+        return answer;
+      });
+    });
+  }
+  function act(path, data, done) {
+    return post(path, data).then(done, function (error) { fail(error.message); });
+  }
+
+  function age(iso) {
+    var seconds = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+    if (seconds < 60) return seconds + " s ago";
+    if (seconds < 3600) return Math.round(seconds / 60) + " min ago";
+    if (seconds < 86400) return Math.round(seconds / 3600) + " h ago";
+    return Math.round(seconds / 86400) + " d ago";
+  }
+  function short(commit) { return commit ? String(commit).slice(0, 8) : "–"; }
+  function deployLink(id, text) { return el("a", { href: root + "deploys/" + encodeURIComponent(id), text: text || id.slice(0, 8) }); }
+  function outcomeOf(entry) {
+    if (entry.status === "running") return "running";
+    if (entry.status === "cancelled") return "cancelled";
+    if (entry.status !== "done") return entry.status;
+    if (entry.rolledBack) return "rolled_back";
+    return entry.ok ? "ok" : "failed";
+  }
+  function badge(outcome) { return el("span", { class: "badge " + outcome, text: outcome.replace("_", " ") }); }
+  function field(dl, name, value) { dl.appendChild(el("dt", { text: name })); dl.appendChild(el("dd", {}, value)); }
+
+  // Polling keeps the pages current: bounded (one request at a time), and paused while the tab is hidden.
+  function every(ms, refresh) {
+    var busy = false;
+    function tick() {
+      if (busy || document.hidden) return;
+      busy = true;
+      refresh().catch(function (error) { if (error.message !== "logged out") fail(error.message); }).then(function () { busy = false; });
+    }
+    tick();
+    setInterval(tick, ms);
+    return tick;
+  }
+
+  // The apps: each app's card is built once, so a reason being typed survives the refreshes.
+  function appsPage() {
+    var cards = {};
+    content.textContent = "";
+    var list = el("div", { class: "apps" });
+    content.appendChild(list);
+    var refresh = every(2000, function () {
+      return getJson("apps").then(function (data) {
+        data.apps.forEach(function (app) {
+          var card = cards[app.name] || (cards[app.name] = appCard(app.name, list, function () { refresh(); }));
+          card.update(app);
+        });
+      });
+    });
+  }
+  function appCard(name, list, refresh) {
+    var path = "apps/" + encodeURIComponent(name) + "/";
+    var id = "app-" + list.children.length;
+    var info = el("dl");
+    var running = null;
+    var deploy = el("button", { type: "button", text: "Deploy now", onclick: function () {
+      act(path + "deploy", {}, function (ack) { say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
+    } });
+    var cancel = el("button", { type: "button", text: "Cancel running deploy", onclick: function () {
+      if (running) act("deploys/" + running.id + "/cancel", {}, function () { say("Deploy " + running.id.slice(0, 8) + " cancelled."); refresh(); });
+    } });
+    var reason = el("input", { id: id + "-reason", type: "text", maxlength: "200", placeholder: "e.g. release freeze" });
+    var pause = el("button", { type: "button", text: "Pause", onclick: function () {
+      act(path + "pause", { reason: reason.value }, function () { reason.value = ""; say("Deploys of " + name + " paused."); refresh(); });
+    } });
+    var resume = el("button", { type: "button", text: "Resume", onclick: function () {
+      act(path + "resume", {}, function () { say("Deploys of " + name + " resumed."); refresh(); });
+    } });
+    var pauseForm = el("div", { class: "pause" }, el("label", { for: id + "-reason", text: "Reason to pause " + name }), reason, pause);
+    var card = el("section", { class: "app", "aria-labelledby": id + "-name" },
+      el("h2", { id: id + "-name", text: name }), info,
+      el("div", { class: "actions" }, deploy, cancel, resume), pauseForm);
+    list.appendChild(card);
+    return {
+      update: function (app) {
+        running = app.running;
+        info.textContent = "";
+        field(info, "Deployed commit", el("code", { text: short(app.commit) }));
+        field(info, "State", app.paused ? el("span", { class: "badge paused", text: "paused: " + app.paused.reason }) : app.running ? badge("running") : "idle");
+        field(info, "Running", app.running ? el("span", {}, deployLink(app.running.id), " (" + app.running.trigger + ", " + age(app.running.since) + ")") : "none");
+        field(info, "Waiting", String(app.waiting));
+        field(info, "Last deploy", app.last ? el("span", {}, badge(app.last.outcome), " ", deployLink(app.last.id), " " + age(app.last.startedAt)) : "none yet");
+        cancel.hidden = !app.running;
+        resume.hidden = !app.paused;
+        pauseForm.hidden = !!app.paused;
+      },
+    };
+  }
+
+  // The history, newest first; "failed only" is kept in the URL.
+  function deploysPage() {
+    var failed = new URLSearchParams(location.search).get("failed") === "1";
+    var toggle = el("input", { id: "failed-only", type: "checkbox" });
+    toggle.checked = failed;
+    var table = el("table");
+    content.textContent = "";
+    content.appendChild(el("p", {}, toggle, " ", el("label", { for: "failed-only", text: "Failed only" })));
+    content.appendChild(el("div", { class: "scroll" }, table));
+    var refresh = every(3000, function () {
+      return getJson("deploys?limit=50" + (failed ? "&failed=1" : "")).then(function (entries) {
+        table.textContent = "";
+        table.appendChild(el("thead", {}, el("tr", {}, el("th", { text: "Deploy" }), el("th", { text: "App" }), el("th", { text: "Trigger" }), el("th", { text: "Outcome" }), el("th", { text: "Started" }), el("th", { text: "Duration" }))));
+        var rows = el("tbody");
+        entries.forEach(function (entry) {
+          rows.appendChild(el("tr", {}, el("td", {}, deployLink(entry.id)), el("td", { text: entry.app || "default" }), el("td", { text: entry.trigger || "" }),
+            el("td", {}, badge(outcomeOf(entry))), el("td", { text: age(entry.startedAt) }), el("td", { text: entry.durationMs === null ? "" : (entry.durationMs / 1000).toFixed(1) + " s" })));
+        });
+        if (entries.length === 0) rows.appendChild(el("tr", {}, el("td", { colspan: "6", text: failed ? "No failed deploys." : "No deploys yet." })));
+        table.appendChild(rows);
+      });
+    });
+    toggle.addEventListener("change", function () {
+      failed = toggle.checked;
+      history.replaceState(null, "", failed ? "?failed=1" : location.pathname);
+      refresh();
+    });
+  }
+
+  // One deploy: its record, and its log followed live while it runs.
+  function deployPage() {
+    var ref = decodeURIComponent(location.pathname.split("/").pop());
+    var info = el("dl");
+    var outcome = el("p", { id: "outcome", role: "status" });
+    var log = el("pre", { id: "log", tabindex: "0", "aria-label": "Deploy log" });
+    var cancel = el("button", { type: "button", text: "Cancel this deploy", hidden: "" });
+    var rollback = el("button", { type: "button", text: "Roll back to this deploy", hidden: "" });
+    var record = null;
+    content.textContent = "";
+    content.appendChild(info);
+    content.appendChild(el("div", { class: "actions" }, cancel, rollback));
+    content.appendChild(outcome);
+    content.appendChild(el("h2", { text: "Log" }));
+    content.appendChild(log);
+    cancel.addEventListener("click", function () {
+      act("deploys/" + record.id + "/cancel", {}, function () { say("Cancelled."); load(); });
+    });
+    rollback.addEventListener("click", function () {
+      act("apps/" + encodeURIComponent(record.app || "default") + "/rollback", { to: record.id }, function (ack) {
+        location.href = root + "deploys/" + encodeURIComponent(ack.id);
+      });
+    });
+    function show() {
+      var result = record.result || {};
+      var pull = result.pull || {};
+      info.textContent = "";
+      field(info, "Deploy", el("code", { text: record.id }));
+      field(info, "App", record.app || "default");
+      field(info, "Trigger", record.trigger || "");
+      field(info, "Outcome", badge(outcomeOf({ status: record.status, ok: result.ok, rolledBack: result.rolledBack })));
+      field(info, "Started", record.startedAt ? new Date(record.startedAt).toLocaleString() + " (" + age(record.startedAt) + ")" : "");
+      if (record.durationMs !== undefined && record.durationMs !== null) field(info, "Duration", (record.durationMs / 1000).toFixed(1) + " s");
+      if (pull.before || pull.after) field(info, "Commit", el("code", { text: short(pull.before) + " → " + short(pull.after) }));
+      if (result.error) field(info, "Error", result.error);
+      cancel.hidden = record.status !== "running";
+      rollback.hidden = !(record.status === "done" && result.ok === true && !result.rolledBack);
+    }
+    function load() {
+      return getJson("deploys/" + encodeURIComponent(ref)).then(function (data) { record = data; show(); return data; });
+    }
+    function finish(text) {
+      var match = /\\[done\\] ok=(true|false) exitCode=(\\S+)\\s*$/.exec(text);
+      if (!match) return;
+      outcome.className = match[1] === "true" ? "done ok" : "done failed";
+      outcome.textContent = match[1] === "true" ? "Succeeded (exit code " + match[2] + ")" : "Failed (exit code " + match[2] + ")";
+    }
+    // The log so far, then the rest as it is written; the stream ends when the deploy does.
+    function follow() {
+      return api("deploys/" + encodeURIComponent(ref) + "/log?follow=1").then(function (res) {
+        if (!res.ok || !res.body) return res.text().then(function () { throw new Error("the log cannot be read (HTTP " + res.status + ")"); });
+        var reader = res.body.getReader();
+        var decoder = new TextDecoder();
+        var text = "";
+        log.textContent = "";
+        function read() {
+          return reader.read().then(function (chunk) {
+            if (chunk.done) return text;
+            var part = decoder.decode(chunk.value, { stream: true });
+            text += part;
+            var atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+            log.appendChild(document.createTextNode(part));
+            if (atEnd) log.scrollTop = log.scrollHeight;
+            return read();
+          });
+        }
+        return read();
+      });
+    }
+    var tries = 0;
+    function start() {
+      load().then(function () {
+        return follow().then(function (text) {
+          finish(text);
+          return load();
+        });
+      }).then(function (data) {
+        // A stream cut short while the deploy runs is picked up again.
+        if (data.status === "running" && tries++ < 100) setTimeout(start, 1000);
+      }, function (error) {
+        if (error.message === "logged out") return;
+        fail(error.message);
+        if (tries++ < 100) setTimeout(start, 2000);
+      });
+    }
+    start();
+  }
+
+  if (page === "apps") appsPage();
+  else if (page === "deploys") deploysPage();
+  else if (page === "deploy") deployPage();
+})();
+`;
+
+export const DASHBOARD_CSS = `:root { color-scheme: light dark; --fg: #1b1f24; --bg: #fff; --muted: #5c6670; --line: #d5d9de; --ok: #1a7f37; --bad: #c62828; --warn: #9a6700; --accent: #0b5cad; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --bg: #16191d; --muted: #a0a8b0; --line: #363c44; --ok: #4cc26a; --bad: #ff6b6b; --warn: #e0b040; --accent: #6cb0ff; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
+header { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between; padding: .5rem 1rem; border-bottom: 1px solid var(--line); }
+header form { margin: 0; }
+nav a { margin-right: 1rem; font-weight: 600; }
+nav a[aria-current="page"] { text-decoration: underline 3px; }
+main { max-width: 70rem; margin: 0 auto; padding: 1rem; }
+h1 { font-size: 1.5rem; margin: .25rem 0 1rem; }
+h2 { font-size: 1.15rem; margin: 1rem 0 .5rem; overflow-wrap: anywhere; }
+a { color: var(--accent); }
+a:focus-visible, button:focus-visible, input:focus-visible, pre:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+button { font: inherit; padding: .4rem .9rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--bg); color: var(--fg); cursor: pointer; min-height: 2.5rem; }
+button:hover { border-color: var(--accent); }
+input[type="text"], input[type="password"] { font: inherit; padding: .4rem .6rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--bg); color: var(--fg); min-height: 2.5rem; max-width: 100%; }
+.apps { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 22rem), 1fr)); gap: 1rem; }
+.app { border: 1px solid var(--line); border-radius: .6rem; padding: .25rem 1rem 1rem; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: .5rem 0; }
+dt { color: var(--muted); }
+dd { margin: 0; overflow-wrap: anywhere; }
+.actions, .pause { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-top: .75rem; }
+.pause label { flex-basis: 100%; color: var(--muted); }
+.pause input { flex: 1 1 10rem; }
+.badge { display: inline-block; padding: 0 .5rem; border-radius: 1rem; font-size: .85rem; font-weight: 600; border: 1px solid currentColor; }
+.badge.ok { color: var(--ok); } .badge.failed, .badge.cancelled { color: var(--bad); } .badge.rolled_back, .badge.paused { color: var(--warn); } .badge.running { color: var(--accent); }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); white-space: nowrap; }
+pre { background: rgba(127, 127, 127, .1); border: 1px solid var(--line); border-radius: .4rem; padding: .75rem; max-height: 70vh; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; }
+.done { font-weight: 700; padding: .5rem .75rem; border-radius: .4rem; border: 2px solid currentColor; }
+.done.ok { color: var(--ok); } .done.failed { color: var(--bad); }
+#problem { color: var(--bad); } #notice:empty, #problem:empty, #outcome:empty { display: none; }
+.login { max-width: 24rem; margin-top: 3rem; }
+.login form { display: flex; flex-direction: column; gap: .5rem; }
+.hint { color: var(--muted); font-size: .9rem; }
+[hidden] { display: none !important; }
+`;

@@ -1,0 +1,77 @@
+import { isDeployRef } from "../history.ts";
+import { DASHBOARD_CSS, DASHBOARD_JS } from "./assets.ts";
+
+/**
+ * The dashboard: one HTML shell per page, and the one script that fills it from the JSON API (every value goes
+ * in as text, never as markup) and keeps it current. Nothing in the shell comes from the request but the page
+ * kind, and every URL is relative, so the dashboard works behind a proxy's sub-path.
+ */
+export type PageKind = "apps" | "deploys" | "deploy";
+
+export interface DashboardRoute {
+  page: PageKind;
+  /** The relative path from the page back to the listener's root: "./" or "../". */
+  root: string;
+}
+
+/** The dashboard page `path` names, if any. */
+export function dashboardRoute(path: string): DashboardRoute | undefined {
+  if (path === "/") return { page: "apps", root: "./" };
+  if (path === "/deploys") return { page: "deploys", root: "./" };
+  const match = /^\/deploys\/([^/]+)$/.exec(path);
+  if (match && isDeployRef(match[1]!)) return { page: "deploy", root: "../" };
+  return undefined;
+}
+
+/** No request to another host, no inline script, no framing by another site. */
+const HEADERS = {
+  "content-type": "text/html; charset=utf-8",
+  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "cache-control": "no-store",
+  // Not no-referrer: with it the browser sends `Origin: null` on the forms, which the cross-site check refuses.
+  "referrer-policy": "same-origin",
+  "x-content-type-options": "nosniff",
+};
+
+const TITLES: Record<PageKind, string> = { apps: "Apps", deploys: "Deploy history", deploy: "Deploy" };
+
+function shell(title: string, root: string, body: string, page = ""): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · service</title><link rel="stylesheet" href="${root}assets/dashboard.css"></head>
+<body${page ? ` data-page="${page}" data-root="${root}"` : ""}>
+${body}
+</body></html>
+`;
+}
+
+export function dashboardPage(route: DashboardRoute): Response {
+  const { page, root } = route;
+  const link = (kind: PageKind, href: string) => `<a href="${root}${href}"${kind === page || (page === "deploy" && kind === "deploys") ? ' aria-current="page"' : ""}>${TITLES[kind]}</a>`;
+  const body = `<header><nav aria-label="Dashboard">${link("apps", "")} ${link("deploys", "deploys")}</nav>
+<form method="post" action="${root}logout"><button type="submit">Log out</button></form></header>
+<main><h1>${TITLES[page]}</h1>
+<p id="notice" role="status" aria-live="polite"></p><p id="problem" role="alert"></p>
+<div id="content"><p>Loading…</p></div></main>
+<script src="${root}assets/dashboard.js"></script>`;
+  return new Response(shell(TITLES[page], root, body, page), { headers: HEADERS });
+}
+
+/** The login form, shown for every dashboard page until the browser has a session. */
+export function loginPage(root: string, status = 401, problem = ""): Response {
+  const body = `<main class="login"><h1>service</h1>
+<form method="post" action="${root}login"><label for="token">Admin token</label>
+<input id="token" type="password" name="token" autocomplete="current-password" required autofocus>
+<button type="submit">Log in</button></form>
+${problem ? `<p role="alert">${problem}</p>` : ""}<p class="hint">The token is <code>adminToken</code> / <code>SERVICE_ADMIN_TOKEN</code>, or the one in <code>.service/admin.token</code>.</p></main>`;
+  return new Response(shell("Log in", root, body), { status, headers: HEADERS });
+}
+
+/** `GET /assets/dashboard.js` and `/assets/dashboard.css` (and no favicon): embedded, so the binary serves them itself. */
+export function dashboardAsset(path: string): Response | undefined {
+  const headers = { "cache-control": "no-cache", "x-content-type-options": "nosniff" };
+  if (path === "/assets/dashboard.js") return new Response(DASHBOARD_JS, { headers: { ...headers, "content-type": "text/javascript; charset=utf-8" } });
+  if (path === "/favicon.ico") return new Response(null, { status: 204, headers });
+  if (path === "/assets/dashboard.css") return new Response(DASHBOARD_CSS, { headers: { ...headers, "content-type": "text/css; charset=utf-8" } });
+  return undefined;
+}
