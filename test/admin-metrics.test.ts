@@ -21,7 +21,7 @@ function sample(text: string, series: string): number | undefined {
 describe("GET /metrics", () => {
   test.skipIf(!promtool)("the Prometheus text passes promtool check metrics, before and after deploys of every outcome", async () => {
     const metrics = new Metrics();
-    const apps = [{ name: "web", waiting: 2 }, { name: 'odd"name\\', waiting: 0 }];
+    const apps = [{ name: "web", waiting: 2, paused: true }, { name: 'odd"name\\', waiting: 0, paused: false }];
     expect(promtoolCheck(metrics.render(apps)).code).toBe(0);
     metrics.webhookRequest("web", 200);
     metrics.webhookRequest("", 404);
@@ -45,7 +45,8 @@ describe("GET /metrics", () => {
     expect(sample(text, 'service_deploy_duration_seconds_count{app="web"}')).toBe(3);
     expect(sample(text, 'service_deploys_running{app="web"}')).toBe(0);
     expect(sample(text, 'service_deploys_waiting{app="web"}')).toBe(2);
-    expect(sample(text, 'service_paused{app="web"}')).toBe(0);
+    expect(sample(text, 'service_paused{app="web"}')).toBe(1);
+    expect(sample(text, 'service_paused{app="odd\\"name\\\\"}')).toBe(0);
     expect(sample(text, 'service_webhook_requests_total{app="",status="404"}')).toBe(1);
   });
 

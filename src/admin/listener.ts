@@ -1,4 +1,5 @@
 import type { ConsolaInstance } from "consola";
+import { pauseOf } from "../deploy/pause.ts";
 import { readBody } from "../body.ts";
 import { jsonResponse } from "../response.ts";
 import { runtime } from "#runtime";
@@ -81,7 +82,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       // A request a proxy forwarded comes from anywhere, whatever address the listener is on.
       const proxied = ["x-forwarded-for", "forwarded", "x-real-ip"].some((name) => request.headers.has(name));
       if ((!openMetrics || proxied) && !auth.authorized(request)) return refuse();
-      const apps = options.apps().map((app) => ({ name: appName(app), waiting: options.waiting(app) }));
+      const apps = options.apps().map((app) => ({ name: appName(app), waiting: options.waiting(app), paused: pauseOf(options.cwd, app.name) !== undefined }));
       return new Response(options.metrics.render(apps), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
     }
     if (!path.startsWith("/api/")) return jsonResponse(404, NOT_FOUND);

@@ -1,6 +1,5 @@
 import pkg from "../../package.json" with { type: "json" };
 import type { DeployResult, DeploySink, Trigger } from "../deploy/events.ts";
-import { pauseOf } from "../deploy/pause.ts";
 import type { PollResult } from "../poll.ts";
 
 /** How a deploy ended, as the metrics and the API name it. */
@@ -8,11 +7,6 @@ export type Outcome = "ok" | "failed" | "rolled_back" | "cancelled" | "skipped";
 
 /** Upper bounds of the deploy duration histogram, in seconds: from a quick restart to a long build. */
 const DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
-
-/** Whether an app's deploys are paused (`service pause`), read from the pause files of the working directory. */
-export function isPaused(app: string, cwd = process.cwd()): boolean {
-  return pauseOf(cwd, app) !== undefined;
-}
 
 export function outcomeOf(result: Pick<DeployResult, "ok" | "rolledBack" | "error">): Outcome {
   if (result.error?.startsWith("cancelled")) return "cancelled";
@@ -72,8 +66,8 @@ export class Metrics {
     };
   }
 
-  /** Prometheus text format 0.0.4; `waiting` gives each configured app's waiting deploys. */
-  render(apps: { name: string; waiting: number }[]): string {
+  /** Prometheus text format 0.0.4; `waiting` and `paused` are each configured app's now. */
+  render(apps: { name: string; waiting: number; paused: boolean }[]): string {
     const out: string[] = [];
     const family = (name: string, type: string, help: string) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     family("service_info", "gauge", "The running service; its version is a label.");
@@ -97,7 +91,7 @@ export class Metrics {
     family("service_polls_total", "counter", "Polls of the remote, by app and result (deployed, unchanged, skipped, failed).");
     for (const [key, n] of this.polls) out.push(`service_polls_total${key} ${n}`);
     family("service_paused", "gauge", "1 while an app's deploys are paused.");
-    for (const { name } of apps) out.push(`service_paused${labels({ app: name })} ${isPaused(name) ? 1 : 0}`);
+    for (const { name, paused } of apps) out.push(`service_paused${labels({ app: name })} ${paused ? 1 : 0}`);
     return `${out.join("\n")}\n`;
   }
 }
