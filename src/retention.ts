@@ -5,7 +5,7 @@
 import { closeSync, constants, openSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { removeStaleTemps } from "./deploy/files.ts";
-import { isRunning, OWN_START } from "./deploy/liveness.ts";
+import { processAlive, OWN_START } from "./deploy/liveness.ts";
 import { forgetPendingRecord, isActiveHere, retryPendingRecords, startKnownHere } from "./deploy/log.ts";
 import { LOG_DIR, LOG_FILE_NAME } from "./deploy/record.ts";
 import { preciseStart, readDeployRecord } from "./history.ts";
@@ -20,7 +20,7 @@ function mayBeRunning(jsonPath: string): boolean {
   const record = readDeployRecord(jsonPath);
   if (record?.status !== "running" || typeof record.pid !== "number") return false;
   if (record.pid === process.pid && (record.pidStart === undefined || record.pidStart === OWN_START)) return false;
-  return isRunning(record.pid, record.pidStart);
+  return processAlive(record.pid, record.pidStart);
 }
 
 /**
