@@ -1,7 +1,7 @@
 /**
- * Retention (issue 6): after each deploy the files of the newest `keepDeploys` deploys are kept (and, with
- * `keepDays`, only those of the last N days); a running deploy's files are never removed; one deploy's .log
- * is capped at `maxLogBytes` with a truncation mark while the live stream carries everything.
+ * Retention (README "Log files"): after each deploy the files of the newest `keepDeploys` deploys are kept
+ * (and, with `keepDays`, only those of the last N days); a running deploy's files are never removed; one
+ * deploy's .log is capped at `maxLogBytes` with a truncation mark while the live stream carries everything.
  */
 import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -199,7 +199,7 @@ describe("retention per app (multi-app mode)", () => {
 });
 
 describe("retention per app: the record's app, whatever the order of its keys", () => {
-  test("hand-written records with `app` after other keys, and a nested or quoted \"app\" before it, are counted for their own app", () => {
+  test('hand-written records with `app` after other keys, and a nested or quoted "app" before it, are counted for their own app', () => {
     const cwd = tempDir();
     const dir = join(cwd, ".service", "logs");
     mkdirSync(dir, { recursive: true });
