@@ -9,9 +9,10 @@ import { deployLimitSeconds } from "./deploy-limit.ts";
 import { ensurePrivateDir } from "./deploy/files.ts";
 
 /**
- * SPEC item 8: on Linux, an interactive start asks about HTTPS unless SERVICE_SKIP_HTTPS_PROMPT=1. Interactive
- * means a terminal on both sides: with stdout sent to a file (`service > service.log` typed at a terminal) the
- * question would land in the file and the server would wait for an answer nobody can see.
+ * README "Running it for real: server, HTTPS, systemd": on Linux, an interactive start asks about HTTPS unless
+ * SERVICE_SKIP_HTTPS_PROMPT=1. Interactive means a terminal on both sides: with stdout sent to a file
+ * (`service > service.log` typed at a terminal) the question would land in the file and the server would wait for
+ * an answer nobody can see.
  */
 export function shouldAskAboutHttps(env: NodeJS.ProcessEnv = process.env): boolean {
   return (

@@ -5,10 +5,11 @@
 import { closeSync, constants, openSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { removeStaleTemps } from "./deploy/files.ts";
-import { isRunning, OWN_START } from "./deploy/liveness.ts";
+import { processAlive, OWN_START } from "./deploy/liveness.ts";
 import { forgetPendingRecord, isActiveHere, retryPendingRecords, startKnownHere } from "./deploy/log.ts";
 import { LOG_DIR, LOG_FILE_NAME } from "./deploy/record.ts";
 import { preciseStart, readDeployRecord } from "./history.ts";
+import { topLevelString } from "./json-head.ts";
 
 /**
  * Whether a deploy may still be running, so retention must keep its files: one this process runs now, or one
@@ -20,7 +21,7 @@ function mayBeRunning(jsonPath: string): boolean {
   const record = readDeployRecord(jsonPath);
   if (record?.status !== "running" || typeof record.pid !== "number") return false;
   if (record.pid === process.pid && (record.pidStart === undefined || record.pidStart === OWN_START)) return false;
-  return isRunning(record.pid, record.pidStart);
+  return processAlive(record.pid, record.pidStart);
 }
 
 /**
@@ -64,17 +65,16 @@ function secondOf(key: string): number {
   return Date.parse(`${date}T${hh}:${mm}:${ss}Z`);
 }
 
-/**
- * The app a record names, from its first bytes only (records can be megabytes; `app` comes right after
- * `status` and `id`, and app names are plain). Undefined for a single-app record or an unreadable file.
- */
+/** How much of a record is read for its app: the writer puts `app` near the top, and records can be megabytes. */
+const APP_HEAD_BYTES = 16 * 1024;
+
+/** The app a record names, from its head only. Undefined for a single-app record or an unreadable file. */
 function appOf(jsonPath: string): string | undefined {
   let fd: number | undefined;
   try {
     fd = openSync(jsonPath, constants.O_RDONLY | constants.O_NOFOLLOW);
-    const head = Buffer.alloc(512);
-    const text = head.subarray(0, readSync(fd, head, 0, head.length, 0)).toString("utf8");
-    return /^\s*"app": "([^"]*)"/m.exec(text.slice(0, text.indexOf('"trigger"') >>> 0))?.[1];
+    const head = Buffer.alloc(APP_HEAD_BYTES);
+    return topLevelString(head.subarray(0, readSync(fd, head, 0, head.length, 0)).toString("utf8"), "app");
   } catch {
     return undefined;
   } finally {

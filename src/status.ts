@@ -1,6 +1,6 @@
 import type { ResolvedApp } from "./apps.ts";
 import { headCommit } from "./deploy/git.ts";
-import { isRunning } from "./deploy/liveness.ts";
+import { processAlive } from "./deploy/liveness.ts";
 import { isActiveHere } from "./deploy/log.ts";
 import { pauseOf, type Pause } from "./deploy/pause.ts";
 import { queueKey, ticketDir } from "./deploy/queue.ts";
@@ -47,7 +47,7 @@ function stillRunning(entry: HistoryEntry): boolean {
   if (entry.status !== "running") return false;
   if (isActiveHere(entry.jsonPath)) return true;
   const record = readDeployRecord(entry.jsonPath);
-  return typeof record?.pid === "number" && isRunning(record.pid, record.pidStart);
+  return typeof record?.pid === "number" && processAlive(record.pid, record.pidStart);
 }
 
 /** The status of each app in the service directory `cwd`. */

@@ -1,5 +1,5 @@
 /**
- * Multi-app mode (SPEC item 7, "Multi-app entry", Authentication rule 5; issue 4): one server, several apps,
+ * Multi-app mode (README "Multi-app mode"): one server, several apps,
  * each routed by host + path, with its own repository, run script, secret and queue. Real repositories, the
  * real CLI, real HTTP; the Host header chooses the app.
  */
@@ -35,7 +35,7 @@ function twoAppsOnOnePath() {
   });
   return { web, api, markers, cwd };
 }
-describe("multi-app routing (SPEC item 7; Endpoints: the app is selected by host plus path)", () => {
+describe("multi-app routing (the app is selected by host plus path)", () => {
   test("two apps on different hosts, same path: each request deploys only its own app; the banner lists both and Auth: required", async () => {
     const web = makeRepo();
     const api = makeRepo();
@@ -200,7 +200,7 @@ describe("multi-app routing (SPEC item 7; Endpoints: the app is selected by host
   });
 });
 
-describe("secrets per app (SPEC Authentication rule 5)", () => {
+describe("secrets per app", () => {
   test("app A's secret gets 401 on app B and conversely, in every header; nothing runs", async () => {
     const { markers, cwd } = twoAppsOnOnePath();
     const server = await startServer(cwd);
@@ -276,7 +276,7 @@ describe("secrets per app (SPEC Authentication rule 5)", () => {
   });
 });
 
-describe("validation at start (issue 4: duplicate host+path, missing fields → a clear error naming the app)", () => {
+describe("validation at start (duplicate host+path, missing fields → a clear error naming the app)", () => {
   const valid = (name: string, host = `${name}.example.com`) => ({ name, host, path: "/hook", repoPath: "/tmp", runScript: "echo hi" });
   const without = (field: string) => {
     const entry: Record<string, unknown> = valid("api");
@@ -326,7 +326,7 @@ describe("validation at start (issue 4: duplicate host+path, missing fields → 
   }
 });
 
-describe("per-app settings (issue 4: any top-level key may be set per app, the top level being the default)", () => {
+describe("per-app settings (any top-level key may be set per app, the top level being the default)", () => {
   test("a top-level runTimeoutMs applies to an app that does not set it; an app's own runTimeoutMs wins", async () => {
     const inherits = makeRepo();
     const own = makeRepo();
@@ -380,7 +380,7 @@ describe("per-app settings (issue 4: any top-level key may be set per app, the t
   });
 });
 
-describe("post-pull reload per app (SPEC rule 4; issue 4: each app reloads from its own repository)", () => {
+describe('post-pull reload per app (README "Config from the repository": each app reloads from its own repository)', () => {
   test("a service.yaml pushed to an app's repository sets that app's run script after the pull; the other app keeps its own", async () => {
     const web = makeRepo();
     const api = makeRepo();
@@ -416,7 +416,7 @@ describe("post-pull reload per app (SPEC rule 4; issue 4: each app reloads from 
   });
 });
 
-describe("concurrency between apps (SPEC rule 1; issue 4: a queue per repoPath)", () => {
+describe('concurrency between apps (README "Queue": a queue per repoPath)', () => {
   test("two apps on different repositories deploy at the same time: B completes while A is blocked", async () => {
     const blocked = makeRepo();
     const free = makeRepo();
@@ -471,7 +471,7 @@ describe("concurrency between apps (SPEC rule 1; issue 4: a queue per repoPath)"
   });
 });
 
-describe("what a deploy knows of its app (issue 4: the log JSON names the app)", () => {
+describe("what a deploy knows of its app (the log JSON names the app)", () => {
   test("the run script's environment has SERVICE_APP=<name>", async () => {
     const web = makeRepo();
     const api = makeRepo();

@@ -1,5 +1,5 @@
 /**
- * The command-line tool (SPEC: "What the service does" items 6 and 8, "Command-line operations"): help,
+ * The command-line tool (README "CLI"): help,
  * version, the `deploy` exit code, unknown commands, and the interactive HTTPS question, which is asked only
  * when stdin is a terminal (checked under a real pseudo-terminal from util-linux `script`).
  */
@@ -11,7 +11,10 @@ import { CLI, baseEnv, lastLine, logFiles, makeRepo, readJson, ROOT, runCli, SEC
 import { markerProcesses } from "./hostile-fixtures.ts";
 
 const QUESTION = /set\s*up\s*https/i;
-/** The question is Linux-only (SPEC item 8), and `script -qfec` is the util-linux form. */
+/**
+ * The question is Linux-only (README "Running it for real: server, HTTPS, systemd"), and `script -qfec` is the
+ * util-linux form.
+ */
 const noPty = process.platform !== "linux" || Bun.which("script") === null;
 
 describe("help and version", () => {
@@ -49,7 +52,7 @@ describe("help and version", () => {
   });
 });
 
-describe("deploy subcommand (SPEC: Command-line operations)", () => {
+describe('deploy subcommand (README "CLI")', () => {
   test("deploy exits 0 when the deploy is ok, printing the transcript up to [done] ok=true", async () => {
     const repo = makeRepo();
     const { code, stdout } = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "echo deployed-by-cli" } });
@@ -160,7 +163,7 @@ function startInPty(cwd: string, env: Record<string, string | undefined>, option
 }
 
 // Timeouts above waitFor's 20 s, so a failure says what never came rather than "test timed out".
-describe("the HTTPS question (SPEC item 8)", () => {
+describe("the HTTPS question", () => {
   test("a non-interactive start (stdin not a terminal) never asks, even without SERVICE_SKIP_HTTPS_PROMPT", async () => {
     const repo = makeRepo();
     const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_SKIP_HTTPS_PROMPT: undefined });

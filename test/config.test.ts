@@ -42,7 +42,7 @@ function bannerLine(stdout: string, prefix: string): string | undefined {
 
 const CONFIG_NAMES = ["service.yaml", "service.yml", ".service.yaml", ".service.yml"] as const;
 
-describe("Configuration lookup (SPEC: Configuration, lookup order)", () => {
+describe('Configuration lookup (README "Configuration", lookup order)', () => {
   // Each row: the names present in the working directory, and the one that must win.
   const cases: { present: string[]; wins: string }[] = [
     { present: [...CONFIG_NAMES], wins: "service.yaml" },
@@ -88,7 +88,7 @@ describe("Configuration lookup (SPEC: Configuration, lookup order)", () => {
   });
 });
 
-describe("SERVICE_CONFIG (SPEC: Configuration, SERVICE_CONFIG names a different path)", () => {
+describe('SERVICE_CONFIG (README "Configuration", SERVICE_CONFIG names a different path)', () => {
   test("SERVICE_CONFIG relative to the working directory wins over service.yaml", () => {
     const cwd = workdir({ "service.yaml": "run_script: echo auto\n", "conf/custom.yaml": "run_script: echo custom\n" });
     expect(loadConfig({ cwd, env: { SERVICE_CONFIG: "conf/custom.yaml" } }).runScript).toBe("echo custom");
@@ -122,7 +122,7 @@ describe("SERVICE_CONFIG (SPEC: Configuration, SERVICE_CONFIG names a different 
   });
 });
 
-describe("Config keys (SPEC: Configuration, camelCase or snake_case)", () => {
+describe('Config keys (README "Configuration", camelCase or snake_case)', () => {
   const spellings: { camel: string; snake: string; yaml: string; key: string; value: unknown }[] = [
     { camel: "repoPath", snake: "repo_path", yaml: "/srv/app", key: "repoPath", value: "/srv/app" },
     { camel: "runScript", snake: "run_script", yaml: "make deploy", key: "runScript", value: "make deploy" },
@@ -167,7 +167,7 @@ describe("Config keys (SPEC: Configuration, camelCase or snake_case)", () => {
   });
 });
 
-describe("Environment variables (SPEC: Configuration, environment variables override file values)", () => {
+describe('Environment variables (README "Configuration", environment variables override file values)', () => {
   const file = [
     "port: 8080",
     "repo_path: /from/file",
@@ -224,7 +224,7 @@ describe("Environment variables (SPEC: Configuration, environment variables over
   });
 });
 
-describe("Defaults (SPEC: Configuration, Default column)", () => {
+describe('Defaults (README "Configuration", Default column)', () => {
   test("port 3141, repoPath = working directory, runScript npm run deploy, runTimeoutMs 1800000, rollbackOnFailure false, path /", () => {
     const cwd = workdir();
     const config = loadConfig({ cwd, env: {} });
@@ -255,7 +255,7 @@ describe("Defaults (SPEC: Configuration, Default column)", () => {
   });
 });
 
-describe("Invalid config file (SPEC: Configuration, if the file is invalid only env and defaults apply)", () => {
+describe('Invalid config file (README "Configuration", if the file is invalid only env and defaults apply)', () => {
   const invalid: { what: string; write: (cwd: string) => void; mentions: RegExp }[] = [
     { what: "YAML that does not parse", write: (cwd) => writeFileSync(join(cwd, "service.yaml"), "run_script: [unclosed\nport: 1\n"), mentions: /not valid YAML: .*\S/ },
     { what: "a top level that is a list", write: (cwd) => writeFileSync(join(cwd, "service.yaml"), "- port: 1\n"), mentions: /top level must be a mapping/ },
@@ -312,7 +312,7 @@ describe("Invalid config file (SPEC: Configuration, if the file is invalid only 
   });
 });
 
-describe("Wrong-typed values (SPEC: Configuration, Type column)", () => {
+describe('Wrong-typed values (README "Configuration", Type column)', () => {
   const wrong: { what: string; file?: string; env?: Record<string, string>; names: string }[] = [
     { what: "port: abc", file: "port: abc\n", names: '"port"' },
     { what: "port: 70000", file: "port: 70000\n", names: '"port"' },
@@ -356,7 +356,7 @@ describe("Wrong-typed values (SPEC: Configuration, Type column)", () => {
   }
 });
 
-describe("Config reload (SPEC: States and transitions, rule 4: the config file is re-read on every webhook POST)", () => {
+describe('Config reload (README "Config from the repository": the config file is re-read on every webhook POST)', () => {
   test("editing runScript in service.yaml applies to the next POST without a restart", async () => {
     const repo = makeRepo();
     // The config lives in the working directory, outside the repository: only the request-time re-read sees it.
@@ -433,7 +433,7 @@ describe("Config reload (SPEC: States and transitions, rule 4: the config file i
   });
 });
 
-describe("repoPath (SPEC: Configuration, relative or absolute)", () => {
+describe('repoPath (README "Configuration", relative or absolute)', () => {
   test("a relative repo_path in the file resolves against the working directory", () => {
     const cwd = workdir({ "service.yaml": "repo_path: apps/site\n" });
     expect(loadConfig({ cwd, env: {} }).repoPath).toBe(join(cwd, "apps/site"));
@@ -461,7 +461,7 @@ describe("repoPath (SPEC: Configuration, relative or absolute)", () => {
   });
 });
 
-describe("Programmatic use (SPEC: What the service does, item 9)", () => {
+describe('Programmatic use (README "Library")', () => {
   test("importing src/index.ts has no side effects: no files, no output, the process exits", async () => {
     const cwd = workdir();
     const proc = Bun.spawn([process.execPath, "-e", `await import(${JSON.stringify(join(ROOT, "src/index.ts"))})`], {

@@ -1,5 +1,5 @@
 /**
- * The Git hosts for real (SPEC "Git host setup"; issue 4): GitHub, Gitea/Forgejo and Bitbucket Cloud sign the
+ * The Git hosts for real (README "Git hosts"): GitHub, Gitea/Forgejo and Bitbucket Cloud sign the
  * body with the webhook's secret, GitLab sends it as a token. Deliveries shaped like the recorded ones, against
  * the real server; plus the body limit, the opt-in branch filter and the opt-in immediate acknowledgement.
  */
@@ -71,7 +71,7 @@ async function expectDeployed(what: string, response: Promise<Response>) {
   expect({ what, status: res.status, last: lastLine(body) }).toEqual({ what, status: 200, last: DONE_OK });
 }
 
-describe("verifyRequestSecret (issue 4: signatures over the raw body, constant-time)", () => {
+describe("verifyRequestSecret (signatures over the raw body, constant-time)", () => {
   const body = bytes(VECTOR.body);
   const check = (headers: Record<string, string>, secret = VECTOR.secret, raw: Uint8Array | undefined = body) => verifyRequestSecret(new Headers(headers), secret, raw);
 
@@ -252,7 +252,7 @@ describe("Gitea/Forgejo, Bitbucket Cloud and GitLab deliveries", () => {
   });
 });
 
-describe("body limit (issue 4: past the limit, 413, without buffering unbounded data)", () => {
+describe("body limit (past the limit, 413, without buffering unbounded data)", () => {
   const LIMIT = 2000;
 
   test("a signed body over SERVICE_MAX_BODY_BYTES answers 413 JSON, sent with Content-Length or chunked; no deploy, no log file; a body of exactly the limit deploys", async () => {
@@ -322,7 +322,7 @@ describe("body limit (issue 4: past the limit, 413, without buffering unbounded 
   });
 });
 
-describe("branch filter (issue 4: opt-in `branch`; without it the body is never read)", () => {
+describe("branch filter (opt-in `branch`; without it the body is never read)", () => {
   test("branch: main — pushes to another branch or a tag answer 200 skipped (text and JSON) and deploy nothing; main, a Bitbucket main push and an empty body deploy", async () => {
     const repo = makeRepo();
     writeServiceYaml(repo.clone, { branch: "main" });
@@ -403,7 +403,7 @@ describe("branch filter (issue 4: opt-in `branch`; without it the body is never 
   });
 });
 
-describe("opt-in acknowledgement (issue 4: answer at once with the deploy id; the deploy runs to completion)", () => {
+describe("opt-in acknowledgement (answer at once with the deploy id; the deploy runs to completion)", () => {
   /** Waits for the deploy `id` to be recorded as done and returns its record. */
   const finished = (cwd: string, id: string) => waitFor(() => deployRecords(cwd).find((r) => r.id === id && r.status === "done"), `deploy ${id} to finish`);
 

@@ -1,7 +1,8 @@
 /**
- * Deploy history from the CLI (issue 6): `service logs` lists the deploys of `.service/logs/` newest first,
- * prints one deploy's log, follows a running one, and tolerates damaged files. It reads files only: the
- * servers below exist to create deploys (and a running one to follow), never to answer `logs`.
+ * Deploy history from the CLI (README "Reading the history: `service logs`"): `service logs` lists the deploys of
+ * `.service/logs/` newest first, prints one deploy's log, follows a running one, and tolerates damaged files. It
+ * reads files only: the servers below exist to create deploys (and a running one to follow), never to answer
+ * `logs`.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -1,8 +1,9 @@
 /**
- * Hostile configuration (issue 7, "Hostile input"): random and malformed YAML, wrong-typed values and random
- * SERVICE_* variables. `loadConfig` either returns a configuration whose every value has its documented type,
- * or throws a ConfigError whose message names the file and the key, or the variable. Never another error, and
- * an unusable file (not YAML, not a mapping, unreadable) is skipped with a warning naming it.
+ * Hostile configuration (README "Reliability: faults and what the service does"): random and malformed YAML,
+ * wrong-typed values and random SERVICE_* variables. `loadConfig` either returns a configuration whose every value
+ * has its documented type, or throws a ConfigError whose message names the file and the key, or the variable.
+ * Never another error, and an unusable file (not YAML, not a mapping, unreadable) is skipped with a warning naming
+ * it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";

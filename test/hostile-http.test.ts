@@ -1,9 +1,10 @@
 /**
- * Hostile HTTP input (issue 7, "Hostile input"): whatever a client sends, the server answers only with the
- * statuses it documents (200, 401, 404, 408, 413, 429, 503; and Bun's own 431 for a request head over 16 KiB), never
- * with a 5xx, never deploys without the secret, and writes no log file for a refused request; bodies over the limit are refused without being kept; slow and flooding clients do not
- * stop an authorized deploy. Real server processes, loopback only, raw sockets where fetch would tidy the
- * request up. No timing is asserted: conditions are waited for, counts and contents are checked.
+ * Hostile HTTP input (README "Reliability: faults and what the service does"): whatever a client sends, the server
+ * answers only with the statuses it documents (200, 401, 404, 408, 413, 429, 503; and Bun's own 431 for a request
+ * head over 16 KiB), never with a 5xx, never deploys without the secret, and writes no log file for a refused
+ * request; bodies over the limit are refused without being kept; slow and flooding clients do not stop an
+ * authorized deploy. Real server processes, loopback only, raw sockets where fetch would tidy the request up. No
+ * timing is asserted: conditions are waited for, counts and contents are checked.
  */
 import { describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
@@ -238,7 +239,7 @@ function encode(req: HostileRequest): Buffer {
   return Buffer.concat([Buffer.from(head, "latin1"), body]);
 }
 
-/** How a 200 answers, from the query (SPEC: format=json; the opt-in `ack`). */
+/** How a 200 answers, from the query (docs/http.md "The JSON result"; README "Acknowledge at once"). */
 function answerKind(req: HostileRequest): "stream" | "json" | "ack" | "ack-json" {
   const params = new URL(`http://localhost${req.path}${req.query}`).searchParams;
   const json = params.get("format") === "json";

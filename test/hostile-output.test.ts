@@ -1,9 +1,9 @@
 /**
- * Hostile run scripts (issue 7, "Hostile input"): output that is binary garbage, invalid UTF-8, 10 MB without a
- * newline, or a script that closes its stdout and keeps running: the stream and both log files stay
- * well-formed and the deploy ends with the right [done] line. And process-tree cleanup, checked with `ps` by a
- * marker unique to each test: after a timeout and after a second SIGTERM to the server no process of the
- * deploy survives; after a first SIGTERM the running deploy finishes and its processes end with it.
+ * Hostile run scripts (README "Reliability: faults and what the service does"): output that is binary garbage,
+ * invalid UTF-8, 10 MB without a newline, or a script that closes its stdout and keeps running: the stream and
+ * both log files stay well-formed and the deploy ends with the right [done] line. And process-tree cleanup,
+ * checked with `ps` by a marker unique to each test: after a timeout and after a second SIGTERM to the server no
+ * process of the deploy survives; after a first SIGTERM the running deploy finishes and its processes end with it.
  *
  * What the service kills (the policy these tests pin down): the process group of the running line at its
  * timeout, and of the running deploy on a second SIGTERM (a shutdown that will not wait). A child that a line

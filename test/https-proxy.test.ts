@@ -1,8 +1,8 @@
 /**
- * SPEC item 8 for real: the proxies the HTTPS setup configures, from Debian's packages, in front of the service on
- * loopback. Caddy with `tls internal`, nginx with a self-signed certificate: an HTTPS POST through each streams
- * live and ends with `[done] ok=true`. Adding the site to a Caddy that serves other sites keeps them. Skipped
- * where Caddy or nginx is not installed; `.ci/run` installs both.
+ * README "Running it for real: server, HTTPS, systemd", for real: the proxies the HTTPS setup configures, from
+ * Debian's packages, in front of the service on loopback. Caddy with `tls internal`, nginx with a self-signed
+ * certificate: an HTTPS POST through each streams live and ends with `[done] ok=true`. Adding the site to a Caddy
+ * that serves other sites keeps them. Skipped where Caddy or nginx is not installed; `.ci/run` installs both.
  */
 import { describe, expect, test } from "bun:test";
 import { createServer } from "node:net";

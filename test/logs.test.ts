@@ -1,5 +1,5 @@
 /**
- * Deploy log files (SPEC: "Deploy log files"): two files per deploy in `.service/logs/` of the working
+ * Deploy log files (README "Log files"): two files per deploy in `.service/logs/` of the working
  * directory, named `YYYY-MM-DD_HH-mm-ssZ_<uuid>.{json,log}` after the deploy's UTC start time.
  */
 import { describe, expect, test } from "bun:test";
@@ -30,7 +30,7 @@ function expectLogPair(cwd: string, result: { startedAt: string; log: { id: stri
   return { record, transcript };
 }
 
-describe("deploy log files (SPEC: Deploy log files)", () => {
+describe('deploy log files (README "Log files")', () => {
   test("a webhook deploy writes <UTC start>_<uuid>.json and .log in .service/logs of the working directory", async () => {
     const repo = makeRepo();
     const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo from-the-script" });

@@ -1,5 +1,5 @@
 /**
- * SPEC item 9 under Node.js: the package, built and packed as it ships, installed into a plain Node project,
+ * README "Library" under Node.js: the package, built and packed as it ships, installed into a plain Node project,
  * imported there and used for a real deploy, run by Node's own test runner. Then the other two ways to install
  * it, from a clone (a directory) and from a git URL, which must build dist/ themselves: the import under Node
  * and Bun, and the `service` command under Node with no Bun on PATH.
@@ -141,7 +141,7 @@ test("three POSTs pipelined on one connection under Node.js: the first gets its 
 });
 `;
 
-describe("the package under Node.js (SPEC item 9)", () => {
+describe('the package under Node.js (README "Library")', () => {
   let project = "";
 
   beforeAll(() => {

@@ -120,7 +120,7 @@ async function withServer<T>(cwd: string, env: Record<string, string>, body: (se
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describe("run script, line by line (SPEC: States and transitions, rule 5)", () => {
+describe('run script, line by line (README "The run script")', () => {
   test("a multi-line script runs line by line in order; blank lines and # lines are skipped", async () => {
     const repo = makeRepo();
     const dir = tempDir();
@@ -238,7 +238,7 @@ describe("run script, line by line (SPEC: States and transitions, rule 5)", () =
   });
 });
 
-describe("a run command that cannot start (SPEC: Errors)", () => {
+describe('a run command that cannot start (docs/http.md "The stream")', () => {
   const cases: [what: string, script: (dir: string) => string][] = [
     ["a command that is not found", () => `no-such-command-${crypto.randomUUID()} --version`],
     [
@@ -268,7 +268,7 @@ describe("a run command that cannot start (SPEC: Errors)", () => {
   });
 });
 
-describe("runTimeoutMs (SPEC: Limits, Errors)", () => {
+describe('runTimeoutMs (README "The run script")', () => {
   test("runTimeoutMs kills the whole process tree: the script, its children and grandchildren", async () => {
     const repo = makeRepo();
     const child = sleepMarker();
@@ -397,7 +397,7 @@ describe("children left running in the background do not hold the deploy", () =>
   });
 });
 
-describe("git pull (SPEC: Deploy result pull.success, Errors)", () => {
+describe('git pull (docs/http.md "The JSON result": pull.success)', () => {
   test("a repository without a remote counts as a successful pull and the script still runs", async () => {
     const clone = makeLocalRepo();
     const dir = tempDir();
@@ -521,7 +521,7 @@ describe("the run script's environment", () => {
   });
 });
 
-describe("the deploy command (SPEC: Command-line operations)", () => {
+describe('the deploy command (README "CLI")', () => {
   test("deploy prints the output live, while the script still runs", async () => {
     const repo = makeRepo();
     const dir = tempDir();

@@ -1,15 +1,16 @@
 /**
- * Retention (issue 6): after each deploy the files of the newest `keepDeploys` deploys are kept (and, with
- * `keepDays`, only those of the last N days); a running deploy's files are never removed; one deploy's .log
- * is capped at `maxLogBytes` with a truncation mark while the live stream carries everything.
+ * Retention (README "Log files"): after each deploy the files of the newest `keepDeploys` deploys are kept
+ * (and, with `keepDays`, only those of the last N days); a running deploy's files are never removed; one
+ * deploy's .log is capped at `maxLogBytes` with a truncation mark while the live stream carries everything.
  */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeGate } from "./gate.ts";
 import { lastLine, logFiles, makeLocalRepo, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
 import { StreamReader } from "./gate.ts";
 import { copyPair, deployIdOf, logDirOf, stemDate, stemOf, stems } from "./ops-helpers.ts";
+import { pruneLogs } from "../src/retention.ts";
 
 const idOfStem = (stem: string) => stem.slice(stem.lastIndexOf("_") + 1);
 
@@ -194,5 +195,28 @@ describe("retention per app (multi-app mode)", () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe("retention per app: the record's app, whatever the order of its keys", () => {
+  test('hand-written records with `app` after other keys, and a nested or quoted "app" before it, are counted for their own app', () => {
+    const cwd = tempDir();
+    const dir = join(cwd, ".service", "logs");
+    mkdirSync(dir, { recursive: true });
+    const write = (second: number, app: string, decoy: string) => {
+      const id = `0000000${second}-0000-4000-8000-000000000000`;
+      const stem = `2026-11-22_15-00-0${second}Z_${id}`;
+      // Compact, `trigger` first, a nested object and a string that both hold an "app" key before the real one.
+      const record = `{"trigger":"cli","note":"\\"app\\": \\"${decoy}\\"","served":{"app":"${decoy}","ids":[{"app":"${decoy}"}]},"status":"done","id":"${id}","app":"${app}","startedAt":"2026-11-22T15:00:0${second}.000Z"}`;
+      expect(JSON.parse(record).app).toBe(app);
+      writeFileSync(join(dir, `${stem}.json`), record);
+      writeFileSync(join(dir, `${stem}.log`), "");
+      return stem;
+    };
+    const web = [1, 2, 3].map((s) => write(s, "web", "api"));
+    const api = [4, 5].map((s) => write(s, "api", "web"));
+    const removed = pruneLogs(cwd, 1, 0, Date.parse("2026-11-22T16:00:00Z"), "web");
+    expect(removed.sort()).toEqual(web.slice(0, 2).sort());
+    expect(stems(cwd).sort()).toEqual([web[2]!, ...api].sort());
   });
 });

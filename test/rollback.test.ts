@@ -10,7 +10,7 @@ async function deployJson(url: string) {
   return (await post(`${url}/?format=json`, { secret: SECRET })).json();
 }
 
-describe("rollback (SPEC rules 2-3)", () => {
+describe('rollback (README "Rollback")', () => {
   test("with rollbackOnFailure, a failed run resets to the pre-pull commit and runs the script again; ok when that redeploy succeeds", async () => {
     const repo = makeRepo({ "service.yaml": REPO_CONFIG, healthy: "yes\n" });
     const good = repo.head();

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { planLine, scriptLines, splitWords } from "../src/deploy/script.ts";
 
-describe("scriptLines (SPEC rule 5: one line at a time, blank and # lines skipped)", () => {
+describe('scriptLines (README "The run script": one line at a time, blank and # lines skipped)', () => {
   const cases: [name: string, script: string, lines: string[]][] = [
     ["a single-line script is one line, not split", "npm run deploy", ["npm run deploy"]],
     ["a single-line script with operators stays whole", "npm ci && npm run build; npm start", ["npm ci && npm run build; npm start"]],
@@ -42,7 +42,7 @@ describe("splitWords (direct spawn: arguments split as a shell would, quotes res
   });
 });
 
-describe("planLine (SPEC rule 5: shell for operators and builtins, otherwise a direct spawn)", () => {
+describe('planLine (README "The run script": shell for operators and builtins, otherwise a direct spawn)', () => {
   const direct: [line: string, argv: string[]][] = [
     ["npm run deploy", ["npm", "run", "deploy"]],
     ["./deploy.sh --prod", ["./deploy.sh", "--prod"]],

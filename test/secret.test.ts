@@ -70,7 +70,7 @@ async function deployWith(url: string, secret: string): Promise<string | number>
 const OK = "[done] ok=true exitCode=0";
 const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
-describe("Generated secret (SPEC: Secret file; Authentication rule 3)", () => {
+describe('Generated secret (README "Secret")', () => {
   test("the first start without a secret generates one: printed once on stdout, stored in .service.secret (0600 under umask 000), 256 bits, and it deploys", async () => {
     const repo = makeRepo();
     const server = await startUnderUmask000(repo.clone, { SERVICE_RUN_SCRIPT: "true" });
@@ -129,7 +129,7 @@ describe("Generated secret (SPEC: Secret file; Authentication rule 3)", () => {
   });
 });
 
-describe("Secret sources (SPEC: Authentication rule 3: SERVICE_SECRET, or the file key secret, else generated)", () => {
+describe("Secret sources (SERVICE_SECRET, or the file key secret, else generated)", () => {
   test("SERVICE_SECRET wins over the secret key, which wins over .service.secret", async () => {
     const repo = makeRepo();
     writeFileSync(join(repo.clone, "service.yaml"), "secret: from-the-file-key\nrun_script: \"true\"\n");
@@ -211,7 +211,7 @@ describe("Secret sources (SPEC: Authentication rule 3: SERVICE_SECRET, or the fi
   });
 });
 
-describe("ensureWebhookSecret (SPEC: What the service does, item 9)", () => {
+describe('ensureWebhookSecret (README "Library")', () => {
   test("sets config.secret and returns generated: true only the first time", () => {
     const cwd = tempDir("service-secret-");
     const first = loadConfig({ cwd, env: {} });
@@ -309,7 +309,7 @@ describe("ensureWebhookSecret (SPEC: What the service does, item 9)", () => {
   });
 });
 
-describe("Request authentication (SPEC: Authentication rules 2 and 4)", () => {
+describe('Request authentication (README "Secret")', () => {
   const secret = "s3cret-value";
   const cases: { name: string; headers: Record<string, string>; ok: boolean }[] = [
     { name: "X-Service-Secret with the secret", headers: { "x-service-secret": secret }, ok: true },
@@ -353,7 +353,7 @@ describe("Request authentication (SPEC: Authentication rules 2 and 4)", () => {
   });
 });
 
-describe("Generated secret directory (SPEC: Secret file: in the working directory)", () => {
+describe("Generated secret directory (in the working directory)", () => {
   test(".service.secret is written in the working directory, not in repoPath", async () => {
     const repo = makeRepo();
     const cwd = tempDir("service-secret-");

@@ -5,7 +5,7 @@ import { consola, LogLevels } from "consola";
 import { createServiceServer, loadConfig } from "../src/index.ts";
 import { lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer, waitFor } from "./helpers.ts";
 
-describe("HTTP endpoint (SPEC: Endpoints)", () => {
+describe('HTTP endpoint (README "HTTP")', () => {
   test("the start banner lists the listening URL, the repository, the run command and Auth: required", async () => {
     const repo = makeRepo();
     const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo hello" });

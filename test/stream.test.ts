@@ -1,5 +1,5 @@
 /**
- * The live text stream of a deploy (SPEC: Endpoints, items 2-3 of "What the service does"; DESIGN: Bun facts).
+ * The live text stream of a deploy (docs/http.md "The stream"; the Bun facts of docs/architecture.md).
  * Liveness is decided by content order and by files the script writes, never by timing: the script waits for a
  * "go" file the test writes only after it has read the first line, so a buffered stream could not show
  * that line while the script still runs.
@@ -74,7 +74,7 @@ async function doneRecord(cwd: string): Promise<any> {
   }, "the .json log to say done");
 }
 
-describe("live streaming (SPEC: output streamed as plain text, read with curl -N)", () => {
+describe("live streaming (output streamed as plain text, read with curl -N)", () => {
   test("the first lines arrive while the script still runs; [done] comes last", async () => {
     const repo = makeRepo();
     const script = ["echo first", waitForFile("go"), "echo second", "touch finished.marker"].join("\n");
@@ -150,7 +150,7 @@ describe("stream lifetime", () => {
   }, 15_000);
 });
 
-describe("client independence (DESIGN: a sink can go away without touching the run)", () => {
+describe("client independence (a sink can go away without touching the run)", () => {
   const script = ["echo first", waitForFile("go"), "sleep 0.5", "sh -c 'for i in 1 2 3 4 5; do echo after-disconnect-$i; done'", "touch finished.marker"].join(
     "\n",
   );

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readFileSync, readSync, constants } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ResolvedApp } from "../apps.ts";
-import { isRunning } from "../deploy/liveness.ts";
+import { processAlive } from "../deploy/liveness.ts";
 import { headCommit } from "../deploy/git.ts";
 import { Redaction } from "../deploy/redact.ts";
 import type { RollbackTarget } from "../deploy/events.ts";
@@ -168,7 +168,7 @@ export class Follows {
       try {
         const record = JSON.parse(readFileSync(entry.jsonPath, "utf8")) as { status?: unknown; pid?: unknown; pidStart?: unknown };
         if (record.status !== "running") return false;
-        return typeof record.pid !== "number" || isRunning(record.pid, typeof record.pidStart === "string" ? record.pidStart : undefined);
+        return typeof record.pid !== "number" || processAlive(record.pid, typeof record.pidStart === "string" ? record.pidStart : undefined);
       } catch {
         return false;
       }

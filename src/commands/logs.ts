@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { isRunning } from "../deploy/liveness.ts";
+import { processAlive } from "../deploy/liveness.ts";
 import { endFromLog, findDeploy, findQueued, isDeployRef, isFailed, listDeploys, outcomeOf, missingLogDir, neverStarted, queuedMessage, type HistoryEntry } from "../history.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
@@ -39,7 +39,7 @@ function table(entries: HistoryEntry[]): string {
 /** Whether the service process that wrote a running record still runs (a record without a pid: assumed so). */
 function writerRunning(record: { pid?: unknown; pidStart?: unknown }): boolean {
   if (typeof record.pid !== "number") return true;
-  return isRunning(record.pid, typeof record.pidStart === "string" ? record.pidStart : undefined);
+  return processAlive(record.pid, typeof record.pidStart === "string" ? record.pidStart : undefined);
 }
 
 /** How many 200 ms polls in a row the JSON record may be unreadable before --follow gives up on it. */

@@ -92,7 +92,10 @@ export const serveCommand = defineCommand({
   },
 });
 
-/** SPEC item 6: the listening line, the repository, the run command and `Auth: required`; one block per app. */
+/**
+ * The banner (README "Quick start"): the listening line, the repository, the run command and `Auth: required`; one
+ * block per app.
+ */
 function banner(port: number, multiApp: boolean, apps: ResolvedApp[]): string[] {
   const lines = [`listening on http://localhost:${port}`];
   for (const app of apps) {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { isRunning } from "./liveness.ts";
+import { processAlive } from "./liveness.ts";
 
 /**
  * How the service writes its own files under `.service/`: never through a symbolic link (a link planted at a
@@ -110,7 +110,7 @@ export function removeStaleTemps(dir: string, names?: string[]): void {
     const pid = TEMP_NAME.exec(name)?.[1];
     // This process's own writes are synchronous and clean up on every path: a temp bearing its pid is a
     // leftover of an earlier process that had the same pid (a container's pid 1).
-    const stale = pid !== undefined ? Number(pid) === process.pid || !isRunning(Number(pid)) : OLD_TEMP_NAME.test(name);
+    const stale = pid !== undefined ? Number(pid) === process.pid || !processAlive(Number(pid)) : OLD_TEMP_NAME.test(name);
     // rm unlinks a link itself, never its target.
     if (stale) rmSync(join(dir, name), { force: true });
   }

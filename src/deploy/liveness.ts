@@ -24,7 +24,7 @@ export const OWN_START = processStart(process.pid) ?? "0";
  * Whether the process named by `pid` (and `start`, when the writer recorded it) still runs. On Linux a recorded
  * start time must match; elsewhere, or for a record without one, a signal-0 probe decides.
  */
-export function isRunning(pid: number, start?: string): boolean {
+export function processAlive(pid: number, start?: string): boolean {
   // This process, without a look at /proc (the queue asks for its own tickets on every turn).
   if (pid === process.pid && (start === undefined || start === OWN_START)) return true;
   if (start !== undefined && start !== "0" && process.platform === "linux") return processStart(pid) === start;

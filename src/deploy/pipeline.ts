@@ -54,7 +54,10 @@ export interface DeployOptions {
   logger?: Logger;
 }
 
-/** The repository's own config file (rule 4): auto-detected names, or SERVICE_CONFIG when it points inside. */
+/**
+ * The repository's own config file (README "Config from the repository"): auto-detected names, or SERVICE_CONFIG
+ * when it points inside.
+ */
 export function repoConfigFile(repoPath: string, cwd: string, env: NodeJS.ProcessEnv): string | undefined {
   if (env.SERVICE_CONFIG) {
     const file = resolve(cwd, env.SERVICE_CONFIG);

@@ -145,7 +145,7 @@ export class DeployQueue {
       };
       laneRef.entries.push(entry);
       laneRef.entries.sort(byTicket);
-      const position = this.check(key);
+      const position = this.startReady(key);
       if (entry.started) return;
       hooks.onQueued?.(Math.max(1, position.get(entry) ?? 1));
       // Only a deploy that waited is held: one that found the queue free was allowed when it was asked for.
@@ -185,11 +185,11 @@ export class DeployQueue {
     if (lane.entries.length === 0) {
       clearTimeout(lane.timer);
       this.lanes.delete(key);
-    } else this.check(key);
+    } else this.startReady(key);
   }
 
   /** Starts this lane's first entry when its ticket is first in the queue; returns each entry's position. */
-  private check(key: string): Map<Entry, number> {
+  private startReady(key: string): Map<Entry, number> {
     const lane = this.lanes.get(key);
     const positions = new Map<Entry, number>();
     if (!lane) return positions;
@@ -216,11 +216,11 @@ export class DeployQueue {
       scan = scanTickets(lane.dir);
     }
     for (const entry of lane.entries) positions.set(entry, scan.live.indexOf(entry.ticket));
-    for (const orphan of scan.orphans) void recoverOrphan(key, lane.dir, orphan, this.logger).then(() => this.lanes.get(key) === lane && this.check(key));
+    for (const orphan of scan.orphans) void recoverOrphan(key, lane.dir, orphan, this.logger).then(() => this.lanes.get(key) === lane && this.startReady(key));
     const head = lane.entries[0];
     if (!head || head.started) return positions;
     if (!scan.choosing && scan.live[0] === head.ticket && !head.held()) head.start();
-    else lane.timer = setTimeout(() => this.check(key), POLL_MS);
+    else lane.timer = setTimeout(() => this.startReady(key), POLL_MS);
     return positions;
   }
 }

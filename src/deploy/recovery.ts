@@ -2,7 +2,7 @@ import { closeSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { openForAppend, readNoFollow, removeStaleTemps, writeAll, writeFileAtomic } from "./files.ts";
 import { groupAlive, groupMembers, stopGroup, type Group } from "./groups.ts";
-import { isRunning } from "./liveness.ts";
+import { processAlive } from "./liveness.ts";
 import { endFromLog } from "../history.ts";
 import { LOG_DIR, type DeployRecord } from "./record.ts";
 import { defaultLogger, type Logger } from "./logger.ts";
@@ -36,7 +36,7 @@ export function markInterruptedDeploys(cwd: string, logger: Logger = defaultLogg
     } catch {
       continue;
     }
-    if (record.status !== "running" || isRunning(record.pid, record.pidStart)) continue;
+    if (record.status !== "running" || processAlive(record.pid, record.pidStart)) continue;
     // A deploy that ended (its .log has the [done] line) while its record could not say so is repaired, not interrupted.
     const ended = endFromLog(file.replace(/\.json$/, ".log"));
     const updated: DeployRecord = { ...record, ...(ended ?? { status: "interrupted" }) };

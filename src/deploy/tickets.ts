@@ -3,7 +3,7 @@ import { closeSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync
 import { createExclusive, writeAll } from "./files.ts";
 import { join } from "node:path";
 import { groupAlive, type Group } from "./groups.ts";
-import { isRunning, OWN_START } from "./liveness.ts";
+import { processAlive, OWN_START } from "./liveness.ts";
 
 /**
  * The ticket files of one repository's deploy queue, shared by every process that deploys it.
@@ -44,7 +44,7 @@ export interface TicketScan {
   orphans: { name: string; content: TicketContent }[];
 }
 
-const owner = (pid: string | undefined, start: string | undefined) => !!pid && !!start && isRunning(Number(pid), start);
+const owner = (pid: string | undefined, start: string | undefined) => !!pid && !!start && processAlive(Number(pid), start);
 
 function remove(file: string): void {
   try {

@@ -2,7 +2,7 @@ import { readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Trigger } from "./events.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "./files.ts";
-import { isRunning, OWN_START } from "./liveness.ts";
+import { processAlive, OWN_START } from "./liveness.ts";
 
 /**
  * Deploys that were acknowledged (their id given out) but wait in the queue: a deploy's log files appear only
@@ -51,7 +51,7 @@ function records(cwd: string): { file: string; record: QueuedRecord }[] {
 }
 
 /** Whether the service that queued the deploy still runs: if not, the deploy will never start. */
-export const holderRunning = (record: QueuedRecord) => isRunning(record.pid, record.pidStart);
+export const holderRunning = (record: QueuedRecord) => processAlive(record.pid, record.pidStart);
 
 /**
  * Records a deploy as waiting. Never throws: the record only informs readers, and the deploy goes on without it.
