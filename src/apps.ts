@@ -44,19 +44,25 @@ export function collectApps(config: ResolvedConfig, cwd: string): { apps: Resolv
   const seenRoutes = new Map<string, string>();
   const resolved: ResolvedApp[] = [];
   const problems: string[] = [];
-  apps.forEach((app: AppConfig, index) => {
+  for (const [index, app] of (apps as AppConfig[]).entries()) {
     const label = `apps entry ${index + 1}${app.name ? ` ("${app.name}")` : ""}`;
     const problem = appProblem(app, label, seenNames);
-    if (problem) return problems.push(problem);
+    if (problem) {
+      problems.push(problem);
+      continue;
+    }
     const host = normalizeHost(app.host);
     const route = `${host}${app.path}`;
     const other = seenRoutes.get(route);
-    if (other) return problems.push(`${label}: host "${host}" with path "${app.path}" is already the route of app "${other}"`);
+    if (other) {
+      problems.push(`${label}: host "${host}" with path "${app.path}" is already the route of app "${other}"`);
+      continue;
+    }
     seenNames.set(app.name, index + 1);
     seenRoutes.set(route, app.name);
     const repoPath = isAbsolute(app.repoPath) ? app.repoPath : resolve(cwd, app.repoPath);
     resolved.push({ ...shared, secret: undefined, ...app, host, repoPath });
-  });
+  }
   return { apps: resolved, problems };
 }
 
@@ -70,7 +76,7 @@ function appProblem(app: AppConfig, label: string, seenNames: Map<string, number
   }
   if (seenNames.has(app.name)) return `${label}: the name "${app.name}" is already used by apps entry ${seenNames.get(app.name)}`;
   // A URL or a host with a path would never equal a request's Host: say so now, not with 404s later.
-  if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s\x00-\x1f\x7f/:@?#\[\]]+)(:\d*)?$/.test(app.host.trim())) {
+  if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s\x00-\x1f\x7f/:@?#[\]]+)(:\d*)?$/.test(app.host.trim())) {
     return `${label}: host ${JSON.stringify(app.host)} is not a host name: write it like web.example.com (no scheme, no path)`;
   }
   // As for the top-level secret: header values arrive trimmed, so a blank secret would lock the app out.

@@ -7,7 +7,7 @@ import { isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { ConfigText } from "./config.ts";
 import { envConfig, normalizeUserConfig } from "./config-keys.ts";
-import { ConfigError, defaultConfig, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
+import { type ConfigError, defaultConfig, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
 
 /** Where a value came from: the defaults, the caller's base, the config file, SERVICE_* variables, or a caller's layer over them. */
 export type Source = "default" | "base" | "file" | "env" | "caller";

@@ -132,7 +132,7 @@ describe("admin API actions", () => {
     try {
       expect((await call(`${admin}/api/apps/web/pause`, { reason: "web freeze" })).body).toMatchObject({ paused: true, app: "web", reason: "web freeze" });
       const apps = (await (await fetch(`${admin}/api/apps`, { headers: auth })).json()).apps;
-      expect(apps.map((a: any) => [a.name, a.paused && a.paused.reason])).toEqual([["web", "web freeze"], ["api", false]]);
+      expect(apps.map((a: any) => [a.name, a.paused?.reason])).toEqual([["web", "web freeze"], ["api", false]]);
       expect((await call(`${admin}/api/apps/web/resume`)).body).toMatchObject({ resumed: true });
 
       expect((await runCli(["pause", "--reason", "all frozen"], { cwd })).code).toBe(0);

@@ -26,7 +26,10 @@ describe("admin listener: /healthz", () => {
       await deploy.text();
       await waitFor(() => gate.starts().length === 1, "the deploy to start");
       server.proc.kill("SIGTERM");
-      await waitFor(async () => (await fetch(`${admin}/healthz`).then(async (r) => (await r.text(), r.status))) === 503, "healthz to say 503");
+      await waitFor(async () => (await fetch(`${admin}/healthz`).then(async (r) => {
+        await r.text();
+        return r.status;
+      })) === 503, "healthz to say 503");
       gate.open();
       expect(await server.proc.exited).toBe(0);
     } finally {

@@ -47,7 +47,7 @@ export function serialized(lines: string[]): boolean {
   for (let i = 0; i < lines.length; i += 2) {
     const start = lines[i]?.split(" ");
     const end = lines[i + 1]?.split(" ");
-    if (!start || start[0] !== "start") return false;
+    if (start?.[0] !== "start") return false;
     if (end && (end[0] !== "end" || end[1] !== start[1])) return false;
   }
   return true;

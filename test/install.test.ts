@@ -15,7 +15,7 @@ import { ROOT, baseEnv, readJson, tempDir } from "./helpers.ts";
 const SCRIPT = join(ROOT, "install.sh");
 const SH = Bun.which("sh") ?? "/bin/sh";
 const VERSION: string = readJson(join(ROOT, "package.json")).version;
-const WRONG_HASH = "0".repeat(63) + "1";
+const WRONG_HASH = `${"0".repeat(63)}1`;
 
 let base = "";
 let binaryHash = "";

@@ -41,11 +41,23 @@ describe("strict mode stops the start on an unreadable or invalid config file", 
   }
 
   const invalid: { what: string; setup: (cwd: string) => Record<string, string>; mentions: string }[] = [
-    { what: "YAML that does not parse", setup: (cwd) => (writeFileSync(join(cwd, "service.yaml"), ISSUE_FILE), {}), mentions: "not valid YAML" },
-    { what: "a top level that is a list", setup: (cwd) => (writeFileSync(join(cwd, "service.yaml"), "- port: 1\n"), {}), mentions: "top level must be a mapping" },
-    { what: "an unreadable file (a directory)", setup: (cwd) => (mkdirSync(join(cwd, "service.yaml")), {}), mentions: "cannot read" },
+    { what: "YAML that does not parse", setup: (cwd) => {
+      writeFileSync(join(cwd, "service.yaml"), ISSUE_FILE);
+      return {};
+    }, mentions: "not valid YAML" },
+    { what: "a top level that is a list", setup: (cwd) => {
+      writeFileSync(join(cwd, "service.yaml"), "- port: 1\n");
+      return {};
+    }, mentions: "top level must be a mapping" },
+    { what: "an unreadable file (a directory)", setup: (cwd) => {
+      mkdirSync(join(cwd, "service.yaml"));
+      return {};
+    }, mentions: "cannot read" },
     { what: "SERVICE_CONFIG naming a missing file", setup: (cwd) => ({ SERVICE_CONFIG: join(cwd, "service.yaml") }), mentions: "cannot read" },
-    { what: "an unknown key (a typo of hostname)", setup: (cwd) => (writeFileSync(join(cwd, "service.yaml"), "hostnmae: 127.0.0.1\n"), {}), mentions: 'unknown key "hostnmae"' },
+    { what: "an unknown key (a typo of hostname)", setup: (cwd) => {
+      writeFileSync(join(cwd, "service.yaml"), "hostnmae: 127.0.0.1\n");
+      return {};
+    }, mentions: 'unknown key "hostnmae"' },
   ];
   for (const { what, setup, mentions } of invalid) {
     test(`${what}: loadConfig with strict throws a ConfigError naming the file and the error`, () => {

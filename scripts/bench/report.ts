@@ -50,11 +50,11 @@ export class Report {
     const out: string[] = ["", ...header, "", line(columns.map((c) => titles[c])), line(widths.map((w) => "-".repeat(w)))];
     for (const r of rows) out.push(line(columns.map((c) => r[c])));
     if (notes.length) out.push("", ...notes.map((n) => `- ${n}`));
-    const escape = (cell: string) => cell.replaceAll("|", "\\|");
+    const escapeCell = (cell: string) => cell.replaceAll("|", "\\|");
     out.push("", "Markdown:", "", ...header.map((h) => `${h}  `), "");
     out.push(`| ${columns.map((c) => titles[c]).join(" | ")} |`, `|${columns.map(() => "---").join("|")}|`);
-    for (const r of rows) out.push(`| ${columns.map((c) => escape(r[c] || "")).join(" | ")} |`);
-    if (notes.length) out.push("", ...notes.map((n) => `- ${escape(n)}`));
+    for (const r of rows) out.push(`| ${columns.map((c) => escapeCell(r[c] || "")).join(" | ")} |`);
+    if (notes.length) out.push("", ...notes.map((n) => `- ${escapeCell(n)}`));
     console.log(out.join("\n"));
   }
 }

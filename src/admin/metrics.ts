@@ -78,7 +78,9 @@ export class Metrics {
     for (const [key, n] of this.deploys) out.push(`service_deploys_total${key} ${n}`);
     family("service_deploy_duration_seconds", "histogram", "How long deploys took.");
     for (const [app, h] of this.durations) {
-      DURATION_BUCKETS.forEach((bound, i) => out.push(`service_deploy_duration_seconds_bucket${labels({ app, le: String(bound) })} ${h.buckets[i]}`));
+      DURATION_BUCKETS.forEach((bound, i) => {
+        out.push(`service_deploy_duration_seconds_bucket${labels({ app, le: String(bound) })} ${h.buckets[i]}`);
+      });
       out.push(`service_deploy_duration_seconds_bucket${labels({ app, le: "+Inf" })} ${h.count}`);
       out.push(`service_deploy_duration_seconds_sum${labels({ app })} ${h.sum}`, `service_deploy_duration_seconds_count${labels({ app })} ${h.count}`);
     }
@@ -102,8 +104,8 @@ function bump(map: Map<string, number>, key: string): void {
 
 /** `{a="x",b="y"}` with the exposition format's escapes. */
 function labels(values: Record<string, string>): string {
-  const escape = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+  const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
   return `{${Object.entries(values)
-    .map(([key, value]) => `${key}="${escape(value)}"`)
+    .map(([key, value]) => `${key}="${escapeLabel(value)}"`)
     .join(",")}}`;
 }

@@ -1,6 +1,6 @@
 import type { ArgsDef, CommandDef } from "citty";
 
-type Command = Pick<CommandDef<any>, "args" | "meta">;
+type Command = Pick<CommandDef<ArgsDef>, "args" | "meta">;
 
 /** The command line a command is given: the command, and the arguments after its name. */
 export interface CommandLine {

@@ -1,4 +1,4 @@
-import { renderUsage, type CommandDef } from "citty";
+import { renderUsage, type ArgsDef, type CommandDef } from "citty";
 import { consola } from "consola";
 import { createConsola as createBasicConsola } from "consola/basic";
 import { stripVTControlCharacters } from "node:util";
@@ -18,7 +18,7 @@ export function useOutputStyle(plain: boolean): void {
 }
 
 /** citty's usage, without its column padding at line ends nor blank lines at the end, and without colours when plain. */
-export async function showUsage(cmd: CommandDef<any>, parent: CommandDef<any> | undefined, plain: boolean): Promise<void> {
+export async function showUsage<T extends ArgsDef>(cmd: CommandDef<T>, parent: CommandDef<T> | undefined, plain: boolean): Promise<void> {
   const text = await renderUsage(cmd, parent);
   const lines = (plain ? stripVTControlCharacters(text) : text).split("\n").map((line) => line.trimEnd());
   process.stdout.write(`${lines.join("\n").trimEnd()}\n`);

@@ -8,7 +8,7 @@ const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:'"]+(?::[^\s/@'"]*)?@/
 
 const URL_SEPARATOR = Buffer.from("://", "latin1");
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
  * Removes the webhook secret(s) and URL credentials from text. Works on "binary" strings (one char per byte,
@@ -27,7 +27,7 @@ export class Redaction {
       // Longest first, so a secret that contains another is replaced whole.
       .sort((a, b) => b.length - a.length)
       .map((s) => Buffer.from(s, "utf8").toString("latin1"));
-    this.pattern = this.secrets.length ? new RegExp(this.secrets.map(escape).join("|"), "g") : undefined;
+    this.pattern = this.secrets.length ? new RegExp(this.secrets.map(escapeRegExp).join("|"), "g") : undefined;
     this.secretBytes = this.secrets.map((s) => Buffer.from(s, "latin1"));
   }
 

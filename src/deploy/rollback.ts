@@ -4,7 +4,7 @@ import type { Deployer } from "./deployer.ts";
 import type { DeployResult, RollbackTarget } from "./events.ts";
 import { gitResetHard, gitQuery, headCommit } from "./git.ts";
 import type { DeployContext, DeployOptions } from "./pipeline.ts";
-import { PullState, short } from "./pull.ts";
+import { type PullState, short } from "./pull.ts";
 
 /** A rollback that cannot be queued: the target names nothing deployable. Nothing was queued. */
 export class RollbackTargetError extends Error {

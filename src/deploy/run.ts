@@ -2,7 +2,7 @@ import type { Captures } from "./capture.ts";
 import type { DeployEvent, DeployResult, DeploySink, Step } from "./events.ts";
 import { pruneLogs } from "../retention.ts";
 import { DeployLog } from "./log.ts";
-import { type DeployRecord } from "./record.ts";
+import type { DeployRecord } from "./record.ts";
 import type { DeployOptions } from "./pipeline.ts";
 import { OutputRedactor, Redaction } from "./redact.ts";
 import { outboundSink } from "../notify/sink.ts";

@@ -5,7 +5,7 @@
  */
 import type { DeployEvent, DeployResult, DeploySink, Trigger } from "../deploy/events.ts";
 import { gitQuery } from "../deploy/git.ts";
-import { type DeployLog } from "../deploy/log.ts";
+import type { DeployLog } from "../deploy/log.ts";
 import { appendOutcomes, type OutboundOutcome } from "../deploy/record.ts";
 import { Redaction } from "../deploy/redact.ts";
 import { GithubDeployment } from "./deployments.ts";
