@@ -22,7 +22,10 @@ const root = resolve(import.meta.dir, "..");
 const dist = join(root, "dist");
 const onlyHost = process.argv.includes("--only-host");
 const onlyLibrary = process.argv.includes("--only-library");
-const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string; dependencies: Record<string, string> };
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  version: string;
+  dependencies: Record<string, string>;
+};
 const releases = join(dist, "release");
 const release = join(releases, `v${pkg.version}`);
 
@@ -85,9 +88,27 @@ function buildLibrary(): void {
   if (!cli.ok) throw new Error(`the Node.js build of the CLI failed:\n${cli.output}`);
   const tsc = join(root, "node_modules", ".bin", "tsc");
   const types = run([
-    tsc, "--ignoreConfig", join(root, "src/index.ts"), "--declaration", "--emitDeclarationOnly", "--outDir", join(dist, "types"), "--rootDir", join(root, "src"),
-    "--target", "ES2022", "--module", "ESNext", "--moduleResolution", "bundler", "--strict", "--skipLibCheck",
-    "--allowImportingTsExtensions", "--resolveJsonModule", "--types", "bun",
+    tsc,
+    "--ignoreConfig",
+    join(root, "src/index.ts"),
+    "--declaration",
+    "--emitDeclarationOnly",
+    "--outDir",
+    join(dist, "types"),
+    "--rootDir",
+    join(root, "src"),
+    "--target",
+    "ES2022",
+    "--module",
+    "ESNext",
+    "--moduleResolution",
+    "bundler",
+    "--strict",
+    "--skipLibCheck",
+    "--allowImportingTsExtensions",
+    "--resolveJsonModule",
+    "--types",
+    "bun",
   ]);
   if (!types.ok) throw new Error(`the type declarations failed:\n${types.output}`);
 }
@@ -108,7 +129,12 @@ for (const { target, out, required } of onlyHost ? targets.slice(0, 1) : targets
   else console.warn(`skipped ${target}: it does not build here`);
 }
 
-const sums = built.map((name) => `${createHash("sha256").update(readFileSync(join(release, name))).digest("hex")}  ${name}`);
+const sums = built.map(
+  (name) =>
+    `${createHash("sha256")
+      .update(readFileSync(join(release, name)))
+      .digest("hex")}  ${name}`,
+);
 writeFileSync(join(release, "SHA256SUMS"), `${sums.join("\n")}\n`);
 // latest/ is this version: install.sh without --version reads it.
 const latest = join(releases, "latest");

@@ -10,7 +10,8 @@ import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const bun = join(root, "node_modules", ".bin", "bun");
-const run = (argv, env = process.env) => spawnSync(argv[0], argv.slice(1), { cwd: root, env, stdio: "inherit" }).status === 0;
+const run = (argv, env = process.env) =>
+  spawnSync(argv[0], argv.slice(1), { cwd: root, env, stdio: "inherit" }).status === 0;
 
 if (!existsSync(bun)) {
   // The inner install runs this script again, with Bun present; the variable stops a loop if it brings none.
@@ -18,7 +19,8 @@ if (!existsSync(bun)) {
   process.stderr.write(`service: installing the build tools in ${root} (npm install there) to build dist/node\n`);
   const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ["npm"];
   const env = { ...process.env, SERVICE_PREPARE_INSTALLING: "1" };
-  if (!run([...npm, "install", "--no-audit", "--no-fund", "--prefer-offline", "--include=dev"], env)) fail(`npm install in ${root} failed`);
+  if (!run([...npm, "install", "--no-audit", "--no-fund", "--prefer-offline", "--include=dev"], env))
+    fail(`npm install in ${root} failed`);
   // That install ran this script with Bun, which built dist/.
   process.exit(0);
 }

@@ -8,7 +8,9 @@ const cli = new URL("../dist/node/cli.js", import.meta.url);
 if (!existsSync(cli)) {
   // A directory install (`npm install /path/to/clone`) links the clone as it is: its build must exist there.
   const root = fileURLToPath(new URL("..", import.meta.url));
-  process.stderr.write(`service: ${fileURLToPath(cli)} is missing: run \`npm install\` (or \`npm run build\`) in ${root}\n`);
+  process.stderr.write(
+    `service: ${fileURLToPath(cli)} is missing: run \`npm install\` (or \`npm run build\`) in ${root}\n`,
+  );
   process.exit(1);
 }
 await import(cli.href);

@@ -7,9 +7,19 @@ import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
-const notEndToEnd = new Set(["install.test.ts", "node-package.test.ts", "script.test.ts", "hostile-config.test.ts", "example-config.test.ts"]);
+const notEndToEnd = new Set([
+  "install.test.ts",
+  "node-package.test.ts",
+  "script.test.ts",
+  "hostile-config.test.ts",
+  "example-config.test.ts",
+]);
 
-const build = Bun.spawnSync([process.execPath, join(root, "scripts/build.ts"), "--only-host"], { cwd: root, stdout: "inherit", stderr: "inherit" });
+const build = Bun.spawnSync([process.execPath, join(root, "scripts/build.ts"), "--only-host"], {
+  cwd: root,
+  stdout: "inherit",
+  stderr: "inherit",
+});
 if (build.exitCode !== 0) process.exit(build.exitCode ?? 1);
 
 const files = readdirSync(join(root, "test"))

@@ -4,7 +4,11 @@ import { ConfigError, type AppConfig, type ResolvedConfig } from "./config-schem
 import { CONFIGURED_SECRET, generateSecret, readSecretFile, shortSecretError, writeSecretFile } from "./secret.ts";
 
 /** What one request deploys: an app's settings, the top level filling in what it does not set. */
-export interface ResolvedApp extends Omit<ResolvedConfig, "apps" | "port" | "hostname" | "trustProxy" | "adminPort" | "adminHostname" | "adminToken"> {
+export interface ResolvedApp
+  extends Omit<
+    ResolvedConfig,
+    "apps" | "port" | "hostname" | "trustProxy" | "adminPort" | "adminHostname" | "adminToken"
+  > {
   /** The app's name; undefined in single-app mode. */
   name?: string;
   /** Host matched against the request (lower case); undefined = any host (single-app mode). */
@@ -35,7 +39,17 @@ export function resolveApps(config: ResolvedConfig, cwd: string): ResolvedApp[] 
  */
 export function collectApps(config: ResolvedConfig, cwd: string): { apps: ResolvedApp[]; problems: string[] } {
   // The admin listener's keys belong to the service, not to an app: its token must not travel with a deploy.
-  const { apps, port: _port, hostname: _hostname, trustProxy: _trust, secret: topSecret, adminPort: _ap, adminHostname: _ah, adminToken: _at, ...shared } = config;
+  const {
+    apps,
+    port: _port,
+    hostname: _hostname,
+    trustProxy: _trust,
+    secret: topSecret,
+    adminPort: _ap,
+    adminHostname: _ah,
+    adminToken: _at,
+    ...shared
+  } = config;
   if (apps.length === 0) {
     const short = topSecret && shortSecretError(topSecret, CONFIGURED_SECRET);
     return short ? { apps: [], problems: [short] } : { apps: [{ ...shared, secret: topSecret }], problems: [] };
@@ -74,7 +88,8 @@ function appProblem(app: AppConfig, label: string, seenNames: Map<string, number
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(app.name)) {
     return `${label}: name may only contain letters, digits, ".", "_" and "-" (it names the app's secret file)`;
   }
-  if (seenNames.has(app.name)) return `${label}: the name "${app.name}" is already used by apps entry ${seenNames.get(app.name)}`;
+  if (seenNames.has(app.name))
+    return `${label}: the name "${app.name}" is already used by apps entry ${seenNames.get(app.name)}`;
   // A URL or a host with a path would never equal a request's Host: say so now, not with 404s later.
   if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s\x00-\x1f\x7f/:@?#[\]]+)(:\d*)?$/.test(app.host.trim())) {
     return `${label}: host ${JSON.stringify(app.host)} is not a host name: write it like web.example.com (no scheme, no path)`;

@@ -69,7 +69,9 @@ export async function readBody(request: Request, options: BodyReadOptions): Prom
   const declared = declaredLength(request);
   if (declared !== undefined && declared > options.limit) return { ok: false, reason: "too large" };
   const known = request.body ? declared : 0;
-  let charged = options.keep ? (known ?? KEPT_STEP_BYTES) : Math.min(known ?? STREAMED_BODY_CHARGE_BYTES, STREAMED_BODY_CHARGE_BYTES);
+  let charged = options.keep
+    ? (known ?? KEPT_STEP_BYTES)
+    : Math.min(known ?? STREAMED_BODY_CHARGE_BYTES, STREAMED_BODY_CHARGE_BYTES);
   const budget = options.budget;
   if (budget && !budget.take(charged)) return { ok: false, reason: "busy" };
   let released = false;
@@ -99,7 +101,9 @@ export async function readBody(request: Request, options: BodyReadOptions): Prom
     for (;;) {
       let next: Awaited<ReturnType<typeof reader.read>> | "expired";
       try {
-        next = expired ? "expired" : await Promise.race([reader.read(), new Promise<"expired">((resolve) => (wake = resolve))]);
+        next = expired
+          ? "expired"
+          : await Promise.race([reader.read(), new Promise<"expired">((resolve) => (wake = resolve))]);
       } catch {
         return failed("aborted");
       } finally {

@@ -25,7 +25,15 @@ export interface ConfigReport {
   file?: string;
   values: CheckedValue[];
   /** `status` and `notify` of an app, described (tokens masked), when it has them. */
-  apps: { name: string; host: string; path: string; repoPath: string; secret: string; status?: string; notify?: string }[];
+  apps: {
+    name: string;
+    host: string;
+    path: string;
+    repoPath: string;
+    secret: string;
+    status?: string;
+    notify?: string;
+  }[];
   /** Everything that is wrong; the server would refuse, fall back, or fail its deploys. */
   problems: string[];
   /** What works but is unsafe (a short secret); the server says it at start too. */
@@ -37,7 +45,11 @@ export interface ConfigReport {
 const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
 
 function isGitRepo(dir: string): boolean {
-  const result = spawnSync("git", ["rev-parse", "--is-inside-work-tree"], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  const result = spawnSync("git", ["rev-parse", "--is-inside-work-tree"], {
+    cwd: dir,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
   return result.status === 0 && result.stdout.trim() === "true";
 }
 
@@ -59,7 +71,11 @@ function repoProblems(label: string, app: { repoPath: string; pollIntervalMs?: n
   return problems;
 }
 
-function secretSource(secret: string | undefined, file: string, configured: Source | undefined): { value: string; source: Source } {
+function secretSource(
+  secret: string | undefined,
+  file: string,
+  configured: Source | undefined,
+): { value: string; source: Source } {
   if (secret && configured) return { value: mask(secret), source: configured };
   if (existsSync(file)) return { value: `stored in ${file}`, source: "secret file" };
   return { value: `none yet: generated into ${file} at the first start`, source: "generated at start" };
@@ -82,7 +98,9 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
   const resolved = resolveConfig({ cwd, file: file ? { path: file, read: readConfigText(file) } : undefined, env });
   const { config, sources } = resolved;
   problems.push(...resolved.fileErrors.flat(), ...resolved.unknownKeys);
-  const fallback = strict ? "the server would refuse to start (strict mode)" : "the server would use environment variables and defaults only";
+  const fallback = strict
+    ? "the server would refuse to start (strict mode)"
+    : "the server would use environment variables and defaults only";
   if (resolved.invalid) problems.push(`${resolved.invalid} (${fallback})`);
   problems.push(...resolved.envErrors);
   const values: CheckedValue[] = [];

@@ -35,7 +35,8 @@ export const main = defineCommand({
 
 /** Whether citty answers `rawArgs` itself, with the usage or the version, before any command runs. */
 const asksForUsage = (rawArgs: string[]) =>
-  rawArgs.some((arg) => arg === "--help" || arg === "-h") || (rawArgs.length === 1 && ["--version", "-v"].includes(rawArgs[0]!));
+  rawArgs.some((arg) => arg === "--help" || arg === "-h") ||
+  (rawArgs.length === 1 && ["--version", "-v"].includes(rawArgs[0]!));
 
 /**
  * Runs the command line. The one place a failure reaches the user: one line and exit code 1, never a stack
@@ -45,7 +46,8 @@ const asksForUsage = (rawArgs: string[]) =>
 async function runCli(rawArgs: string[], plain: boolean): Promise<void> {
   try {
     const line = commandLine(rawArgs, subCommands, main.default as string);
-    if (asksForUsage(rawArgs)) return await runMain(main, { rawArgs, showUsage: (cmd, parent) => showUsage(cmd, parent, plain) });
+    if (asksForUsage(rawArgs))
+      return await runMain(main, { rawArgs, showUsage: (cmd, parent) => showUsage(cmd, parent, plain) });
     rejectUnknownArgs(line);
     await runCommand(main, { rawArgs });
   } catch (error) {

@@ -6,9 +6,24 @@ import { isIP } from "node:net";
 import { ConfigError, MAX_TIMER_MS, type AppConfig, type UserConfig } from "./config-schema.ts";
 import { normalizeNotify, normalizeStatus } from "./notify/settings.ts";
 
-type Kind = "port" | "positiveInt" | "count" | "ms" | "boolean" | "string" | "hostname" | "names" | "urlPath" | "httpUrl" | "apps" | "status" | "notify" | "queuePolicy";
+type Kind =
+  | "port"
+  | "positiveInt"
+  | "count"
+  | "ms"
+  | "boolean"
+  | "string"
+  | "hostname"
+  | "names"
+  | "urlPath"
+  | "httpUrl"
+  | "apps"
+  | "status"
+  | "notify"
+  | "queuePolicy";
 
-const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+const HOST_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
 /** Every key: its type, its snake_case spelling and its environment variable. */
 export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: number }> = {
@@ -45,7 +60,13 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
 };
 
 /** Keys an `apps` entry may set: its own, and the per-deploy top-level keys. */
-const APP_KEYS = new Set(["name", "host", ...Object.keys(KEYS).filter((k) => !["port", "hostname", "trustProxy", "apps", "adminPort", "adminHostname", "adminToken"].includes(k))]);
+const APP_KEYS = new Set([
+  "name",
+  "host",
+  ...Object.keys(KEYS).filter(
+    (k) => !["port", "hostname", "trustProxy", "apps", "adminPort", "adminHostname", "adminToken"].includes(k),
+  ),
+]);
 
 const KEY_NAMES = Object.keys(KEYS) as (keyof UserConfig)[];
 
@@ -109,7 +130,8 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
     case "urlPath":
       if (typeof value !== "string" || !value.startsWith("/")) return fail('a URL path starting with "/"');
       // A request's path never holds these raw (they arrive percent-encoded): such a webhook could never match.
-      if (/[\x00-\x20\x7f?#]/.test(value)) return fail('a URL path starting with "/", without spaces, control characters, "?" or "#"');
+      if (/[\x00-\x20\x7f?#]/.test(value))
+        return fail('a URL path starting with "/", without spaces, control characters, "?" or "#"');
       return value;
     case "httpUrl": {
       // Checked now: a typo would otherwise fail every deploy, after the whole health check timeout.
@@ -120,7 +142,9 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
     case "hostname":
       // An address the listener can bind: a typo here must not leave the server on another address.
       if (typeof value === "string" && (isIP(value) || HOST_NAME.test(value))) return value;
-      return fail("an IP address or host name to listen on (like 127.0.0.1, ::1, 0.0.0.0 or localhost; no scheme, no port)");
+      return fail(
+        "an IP address or host name to listen on (like 127.0.0.1, ::1, 0.0.0.0 or localhost; no scheme, no port)",
+      );
     case "status":
     case "notify": {
       const problems: string[] = [];
@@ -131,8 +155,7 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
     case "queuePolicy":
       if (value === "fifo" || value === "latest") return value;
       return fail('"fifo" or "latest"');
-    case "apps":
-    {
+    case "apps": {
       if (!Array.isArray(value)) return fail("a list of apps");
       // Every problem of every entry is reported at once, so one `service check` shows them all.
       const problems: string[] = [];
@@ -152,7 +175,8 @@ function normalizeApp(raw: unknown, where: string, problems: string[]): AppConfi
     problems.push(`${where}: expected a mapping (name, host, path, repoPath, runScript, secret)`);
     return {} as AppConfig;
   }
-  const label = typeof (raw as { name?: unknown }).name === "string" ? `${where} ("${(raw as { name: string }).name}")` : where;
+  const label =
+    typeof (raw as { name?: unknown }).name === "string" ? `${where} ("${(raw as { name: string }).name}")` : where;
   const out: Record<string, unknown> = {};
   for (const [rawKey, value] of Object.entries(raw)) {
     const key = toCamel(rawKey);
@@ -199,7 +223,12 @@ function editDistance(a: string, b: string): number {
  * to `unknownKeys` and skipped. With `errors`, a wrong value is added to it (one ConfigError per key) and left
  * out; without, the first one throws.
  */
-export function normalizeUserConfig(raw: unknown, source: string, unknownKeys: string[] = [], errors?: ConfigError[]): UserConfig {
+export function normalizeUserConfig(
+  raw: unknown,
+  source: string,
+  unknownKeys: string[] = [],
+  errors?: ConfigError[],
+): UserConfig {
   if (raw === null || raw === undefined) return {};
   if (typeof raw !== "object" || Array.isArray(raw)) {
     throw new ConfigError(`${source}: the top level must be a mapping of keys to values`);

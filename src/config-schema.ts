@@ -95,7 +95,22 @@ export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trust
 type AdminKey = "adminPort" | "adminHostname" | "adminToken";
 
 export interface ResolvedConfig
-  extends Required<Omit<UserConfig, "secret" | "branch" | "events" | "apps" | "adminPort" | "adminToken" | "status" | "notify" | "healthCheckUrl" | "healthCheck" | "pollIntervalMs">> {
+  extends Required<
+    Omit<
+      UserConfig,
+      | "secret"
+      | "branch"
+      | "events"
+      | "apps"
+      | "adminPort"
+      | "adminToken"
+      | "status"
+      | "notify"
+      | "healthCheckUrl"
+      | "healthCheck"
+      | "pollIntervalMs"
+    >
+  > {
   pollIntervalMs?: number;
   status?: StatusSettings;
   notify?: NotifyTarget[];

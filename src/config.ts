@@ -42,8 +42,15 @@ export function readConfigText(file: string): ConfigText {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
     const stat = fstatSync(fd);
     // A device (/dev/zero) or a FIFO has no end, or none to wait for; a directory has no text.
-    if (!stat.isFile()) return { invalid: `cannot read ${file}: not a regular file${stat.isDirectory() ? " (a directory)" : ""}`, missing: false };
-    const tooBig = (size: number) => ({ invalid: `${file} is ${size} bytes; a config file may be at most 1 MiB (${MAX_CONFIG_BYTES} bytes)`, missing: false });
+    if (!stat.isFile())
+      return {
+        invalid: `cannot read ${file}: not a regular file${stat.isDirectory() ? " (a directory)" : ""}`,
+        missing: false,
+      };
+    const tooBig = (size: number) => ({
+      invalid: `${file} is ${size} bytes; a config file may be at most 1 MiB (${MAX_CONFIG_BYTES} bytes)`,
+      missing: false,
+    });
     if (stat.size > MAX_CONFIG_BYTES) return tooBig(stat.size);
     const buffer = Buffer.allocUnsafe(MAX_CONFIG_BYTES + 1);
     let length = 0;
@@ -124,7 +131,12 @@ export function loadConfig(options: LoadConfigOptions = {}): ResolvedConfig {
   const strict = options.strict ?? strictFromEnv(env);
   const file = findConfigFile(cwd, env);
   const read = file ? readConfigText(file) : undefined;
-  const resolved = resolveConfig({ cwd, base: options.base, file: file && read ? { path: file, read } : undefined, env });
+  const resolved = resolveConfig({
+    cwd,
+    base: options.base,
+    file: file && read ? { path: file, read } : undefined,
+    env,
+  });
   if (resolved.fileErrors.length > 0) throw new ConfigError(resolved.fileErrors[0]!);
   // A typo'd key (`hostnmae`) leaves its default in force, as an invalid file would: strict refuses both.
   const problems = resolved.invalid ? [resolved.invalid] : strict ? resolved.unknownKeys : [];
@@ -134,7 +146,15 @@ export function loadConfig(options: LoadConfigOptions = {}): ResolvedConfig {
   if (resolved.envErrors.length > 0) throw new ConfigError(resolved.envErrors[0]!);
   const { config, fileConfig } = resolved;
   const serviceEnv = Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("SERVICE_")));
-  const loadedFrom: LoadedFrom = { cwd, base: options.base, env: serviceEnv, key: fileKey(file, read), fileConfig, snapshot: { ...config }, strict };
+  const loadedFrom: LoadedFrom = {
+    cwd,
+    base: options.base,
+    env: serviceEnv,
+    key: fileKey(file, read),
+    fileConfig,
+    snapshot: { ...config },
+    strict,
+  };
   Object.defineProperty(config, LOADED_FROM, { value: loadedFrom, enumerable: false });
   return config;
 }

@@ -41,7 +41,8 @@ export interface ControlContext {
 export function knownApp(apps: { name?: string }[], name: string | undefined): string | undefined {
   if (name === undefined) return undefined;
   const names = apps.map((a) => a.name).filter((n): n is string => n !== undefined);
-  if (names.length === 0) throw new Error(`--app ${name}: the configuration has no apps (single-app mode); leave out --app`);
+  if (names.length === 0)
+    throw new Error(`--app ${name}: the configuration has no apps (single-app mode); leave out --app`);
   if (!names.includes(name)) throw new Error(`no app named "${name}" (apps: ${names.join(", ")})`);
   return name;
 }
@@ -51,9 +52,16 @@ export function serverControl(ctx: ControlContext): ServerControl {
   return {
     async rollback(target, options = {}) {
       const apps = selectApps(ctx.apps(), options.app);
-      if (apps.length !== 1) throw new Error(`several apps: name the one to roll back (apps: ${apps.map((a) => a.name).join(", ")})`);
+      if (apps.length !== 1)
+        throw new Error(`several apps: name the one to roll back (apps: ${apps.map((a) => a.name).join(", ")})`);
       const app = apps[0]!;
-      const deploy = rollbackDeploy(ctx.deployer, target, { config: app, app: app.name, cwd, secrets: ctx.secrets(), sink: options.sink });
+      const deploy = rollbackDeploy(ctx.deployer, target, {
+        config: app,
+        app: app.name,
+        cwd,
+        secrets: ctx.secrets(),
+        sink: options.sink,
+      });
       ctx.track("rollback", deploy);
       return deploy;
     },

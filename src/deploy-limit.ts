@@ -14,11 +14,17 @@ const MARGIN_SECONDS = 60;
  * a deploy's stream). With the defaults (runTimeoutMs 1800000, no rollback): 2 × 1800 + 60 = 3660. A health
  * check adds its timeout (and its last attempt's) after each run of the script.
  */
-export function deployLimitSeconds(apps: (Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure"> & HealthSettings)[]): number {
+export function deployLimitSeconds(
+  apps: (Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure"> & HealthSettings)[],
+): number {
   const limits = apps.map((app) => {
     const step = Math.ceil(app.runTimeoutMs / 1000);
-    const health = hasHealthCheck(app) ? Math.ceil(((app.healthCheckTimeoutMs ?? 60_000) + HEALTH_REQUEST_LIMIT_MS) / 1000) : 0;
-    return app.rollbackOnFailure ? 3 * step + 2 * health + RESET_SECONDS + MARGIN_SECONDS : 2 * step + health + MARGIN_SECONDS;
+    const health = hasHealthCheck(app)
+      ? Math.ceil(((app.healthCheckTimeoutMs ?? 60_000) + HEALTH_REQUEST_LIMIT_MS) / 1000)
+      : 0;
+    return app.rollbackOnFailure
+      ? 3 * step + 2 * health + RESET_SECONDS + MARGIN_SECONDS
+      : 2 * step + health + MARGIN_SECONDS;
   });
   return Math.max(...limits);
 }

@@ -91,7 +91,11 @@ export function skipReason(
       ? ["branch", pushed.ref.slice(11)]
       : ["ref", pushed.ref];
   const what = event === null || isPush(event) ? (kind === "branch" ? "push to" : "push of") : `${event} of`;
-  return { ...delivery, ref: pushed.ref, message: `${what} ${kind} ${name} (${pushed.ref}); this app deploys branch ${app.branch} only` };
+  return {
+    ...delivery,
+    ref: pushed.ref,
+    message: `${what} ${kind} ${name} (${pushed.ref}); this app deploys branch ${app.branch} only`,
+  };
 }
 
 /** The 200 answer to a skipped delivery: `[skipped] <why>`, or JSON with `skipped: true`. */

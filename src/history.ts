@@ -26,7 +26,6 @@ export interface HistoryEntry {
   problem?: string;
 }
 
-
 export function logDir(cwd: string): string {
   return resolve(cwd, LOG_DIR);
 }
@@ -52,20 +51,28 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     logPath,
   };
   // A crash between the two files' creation leaves a .log alone: listed, not hidden.
-  if (!files.has(".json")) return { ...base, startedAt: preciseStart(undefined, logPath) ?? base.startedAt, problem: "the .json file is missing" };
+  if (!files.has(".json"))
+    return {
+      ...base,
+      startedAt: preciseStart(undefined, logPath) ?? base.startedAt,
+      problem: "the .json file is missing",
+    };
   let text: string | undefined;
   let record: DeployRecord & { app?: string };
   try {
     text = readNoFollow(jsonPath);
     record = JSON.parse(text);
-    if (!record || typeof record !== "object" || typeof record.status !== "string") throw new Error("not a deploy record");
+    if (!record || typeof record !== "object" || typeof record.status !== "string")
+      throw new Error("not a deploy record");
   } catch (error) {
     const problem = `unreadable JSON log: ${(error as Error).message.split("\n")[0]}`;
     return { ...base, startedAt: preciseStart(text, logPath) ?? base.startedAt, problem };
   }
   // Read defensively: a record edited by hand may lack any field, and a listing must not throw on it.
   // A repaired record's result has only `ok` and `run.exitCode`.
-  const result: { ok?: boolean; run?: { exitCode?: number | null }; rollback?: { exitCode: number | null }; rolledBack?: boolean } | undefined = record.result && typeof record.result === "object" ? record.result : undefined;
+  const result:
+    | { ok?: boolean; run?: { exitCode?: number | null }; rollback?: { exitCode: number | null }; rolledBack?: boolean }
+    | undefined = record.result && typeof record.result === "object" ? record.result : undefined;
   return {
     ...base,
     startedAt: typeof record.startedAt === "string" ? record.startedAt : base.startedAt,
@@ -157,7 +164,10 @@ export function findDeploy(cwd: string, ref: string): HistoryEntry | string {
   const matches = all.filter((entry) => entry.id.startsWith(needle));
   if (matches.length === 1) return matches[0]!;
   if (matches.length === 0) return `no deploy with id "${ref}" in ${logDir(cwd)}${missing ? ` (${missing})` : ""}`;
-  return `"${ref}" matches ${matches.length} deploys (${matches.slice(0, 5).map((m) => m.id.slice(0, 12)).join(", ")}${matches.length > 5 ? ", …" : ""}): give more of the id`;
+  return `"${ref}" matches ${matches.length} deploys (${matches
+    .slice(0, 5)
+    .map((m) => m.id.slice(0, 12))
+    .join(", ")}${matches.length > 5 ? ", …" : ""}): give more of the id`;
 }
 
 /** True when `ref` can name a deploy: `last`, or the start of a deploy id (a UUID). */
@@ -185,7 +195,10 @@ export function findQueued(cwd: string, ref: string): { record: QueuedRecord; wa
 
 /** What `service logs <id>` says of a deploy that waits in the queue; `follow` is the command that follows it. */
 export function queuedMessage(record: QueuedRecord, follow: string): string {
-  return [`deploy ${record.id} is queued (since ${record.queuedAt}): it starts when the deploys before it have finished`, `follow it with: ${follow}`].join("\n");
+  return [
+    `deploy ${record.id} is queued (since ${record.queuedAt}): it starts when the deploys before it have finished`,
+    `follow it with: ${follow}`,
+  ].join("\n");
 }
 
 /** Why a deploy that was queued will not start: the service that held it in its queue is gone. */

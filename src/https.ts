@@ -16,7 +16,10 @@ import { ensurePrivateDir } from "./deploy/files.ts";
  */
 export function shouldAskAboutHttps(env: NodeJS.ProcessEnv = process.env): boolean {
   return (
-    process.platform === "linux" && process.stdin.isTTY === true && process.stdout.isTTY === true && env.SERVICE_SKIP_HTTPS_PROMPT !== "1"
+    process.platform === "linux" &&
+    process.stdin.isTTY === true &&
+    process.stdout.isTTY === true &&
+    env.SERVICE_SKIP_HTTPS_PROMPT !== "1"
   );
 }
 
@@ -43,7 +46,10 @@ export function validDomain(domain: string): boolean {
  * live. It holds the site only (no global options), so it can be imported into a Caddyfile that serves other
  * sites. `tls internal` and global options are for local tests (a self-signed CA, no public certificate).
  */
-export function caddyfile(setup: ProxySetup, test: { address?: string; globalOptions?: string[]; tlsInternal?: boolean } = {}): string {
+export function caddyfile(
+  setup: ProxySetup,
+  test: { address?: string; globalOptions?: string[]; tlsInternal?: boolean } = {},
+): string {
   const globals = test.globalOptions?.length ? `{\n${test.globalOptions.map((o) => `\t${o}`).join("\n")}\n}\n\n` : "";
   return `${globals}# Caddy in front of the deploy webhook: HTTPS for ${setup.domain}, certificates handled by Caddy.
 ${test.address ?? setup.domain} {
@@ -63,7 +69,10 @@ ${test.tlsInternal ? "\ttls internal\n" : ""}\trequest_body {
  * longest deploy, Host forwarded, and port 80 redirected. The test options put it on loopback ports with a
  * self-signed certificate.
  */
-export function nginxConf(setup: ProxySetup, test: { https?: string; http?: string; certificate?: string; certificateKey?: string } = {}): string {
+export function nginxConf(
+  setup: ProxySetup,
+  test: { https?: string; http?: string; certificate?: string; certificateKey?: string } = {},
+): string {
   const https = test.https ? [`${test.https} ssl`] : ["443 ssl", "[::]:443 ssl"];
   const http = test.http ? [test.http] : ["80", "[::]:80"];
   const listen = (addresses: string[]) => addresses.map((address) => `    listen ${address};`).join("\n");
@@ -139,7 +148,8 @@ export function setupSteps(setup: ProxySetup, files: { caddy: string; nginx: str
     "  sudo nginx -t && sudo systemctl reload nginx",
     "",
   ];
-  if (!LOOPBACK.test(hostname)) lines.push("Then set hostname: 127.0.0.1 in service.yaml so only the proxy reaches the service.");
+  if (!LOOPBACK.test(hostname))
+    lines.push("Then set hostname: 127.0.0.1 in service.yaml so only the proxy reaches the service.");
   lines.push(`Give your Git host https://${setup.domain}/ as the webhook URL.`, "");
   return lines.join("\n");
 }
@@ -164,7 +174,8 @@ function caddyInstallable(config = CADDY_CONFIG): boolean {
 }
 
 const caddy = (...args: string[]) => spawnSync("caddy", args, { encoding: "utf8" });
-const caddyError = (result: ReturnType<typeof caddy>) => (result.stderr || result.error?.message || "").trim().split("\n").slice(-3).join(" ");
+const caddyError = (result: ReturnType<typeof caddy>) =>
+  (result.stderr || result.error?.message || "").trim().split("\n").slice(-3).join(" ");
 
 /**
  * Adds the service's site to a running Caddy without touching its other sites: the site goes to its own file,
@@ -180,7 +191,11 @@ export function installCaddySite(file: string, domain: string, config = CADDY_CO
   const backup = `${config}.before-service-${Date.now()}`;
   if (before !== undefined && !imported) copyFileSync(config, backup);
   copyFileSync(file, site);
-  if (!imported) writeFileSync(config, `${before ?? ""}${before && !before.endsWith("\n") ? "\n" : ""}\n# The deploy webhook for ${domain}\n${importLine}\n`);
+  if (!imported)
+    writeFileSync(
+      config,
+      `${before ?? ""}${before && !before.endsWith("\n") ? "\n" : ""}\n# The deploy webhook for ${domain}\n${importLine}\n`,
+    );
   const kept = existsSync(backup) ? ` (the previous one is in ${backup})` : "";
 
   const valid = caddy("validate", "--config", config, "--adapter", "caddyfile");
@@ -212,7 +227,11 @@ export async function askAboutHttps(
   // consola wraps the question to the terminal's width; a pseudo-terminal with no size reports 0 columns, which
   // would put one character on each line.
   if (!(process.stdout.columns > 0)) process.stdout.columns = 80;
-  const answer = await consola.prompt("Set up HTTPS (a TLS reverse proxy in front of this service)?", { type: "confirm", initial: false, cancel: "default" });
+  const answer = await consola.prompt("Set up HTTPS (a TLS reverse proxy in front of this service)?", {
+    type: "confirm",
+    initial: false,
+    cancel: "default",
+  });
   if (answer !== true) return;
   // A plain readline question: consola's text prompt loses what is typed under Bun.
   const rl = createInterface({ input: process.stdin, output: process.stdout });
@@ -220,23 +239,39 @@ export async function askAboutHttps(
   try {
     for (let tries = 0; tries < 3 && !validDomain(domain); tries++) {
       if (tries > 0) consola.warn(`"${domain}" is not a domain name (like deploy.example.com)`);
-      domain = (await rl.question("Public domain name of this server, e.g. deploy.example.com (the Git host will call https://<domain>/): ")).trim().toLowerCase();
+      domain = (
+        await rl.question(
+          "Public domain name of this server, e.g. deploy.example.com (the Git host will call https://<domain>/): ",
+        )
+      )
+        .trim()
+        .toLowerCase();
     }
   } finally {
     rl.close();
   }
   if (!validDomain(domain)) {
-    process.stdout.write("No domain given: skipping the HTTPS setup. Skip this question with SERVICE_SKIP_HTTPS_PROMPT=1.\n");
+    process.stdout.write(
+      "No domain given: skipping the HTTPS setup. Skip this question with SERVICE_SKIP_HTTPS_PROMPT=1.\n",
+    );
     return;
   }
-  const setup: ProxySetup = { domain, port: config.port, maxBodyBytes: config.maxBodyBytes, timeoutSeconds: deployLimitSeconds(apps) };
+  const setup: ProxySetup = {
+    domain,
+    port: config.port,
+    maxBodyBytes: config.maxBodyBytes,
+    timeoutSeconds: deployLimitSeconds(apps),
+  };
   const files = writeProxyConfigs(cwd, setup);
   process.stdout.write(`${setupSteps(setup, files, config.hostname)}\n`);
   if (!caddyInstallable()) return;
-  const install = await consola.prompt(`Caddy is installed here: add this site to ${CADDY_CONFIG} (its other sites stay) and reload Caddy now?`, {
-    type: "confirm",
-    initial: false,
-    cancel: "default",
-  });
+  const install = await consola.prompt(
+    `Caddy is installed here: add this site to ${CADDY_CONFIG} (its other sites stay) and reload Caddy now?`,
+    {
+      type: "confirm",
+      initial: false,
+      cancel: "default",
+    },
+  );
   if (install === true) process.stdout.write(`${installCaddySite(files.caddy, domain)}\n`);
 }

@@ -21,7 +21,8 @@ export interface PushedRef {
 export function branchOfPush(body: Uint8Array, contentType: string | null, wanted?: string): PushedRef | undefined {
   let text = new TextDecoder().decode(body);
   // Media types are case-insensitive (RFC 9110 8.3.1).
-  if (contentType?.toLowerCase().includes("application/x-www-form-urlencoded")) text = new URLSearchParams(text).get("payload") ?? "";
+  if (contentType?.toLowerCase().includes("application/x-www-form-urlencoded"))
+    text = new URLSearchParams(text).get("payload") ?? "";
   let payload: unknown;
   try {
     payload = JSON.parse(text);
@@ -33,7 +34,9 @@ export function branchOfPush(body: Uint8Array, contentType: string | null, wante
   if (typeof ref === "string" && ref) {
     // A create or delete event names the ref short, with its kind beside it (`ref: v1, ref_type: tag`).
     if (!ref.startsWith("refs/") && (refType === "tag" || refType === "branch")) {
-      return refType === "tag" ? { ref: `refs/tags/${ref}`, branch: `refs/tags/${ref}` } : { ref: `refs/heads/${ref}`, branch: ref };
+      return refType === "tag"
+        ? { ref: `refs/tags/${ref}`, branch: `refs/tags/${ref}` }
+        : { ref: `refs/heads/${ref}`, branch: ref };
     }
     return { ref, branch: ref.startsWith("refs/heads/") ? ref.slice(11) : ref };
   }

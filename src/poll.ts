@@ -82,7 +82,11 @@ export type PollTarget = { remote: string; ref: string };
  * why the branch cannot be polled: `branch` when set (on the upstream's remote, else the first one), else the
  * upstream of the checked-out branch.
  */
-export function pollTargetOf(repoPath: string, branch: string | undefined, answers: { code: number | null; stdout: string }[]): PollTarget | string {
+export function pollTargetOf(
+  repoPath: string,
+  branch: string | undefined,
+  answers: { code: number | null; stdout: string }[],
+): PollTarget | string {
   const [head, config] = answers;
   const current = head?.code === 0 && head.stdout ? head.stdout.trim() : undefined;
   const values = new Map<string, string>();
@@ -101,7 +105,8 @@ export function pollTargetOf(repoPath: string, branch: string | undefined, answe
     if (!remote) return `repoPath ${repoPath} has no remote to poll`;
     return { remote, ref: branch.startsWith("refs/") ? branch : `refs/heads/${branch}` };
   }
-  if (!current) return `repoPath ${repoPath} has no branch checked out (detached HEAD) and no "branch" key: nothing to poll`;
+  if (!current)
+    return `repoPath ${repoPath} has no branch checked out (detached HEAD) and no "branch" key: nothing to poll`;
   const merge = values.get(`branch.${current}.merge`);
   if (!upstreamRemote || !merge) {
     const why = remotes.length === 0 ? "the repository has no remote" : "git branch --set-upstream-to sets one";
@@ -111,7 +116,11 @@ export function pollTargetOf(repoPath: string, branch: string | undefined, answe
 }
 
 /** The remote and ref a poll of `repoPath` asks for, or why there is none. */
-export async function pollTarget(repoPath: string, branch: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<PollTarget | string> {
+export async function pollTarget(
+  repoPath: string,
+  branch: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<PollTarget | string> {
   const answers = await Promise.all(TARGET_QUERIES.map((args) => gitQuery(repoPath, [...args], env)));
   return pollTargetOf(repoPath, branch, answers);
 }
@@ -180,7 +189,10 @@ export class Poller {
       if (before > 0) this.options.logger.info(`polling of ${label(app)} works again after ${before} failed poll(s)`);
     } catch (error) {
       outcome = { result: "failed", detail: (error as Error).message };
-      if (before === 0) this.options.logger.warn(`polling of ${label(app)} fails: ${outcome.detail}; trying again with a growing wait (at most ${MAX_BACKOFF_MS / 60_000} min), logged again when it works`);
+      if (before === 0)
+        this.options.logger.warn(
+          `polling of ${label(app)} fails: ${outcome.detail}; trying again with a growing wait (at most ${MAX_BACKOFF_MS / 60_000} min), logged again when it works`,
+        );
     }
     const failures = outcome.result === "failed" ? before + 1 : 0;
     // A failing remote is asked twice as late each time: a down forge is not hammered by every server.
@@ -191,7 +203,10 @@ export class Poller {
   }
 
   /** One poll; throws when the remote cannot be asked. */
-  private async poll(app: ResolvedApp, loop: Loop): Promise<Omit<PollState, "at" | "intervalMs" | "failures" | "nextInMs">> {
+  private async poll(
+    app: ResolvedApp,
+    loop: Loop,
+  ): Promise<Omit<PollState, "at" | "intervalMs" | "failures" | "nextInMs">> {
     const { cwd } = this.options;
     const paused = pauseOf(cwd, app.name);
     if (paused) return { result: "skipped", detail: `paused: ${paused.reason}` };
@@ -204,14 +219,20 @@ export class Poller {
     if (this.options.busy(app)) return { result: "skipped", commit, detail: "a deploy runs or waits" };
     // The service may have begun to stop while the remote answered: it takes no new deploy then.
     if (this.stopped) return { result: "skipped", commit, detail: "the service is stopping" };
-    if (commit === loop.tried || commit === (await headCommit(app.repoPath, process.env))) return { result: "unchanged", commit };
+    if (commit === loop.tried || commit === (await headCommit(app.repoPath, process.env)))
+      return { result: "unchanged", commit };
     this.options.deploy(app);
     loop.tried = commit;
     return { result: "deployed", commit };
   }
 
   private record(app: ResolvedApp, loop: Loop, outcome: Omit<PollState, "at" | "intervalMs">): void {
-    const state: PollState = { intervalMs: app.pollIntervalMs!, at: new Date().toISOString(), ...outcome, ...(loop.tried ? { tried: loop.tried } : {}) };
+    const state: PollState = {
+      intervalMs: app.pollIntervalMs!,
+      at: new Date().toISOString(),
+      ...outcome,
+      ...(loop.tried ? { tried: loop.tried } : {}),
+    };
     loop.state = state;
     this.options.counted(nameOf(app), state.result);
     try {
@@ -220,7 +241,8 @@ export class Poller {
       loop.unwritable = false;
     } catch (error) {
       // Only `service status` reads it: polling goes on without it.
-      if (!loop.unwritable) this.options.logger.warn(`cannot write the poll state of ${label(app)}: ${(error as Error).message}`);
+      if (!loop.unwritable)
+        this.options.logger.warn(`cannot write the poll state of ${label(app)}: ${(error as Error).message}`);
       loop.unwritable = true;
     }
   }

@@ -1,6 +1,14 @@
 import { statSync } from "node:fs";
 import type { ConsolaInstance } from "consola";
-import { fileKey, findConfigFile, loadedFromOf, readConfigText, strictFromEnv, type ConfigText, type LoadedFrom } from "./config.ts";
+import {
+  fileKey,
+  findConfigFile,
+  loadedFromOf,
+  readConfigText,
+  strictFromEnv,
+  type ConfigText,
+  type LoadedFrom,
+} from "./config.ts";
 import { envConfig } from "./config-keys.ts";
 import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 import { resolveConfig } from "./resolve-config.ts";
@@ -105,7 +113,8 @@ export class ConfigReloader {
       const st = statSync(this.cwd);
       dirStamp = `${st.ino}:${st.mtimeMs}`;
     } catch {}
-    if (!dirStamp || dirStamp !== this.lookup.dirStamp) this.lookup = { dirStamp, file: findConfigFile(this.cwd, this.env) };
+    if (!dirStamp || dirStamp !== this.lookup.dirStamp)
+      this.lookup = { dirStamp, file: findConfigFile(this.cwd, this.env) };
     return this.lookup.file;
   }
 
@@ -123,7 +132,9 @@ export class ConfigReloader {
 
   /** Says why the file is not used and what is in force instead; the last good file values stay. */
   private keep(why: string): UserConfig | undefined {
-    const fallback = this.fileConfig ? "keeping the last good configuration" : "using environment variables and defaults only";
+    const fallback = this.fileConfig
+      ? "keeping the last good configuration"
+      : "using environment variables and defaults only";
     this.problem = `${why}; ${fallback}${this.strict ? " (strict mode)" : ""}`;
     this.logger.warn(this.problem);
     return this.fileConfig;

@@ -55,7 +55,11 @@ export function resolveConfig(input: ConfigInput): Resolution {
   const fileConfig = input.fileValues ?? parsed?.config;
   const envErrors: string[] = [];
   const fromEnv = envConfig(input.env, envErrors);
-  const layers: [Source, UserConfig | undefined][] = [["base", input.base], ["file", fileConfig], ["env", fromEnv]];
+  const layers: [Source, UserConfig | undefined][] = [
+    ["base", input.base],
+    ["file", fileConfig],
+    ["env", fromEnv],
+  ];
   for (const layer of input.over ?? []) layers.push(["caller", layer]);
   const merged: Record<string, unknown> = { ...defaultConfig(input.cwd) };
   const sources: Record<string, Source> = Object.fromEntries(Object.keys(merged).map((key) => [key, "default"]));

@@ -31,7 +31,11 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
  * that goes away only stops the writing. During silences a heartbeat line keeps proxies from closing the
  * connection.
  */
-export function streamingResponse(heartbeatMs: number): { response: Response; sink: DeploySink; fail: (message: string) => void } {
+export function streamingResponse(heartbeatMs: number): {
+  response: Response;
+  sink: DeploySink;
+  fail: (message: string) => void;
+} {
   const transcript = new Transcript();
   const chunks: Uint8Array[] = [];
   let pending = 0;
@@ -56,11 +60,18 @@ export function streamingResponse(heartbeatMs: number): { response: Response; si
   // all) must not leave a timer that ticks, and fills `chunks`, forever.
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   const startHeartbeat = () => {
-    heartbeat ??= setInterval(() => {
-      if (Date.now() - lastWrite >= heartbeatMs) {
-        push(transcript.line(`[heartbeat] still ${waiting ? "waiting" : "running"} after ${Math.round((Date.now() - started) / 1000)} s`));
-      }
-    }, Math.max(50, Math.min(heartbeatMs, 1000)));
+    heartbeat ??= setInterval(
+      () => {
+        if (Date.now() - lastWrite >= heartbeatMs) {
+          push(
+            transcript.line(
+              `[heartbeat] still ${waiting ? "waiting" : "running"} after ${Math.round((Date.now() - started) / 1000)} s`,
+            ),
+          );
+        }
+      },
+      Math.max(50, Math.min(heartbeatMs, 1000)),
+    );
   };
 
   const sink: DeploySink = (event: DeployEvent) => {
@@ -71,7 +82,11 @@ export function streamingResponse(heartbeatMs: number): { response: Response; si
       return;
     }
     if (skipped > 0) {
-      push(transcript.line(`[stream] skipped ${skipped} bytes of output while this client was not reading; the .log file has all of it`));
+      push(
+        transcript.line(
+          `[stream] skipped ${skipped} bytes of output while this client was not reading; the .log file has all of it`,
+        ),
+      );
       skipped = 0;
     }
     push(transcript.render(event));

@@ -51,7 +51,9 @@ function startTimes(dir: string, stems: string[], keepDeploys: number, cutoff: n
       // A deploy of this process may have no record on a full disk: its start time is known here.
       const known = startKnownHere(jsonPath);
       const recorded = readDeployRecord(jsonPath)?.startedAt;
-      const precise = known ?? Date.parse(typeof recorded === "string" ? recorded : (preciseStart(undefined, join(dir, `${stem}.log`)) ?? ""));
+      const precise =
+        known ??
+        Date.parse(typeof recorded === "string" ? recorded : (preciseStart(undefined, join(dir, `${stem}.log`)) ?? ""));
       if (precise >= second && precise < second + 1000) ms = precise;
     }
     times.set(stem, ms);
@@ -89,7 +91,13 @@ function appOf(jsonPath: string): string | undefined {
  * Links are removed, never followed. Then the temp files of dead writers go, and records that did not fit
  * are tried again in the room made. Returns the removed stems.
  */
-export function pruneLogs(cwd: string, keepDeploys: number, keepDays: number, now = Date.now(), app?: string): string[] {
+export function pruneLogs(
+  cwd: string,
+  keepDeploys: number,
+  keepDays: number,
+  now = Date.now(),
+  app?: string,
+): string[] {
   const dir = resolve(cwd, LOG_DIR);
   let names: string[];
   try {
@@ -97,7 +105,9 @@ export function pruneLogs(cwd: string, keepDeploys: number, keepDays: number, no
   } catch {
     return [];
   }
-  const stems = [...new Set(names.filter((n) => LOG_FILE_NAME.test(n)).map((n) => n.replace(/\.(json|log)$/, "")))].filter(
+  const stems = [
+    ...new Set(names.filter((n) => LOG_FILE_NAME.test(n)).map((n) => n.replace(/\.(json|log)$/, ""))),
+  ].filter(
     // Single-app mode counts every deploy in the directory; multi-app mode reads each record's app.
     (stem) => app === undefined || appOf(join(dir, `${stem}.json`)) === app,
   );

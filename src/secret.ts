@@ -1,6 +1,16 @@
 import * as nodeCrypto from "node:crypto";
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { closeSync, fchmodSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fchmodSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { resolve } from "node:path";
 import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 
@@ -58,7 +68,10 @@ export function writeSecretFile(file: string, content: string): void {
   } catch (error) {
     rmSync(temp, { force: true });
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new Error(`cannot write the secret file ${file} (${reason}): set SERVICE_SECRET, or make the directory writable`, { cause: error });
+    throw new Error(
+      `cannot write the secret file ${file} (${reason}): set SERVICE_SECRET, or make the directory writable`,
+      { cause: error },
+    );
   }
 }
 
@@ -72,7 +85,8 @@ export function readSecretFile(file: string): string | undefined {
     throw new Error(`cannot read the secret file ${file}: ${(error as Error).message}`, { cause: error });
   }
   const secret = text.trim();
-  if (!secret) throw new Error(`the secret file ${file} is empty: delete it to generate a new secret, or put one in it`);
+  if (!secret)
+    throw new Error(`the secret file ${file} is empty: delete it to generate a new secret, or put one in it`);
   const short = shortSecretError(secret, `the secret in ${file}`);
   if (short) throw new Error(short);
   return secret;
@@ -125,9 +139,12 @@ export function ensureWebhookSecret(config: UserConfig | ResolvedConfig, cwd = p
 }
 
 /** The one-shot `crypto.hash` (Bun, Node 20.12+): twice as fast as createHash for a short string. */
-const oneShotHash = (nodeCrypto as { hash?: (algorithm: string, data: string, outputEncoding: "buffer") => Buffer }).hash;
+const oneShotHash = (nodeCrypto as { hash?: (algorithm: string, data: string, outputEncoding: "buffer") => Buffer })
+  .hash;
 
-const digest = oneShotHash ? (value: string) => oneShotHash("sha256", value, "buffer") : (value: string) => createHash("sha256").update(value).digest();
+const digest = oneShotHash
+  ? (value: string) => oneShotHash("sha256", value, "buffer")
+  : (value: string) => createHash("sha256").update(value).digest();
 
 /** The digest of the last expected secret: it is the same on every request, so it is hashed once. */
 let expectedDigest = { secret: "", digest: digest("") };
@@ -139,7 +156,13 @@ export function secretsEqual(given: string, expected: string): boolean {
 }
 
 /** Headers carrying an HMAC of the body: `<algorithm>=<hex>`, or bare hex (sha256) for Gitea/Forgejo/Gogs. */
-const SIGNATURE_HEADERS = ["x-hub-signature-256", "x-hub-signature", "x-gitea-signature", "x-forgejo-signature", "x-gogs-signature"];
+const SIGNATURE_HEADERS = [
+  "x-hub-signature-256",
+  "x-hub-signature",
+  "x-gitea-signature",
+  "x-forgejo-signature",
+  "x-gogs-signature",
+];
 
 /**
  * The signature headers that carry a digest. Gitea/Forgejo send all four even with no webhook secret (when
@@ -166,13 +189,15 @@ export function hasBodySignature(headers: Headers): boolean {
 export type BodyDigests = Partial<Record<"sha256" | "sha1", string>>;
 
 const SIGNATURE = /^(?:(sha256|sha1)=)?([0-9a-f]+)$/i;
-const signatureAlgorithm = (value: string) => (SIGNATURE.exec(value.trim())?.[1] ?? "sha256").toLowerCase() as "sha256" | "sha1";
+const signatureAlgorithm = (value: string) =>
+  (SIGNATURE.exec(value.trim())?.[1] ?? "sha256").toLowerCase() as "sha256" | "sha1";
 
 /** `sha256=<hex>` (GitHub, Gitea, Bitbucket Cloud), `sha1=<hex>` (GitHub's legacy header) or bare hex. */
 function signatureMatches(value: string, secret: string, body: Uint8Array | BodyDigests): boolean {
   const match = SIGNATURE.exec(value.trim());
   const algorithm = signatureAlgorithm(value);
-  const expected = body instanceof Uint8Array ? createHmac(algorithm, secret).update(body).digest("hex") : (body[algorithm] ?? "");
+  const expected =
+    body instanceof Uint8Array ? createHmac(algorithm, secret).update(body).digest("hex") : (body[algorithm] ?? "");
   return secretsEqual((match?.[2] ?? "").toLowerCase(), expected) && match !== null && expected !== "";
 }
 
@@ -180,7 +205,10 @@ function signatureMatches(value: string, secret: string, body: Uint8Array | Body
  * The HMACs the request's signature headers call for, fed the body chunk by chunk as it arrives; `digests()`
  * is what `verifyRequestSecret` takes in place of the body.
  */
-export function bodySigner(headers: Headers, secret: string): { update(chunk: Uint8Array): void; digests(): BodyDigests } {
+export function bodySigner(
+  headers: Headers,
+  secret: string,
+): { update(chunk: Uint8Array): void; digests(): BodyDigests } {
   const algorithms = [...new Set(presentSignatures(headers).map(signatureAlgorithm))];
   const hmacs = algorithms.map((algorithm) => [algorithm, createHmac(algorithm, secret.trim())] as const);
   return {

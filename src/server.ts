@@ -69,7 +69,10 @@ const IDLE_TIMEOUT_SECONDS = 30;
  * The webhook server. `config` is the base of every deploy: on each POST the config file (when there is one)
  * and `SERVICE_*` variables are layered over it again, so edits apply without a restart.
  */
-export function createServiceServer(config: UserConfig | ResolvedConfig, options: ServiceServerOptions = {}): ServiceServer {
+export function createServiceServer(
+  config: UserConfig | ResolvedConfig,
+  options: ServiceServerOptions = {},
+): ServiceServer {
   const logger = options.logger ?? consola.withTag("service");
   const cwd = options.cwd ?? process.cwd();
   const reloader = new ConfigReloader(config, cwd, logger);
@@ -140,7 +143,20 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
       if (event.type === "queued") position = event.position;
     });
     const notices = reloader.problem ? [reloader.problem] : [];
-    track(id, deployer.deploy({ id, app: app.name, config: app, trigger: target ? "rollback" : trigger, target, cwd, sink, notices, secrets: secrets() }));
+    track(
+      id,
+      deployer.deploy({
+        id,
+        app: app.name,
+        config: app,
+        trigger: target ? "rollback" : trigger,
+        target,
+        cwd,
+        sink,
+        notices,
+        secrets: secrets(),
+      }),
+    );
     return { id, position };
   };
 
@@ -200,8 +216,13 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
         const weak = app.secret && weakSecretWarning(app.secret, app.name);
         if (weak) logger.warn(weak);
       }
-      for (const line of pauseNotices(cwd, currentApps(initial).map((a) => a.name))) logger.warn(line);
-      for (const id of markInterruptedDeploys(cwd, logger)) logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
+      for (const line of pauseNotices(
+        cwd,
+        currentApps(initial).map((a) => a.name),
+      ))
+        logger.warn(line);
+      for (const id of markInterruptedDeploys(cwd, logger))
+        logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
       draining = false;
       listener = await runtime.serve({
         port: initial.port,
@@ -210,11 +231,18 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
         // Only a backstop: readBody (body.ts) enforces each app's limit, and answers in JSON naming it. Bun answers a
         // body over this itself (an empty 413, before the handler runs), so it sits far above any app's limit,
         // and above limits raised by a config reload. An unread body is not buffered (Bun applies backpressure).
-        maxRequestBodySize: Math.max(BODY_BACKSTOP_BYTES, initial.maxBodyBytes + 1, ...initial.apps.map((a) => (a.maxBodyBytes ?? 0) + 1)),
+        maxRequestBodySize: Math.max(
+          BODY_BACKSTOP_BYTES,
+          initial.maxBodyBytes + 1,
+          ...initial.apps.map((a) => (a.maxBodyBytes ?? 0) + 1),
+        ),
         fetch: handle,
         error(error) {
           logger.error(`request failed: ${error.message}`);
-          return jsonResponse(500, { error: "internal error", message: "the request failed inside the service; see its log" });
+          return jsonResponse(500, {
+            error: "internal error",
+            message: "the request failed inside the service; see its log",
+          });
         },
       });
       try {
@@ -223,7 +251,11 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
         const current = listener;
         listener = undefined;
         await current.stop();
-        if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") throw new Error(`the admin port ${initial.adminPort} is already in use: choose another with SERVICE_ADMIN_PORT or the adminPort key`, { cause: error });
+        if ((error as NodeJS.ErrnoException).code === "EADDRINUSE")
+          throw new Error(
+            `the admin port ${initial.adminPort} is already in use: choose another with SERVICE_ADMIN_PORT or the adminPort key`,
+            { cause: error },
+          );
         throw error;
       }
       poller.start();
@@ -268,4 +300,3 @@ export function createServiceServer(config: UserConfig | ResolvedConfig, options
     },
   };
 }
-

@@ -30,7 +30,17 @@ export interface AppStatus {
    * Polling (`pollIntervalMs`), null when off: the interval, and the last poll the server recorded (its time,
    * result, the remote's commit, why it failed or skipped, failures in a row), null before the first.
    */
-  poll: { intervalMs: number; last: { at: string; ageMs: number; result: PollResult; commit: string | null; detail: string | null; failures: number } | null } | null;
+  poll: {
+    intervalMs: number;
+    last: {
+      at: string;
+      ageMs: number;
+      result: PollResult;
+      commit: string | null;
+      detail: string | null;
+      failures: number;
+    } | null;
+  } | null;
 }
 
 /** The apps `name` picks: all of them without a name; throws for a name that is not an app's. */
@@ -38,7 +48,8 @@ export function selectApps(apps: ResolvedApp[], name: string | undefined): Resol
   if (name === undefined) return apps;
   const app = apps.find((a) => a.name === name);
   if (app) return [app];
-  if (!apps.some((a) => a.name)) throw new Error(`--app ${name}: the configuration has no apps (single-app mode); leave out --app`);
+  if (!apps.some((a) => a.name))
+    throw new Error(`--app ${name}: the configuration has no apps (single-app mode); leave out --app`);
   throw new Error(`no app named "${name}" (apps: ${apps.map((a) => a.name).join(", ")})`);
 }
 
@@ -71,7 +82,10 @@ async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[],
     running: current ? { id: current.id, trigger: current.trigger, since: current.startedAt } : null,
     waiting: Math.max(0, tickets - (current ? 1 : 0)),
     poll: pollStatus(cwd, app, now),
-    last: ended && finishedAt ? { id: ended.id, outcome: outcomeOf(ended), finishedAt, ageMs: Math.max(0, now - Date.parse(finishedAt)) } : null,
+    last:
+      ended && finishedAt
+        ? { id: ended.id, outcome: outcomeOf(ended), finishedAt, ageMs: Math.max(0, now - Date.parse(finishedAt)) }
+        : null,
   };
 }
 
@@ -79,6 +93,13 @@ async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[],
 export function pollStatus(cwd: string, app: ResolvedApp, now: number): AppStatus["poll"] {
   if (app.pollIntervalMs === undefined) return null;
   const state = readPollState(cwd, app.name);
-  const last = state && { at: state.at, ageMs: Math.max(0, now - Date.parse(state.at)), result: state.result, commit: state.commit ?? null, detail: state.detail ?? null, failures: state.failures };
+  const last = state && {
+    at: state.at,
+    ageMs: Math.max(0, now - Date.parse(state.at)),
+    result: state.result,
+    commit: state.commit ?? null,
+    detail: state.detail ?? null,
+    failures: state.failures,
+  };
   return { intervalMs: app.pollIntervalMs, last: last ?? null };
 }

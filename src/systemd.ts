@@ -45,9 +45,18 @@ export function userExists(name: string): boolean {
  * unit with a wrong `User=` fails only when systemd starts it.
  */
 export function unitUser(given: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const [name, from] = given ? [given, "--user"] : env.SUDO_USER ? [env.SUDO_USER, "SUDO_USER"] : env.USER ? [env.USER, "USER"] : [currentUserName(), ""];
+  const [name, from] = given
+    ? [given, "--user"]
+    : env.SUDO_USER
+      ? [env.SUDO_USER, "SUDO_USER"]
+      : env.USER
+        ? [env.USER, "USER"]
+        : [currentUserName(), ""];
   if (!name) throw new Error(`cannot tell the name of the current user (uid ${process.getuid?.()}): pass --user NAME`);
-  if (!userExists(name)) throw new Error(`user ${JSON.stringify(name)}${from ? ` (${from})` : ""} does not exist on this machine: pass --user with an existing user`);
+  if (!userExists(name))
+    throw new Error(
+      `user ${JSON.stringify(name)}${from ? ` (${from})` : ""} does not exist on this machine: pass --user with an existing user`,
+    );
   return name;
 }
 
@@ -64,7 +73,9 @@ export function currentExecStart(): string[] {
   const script = process.argv[1];
   const compiled = !script || script.startsWith("/$bunfs/") || resolve(script) === resolve(process.execPath);
   if (compiled) return [process.execPath];
-  return process.versions.bun ? [process.execPath, "--no-env-file", resolve(script)] : [process.execPath, resolve(script)];
+  return process.versions.bun
+    ? [process.execPath, "--no-env-file", resolve(script)]
+    : [process.execPath, resolve(script)];
 }
 
 const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `"${word.replace(/(["\\$`])/g, "\\$1")}"`);

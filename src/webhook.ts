@@ -6,7 +6,14 @@
  */
 import type { Metrics } from "./admin/metrics.ts";
 import { requestHost, routeRequest, type ResolvedApp } from "./apps.ts";
-import { BODY_READ_DEADLINE_MS, ByteBudget, declaredLength, readBody, UNAUTHENTICATED_BODY_BUDGET_BYTES, type BodyRead } from "./body.ts";
+import {
+  BODY_READ_DEADLINE_MS,
+  ByteBudget,
+  declaredLength,
+  readBody,
+  UNAUTHENTICATED_BODY_BUDGET_BYTES,
+  type BodyRead,
+} from "./body.ts";
 import type { ResolvedConfig } from "./config-schema.ts";
 import type { Deployer } from "./deploy/deployer.ts";
 import type { DeployEvent, DeployResult } from "./deploy/events.ts";
@@ -36,20 +43,34 @@ export interface WebhookContext {
   track: (id: string, result: Promise<DeployResult>, onError?: (error: Error) => void) => void;
 }
 
-const NOT_FOUND = Object.freeze({ error: "not found", message: "this service accepts POST requests on its webhook path only" });
-const SHUTTING_DOWN = Object.freeze({ error: "shutting down", message: "the service is stopping and accepts no new deploys" });
+const NOT_FOUND = Object.freeze({
+  error: "not found",
+  message: "this service accepts POST requests on its webhook path only",
+});
+const SHUTTING_DOWN = Object.freeze({
+  error: "shutting down",
+  message: "the service is stopping and accepts no new deploys",
+});
 
 const BUSY = Object.freeze({
   error: "busy",
   message: `too many signed request bodies are being read at once (${UNAUTHENTICATED_BODY_BUDGET_BYTES / 1024 ** 2} MiB budget); try again later`,
 });
-const TIMED_OUT = Object.freeze({ error: "request timeout", message: `the request body did not arrive within ${BODY_READ_DEADLINE_MS / 1000} s` });
-const GONE = Object.freeze({ error: "connection closed", message: "the connection closed before the deploy was accepted; nothing was deployed" });
+const TIMED_OUT = Object.freeze({
+  error: "request timeout",
+  message: `the request body did not arrive within ${BODY_READ_DEADLINE_MS / 1000} s`,
+});
+const GONE = Object.freeze({
+  error: "connection closed",
+  message: "the connection closed before the deploy was accepted; nothing was deployed",
+});
 
 const truthy = (value: string | null) => value !== null && ["", "1", "true", "yes"].includes(value.toLowerCase());
 
 /** The handler of every request to the webhook port; each answer is counted per app and status. */
-export function webhookHandler(context: WebhookContext): (request: Request, control: RequestControl) => Promise<Response> {
+export function webhookHandler(
+  context: WebhookContext,
+): (request: Request, control: RequestControl) => Promise<Response> {
   const { cwd, reloader, currentApps, deployer, latest, metrics, draining, secrets, track } = context;
   const throttle = new FailureThrottle();
   /** The memory budget of bodies read before their request is authenticated. */
@@ -75,7 +96,10 @@ export function webhookHandler(context: WebhookContext): (request: Request, cont
     const refuse = () => throttle.refuse(clientAddress(request.headers, control.remoteAddress, current.trustProxy));
     if (!app.secret) return refuse();
 
-    const tooLarge = { error: "payload too large", message: `the request body is over maxBodyBytes (${app.maxBodyBytes} bytes)` };
+    const tooLarge = {
+      error: "payload too large",
+      message: `the request body is over maxBodyBytes (${app.maxBodyBytes} bytes)`,
+    };
     // Refused before any work, whatever the credentials: a deploy whose client then gets a broken pipe could not tell.
     if ((declaredLength(request) ?? 0) > app.maxBodyBytes) return jsonResponse(413, tooLarge);
 
@@ -87,7 +111,12 @@ export function webhookHandler(context: WebhookContext): (request: Request, cont
     let body: Uint8Array | undefined;
     if (signed || app.branch) {
       const signer = signed ? bodySigner(request.headers, app.secret) : undefined;
-      const read = await readBody(request, { limit: app.maxBodyBytes, keep: Boolean(app.branch), budget: signer && unauthenticatedBodies, onChunk: signer?.update });
+      const read = await readBody(request, {
+        limit: app.maxBodyBytes,
+        keep: Boolean(app.branch),
+        budget: signer && unauthenticatedBodies,
+        onChunk: signer?.update,
+      });
       if (!read.ok) return refusedBody(read.reason, tooLarge);
       body = read.body;
       const authorized = !signer || verifyRequestSecret(request.headers, app.secret, signer.digests());
@@ -116,7 +145,8 @@ export function webhookHandler(context: WebhookContext): (request: Request, cont
     const stream = wantsJson || acknowledge ? undefined : streamingResponse(app.heartbeatMs);
     // queuePolicy latest: a deploy waiting for this repository serves this request too (latest.ts).
     const key = `${app.name ?? ""}\0${queueKey(app.repoPath)}`;
-    const joined = app.queuePolicy === "latest" ? latest.join(key, forge.delivery, (event) => stream?.sink(event)) : undefined;
+    const joined =
+      app.queuePolicy === "latest" ? latest.join(key, forge.delivery, (event) => stream?.sink(event)) : undefined;
     const id = joined?.id ?? crypto.randomUUID();
     let position = joined?.position ?? 0;
     const sink = metrics.observe(app.name ?? "default", (event: DeployEvent) => {
@@ -126,17 +156,33 @@ export function webhookHandler(context: WebhookContext): (request: Request, cont
     });
     let result: Promise<DeployResult>;
     if (joined) result = joined.result;
-    else try {
-      const notices = reloader.problem ? [reloader.problem] : [];
-      const served = app.queuePolicy === "latest" ? latest.served(forge.delivery) : undefined;
-      result = deployer.deploy({ id, app: app.name, config: app, trigger: "webhook", ...forge, cwd, sink, notices, secrets: secrets(), served });
-      if (served && position > 0) latest.offer(key, { id, position, result, served });
-    } catch (error) {
-      return queueFull(app, error);
-    }
+    else
+      try {
+        const notices = reloader.problem ? [reloader.problem] : [];
+        const served = app.queuePolicy === "latest" ? latest.served(forge.delivery) : undefined;
+        result = deployer.deploy({
+          id,
+          app: app.name,
+          config: app,
+          trigger: "webhook",
+          ...forge,
+          cwd,
+          sink,
+          notices,
+          secrets: secrets(),
+          served,
+        });
+        if (served && position > 0) latest.offer(key, { id, position, result, served });
+      } catch (error) {
+        return queueFull(app, error);
+      }
     track(id, result, (error) => stream?.fail(`internal error: ${error.message}`));
     // One deploy per connection: a client must not pipeline another request behind a deploy (see above).
-    const response = acknowledge ? acknowledgement(id, position, app, cwd, wantsJson) : stream ? stream.response : await jsonResult(result);
+    const response = acknowledge
+      ? acknowledgement(id, position, app, cwd, wantsJson)
+      : stream
+        ? stream.response
+        : await jsonResult(result);
     response.headers.set("connection", "close");
     return response;
   }
@@ -145,7 +191,11 @@ export function webhookHandler(context: WebhookContext): (request: Request, cont
 /** 429 for a repository whose queue is full; any other error goes on up. */
 export function queueFull(app: ResolvedApp, error: unknown): Response {
   if (!(error instanceof QueueFullError)) throw error;
-  return jsonResponse(429, { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` }, { "retry-after": "30" });
+  return jsonResponse(
+    429,
+    { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` },
+    { "retry-after": "30" },
+  );
 }
 
 /**
@@ -179,6 +229,10 @@ export function acknowledgement(id: string, position: number, app: ResolvedApp, 
   const logs = `${cwd}/.service/logs/*_${id}.{json,log}`;
   const state = position > 0 ? `queued at position ${position}` : "started";
   if (json) return jsonResponse(200, { accepted: true, id, app: app.name ?? null, state, position, logs });
-  const lines = [`[accepted] deploy ${id} ${state}`, `[accepted] logs: ${logs}`, `[accepted] follow it with: service logs ${id.slice(0, 8)} --follow`];
+  const lines = [
+    `[accepted] deploy ${id} ${state}`,
+    `[accepted] logs: ${logs}`,
+    `[accepted] follow it with: service logs ${id.slice(0, 8)} --follow`,
+  ];
   return new Response(`${lines.join("\n")}\n`, { headers: { "content-type": "text/plain; charset=utf-8" } });
 }

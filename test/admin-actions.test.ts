@@ -7,8 +7,16 @@ import { ADMIN_TOKEN, startAdmin } from "./admin-helpers.ts";
 
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
-async function call(url: string, body?: unknown, headers: Record<string, string> = auth): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, { method: "POST", headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body) });
+async function call(
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = auth,
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -16,10 +24,11 @@ async function record(admin: string, id: string): Promise<any> {
   return (await fetch(`${admin}/api/deploys/${id}`, { headers: auth })).json();
 }
 
-const ended = (admin: string, id: string) => waitFor(async () => {
-  const body = await record(admin, id);
-  return body.status === "done" ? body : undefined;
-}, `deploy ${id} to end`);
+const ended = (admin: string, id: string) =>
+  waitFor(async () => {
+    const body = await record(admin, id);
+    return body.status === "done" ? body : undefined;
+  }, `deploy ${id} to end`);
 
 describe("admin API actions", () => {
   test("POST /api/apps/<app>/rollback {to} deploys the commit an earlier deploy left, with trigger rollback; no body takes the last ok one before HEAD", async () => {
@@ -67,7 +76,9 @@ describe("admin API actions", () => {
       expect((await call(`${admin}/api/apps/nope/rollback`, {})).status).toBe(404);
       const big = await call(`${admin}/api/apps/default/rollback`, { to: "x".repeat(10_000) });
       expect(big.status).toBe(413);
-      expect(existsSync(join(repo.clone, ".service", "logs")) ? readdirSync(join(repo.clone, ".service", "logs")) : []).toEqual([]);
+      expect(
+        existsSync(join(repo.clone, ".service", "logs")) ? readdirSync(join(repo.clone, ".service", "logs")) : [],
+      ).toEqual([]);
     } finally {
       await server.stop();
     }
@@ -130,9 +141,16 @@ describe("admin API actions", () => {
     );
     const { server, admin } = await startAdmin(cwd);
     try {
-      expect((await call(`${admin}/api/apps/web/pause`, { reason: "web freeze" })).body).toMatchObject({ paused: true, app: "web", reason: "web freeze" });
+      expect((await call(`${admin}/api/apps/web/pause`, { reason: "web freeze" })).body).toMatchObject({
+        paused: true,
+        app: "web",
+        reason: "web freeze",
+      });
       const apps = (await (await fetch(`${admin}/api/apps`, { headers: auth })).json()).apps;
-      expect(apps.map((a: any) => [a.name, a.paused?.reason])).toEqual([["web", "web freeze"], ["api", false]]);
+      expect(apps.map((a: any) => [a.name, a.paused?.reason])).toEqual([
+        ["web", "web freeze"],
+        ["api", false],
+      ]);
       expect((await call(`${admin}/api/apps/web/resume`)).body).toMatchObject({ resumed: true });
 
       expect((await runCli(["pause", "--reason", "all frozen"], { cwd })).code).toBe(0);
@@ -149,13 +167,21 @@ describe("admin API actions", () => {
     const repo = makeRepo();
     const { server, admin } = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "echo ran" });
     try {
-      const login = await fetch(`${admin}/login`, { method: "POST", body: new URLSearchParams({ token: ADMIN_TOKEN }), redirect: "manual" });
+      const login = await fetch(`${admin}/login`, {
+        method: "POST",
+        body: new URLSearchParams({ token: ADMIN_TOKEN }),
+        redirect: "manual",
+      });
       const session = login.headers.get("set-cookie")!.split(";")[0]!;
       await login.text();
       const actions = ["apps/default/rollback", "apps/default/pause", "apps/default/resume", "deploys/00000000/cancel"];
       for (const action of actions) {
         expect((await call(`${admin}/api/${action}`, {}, {})).status).toBe(401);
-        const form = { cookie: session, origin: "https://evil.example", "content-type": "application/x-www-form-urlencoded" };
+        const form = {
+          cookie: session,
+          origin: "https://evil.example",
+          "content-type": "application/x-www-form-urlencoded",
+        };
         const res = await fetch(`${admin}/api/${action}`, { method: "POST", headers: form, body: "reason=x" });
         expect(res.status).toBe(403);
         expect((await res.json()).error).toBe("cross-site request");

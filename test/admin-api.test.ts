@@ -26,10 +26,14 @@ describe("admin listener: /healthz", () => {
       await deploy.text();
       await waitFor(() => gate.starts().length === 1, "the deploy to start");
       server.proc.kill("SIGTERM");
-      await waitFor(async () => (await fetch(`${admin}/healthz`).then(async (r) => {
-        await r.text();
-        return r.status;
-      })) === 503, "healthz to say 503");
+      await waitFor(
+        async () =>
+          (await fetch(`${admin}/healthz`).then(async (r) => {
+            await r.text();
+            return r.status;
+          })) === 503,
+        "healthz to say 503",
+      );
       gate.open();
       expect(await server.proc.exited).toBe(0);
     } finally {
@@ -67,7 +71,14 @@ describe("admin listener: JSON API", () => {
 
       const apps = await getJson(`${admin}/api/apps`);
       expect(apps.body.apps).toHaveLength(1);
-      expect(apps.body.apps[0]).toMatchObject({ name: "default", repoPath: repo.clone, commit: repo.head(), running: null, waiting: 0, paused: false });
+      expect(apps.body.apps[0]).toMatchObject({
+        name: "default",
+        repoPath: repo.clone,
+        commit: repo.head(),
+        running: null,
+        waiting: 0,
+        paused: false,
+      });
       expect(apps.body.apps[0].last).toMatchObject({ id, outcome: "ok" });
     } finally {
       await server.stop();
@@ -87,7 +98,10 @@ describe("admin listener: JSON API", () => {
       expect(body.apps[0].running).toMatchObject({ id: first.id, trigger: "api" });
       expect(body.apps[0].waiting).toBe(1);
       gate.open();
-      await waitFor(async () => (await getJson(`${admin}/api/deploys`)).body.filter((d: any) => d.status === "done").length === 2, "both deploys to end");
+      await waitFor(
+        async () => (await getJson(`${admin}/api/deploys`)).body.filter((d: any) => d.status === "done").length === 2,
+        "both deploys to end",
+      );
       expect((await getJson(`${admin}/api/deploys?failed=1`)).body).toEqual([]);
     } finally {
       gate.open();
@@ -180,15 +194,21 @@ describe("admin listener: JSON API", () => {
     const { server, admin } = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: `cat ${file}` });
     try {
       const { id } = await (await fetch(`${admin}/api/apps/default/deploy`, { method: "POST", headers: auth })).json();
-      await waitFor(async () => (await getJson(`${admin}/api/deploys/${id}`)).body.status === "done", "the deploy to end");
+      await waitFor(
+        async () => (await getJson(`${admin}/api/deploys/${id}`)).body.status === "done",
+        "the deploy to end",
+      );
       const answers = await Promise.all(
-        ["/api/apps", "/api/deploys", `/api/deploys/${id}`, `/api/deploys/${id}/log`, "/metrics", "/"].map((path) => fetch(`${admin}${path}`, { headers: auth }).then((r) => r.text())),
+        ["/api/apps", "/api/deploys", `/api/deploys/${id}`, `/api/deploys/${id}/log`, "/metrics", "/"].map((path) =>
+          fetch(`${admin}${path}`, { headers: auth }).then((r) => r.text()),
+        ),
       );
       const log = await fetch(`${admin}/api/deploys/${id}/log`, { headers: auth }).then((r) => r.text());
       expect(log).toContain("token=***");
       const dir = join(repo.clone, ".service", "logs");
       const files = readdirSync(dir).map((name) => readFileSync(join(dir, name), "utf8"));
-      for (const text of [...answers, ...files, server.stdout.text, server.stderr.text]) expect(text).not.toContain(ADMIN_TOKEN);
+      for (const text of [...answers, ...files, server.stdout.text, server.stderr.text])
+        expect(text).not.toContain(ADMIN_TOKEN);
     } finally {
       await server.stop();
     }
@@ -196,10 +216,15 @@ describe("admin listener: JSON API", () => {
 
   test("the run script does not get the admin token in its environment", async () => {
     const repo = makeRepo();
-    const { server, admin } = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "sh -c 'echo token=${SERVICE_ADMIN_TOKEN:-unset}'" });
+    const { server, admin } = await startAdmin(repo.clone, {
+      SERVICE_RUN_SCRIPT: "sh -c 'echo token=${SERVICE_ADMIN_TOKEN:-unset}'",
+    });
     try {
       const { id } = await (await fetch(`${admin}/api/apps/default/deploy`, { method: "POST", headers: auth })).json();
-      await waitFor(async () => (await getJson(`${admin}/api/deploys/${id}`)).body.status === "done", "the deploy to end");
+      await waitFor(
+        async () => (await getJson(`${admin}/api/deploys/${id}`)).body.status === "done",
+        "the deploy to end",
+      );
       const log = await fetch(`${admin}/api/deploys/${id}/log`, { headers: auth }).then((r) => r.text());
       expect(log).toContain("token=unset");
     } finally {
@@ -283,7 +308,10 @@ describe("admin listener: JSON API", () => {
       join(cwd, "service.yaml"),
       [
         "apps:",
-        ...[["web", web.clone], ["api", api.clone]].flatMap(([name, repoPath]) => [
+        ...[
+          ["web", web.clone],
+          ["api", api.clone],
+        ].flatMap(([name, repoPath]) => [
           `  - name: ${name}`,
           `    host: ${name}.example.com`,
           "    path: /deploy",
@@ -297,7 +325,10 @@ describe("admin listener: JSON API", () => {
     const { server, admin } = await startAdmin(cwd, { SERVICE_SECRET: undefined });
     try {
       const { body } = await getJson(`${admin}/api/apps`);
-      expect(body.apps.map((a: any) => [a.name, a.repoPath])).toEqual([["web", web.clone], ["api", api.clone]]);
+      expect(body.apps.map((a: any) => [a.name, a.repoPath])).toEqual([
+        ["web", web.clone],
+        ["api", api.clone],
+      ]);
       const { id } = await (await fetch(`${admin}/api/apps/api/deploy`, { method: "POST", headers: auth })).json();
       const record = await waitFor(async () => {
         const { body: r } = await getJson(`${admin}/api/deploys/${id}`);

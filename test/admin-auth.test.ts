@@ -93,7 +93,10 @@ describe("admin listener: security", () => {
         expect(res.status).toBe(404);
         await res.text();
       }
-      const login = await fetch(`${server.url}/login`, { method: "POST", body: new URLSearchParams({ token: ADMIN_TOKEN }) });
+      const login = await fetch(`${server.url}/login`, {
+        method: "POST",
+        body: new URLSearchParams({ token: ADMIN_TOKEN }),
+      });
       expect(login.status).toBe(404);
       await login.text();
     } finally {
@@ -105,11 +108,19 @@ describe("admin listener: security", () => {
     const repo = makeRepo();
     const { server, admin } = await startAdmin(repo.clone, { SERVICE_TRUST_PROXY: "1" });
     try {
-      const wrong = await fetch(`${admin}/login`, { method: "POST", body: new URLSearchParams({ token: "not-the-token-at-all" }), redirect: "manual" });
+      const wrong = await fetch(`${admin}/login`, {
+        method: "POST",
+        body: new URLSearchParams({ token: "not-the-token-at-all" }),
+        redirect: "manual",
+      });
       expect(wrong.status).toBe(401);
       expect(wrong.headers.get("set-cookie")).toBeNull();
       await wrong.text();
-      const login = await fetch(`${admin}/login`, { method: "POST", body: new URLSearchParams({ token: ADMIN_TOKEN }), redirect: "manual" });
+      const login = await fetch(`${admin}/login`, {
+        method: "POST",
+        body: new URLSearchParams({ token: ADMIN_TOKEN }),
+        redirect: "manual",
+      });
       expect(login.status).toBe(303);
       const cookie = login.headers.get("set-cookie")!;
       expect(cookie).toMatch(/^service_session=[A-Za-z0-9_-]{43};/);
@@ -120,11 +131,20 @@ describe("admin listener: security", () => {
       expect(apps.status).toBe(200);
       await apps.text();
 
-      const https = await fetch(`${admin}/login`, { method: "POST", headers: { "x-forwarded-proto": "https" }, body: new URLSearchParams({ token: ADMIN_TOKEN }), redirect: "manual" });
+      const https = await fetch(`${admin}/login`, {
+        method: "POST",
+        headers: { "x-forwarded-proto": "https" },
+        body: new URLSearchParams({ token: ADMIN_TOKEN }),
+        redirect: "manual",
+      });
       expect(https.headers.get("set-cookie")).toContain("; Secure");
       await https.text();
 
-      const logout = await fetch(`${admin}/logout`, { method: "POST", headers: { cookie: session }, redirect: "manual" });
+      const logout = await fetch(`${admin}/logout`, {
+        method: "POST",
+        headers: { cookie: session },
+        redirect: "manual",
+      });
       expect(logout.status).toBe(303);
       expect(logout.headers.get("set-cookie")).toContain("Max-Age=0");
       await logout.text();
@@ -140,7 +160,11 @@ describe("admin listener: security", () => {
     const repo = makeRepo();
     const { server, admin } = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "echo ran" });
     try {
-      const login = await fetch(`${admin}/login`, { method: "POST", body: new URLSearchParams({ token: ADMIN_TOKEN }), redirect: "manual" });
+      const login = await fetch(`${admin}/login`, {
+        method: "POST",
+        body: new URLSearchParams({ token: ADMIN_TOKEN }),
+        redirect: "manual",
+      });
       const session = login.headers.get("set-cookie")!.split(";")[0]!;
       await login.text();
       const hostile: Record<string, string>[] = [
@@ -154,13 +178,21 @@ describe("admin listener: security", () => {
         expect(res.status).toBe(403);
         expect((await res.json()).error).toBe("cross-site request");
       }
-      expect(existsSync(join(repo.clone, ".service", "logs")) ? readdirSync(join(repo.clone, ".service", "logs")) : []).toEqual([]);
+      expect(
+        existsSync(join(repo.clone, ".service", "logs")) ? readdirSync(join(repo.clone, ".service", "logs")) : [],
+      ).toEqual([]);
       // The same request from the dashboard's own page goes through.
       const host = new URL(admin).host;
-      const own = await fetch(`${admin}/api/apps/default/deploy`, { method: "POST", headers: { cookie: session, origin: `http://${host}`, "sec-fetch-site": "same-origin" } });
+      const own = await fetch(`${admin}/api/apps/default/deploy`, {
+        method: "POST",
+        headers: { cookie: session, origin: `http://${host}`, "sec-fetch-site": "same-origin" },
+      });
       expect(own.status).toBe(200);
       expect((await own.json()).accepted).toBe(true);
-      await waitFor(() => server.proc.exitCode === null && readdirSync(join(repo.clone, ".service", "logs")).length >= 2, "the deploy's logs");
+      await waitFor(
+        () => server.proc.exitCode === null && readdirSync(join(repo.clone, ".service", "logs")).length >= 2,
+        "the deploy's logs",
+      );
     } finally {
       await server.stop();
     }
@@ -173,7 +205,11 @@ describe("admin listener: security", () => {
       const res = await fetch(`${admin}/login`, { method: "POST", body: `token=${"x".repeat(64 * 1024)}` });
       expect(res.status).toBe(413);
       await res.text();
-      const deploy = await fetch(`${admin}/api/apps/default/deploy`, { method: "POST", headers: bearer(), body: "x".repeat(64 * 1024) });
+      const deploy = await fetch(`${admin}/api/apps/default/deploy`, {
+        method: "POST",
+        headers: bearer(),
+        body: "x".repeat(64 * 1024),
+      });
       expect(deploy.status).toBe(413);
       await deploy.text();
     } finally {
@@ -185,7 +221,10 @@ describe("admin listener: security", () => {
 describe("admin token in other output", () => {
   test("service check shows the admin token as hidden, never its value", async () => {
     const repo = makeRepo();
-    const { code, stdout, stderr } = await runCli(["check"], { cwd: repo.clone, env: { SERVICE_SECRET: SECRET, SERVICE_ADMIN_PORT: "9999", SERVICE_ADMIN_TOKEN: ADMIN_TOKEN } });
+    const { code, stdout, stderr } = await runCli(["check"], {
+      cwd: repo.clone,
+      env: { SERVICE_SECRET: SECRET, SERVICE_ADMIN_PORT: "9999", SERVICE_ADMIN_TOKEN: ADMIN_TOKEN },
+    });
     expect(code).toBe(0);
     expect(stdout).toMatch(/adminToken.*hidden/);
     expect(`${stdout}${stderr}`).not.toContain(ADMIN_TOKEN);

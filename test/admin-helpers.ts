@@ -11,7 +11,11 @@ export function adminUrl(server: RunningServer): string {
 }
 
 export async function startAdmin(cwd: string, env: Record<string, string | undefined> = {}) {
-  const server = await startServer(cwd, { SERVICE_SECRET: SECRET, SERVICE_ADMIN_PORT: "0", SERVICE_ADMIN_TOKEN: ADMIN_TOKEN, ...env });
+  const server = await startServer(cwd, {
+    SERVICE_SECRET: SECRET,
+    SERVICE_ADMIN_PORT: "0",
+    SERVICE_ADMIN_TOKEN: ADMIN_TOKEN,
+    ...env,
+  });
   return { server, admin: adminUrl(server) };
 }
-

@@ -10,17 +10,30 @@ import { collectApps, resolveApps } from "../src/apps.ts";
 import { ConfigError, defaultConfig, type AppConfig } from "../src/config-schema.ts";
 import { makeGate, serialized, StreamReader } from "./gate.ts";
 import { lastLine, makeRepo, readJson, runCli, startServer, tempDir, waitFor, type Repo } from "./helpers.ts";
-import { deployRecords, jsonLogFiles, markerCount, markerScript, postAs, writeServiceYaml } from "./webhook-fixtures.ts";
+import {
+  deployRecords,
+  jsonLogFiles,
+  markerCount,
+  markerScript,
+  postAs,
+  writeServiceYaml,
+} from "./webhook-fixtures.ts";
 
 const WEB_SECRET = "web-secret-0123456789";
 const API_SECRET = "api-secret-9876543210";
 const ADMIN_SECRET = "admin-secret-5555555555";
 const DONE_OK = "[done] ok=true exitCode=0";
 
-function app(name: string, host: string, path: string, repo: Repo | string, runScript: string, extra: Record<string, unknown> = {}) {
+function app(
+  name: string,
+  host: string,
+  path: string,
+  repo: Repo | string,
+  runScript: string,
+  extra: Record<string, unknown> = {},
+) {
   return { name, host, path, repoPath: typeof repo === "string" ? repo : repo.clone, runScript, ...extra };
 }
-
 
 /** Apps web and api on the same path of two hosts, each with its own repository, marker script and secret. */
 function twoAppsOnOnePath() {
@@ -44,7 +57,10 @@ describe("multi-app routing (the app is selected by host plus path)", () => {
     const webRun = markerScript(markers, "web");
     const apiRun = markerScript(markers, "api");
     writeServiceYaml(cwd, {
-      apps: [app("web", "web.example.com", "/hook", web, webRun, { secret: WEB_SECRET }), app("api", "api.example.com", "/hook", api, apiRun, { secret: API_SECRET })],
+      apps: [
+        app("web", "web.example.com", "/hook", web, webRun, { secret: WEB_SECRET }),
+        app("api", "api.example.com", "/hook", api, apiRun, { secret: API_SECRET }),
+      ],
     });
     const server = await startServer(cwd);
     try {
@@ -154,11 +170,17 @@ describe("multi-app routing (the app is selected by host plus path)", () => {
     const server = await startServer(cwd);
     try {
       // A client cannot reach app web by claiming it in X-Forwarded-Host.
-      const spoofed = await postAs(server.url, "127.0.0.1", "/hook", { secret: WEB_SECRET, headers: { "x-forwarded-host": "web.example.com" } });
+      const spoofed = await postAs(server.url, "127.0.0.1", "/hook", {
+        secret: WEB_SECRET,
+        headers: { "x-forwarded-host": "web.example.com" },
+      });
       expect(spoofed.status).toBe(404);
       await spoofed.text();
       // Host says api: api deploys, whatever X-Forwarded-Host says.
-      const routed = await postAs(server.url, "api.example.com", "/hook", { secret: API_SECRET, headers: { "x-forwarded-host": "web.example.com" } });
+      const routed = await postAs(server.url, "api.example.com", "/hook", {
+        secret: API_SECRET,
+        headers: { "x-forwarded-host": "web.example.com" },
+      });
       expect(routed.status).toBe(200);
       expect(lastLine(await routed.text())).toBe(DONE_OK);
       expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 1]);
@@ -182,10 +204,16 @@ describe("multi-app routing (the app is selected by host plus path)", () => {
     const server = await startServer(cwd);
     try {
       // What nginx or Caddy in front sends: Host is the upstream address, X-Forwarded-Host the public name.
-      const viaProxy = await postAs(server.url, `127.0.0.1:${server.port}`, "/hook", { secret: WEB_SECRET, headers: { "x-forwarded-host": "WEB.example.com:443" } });
+      const viaProxy = await postAs(server.url, `127.0.0.1:${server.port}`, "/hook", {
+        secret: WEB_SECRET,
+        headers: { "x-forwarded-host": "WEB.example.com:443" },
+      });
       expect(viaProxy.status).toBe(200);
       expect(lastLine(await viaProxy.text())).toBe(DONE_OK);
-      const chain = await postAs(server.url, "web.example.com", "/hook", { secret: API_SECRET, headers: { "x-forwarded-host": "api.example.com, web.example.com" } });
+      const chain = await postAs(server.url, "web.example.com", "/hook", {
+        secret: API_SECRET,
+        headers: { "x-forwarded-host": "api.example.com, web.example.com" },
+      });
       expect(chain.status).toBe(200);
       expect(lastLine(await chain.text())).toBe(DONE_OK);
       expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([1, 1]);
@@ -209,7 +237,12 @@ describe("secrets per app", () => {
         ["web.example.com", API_SECRET],
         ["api.example.com", WEB_SECRET],
       ] as const) {
-        const attempts: Record<string, string>[] = [{ "x-service-secret": wrong }, { authorization: `Bearer ${wrong}` }, { "x-gitlab-token": wrong }, {}];
+        const attempts: Record<string, string>[] = [
+          { "x-service-secret": wrong },
+          { authorization: `Bearer ${wrong}` },
+          { "x-gitlab-token": wrong },
+          {},
+        ];
         for (const headers of attempts) {
           const res = await postAs(server.url, host, "/hook", { headers });
           expect({ host, headers, status: res.status }).toEqual({ host, headers, status: 401 });
@@ -219,7 +252,9 @@ describe("secrets per app", () => {
       }
       expect(jsonLogFiles(cwd)).toEqual([]);
       expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 0]);
-      const ok = await postAs(server.url, "api.example.com", "/hook", { headers: { authorization: `Bearer ${API_SECRET}` } });
+      const ok = await postAs(server.url, "api.example.com", "/hook", {
+        headers: { authorization: `Bearer ${API_SECRET}` },
+      });
       expect(lastLine(await ok.text())).toBe(DONE_OK);
       expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 1]);
     } finally {
@@ -233,7 +268,10 @@ describe("secrets per app", () => {
     const markers = tempDir("service-markers-");
     const cwd = tempDir("service-apps-");
     writeServiceYaml(cwd, {
-      apps: [app("web", "web.example.com", "/hook", web, markerScript(markers, "web"), { secret: WEB_SECRET }), app("api", "api.example.com", "/hook", api, markerScript(markers, "api"))],
+      apps: [
+        app("web", "web.example.com", "/hook", web, markerScript(markers, "web"), { secret: WEB_SECRET }),
+        app("api", "api.example.com", "/hook", api, markerScript(markers, "api")),
+      ],
     });
     const file = join(cwd, ".service", "secrets", "api.secret");
     let generated: string;
@@ -277,18 +315,32 @@ describe("secrets per app", () => {
 });
 
 describe("validation at start (duplicate host+path, missing fields → a clear error naming the app)", () => {
-  const valid = (name: string, host = `${name}.example.com`) => ({ name, host, path: "/hook", repoPath: "/tmp", runScript: "echo hi" });
+  const valid = (name: string, host = `${name}.example.com`) => ({
+    name,
+    host,
+    path: "/hook",
+    repoPath: "/tmp",
+    runScript: "echo hi",
+  });
   const without = (field: string) => {
     const entry: Record<string, unknown> = valid("api");
     delete entry[field];
     return entry;
   };
   const cases: [string, Record<string, unknown>[], RegExp][] = [
-    ["the same host (any case) and path as another app", [valid("web"), { ...valid("api"), host: "WEB.example.com" }], /api.*web\.example\.com.*\/hook|api.*already/],
+    [
+      "the same host (any case) and path as another app",
+      [valid("web"), { ...valid("api"), host: "WEB.example.com" }],
+      /api.*web\.example\.com.*\/hook|api.*already/,
+    ],
     ["a duplicate name", [valid("web"), valid("web", "other.example.com")], /"web".*already|already.*"web"/],
     ["a key not allowed in an app (port)", [valid("web"), { ...valid("api"), port: 4000 }], /api.*"port"/],
     ["an unknown key in an app", [valid("web"), { ...valid("api"), runscript: "echo typo" }], /api.*"runscript"/],
-    ...["host", "path", "repoPath", "runScript"].map((field): [string, Record<string, unknown>[], RegExp] => [`a missing ${field}`, [valid("web"), without(field)], new RegExp(`api.*"${field}"`)]),
+    ...["host", "path", "repoPath", "runScript"].map((field): [string, Record<string, unknown>[], RegExp] => [
+      `a missing ${field}`,
+      [valid("web"), without(field)],
+      new RegExp(`api.*"${field}"`),
+    ]),
     ["a missing name", [valid("web"), without("name")], /entry 2.*"name"/],
     ["a host written as a URL", [valid("web"), { ...valid("api"), host: "https://api.example.com/hook" }], /api.*host/],
     ["a blank secret", [valid("web"), { ...valid("api"), secret: "   " }], /api.*secret/],
@@ -368,8 +420,12 @@ describe("per-app settings (any top-level key may be set per app, the top level 
     });
     const server = await startServer(cwd);
     try {
-      const rolled = await (await postAs(server.url, "a.example.com", "/hook?format=json", { secret: WEB_SECRET })).json();
-      const plain = await (await postAs(server.url, "b.example.com", "/hook?format=json", { secret: API_SECRET })).json();
+      const rolled = await (
+        await postAs(server.url, "a.example.com", "/hook?format=json", { secret: WEB_SECRET })
+      ).json();
+      const plain = await (
+        await postAs(server.url, "b.example.com", "/hook?format=json", { secret: API_SECRET })
+      ).json();
       expect(rolled.ok).toBe(false);
       expect(rolled.rollback).toBeDefined();
       expect(plain.ok).toBe(false);
@@ -386,7 +442,10 @@ describe('post-pull reload per app (README "Config from the repository": each ap
     const api = makeRepo();
     const cwd = tempDir("service-apps-");
     writeServiceYaml(cwd, {
-      apps: [app("web", "web.example.com", "/hook", web, "echo web-from-service-file", { secret: WEB_SECRET }), app("api", "api.example.com", "/hook", api, "echo api-from-service-file", { secret: API_SECRET })],
+      apps: [
+        app("web", "web.example.com", "/hook", web, "echo web-from-service-file", { secret: WEB_SECRET }),
+        app("api", "api.example.com", "/hook", api, "echo api-from-service-file", { secret: API_SECRET }),
+      ],
     });
     web.push({ "service.yaml": "runScript: echo web-from-its-repo\n" }, "the repository says how it deploys");
     const server = await startServer(cwd);
@@ -408,7 +467,9 @@ describe('post-pull reload per app (README "Config from the repository": each ap
     });
     const server = await startServer(repo.clone);
     try {
-      const result = await (await postAs(server.url, "web.example.com", "/hook?format=json", { secret: WEB_SECRET })).json();
+      const result = await (
+        await postAs(server.url, "web.example.com", "/hook?format=json", { secret: WEB_SECRET })
+      ).json();
       expect(result.run.stdout).toBe("app-own-script\n");
     } finally {
       await server.stop();
@@ -423,7 +484,10 @@ describe('concurrency between apps (README "Queue": a queue per repoPath)', () =
     const gate = makeGate();
     const cwd = tempDir("service-apps-");
     writeServiceYaml(cwd, {
-      apps: [app("a", "a.example.com", "/hook", blocked, gate.script, { secret: WEB_SECRET }), app("b", "b.example.com", "/hook", free, "echo b-deployed", { secret: API_SECRET })],
+      apps: [
+        app("a", "a.example.com", "/hook", blocked, gate.script, { secret: WEB_SECRET }),
+        app("b", "b.example.com", "/hook", free, "echo b-deployed", { secret: API_SECRET }),
+      ],
     });
     const server = await startServer(cwd, gate.env);
     try {
@@ -448,7 +512,10 @@ describe('concurrency between apps (README "Queue": a queue per repoPath)', () =
     const gate = makeGate();
     const cwd = tempDir("service-apps-");
     writeServiceYaml(cwd, {
-      apps: [app("site", "example.com", "/site", repo, gate.script, { secret: WEB_SECRET }), app("preview", "preview.example.com", "/site", repo, gate.script, { secret: API_SECRET })],
+      apps: [
+        app("site", "example.com", "/site", repo, gate.script, { secret: WEB_SECRET }),
+        app("preview", "preview.example.com", "/site", repo, gate.script, { secret: API_SECRET }),
+      ],
     });
     const server = await startServer(cwd, gate.env);
     try {
@@ -477,7 +544,10 @@ describe("what a deploy knows of its app (the log JSON names the app)", () => {
     const api = makeRepo();
     const cwd = tempDir("service-apps-");
     writeServiceYaml(cwd, {
-      apps: [app("web", "web.example.com", "/hook", web, 'echo "app=$SERVICE_APP"', { secret: WEB_SECRET }), app("api", "api.example.com", "/hook", api, 'echo "app=$SERVICE_APP"', { secret: API_SECRET })],
+      apps: [
+        app("web", "web.example.com", "/hook", web, 'echo "app=$SERVICE_APP"', { secret: WEB_SECRET }),
+        app("api", "api.example.com", "/hook", api, 'echo "app=$SERVICE_APP"', { secret: API_SECRET }),
+      ],
     });
     const server = await startServer(cwd);
     try {
@@ -495,11 +565,16 @@ describe("what a deploy knows of its app (the log JSON names the app)", () => {
     const api = makeRepo();
     const cwd = tempDir("service-apps-");
     writeServiceYaml(cwd, {
-      apps: [app("web", "web.example.com", "/hook", web, "echo web", { secret: WEB_SECRET }), app("api", "api.example.com", "/hook", api, "echo api", { secret: API_SECRET })],
+      apps: [
+        app("web", "web.example.com", "/hook", web, "echo web", { secret: WEB_SECRET }),
+        app("api", "api.example.com", "/hook", api, "echo api", { secret: API_SECRET }),
+      ],
     });
     const server = await startServer(cwd);
     try {
-      const result = await (await postAs(server.url, "api.example.com", "/hook?format=json", { secret: API_SECRET })).json();
+      const result = await (
+        await postAs(server.url, "api.example.com", "/hook?format=json", { secret: API_SECRET })
+      ).json();
       expect(result.ok).toBe(true);
       const record = readJson(result.log.json);
       expect(record.status).toBe("done");

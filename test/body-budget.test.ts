@@ -37,12 +37,18 @@ const signedHead = (signature: string, length: number, extra = "") =>
   `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Hub-Signature-256: ${signature}\r\nContent-Length: ${length}\r\n${extra}\r\n`;
 
 /** A connection that sends a signed head and `sent` bytes of a body of `length`, then nothing: it holds a read open. */
-function staller(port: number, length: number, sent: number): { socket: Socket; answer: () => RawAnswer; close: () => void } {
+function staller(
+  port: number,
+  length: number,
+  sent: number,
+): { socket: Socket; answer: () => RawAnswer; close: () => void } {
   const socket = connect(port, "127.0.0.1");
   const received: Buffer[] = [];
   socket.on("error", () => {});
   socket.on("data", (data: Buffer) => received.push(data));
-  socket.on("connect", () => socket.write(Buffer.concat([Buffer.from(signedHead(WRONG_SIGNATURE, length)), Buffer.alloc(sent, 0x7b)])));
+  socket.on("connect", () =>
+    socket.write(Buffer.concat([Buffer.from(signedHead(WRONG_SIGNATURE, length)), Buffer.alloc(sent, 0x7b)])),
+  );
   return { socket, answer: () => parseAnswer(Buffer.concat(received)), close: () => socket.destroy() };
 }
 
@@ -107,7 +113,8 @@ function flood(port: number, length: number): Promise<RawAnswer> {
     socket.on("connect", async () => {
       socket.write(signedHead(WRONG_SIGNATURE, length));
       for (let sent = 0; sent < length && !answered; sent += piece.length) {
-        if (!socket.write(piece.subarray(0, Math.min(piece.length, length - sent)))) await new Promise<void>((r) => (drained = r));
+        if (!socket.write(piece.subarray(0, Math.min(piece.length, length - sent))))
+          await new Promise<void>((r) => (drained = r));
       }
     });
   });
@@ -121,11 +128,25 @@ describe("unauthenticated body budget", () => {
       body.set(new TextEncoder().encode('{"ref":"refs/heads/main"}'));
       // Warm-up: the first deploy's own allocations are not the body's.
       const warm = new Uint8Array(2).fill(0x7b);
-      expect(lastLine(await (await fetch(`http://127.0.0.1:${server.port}${HOOK}`, { method: "POST", headers: { "x-hub-signature-256": sign(warm) }, body: warm })).text())).toBe(DONE_OK);
+      expect(
+        lastLine(
+          await (
+            await fetch(`http://127.0.0.1:${server.port}${HOOK}`, {
+              method: "POST",
+              headers: { "x-hub-signature-256": sign(warm) },
+              body: warm,
+            })
+          ).text(),
+        ),
+      ).toBe(DONE_OK);
       // Anonymous memory only: the compiled binary also maps in pages of its own executable on first use.
       const before = anonBytes(server.proc.pid);
       const peak = anonPeak(server.proc.pid);
-      const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}`, { method: "POST", headers: { "x-hub-signature-256": sign(body), "content-type": "application/json" }, body });
+      const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}`, {
+        method: "POST",
+        headers: { "x-hub-signature-256": sign(body), "content-type": "application/json" },
+        body,
+      });
       expect(res.status).toBe(200);
       expect(lastLine(await res.text())).toBe(DONE_OK);
       // Keeping the body would take 20 MiB at least (and a copy when joined).
@@ -152,18 +173,27 @@ describe("unauthenticated body budget", () => {
       expect(refused.headers["retry-after"]).toMatch(/^\d+$/);
       expect(JSON.parse(refused.body.toString("utf8")).error).toBe("busy");
       // Answered before the body: a head whose body never comes gets the 503 too.
-      const headOnly = await exchange(server.port, [signedHead(WRONG_SIGNATURE, 5 * MB, "Connection: close\r\n")], { timeoutMs: 10_000 });
+      const headOnly = await exchange(server.port, [signedHead(WRONG_SIGNATURE, 5 * MB, "Connection: close\r\n")], {
+        timeoutMs: 10_000,
+      });
       expect(headOnly.status).toBe(503);
       // No staller was answered: each read is still held.
       expect(stallers.map((s) => s.answer().status)).toEqual(stallers.map(() => 0));
 
-      const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}`, { method: "POST", headers: { "x-service-secret": SECRET } });
+      const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}`, {
+        method: "POST",
+        headers: { "x-service-secret": SECRET },
+      });
       expect(lastLine(await res.text())).toBe(DONE_OK);
 
       for (const s of stallers) s.close();
       const body = new TextEncoder().encode("{}");
       const signed = await waitFor(async () => {
-        const r = await fetch(`http://127.0.0.1:${server.port}${HOOK}`, { method: "POST", headers: { "x-hub-signature-256": sign(body) }, body });
+        const r = await fetch(`http://127.0.0.1:${server.port}${HOOK}`, {
+          method: "POST",
+          headers: { "x-hub-signature-256": sign(body) },
+          body,
+        });
         return r.status === 200 ? r : void (await r.arrayBuffer());
       }, "a signed deploy once the held reads are gone");
       expect(lastLine(await signed.text())).toBe(DONE_OK);
@@ -184,7 +214,9 @@ describe("unauthenticated body budget", () => {
         const s = staller(server.port, 20 * MB, 1024);
         stallers.push(s);
         await waitFor(() => s.socket.readyState === "open" || undefined, "the connection");
-        const answer = await exchange(server.port, [signedHead(WRONG_SIGNATURE, 20 * MB, "Connection: close\r\n")], { timeoutMs: 10_000 });
+        const answer = await exchange(server.port, [signedHead(WRONG_SIGNATURE, 20 * MB, "Connection: close\r\n")], {
+          timeoutMs: 10_000,
+        });
         return answer.status === 503 ? answer : undefined;
       }, "a second large signed body to be refused");
       expect(JSON.parse(refused.body.toString("utf8")).error).toBe("busy");
@@ -205,7 +237,10 @@ describe("unauthenticated body budget", () => {
       const piece = Buffer.alloc(256 * 1024, 0x20);
       const frame = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from("\r\n")]);
       // Only once the 20 MiB read is charged does the budget have less than 16 MiB left.
-      await waitFor(async () => (await probe(server.port)).status === 401 && held.socket.readyState === "open", "the held read");
+      await waitFor(
+        async () => (await probe(server.port)).status === 401 && held.socket.readyState === "open",
+        "the held read",
+      );
       const socket = connect(server.port, "127.0.0.1");
       const received: Buffer[] = [];
       socket.on("error", () => {});
@@ -228,41 +263,57 @@ describe("unauthenticated body budget", () => {
     }
   }, 60_000);
 
-  test("a signed body that trickles in is cut at the read deadline: 408 JSON, nothing deploys", async () => {
-    const { repo, server } = await serve();
-    const slow = dribble(server.port, signedHead(WRONG_SIGNATURE, 100_000), "{".repeat(10_000), 200);
-    const received: Buffer[] = [];
-    slow.socket.on("data", (data: Buffer) => received.push(data));
-    try {
-      const answer = await waitFor(
-        () => {
-          const a = parseAnswer(Buffer.concat(received));
-          return a.status > 0 ? a : undefined;
-        },
-        "the answer to a trickling body",
-        BODY_READ_DEADLINE_MS + 15_000,
-      );
-      expect(answer.status).toBe(408);
-      expect(answer.headers["content-type"]).toContain("application/json");
-      expect(JSON.parse(answer.body.toString("utf8")).error).toBe("request timeout");
-      expect(slow.sent()).toBeLessThan(10_000);
-      expect(logFiles(repo.clone)).toEqual([]);
-    } finally {
-      slow.close();
-      await server.stop();
-    }
-  }, BODY_READ_DEADLINE_MS + 30_000);
+  test(
+    "a signed body that trickles in is cut at the read deadline: 408 JSON, nothing deploys",
+    async () => {
+      const { repo, server } = await serve();
+      const slow = dribble(server.port, signedHead(WRONG_SIGNATURE, 100_000), "{".repeat(10_000), 200);
+      const received: Buffer[] = [];
+      slow.socket.on("data", (data: Buffer) => received.push(data));
+      try {
+        const answer = await waitFor(
+          () => {
+            const a = parseAnswer(Buffer.concat(received));
+            return a.status > 0 ? a : undefined;
+          },
+          "the answer to a trickling body",
+          BODY_READ_DEADLINE_MS + 15_000,
+        );
+        expect(answer.status).toBe(408);
+        expect(answer.headers["content-type"]).toContain("application/json");
+        expect(JSON.parse(answer.body.toString("utf8")).error).toBe("request timeout");
+        expect(slow.sent()).toBeLessThan(10_000);
+        expect(logFiles(repo.clone)).toEqual([]);
+      } finally {
+        slow.close();
+        await server.stop();
+      }
+    },
+    BODY_READ_DEADLINE_MS + 30_000,
+  );
 
   test("60 concurrent 25 MiB bodies with a wrong signature: every one is answered 401 or 503 in JSON, the server's RSS stays within 64 MB of idle, and an authorized deploy during the flood ends [done] ok=true", async () => {
     const { repo, server } = await serve();
     try {
       // Warm-up: a first deploy and a first refused signed body, so the baseline is not the cold server.
-      expect(lastLine(await (await fetch(`http://127.0.0.1:${server.port}${HOOK}`, { method: "POST", headers: { "x-service-secret": SECRET } })).text())).toBe(DONE_OK);
+      expect(
+        lastLine(
+          await (
+            await fetch(`http://127.0.0.1:${server.port}${HOOK}`, {
+              method: "POST",
+              headers: { "x-service-secret": SECRET },
+            })
+          ).text(),
+        ),
+      ).toBe(DONE_OK);
       expect((await probe(server.port)).status).toBe(401);
       const before = rssBytes(server.proc.pid);
       const peak = rssPeak(server.proc.pid);
       const attack = Promise.all(Array.from({ length: 60 }, () => flood(server.port, 25 * MB)));
-      const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}`, { method: "POST", headers: { "x-service-secret": SECRET } });
+      const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}`, {
+        method: "POST",
+        headers: { "x-service-secret": SECRET },
+      });
       expect(lastLine(await res.text())).toBe(DONE_OK);
       const answers = await attack;
       const grown = peak() - before;

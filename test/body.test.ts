@@ -38,7 +38,11 @@ function free(budget: ByteBudget): number {
 describe("readBody", () => {
   test("a declared Content-Length over the limit is refused before anything is read or charged", async () => {
     const budget = new ByteBudget(32 * MB);
-    const read = await readBody(post([new Uint8Array(10)], { "content-length": "5000" }), { limit: 4096, keep: false, budget });
+    const read = await readBody(post([new Uint8Array(10)], { "content-length": "5000" }), {
+      limit: 4096,
+      keep: false,
+      budget,
+    });
     expect(read).toEqual({ ok: false, reason: "too large" });
     expect(free(budget)).toBe(32 * MB);
   });
@@ -46,7 +50,12 @@ describe("readBody", () => {
   test("a body only hashed is not kept, is charged at most STREAMED_BODY_CHARGE_BYTES while read, and gives it back on release", async () => {
     const budget = new ByteBudget(32 * MB);
     const seen: number[] = [];
-    const read = await readBody(post([new Uint8Array(3 * MB), new Uint8Array(3 * MB)]), { limit: 25 * MB, keep: false, budget, onChunk: (c) => seen.push(c.length) });
+    const read = await readBody(post([new Uint8Array(3 * MB), new Uint8Array(3 * MB)]), {
+      limit: 25 * MB,
+      keep: false,
+      budget,
+      onChunk: (c) => seen.push(c.length),
+    });
     if (!read.ok) throw new Error(read.reason);
     expect(read.body).toBeUndefined();
     expect(seen.reduce((a, b) => a + b, 0)).toBe(6 * MB);
@@ -58,10 +67,18 @@ describe("readBody", () => {
 
   test("a kept body of unknown length is charged as it grows; past the budget it is refused busy and its charge comes back", async () => {
     const budget = new ByteBudget(4 * MB);
-    const read = await readBody(post([new Uint8Array(2 * MB), new Uint8Array(2 * MB), new Uint8Array(1)]), { limit: 25 * MB, keep: true, budget });
+    const read = await readBody(post([new Uint8Array(2 * MB), new Uint8Array(2 * MB), new Uint8Array(1)]), {
+      limit: 25 * MB,
+      keep: true,
+      budget,
+    });
     expect(read).toEqual({ ok: false, reason: "busy" });
     expect(free(budget)).toBe(4 * MB);
-    const fits = await readBody(post([new Uint8Array(2 * MB), new Uint8Array(1 * MB)]), { limit: 25 * MB, keep: true, budget });
+    const fits = await readBody(post([new Uint8Array(2 * MB), new Uint8Array(1 * MB)]), {
+      limit: 25 * MB,
+      keep: true,
+      budget,
+    });
     if (!fits.ok) throw new Error(fits.reason);
     expect(fits.body?.length).toBe(3 * MB);
     expect(free(budget)).toBeLessThanOrEqual(1 * MB);
@@ -79,21 +96,34 @@ describe("readBody", () => {
 
   test("a body over the limit without a Content-Length is refused once the limit is passed", async () => {
     const budget = new ByteBudget(32 * MB);
-    const read = await readBody(post([new Uint8Array(3000), new Uint8Array(3000)], {}, true), { limit: 4096, keep: true, budget });
+    const read = await readBody(post([new Uint8Array(3000), new Uint8Array(3000)], {}, true), {
+      limit: 4096,
+      keep: true,
+      budget,
+    });
     expect(read).toEqual({ ok: false, reason: "too large" });
     expect(free(budget)).toBe(32 * MB);
   });
 
   test("a body that stops arriving is cut at the deadline: timeout, and its charge comes back", async () => {
     const budget = new ByteBudget(32 * MB);
-    const read = await readBody(post([new Uint8Array(100)], {}, true), { limit: 4096, keep: false, budget, deadlineMs: 100 });
+    const read = await readBody(post([new Uint8Array(100)], {}, true), {
+      limit: 4096,
+      keep: false,
+      budget,
+      deadlineMs: 100,
+    });
     expect(read).toEqual({ ok: false, reason: "timeout" });
     expect(free(budget)).toBe(32 * MB);
   });
 
   test("no body: an empty body when kept, nothing charged left behind", async () => {
     const budget = new ByteBudget(32 * MB);
-    const read = await readBody(new Request("http://localhost/", { method: "POST" }), { limit: 4096, keep: true, budget });
+    const read = await readBody(new Request("http://localhost/", { method: "POST" }), {
+      limit: 4096,
+      keep: true,
+      budget,
+    });
     if (!read.ok) throw new Error(read.reason);
     expect(read.body?.length).toBe(0);
     read.release();

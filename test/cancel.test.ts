@@ -3,7 +3,19 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { makeGate, StreamReader } from "./gate.ts";
-import { baseEnv, CLI, lastLine, logFiles, makeRepo, post, readJson, runCli, SECRET, startServer, waitFor } from "./helpers.ts";
+import {
+  baseEnv,
+  CLI,
+  lastLine,
+  logFiles,
+  makeRepo,
+  post,
+  readJson,
+  runCli,
+  SECRET,
+  startServer,
+  waitFor,
+} from "./helpers.ts";
 
 const BY = `by ${userInfo().username} (service cancel)`;
 
@@ -28,7 +40,10 @@ describe("service cancel", () => {
       const first = new StreamReader(await post(server.url, { secret: SECRET }));
       await waitFor(() => gate.lines().length === 1, "the first deploy to start");
       const second = new StreamReader(await post(server.url, { secret: SECRET }));
-      const [id] = await waitFor(() => (queuedIds(repo.clone).length === 1 ? queuedIds(repo.clone) : undefined), "the second deploy to queue");
+      const [id] = await waitFor(
+        () => (queuedIds(repo.clone).length === 1 ? queuedIds(repo.clone) : undefined),
+        "the second deploy to queue",
+      );
       const cancelled = await runCli(["cancel", id!.slice(0, 8)], { cwd: repo.clone, env });
       expect(cancelled.stderr + cancelled.stdout).toContain(`deploy ${id} cancelled`);
       expect(cancelled.code).toBe(0);
@@ -36,7 +51,10 @@ describe("service cancel", () => {
       const lines = text.trimEnd().split("\n");
       expect(lines.at(-2)).toBe(`[deploy] cancelled before it started: ${BY}`);
       expect(lines.at(-1)).toBe("[done] ok=false exitCode=null");
-      expect(record(repo.clone, id!)).toMatchObject({ status: "cancelled", result: { ok: false, error: `cancelled: ${BY}` } });
+      expect(record(repo.clone, id!)).toMatchObject({
+        status: "cancelled",
+        result: { ok: false, error: `cancelled: ${BY}` },
+      });
       const logs = await runCli(["logs"], { cwd: repo.clone, env });
       expect(logs.stdout).toContain("cancelled");
       gate.open();
@@ -73,7 +91,10 @@ describe("service cancel", () => {
 
   test("a command that ignores TERM is killed after the grace period", async () => {
     const repo = makeRepo();
-    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "sh -c 'trap \"\" TERM; echo up; while true; do sleep 0.05; done'" };
+    const env = {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "sh -c 'trap \"\" TERM; echo up; while true; do sleep 0.05; done'",
+    };
     const server = await startServer(repo.clone, env);
     try {
       const reader = new StreamReader(await post(server.url, { secret: SECRET }));
@@ -95,8 +116,17 @@ describe("service cancel", () => {
       repo.push({ "deploy.sh": "echo v2\nwhile true; do sleep 0.05; done\n" });
       // A JSON answer comes when the deploy ends.
       const res = post(`${server.url}?format=json`, { secret: SECRET });
-      const id = await waitFor(() => logFiles(repo.clone)[0]?.match(/_([0-9a-f-]{36})\.json$/)?.[1], "the deploy to start");
-      await waitFor(() => logFiles(repo.clone).some((f) => f.endsWith(".log") && readFileSync(join(repo.clone, ".service", "logs", f), "utf8").includes("v2\n")), "the new script to run");
+      const id = await waitFor(
+        () => logFiles(repo.clone)[0]?.match(/_([0-9a-f-]{36})\.json$/)?.[1],
+        "the deploy to start",
+      );
+      await waitFor(
+        () =>
+          logFiles(repo.clone).some(
+            (f) => f.endsWith(".log") && readFileSync(join(repo.clone, ".service", "logs", f), "utf8").includes("v2\n"),
+          ),
+        "the new script to run",
+      );
       expect((await runCli(["cancel", id], { cwd: repo.clone, env })).code).toBe(0);
       const result = await (await res).json();
       expect(result).toMatchObject({ ok: false, rolledBack: true, rollback: { to: good, ok: true } });
@@ -112,7 +142,13 @@ describe("service cancel", () => {
     const repo = makeRepo();
     const gate = makeGate();
     const env = { SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
-    const proc = Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env: baseEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([...CLI, "deploy"], {
+      cwd: repo.clone,
+      env: baseEnv(env),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const out = new StreamReader(new Response(proc.stdout));
     try {
       await waitFor(() => gate.lines().length === 1, "the deploy to start");
@@ -136,12 +172,24 @@ describe("service cancel", () => {
     try {
       const first = new StreamReader(await post(server.url, { secret: SECRET }));
       await waitFor(() => gate.lines().length === 1, "the server's deploy to start");
-      const proc = Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env: baseEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawn([...CLI, "deploy"], {
+        cwd: repo.clone,
+        env: baseEnv(env),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       const out = new StreamReader(new Response(proc.stdout));
-      const [id] = await waitFor(() => (queuedIds(repo.clone).length === 1 ? queuedIds(repo.clone) : undefined), "the shell's deploy to queue");
+      const [id] = await waitFor(
+        () => (queuedIds(repo.clone).length === 1 ? queuedIds(repo.clone) : undefined),
+        "the shell's deploy to queue",
+      );
       expect((await runCli(["cancel", id!], { cwd: repo.clone, env })).code).toBe(0);
       expect(await proc.exited).toBe(1);
-      expect((await out.done).trimEnd().split("\n").slice(-2)).toEqual([`[deploy] cancelled before it started: ${BY}`, "[done] ok=false exitCode=null"]);
+      expect((await out.done).trimEnd().split("\n").slice(-2)).toEqual([
+        `[deploy] cancelled before it started: ${BY}`,
+        "[done] ok=false exitCode=null",
+      ]);
       gate.open();
       expect(lastLine(await first.done)).toBe("[done] ok=true exitCode=0");
       expect(gate.starts()).toEqual([first.id()!]);

@@ -32,7 +32,10 @@ describe("service check: a good configuration", () => {
   test("exits 0 and prints every value with its source (default, file, env); the secret is masked", async () => {
     const repo = makeRepo();
     const fileSecret = "file-secret-value-98765";
-    writeFileSync(join(repo.clone, "service.yaml"), ["port: 4321", "run_script: echo from-file", "rollbackOnFailure: true", `secret: ${fileSecret}`, ""].join("\n"));
+    writeFileSync(
+      join(repo.clone, "service.yaml"),
+      ["port: 4321", "run_script: echo from-file", "rollbackOnFailure: true", `secret: ${fileSecret}`, ""].join("\n"),
+    );
     const result = await check(repo.clone, { SERVICE_RUN_TIMEOUT_MS: "5000", SERVICE_PATH: "/hook" });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`config file: ${join(repo.clone, "service.yaml")}`);
@@ -53,14 +56,20 @@ describe("service check: a good configuration", () => {
 
   test("a multi-line runScript is printed line under line, indented to the value column: the table stays whole", async () => {
     const repo = makeRepo();
-    writeFileSync(join(repo.clone, "service.yaml"), ["runScript: |", "  npm ci", "  # build", "  npm run build", "port: 4321", ""].join("\n"));
+    writeFileSync(
+      join(repo.clone, "service.yaml"),
+      ["runScript: |", "  npm ci", "  # build", "  npm run build", "port: 4321", ""].join("\n"),
+    );
     const result = await check(repo.clone);
     expect(result.code).toBe(0);
     const lines = result.stdout.split("\n");
     const first = lines.findIndex((line) => /^ {2}runScript\s+npm ci\s+\[file\]$/.test(line));
     expect(first).toBeGreaterThan(0);
     const column = lines[first]!.indexOf("npm ci");
-    expect(lines.slice(first + 1, first + 3)).toEqual([`${" ".repeat(column)}# build`, `${" ".repeat(column)}npm run build`]);
+    expect(lines.slice(first + 1, first + 3)).toEqual([
+      `${" ".repeat(column)}# build`,
+      `${" ".repeat(column)}npm run build`,
+    ]);
     // Every value line keeps its shape, and no script line lands at the start of a line.
     const v = values(result.stdout);
     expect(v.port).toEqual({ value: "4321", source: "file" });
@@ -143,7 +152,14 @@ describe("service check: problems", () => {
     const missing = join(cwd, "no-such-dir");
     writeFileSync(
       join(cwd, "service.yaml"),
-      ["prot: 8080", "runTimeoutMs: soon", "rollbackOnFailure: maybe", "keepDeploys: -1", `repoPath: ${missing}`, ""].join("\n"),
+      [
+        "prot: 8080",
+        "runTimeoutMs: soon",
+        "rollbackOnFailure: maybe",
+        "keepDeploys: -1",
+        `repoPath: ${missing}`,
+        "",
+      ].join("\n"),
     );
     const result = await check(cwd, { SERVICE_PORT: "not-a-port" });
     expect(result.code).toBe(1);
@@ -197,13 +213,19 @@ describe("service check: problems", () => {
     );
     const hostResult = await check(repo.clone);
     expect(hostResult.code).toBe(1);
-    expect(problems(hostResult.stdout).some((p) => p.includes("apps entry 1") && p.includes("is not a host name"))).toBe(true);
+    expect(
+      problems(hostResult.stdout).some((p) => p.includes("apps entry 1") && p.includes("is not a host name")),
+    ).toBe(true);
     expect(hostResult.stdout).not.toContain("\u0007");
   });
 
   test("SERVICE_PATH with a control character and SERVICE_HOSTNAME that is not an address: exit 1, named", async () => {
     const repo = makeRepo();
-    const result = await check(repo.clone, { SERVICE_PATH: "/x\ty", SERVICE_HOSTNAME: "http://localhost", SERVICE_SECRET: "some-secret-123" });
+    const result = await check(repo.clone, {
+      SERVICE_PATH: "/x\ty",
+      SERVICE_HOSTNAME: "http://localhost",
+      SERVICE_SECRET: "some-secret-123",
+    });
     expect(result.code).toBe(1);
     const listed = problems(result.stdout);
     expect(listed.some((p) => p.includes("SERVICE_PATH"))).toBe(true);
@@ -215,7 +237,11 @@ describe("service check: problems", () => {
     writeFileSync(join(repo.clone, "service.yaml"), `port: 4000\n# ${"x".repeat(1024 * 1024)}\n`);
     const result = await check(repo.clone, { SERVICE_SECRET: "some-secret-123" });
     expect(result.code).toBe(1);
-    expect(problems(result.stdout).some((p) => p.includes(join(repo.clone, "service.yaml")) && p.includes("at most 1 MiB (1048576 bytes)"))).toBe(true);
+    expect(
+      problems(result.stdout).some(
+        (p) => p.includes(join(repo.clone, "service.yaml")) && p.includes("at most 1 MiB (1048576 bytes)"),
+      ),
+    ).toBe(true);
     expect(values(result.stdout).port).toEqual({ value: "3141", source: "default" });
   });
 
@@ -245,7 +271,13 @@ describe("service check: problems", () => {
     const notGit = join(cwd, "not-git");
     mkdirSync(notGit);
     const app = (name: string, host: string, path: string, repo: string) =>
-      [`  - name: ${name}`, `    host: ${host}`, `    path: ${path}`, `    repoPath: ${repo}`, "    runScript: 'true'"].join("\n");
+      [
+        `  - name: ${name}`,
+        `    host: ${host}`,
+        `    path: ${path}`,
+        `    repoPath: ${repo}`,
+        "    runScript: 'true'",
+      ].join("\n");
     writeFileSync(
       join(cwd, "service.yaml"),
       [
@@ -278,7 +310,15 @@ describe("service check: problems", () => {
     const cwd = tempDir("service-check-");
     writeFileSync(
       join(cwd, "service.yaml"),
-      ["apps:", "  - name: web", "    hots: a.example.com", "    path: /hook", `    repoPath: ${repo.clone}`, "    runScript: 'true'", ""].join("\n"),
+      [
+        "apps:",
+        "  - name: web",
+        "    hots: a.example.com",
+        "    path: /hook",
+        `    repoPath: ${repo.clone}`,
+        "    runScript: 'true'",
+        "",
+      ].join("\n"),
     );
     const result = await check(cwd);
     expect(result.code).toBe(1);

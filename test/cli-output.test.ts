@@ -8,7 +8,14 @@ import { CLI, baseEnv, logFiles, runCli, SECRET, tempDir } from "./helpers.ts";
 
 const noPty = process.platform !== "linux" || Bun.which("script") === null;
 /** The environment of a user's shell: colours are allowed unless something says otherwise. */
-const COLOUR_ALLOWED = { NO_COLOR: undefined, CI: undefined, NODE_ENV: undefined, TEST: undefined, TERM: "xterm-256color", FORCE_COLOR: undefined };
+const COLOUR_ALLOWED = {
+  NO_COLOR: undefined,
+  CI: undefined,
+  NODE_ENV: undefined,
+  TEST: undefined,
+  TERM: "xterm-256color",
+  FORCE_COLOR: undefined,
+};
 const ANSI = "\x1b[";
 
 const ptys = new Set<Bun.Subprocess>();
@@ -21,7 +28,13 @@ const shellQuote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
 /** Runs the CLI with its stdout (and stderr) on a pseudo-terminal; returns what the terminal got. */
 async function runInPty(args: string[], env: Record<string, string | undefined>): Promise<string> {
   const command = `stty cols 200 rows 50; exec ${[...CLI, ...args].map(shellQuote).join(" ")}`;
-  const proc = Bun.spawn(["script", "-qfec", command, "/dev/null"], { cwd: tempDir(), env: baseEnv(env), stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(["script", "-qfec", command, "/dev/null"], {
+    cwd: tempDir(),
+    env: baseEnv(env),
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   ptys.add(proc);
   const timer = setTimeout(() => proc.kill("SIGKILL"), 15_000);
   const [out] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
@@ -33,7 +46,11 @@ async function runInPty(args: string[], env: Record<string, string | undefined>)
 describe("an unknown command is one line and exit 1, like an unknown option", () => {
   test("service frobnicate: one line naming it and where help is, no usage, exit 1, nothing started", async () => {
     const cwd = tempDir();
-    const { code, stdout, stderr } = await runCli(["frobnicate"], { cwd, env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0" }, timeoutMs: 10_000 });
+    const { code, stdout, stderr } = await runCli(["frobnicate"], {
+      cwd,
+      env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0" },
+      timeoutMs: 10_000,
+    });
     expect(code).toBe(1);
     expect(stdout).toBe("");
     const lines = stderr.trim().split("\n");
@@ -64,21 +81,27 @@ describe("plain text when stdout is not a terminal or NO_COLOR is set", () => {
     expect(stdout).toBe("");
     expect(stderr).not.toContain(ANSI);
     expect(stderr.endsWith("\n")).toBe(true);
-    expect(stderr.slice(0, -1).split("\n")).toEqual([expect.stringContaining("unknown option --bogus (see service logs --help)")]);
+    expect(stderr.slice(0, -1).split("\n")).toEqual([
+      expect.stringContaining("unknown option --bogus (see service logs --help)"),
+    ]);
   });
 
-  test.skipIf(noPty)("in a terminal the help is coloured; with NO_COLOR set it is plain there too", async () => {
-    const coloured = await runInPty(["--help"], COLOUR_ALLOWED);
-    expect(coloured).toContain("USAGE");
-    expect(coloured).toContain(ANSI);
-    for (const value of ["1", "true"]) {
-      const plain = await runInPty(["--help"], { ...COLOUR_ALLOWED, NO_COLOR: value });
-      expect(plain).toContain("USAGE");
-      expect(plain).not.toContain(ANSI);
-      expect(plain.split("\n").filter((line) => line !== line.trimEnd())).toEqual([]);
-    }
-    const message = await runInPty(["logs", "--bogus"], { ...COLOUR_ALLOWED, NO_COLOR: "1" });
-    expect(message).toContain("unknown option --bogus");
-    expect(message).not.toContain(ANSI);
-  }, 30_000);
+  test.skipIf(noPty)(
+    "in a terminal the help is coloured; with NO_COLOR set it is plain there too",
+    async () => {
+      const coloured = await runInPty(["--help"], COLOUR_ALLOWED);
+      expect(coloured).toContain("USAGE");
+      expect(coloured).toContain(ANSI);
+      for (const value of ["1", "true"]) {
+        const plain = await runInPty(["--help"], { ...COLOUR_ALLOWED, NO_COLOR: value });
+        expect(plain).toContain("USAGE");
+        expect(plain).not.toContain(ANSI);
+        expect(plain.split("\n").filter((line) => line !== line.trimEnd())).toEqual([]);
+      }
+      const message = await runInPty(["logs", "--bogus"], { ...COLOUR_ALLOWED, NO_COLOR: "1" });
+      expect(message).toContain("unknown option --bogus");
+      expect(message).not.toContain(ANSI);
+    },
+    30_000,
+  );
 });

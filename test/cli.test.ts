@@ -7,7 +7,20 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { StreamReader } from "./gate.ts";
-import { CLI, baseEnv, lastLine, logFiles, makeRepo, readJson, ROOT, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import {
+  CLI,
+  baseEnv,
+  lastLine,
+  logFiles,
+  makeRepo,
+  readJson,
+  ROOT,
+  runCli,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 import { markerProcesses } from "./hostile-fixtures.ts";
 
 const QUESTION = /set\s*up\s*https/i;
@@ -43,7 +56,11 @@ describe("help and version", () => {
 
   test("an unknown subcommand exits non-zero with a message naming it, and starts nothing", async () => {
     const cwd = tempDir();
-    const { code, stdout, stderr } = await runCli(["frobnicate"], { cwd, env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0" }, timeoutMs: 10_000 });
+    const { code, stdout, stderr } = await runCli(["frobnicate"], {
+      cwd,
+      env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0" },
+      timeoutMs: 10_000,
+    });
     expect(code).not.toBe(0);
     expect(code).not.toBeNull();
     expect(`${stdout}${stderr}`).toMatch(/unknown command\W+frobnicate/i);
@@ -55,7 +72,10 @@ describe("help and version", () => {
 describe('deploy subcommand (README "CLI")', () => {
   test("deploy exits 0 when the deploy is ok, printing the transcript up to [done] ok=true", async () => {
     const repo = makeRepo();
-    const { code, stdout } = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "echo deployed-by-cli" } });
+    const { code, stdout } = await runCli(["deploy"], {
+      cwd: repo.clone,
+      env: { SERVICE_RUN_SCRIPT: "echo deployed-by-cli" },
+    });
     expect(code).toBe(0);
     expect(stdout).toContain("deployed-by-cli\n");
     expect(lastLine(stdout)).toBe("[done] ok=true exitCode=0");
@@ -63,19 +83,28 @@ describe('deploy subcommand (README "CLI")', () => {
 
   test("deploy exits 1 when the run script fails", async () => {
     const repo = makeRepo();
-    const { code, stdout } = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "sh -c 'exit 3'" } });
+    const { code, stdout } = await runCli(["deploy"], {
+      cwd: repo.clone,
+      env: { SERVICE_RUN_SCRIPT: "sh -c 'exit 3'" },
+    });
     expect(code).toBe(1);
     expect(lastLine(stdout)).toBe("[done] ok=false exitCode=3");
   });
 
   test("deploy exits 1 when the run script cannot be started", async () => {
     const repo = makeRepo();
-    const { code, stdout } = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "no-such-command-service-test" } });
+    const { code, stdout } = await runCli(["deploy"], {
+      cwd: repo.clone,
+      env: { SERVICE_RUN_SCRIPT: "no-such-command-service-test" },
+    });
     expect(code).toBe(1);
     expect(lastLine(stdout)).toBe("[done] ok=false exitCode=null");
   });
 
-  for (const [signal, cause] of [["SIGINT", "Ctrl-C"], ["SIGHUP", "its terminal closed"]] as const) {
+  for (const [signal, cause] of [
+    ["SIGINT", "Ctrl-C"],
+    ["SIGHUP", "its terminal closed"],
+  ] as const) {
     test(`deploy stopped by ${signal} (${cause}): the script's tree is stopped, the deploy ends with [done] and complete logs, exit 1`, async () => {
       const repo = makeRepo();
       const marker = `marker-${crypto.randomUUID()}`;
@@ -178,80 +207,99 @@ describe("the HTTPS question", () => {
     }
   }, 25_000);
 
-  test.skipIf(noPty)("an interactive start asks; y and a domain write a Caddyfile and an nginx block under .service/, then the server starts", async () => {
-    const repo = makeRepo();
-    const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined, SERVICE_PORT: "0" });
-    try {
-      await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
-      expect(pty.screen()).not.toContain("listening on");
-      pty.type("y");
-      await waitFor(() => /domain name/i.test(pty.screen()), "the domain question");
-      pty.type("not a domain\r");
-      await waitFor(() => /is not a domain name/.test(pty.screen()), "the domain to be refused");
-      pty.type("deploy.example.com\r");
-      // Where Caddy is installed and writable, the offer to install comes next: decline it.
-      await waitFor(() => /Caddy is installed here|listening on http:/.test(pty.screen()), "the offer or the banner");
-      if (/Caddy is installed here/.test(pty.screen())) pty.type("n");
-      const port = await pty.banner();
-      const screen = pty.screen();
-      const howTo = screen.slice(screen.search(QUESTION));
-      expect(howTo).toContain("sudo systemctl reload caddy");
-      expect(howTo).toContain("nginx");
-      expect(howTo.indexOf("Caddyfile")).toBeLessThan(howTo.indexOf("listening on"));
-      const caddy = readFileSync(join(repo.clone, ".service", "Caddyfile"), "utf8");
-      expect(caddy).toContain("deploy.example.com {");
-      expect(caddy).toContain("flush_interval -1");
-      const nginx = readFileSync(join(repo.clone, ".service", "nginx.conf"), "utf8");
-      expect(nginx).toContain("server_name deploy.example.com;");
-      expect(nginx).toContain("proxy_buffering off;");
-      expect(nginx).toContain("proxy_set_header Host $host;");
-      expect(nginx).toMatch(/proxy_read_timeout (\d+)s;/);
-      expect(Number(/proxy_read_timeout (\d+)s;/.exec(nginx)![1]) * 1000).toBeGreaterThan(1_800_000);
-      const res = await fetch(`http://localhost:${port}/`, { method: "POST", headers: { "x-service-secret": "wrong" } });
-      expect(res.status).toBe(401);
-      await res.text();
-    } finally {
-      await pty.stop();
-    }
-  }, 40_000);
+  test.skipIf(noPty)(
+    "an interactive start asks; y and a domain write a Caddyfile and an nginx block under .service/, then the server starts",
+    async () => {
+      const repo = makeRepo();
+      const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined, SERVICE_PORT: "0" });
+      try {
+        await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
+        expect(pty.screen()).not.toContain("listening on");
+        pty.type("y");
+        await waitFor(() => /domain name/i.test(pty.screen()), "the domain question");
+        pty.type("not a domain\r");
+        await waitFor(() => /is not a domain name/.test(pty.screen()), "the domain to be refused");
+        pty.type("deploy.example.com\r");
+        // Where Caddy is installed and writable, the offer to install comes next: decline it.
+        await waitFor(() => /Caddy is installed here|listening on http:/.test(pty.screen()), "the offer or the banner");
+        if (/Caddy is installed here/.test(pty.screen())) pty.type("n");
+        const port = await pty.banner();
+        const screen = pty.screen();
+        const howTo = screen.slice(screen.search(QUESTION));
+        expect(howTo).toContain("sudo systemctl reload caddy");
+        expect(howTo).toContain("nginx");
+        expect(howTo.indexOf("Caddyfile")).toBeLessThan(howTo.indexOf("listening on"));
+        const caddy = readFileSync(join(repo.clone, ".service", "Caddyfile"), "utf8");
+        expect(caddy).toContain("deploy.example.com {");
+        expect(caddy).toContain("flush_interval -1");
+        const nginx = readFileSync(join(repo.clone, ".service", "nginx.conf"), "utf8");
+        expect(nginx).toContain("server_name deploy.example.com;");
+        expect(nginx).toContain("proxy_buffering off;");
+        expect(nginx).toContain("proxy_set_header Host $host;");
+        expect(nginx).toMatch(/proxy_read_timeout (\d+)s;/);
+        expect(Number(/proxy_read_timeout (\d+)s;/.exec(nginx)![1]) * 1000).toBeGreaterThan(1_800_000);
+        const res = await fetch(`http://localhost:${port}/`, {
+          method: "POST",
+          headers: { "x-service-secret": "wrong" },
+        });
+        expect(res.status).toBe(401);
+        await res.text();
+      } finally {
+        await pty.stop();
+      }
+    },
+    40_000,
+  );
 
-  test.skipIf(noPty)("an interactive start answered with Enter (no, the default) starts without the setup text", async () => {
-    const repo = makeRepo();
-    const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined });
-    try {
-      await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
-      pty.type("\r");
-      await pty.banner();
-      expect(pty.screen()).not.toContain("Caddy");
-      expect(pty.screen()).not.toContain("nginx");
-    } finally {
-      await pty.stop();
-    }
-  }, 25_000);
+  test.skipIf(noPty)(
+    "an interactive start answered with Enter (no, the default) starts without the setup text",
+    async () => {
+      const repo = makeRepo();
+      const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined });
+      try {
+        await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
+        pty.type("\r");
+        await pty.banner();
+        expect(pty.screen()).not.toContain("Caddy");
+        expect(pty.screen()).not.toContain("nginx");
+      } finally {
+        await pty.stop();
+      }
+    },
+    25_000,
+  );
 
-  test.skipIf(noPty)("with SERVICE_SKIP_HTTPS_PROMPT=1 an interactive start does not ask", async () => {
-    const repo = makeRepo();
-    const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: "1" });
-    try {
-      await pty.banner();
-      expect(pty.screen()).not.toMatch(QUESTION);
-      expect(pty.screen()).toContain("Auth: required");
-    } finally {
-      await pty.stop();
-    }
-  }, 25_000);
+  test.skipIf(noPty)(
+    "with SERVICE_SKIP_HTTPS_PROMPT=1 an interactive start does not ask",
+    async () => {
+      const repo = makeRepo();
+      const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: "1" });
+      try {
+        await pty.banner();
+        expect(pty.screen()).not.toMatch(QUESTION);
+        expect(pty.screen()).toContain("Auth: required");
+      } finally {
+        await pty.stop();
+      }
+    },
+    25_000,
+  );
 
-  test.skipIf(noPty)("an interactive start whose output goes to a file (not a terminal) does not ask a question nobody sees", async () => {
-    const repo = makeRepo();
-    const output = join(tempDir(), "service.out");
-    const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined }, { stdoutTo: output });
-    try {
-      await pty.banner();
-      expect(pty.screen()).not.toMatch(QUESTION);
-    } finally {
-      await pty.stop();
-    }
-  }, 25_000);
+  test.skipIf(noPty)(
+    "an interactive start whose output goes to a file (not a terminal) does not ask a question nobody sees",
+    async () => {
+      const repo = makeRepo();
+      const output = join(tempDir(), "service.out");
+      const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined }, { stdoutTo: output });
+      try {
+        await pty.banner();
+        expect(pty.screen()).not.toMatch(QUESTION);
+      } finally {
+        await pty.stop();
+      }
+    },
+    25_000,
+  );
 });
 
 describe("the environment comes from the process only", () => {
@@ -271,13 +319,20 @@ describe("one service per port", () => {
     const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo from-the-first", SERVICE_HOSTNAME: "0.0.0.0" };
     const first = await startServer(repo.clone, env);
     try {
-      const second = await runCli([], { cwd: repo.clone, env: { ...env, SERVICE_PORT: String(first.port), SERVICE_RUN_SCRIPT: "echo from-the-second" }, timeoutMs: 10_000 });
+      const second = await runCli([], {
+        cwd: repo.clone,
+        env: { ...env, SERVICE_PORT: String(first.port), SERVICE_RUN_SCRIPT: "echo from-the-second" },
+        timeoutMs: 10_000,
+      });
       expect(second.code).toBe(1);
       expect(second.stderr).toContain(`port ${first.port} is already in use`);
       expect(second.stdout).not.toContain("listening on");
       // Had both bound it (SO_REUSEPORT), the kernel would share the connections between them.
       for (let i = 0; i < 6; i++) {
-        const res = await fetch(`${first.url}/?format=json`, { method: "POST", headers: { "x-service-secret": SECRET } });
+        const res = await fetch(`${first.url}/?format=json`, {
+          method: "POST",
+          headers: { "x-service-secret": SECRET },
+        });
         expect((await res.json()).run.stdout).toBe("from-the-first\n");
       }
     } finally {
@@ -301,7 +356,11 @@ describe("arguments a command does not define are refused, not ignored", () => {
   for (const [args, message] of mistakes) {
     test(`service ${args.join(" ")}: exit 1 with "${message}", nothing started or deployed`, async () => {
       const repo = makeRepo();
-      const { code, stdout, stderr } = await runCli(args, { cwd: repo.clone, env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0", SERVICE_RUN_SCRIPT: "echo ran" }, timeoutMs: 10_000 });
+      const { code, stdout, stderr } = await runCli(args, {
+        cwd: repo.clone,
+        env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0", SERVICE_RUN_SCRIPT: "echo ran" },
+        timeoutMs: 10_000,
+      });
       expect(code).toBe(1);
       expect(stderr).toContain(message);
       expect(stdout).not.toContain("listening on");
@@ -311,7 +370,12 @@ describe("arguments a command does not define are refused, not ignored", () => {
 
   test("the options a command defines still work: logs -f, --limit 5, --no-json, a string option's value that starts with a dash", async () => {
     const repo = makeRepo();
-    for (const args of [["logs", "-f"], ["logs", "--limit", "5"], ["logs", "--limit=5", "--no-json", "--failed"], ["systemd", "--output", "-unit.service"]]) {
+    for (const args of [
+      ["logs", "-f"],
+      ["logs", "--limit", "5"],
+      ["logs", "--limit=5", "--no-json", "--failed"],
+      ["systemd", "--output", "-unit.service"],
+    ]) {
       const { code, stderr } = await runCli(args, { cwd: repo.clone });
       expect({ args, code, stderr }).toEqual({ args, code: 0, stderr: "" });
     }

@@ -17,7 +17,9 @@ function captureLogger() {
   const messages: string[] = [];
   const logger = createConsola({
     level: 5,
-    reporters: [{ log: (entry) => messages.push(`[${entry.type}] ${formatWithOptions({ colors: false }, ...entry.args)}`) }],
+    reporters: [
+      { log: (entry) => messages.push(`[${entry.type}] ${formatWithOptions({ colors: false }, ...entry.args)}`) },
+    ],
   });
   return { logger, messages };
 }
@@ -111,7 +113,10 @@ describe('SERVICE_CONFIG (README "Configuration", SERVICE_CONFIG names a differe
   });
 
   test("the CLI uses the SERVICE_CONFIG file over service.yaml", async () => {
-    const cwd = workdir({ "service.yaml": "run_script: echo auto\n", "conf/custom.yaml": "run_script: echo from-custom\npath: /custom\n" });
+    const cwd = workdir({
+      "service.yaml": "run_script: echo auto\n",
+      "conf/custom.yaml": "run_script: echo from-custom\npath: /custom\n",
+    });
     const server = await startServer(cwd, { SERVICE_SECRET: SECRET, SERVICE_CONFIG: "conf/custom.yaml" });
     try {
       expect(bannerLine(server.stdout.text, "run: ")).toBe("echo from-custom");
@@ -205,7 +210,11 @@ describe('Environment variables (README "Configuration", environment variables o
   test("the CLI banner shows environment values over file values", async () => {
     const repo = makeRepo();
     writeFileSync(join(repo.clone, "service.yaml"), "run_script: echo file\npath: /file\n");
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo env", SERVICE_PATH: "/env" });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "echo env",
+      SERVICE_PATH: "/env",
+    });
     try {
       expect(bannerLine(server.stdout.text, "run: ")).toBe("echo env");
       expect(bannerLine(server.stdout.text, "webhook: POST ")).toBe("/env");
@@ -257,9 +266,21 @@ describe('Defaults (README "Configuration", Default column)', () => {
 
 describe('Invalid config file (README "Configuration", if the file is invalid only env and defaults apply)', () => {
   const invalid: { what: string; write: (cwd: string) => void; mentions: RegExp }[] = [
-    { what: "YAML that does not parse", write: (cwd) => writeFileSync(join(cwd, "service.yaml"), "run_script: [unclosed\nport: 1\n"), mentions: /not valid YAML: .*\S/ },
-    { what: "a top level that is a list", write: (cwd) => writeFileSync(join(cwd, "service.yaml"), "- port: 1\n"), mentions: /top level must be a mapping/ },
-    { what: "an unreadable file (a directory named service.yaml)", write: (cwd) => mkdirSync(join(cwd, "service.yaml")), mentions: /cannot read/ },
+    {
+      what: "YAML that does not parse",
+      write: (cwd) => writeFileSync(join(cwd, "service.yaml"), "run_script: [unclosed\nport: 1\n"),
+      mentions: /not valid YAML: .*\S/,
+    },
+    {
+      what: "a top level that is a list",
+      write: (cwd) => writeFileSync(join(cwd, "service.yaml"), "- port: 1\n"),
+      mentions: /top level must be a mapping/,
+    },
+    {
+      what: "an unreadable file (a directory named service.yaml)",
+      write: (cwd) => mkdirSync(join(cwd, "service.yaml")),
+      mentions: /cannot read/,
+    },
   ];
   for (const { what, write, mentions } of invalid) {
     test(`${what}: loadConfig warns naming the file and the error, then env and defaults apply`, () => {
@@ -323,7 +344,11 @@ describe('Wrong-typed values (README "Configuration", Type column)', () => {
     { what: "run_script: a list", file: "run_script: [a, b]\n", names: '"run_script"' },
     { what: "SERVICE_PORT=abc", env: { SERVICE_PORT: "abc" }, names: "SERVICE_PORT" },
     { what: "SERVICE_RUN_TIMEOUT_MS=0", env: { SERVICE_RUN_TIMEOUT_MS: "0" }, names: "SERVICE_RUN_TIMEOUT_MS" },
-    { what: "SERVICE_ROLLBACK_ON_FAILURE=maybe", env: { SERVICE_ROLLBACK_ON_FAILURE: "maybe" }, names: "SERVICE_ROLLBACK_ON_FAILURE" },
+    {
+      what: "SERVICE_ROLLBACK_ON_FAILURE=maybe",
+      env: { SERVICE_ROLLBACK_ON_FAILURE: "maybe" },
+      names: "SERVICE_ROLLBACK_ON_FAILURE",
+    },
     { what: "SERVICE_PATH=no-slash", env: { SERVICE_PATH: "no-slash" }, names: "SERVICE_PATH" },
   ];
   for (const { what, file, env = {}, names } of wrong) {
@@ -341,10 +366,18 @@ describe('Wrong-typed values (README "Configuration", Type column)', () => {
     });
   }
 
-  for (const { what, file, env = {}, names } of wrong.filter((w) => ["port: abc", "run_timeout_ms: -5", "rollback_on_failure: maybe", "path: no-slash", "SERVICE_PORT=abc"].includes(w.what))) {
+  for (const { what, file, env = {}, names } of wrong.filter((w) =>
+    ["port: abc", "run_timeout_ms: -5", "rollback_on_failure: maybe", "path: no-slash", "SERVICE_PORT=abc"].includes(
+      w.what,
+    ),
+  )) {
     test(`${what}: the CLI exits non-zero with one clear line naming ${names} and no stack trace`, async () => {
       const cwd = workdir(file ? { "service.yaml": file } : {});
-      const result = await runCli([], { cwd, env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0", ...env }, timeoutMs: 20_000 });
+      const result = await runCli([], {
+        cwd,
+        env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0", ...env },
+        timeoutMs: 20_000,
+      });
       expect(result.code).not.toBe(0);
       expect(result.code).not.toBeNull();
       const lines = (result.stdout + result.stderr).split("\n").filter((line) => line.trim() !== "");
@@ -421,7 +454,11 @@ describe('Config reload (README "Config from the repository": the config file is
   test("a config file created after the start applies to the next POST", async () => {
     const repo = makeRepo();
     const cwd = workdir();
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET, SERVICE_REPO_PATH: repo.clone, SERVICE_RUN_SCRIPT: "echo env-script" });
+    const server = await startServer(cwd, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_REPO_PATH: repo.clone,
+      SERVICE_RUN_SCRIPT: "echo env-script",
+    });
     try {
       writeFileSync(join(cwd, "service.yaml"), "path: /late\n");
       const res = await post(`${server.url}/late`, { secret: SECRET });
@@ -472,7 +509,11 @@ describe('Programmatic use (README "Library")', () => {
       stderr: "pipe",
     });
     const timer = setTimeout(() => proc.kill("SIGKILL"), 20_000);
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     clearTimeout(timer);
     expect(code).toBe(0);
     expect(stdout).toBe("");
@@ -496,10 +537,18 @@ describe("Millisecond values are bounded by the longest timer (2147483647 ms, ab
   });
 
   const over: { what: string; file?: string; env?: Record<string, string>; names: string }[] = [
-    { what: "SERVICE_RUN_TIMEOUT_MS=2592000000 (30 days)", env: { SERVICE_RUN_TIMEOUT_MS: "2592000000" }, names: "SERVICE_RUN_TIMEOUT_MS" },
+    {
+      what: "SERVICE_RUN_TIMEOUT_MS=2592000000 (30 days)",
+      env: { SERVICE_RUN_TIMEOUT_MS: "2592000000" },
+      names: "SERVICE_RUN_TIMEOUT_MS",
+    },
     { what: "runTimeoutMs: 2147483648", file: "runTimeoutMs: 2147483648\n", names: '"runTimeoutMs"' },
     { what: "heartbeat_ms: 9999999999", file: "heartbeat_ms: 9999999999\n", names: '"heartbeat_ms"' },
-    { what: "SERVICE_HEARTBEAT_MS=2147483648", env: { SERVICE_HEARTBEAT_MS: "2147483648" }, names: "SERVICE_HEARTBEAT_MS" },
+    {
+      what: "SERVICE_HEARTBEAT_MS=2147483648",
+      env: { SERVICE_HEARTBEAT_MS: "2147483648" },
+      names: "SERVICE_HEARTBEAT_MS",
+    },
     {
       what: "an apps entry with runTimeoutMs: 3000000000",
       file: "apps:\n  - {name: a, host: a.example.com, path: /, repoPath: /srv/a, runScript: 'true', runTimeoutMs: 3000000000}\n",
@@ -546,7 +595,11 @@ describe("Millisecond values are bounded by the longest timer (2147483647 ms, ab
 
   test("SERVICE_RUN_TIMEOUT_MS=2147483648: the CLI refuses to start with one line naming the variable and the maximum", async () => {
     const cwd = workdir();
-    const result = await runCli([], { cwd, env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0", SERVICE_RUN_TIMEOUT_MS: "2147483648" }, timeoutMs: 20_000 });
+    const result = await runCli([], {
+      cwd,
+      env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0", SERVICE_RUN_TIMEOUT_MS: "2147483648" },
+      timeoutMs: 20_000,
+    });
     expect(result.code).toBe(1);
     const lines = (result.stdout + result.stderr).split("\n").filter((line) => line.trim() !== "");
     expect(lines.length).toBe(1);
@@ -559,32 +612,60 @@ describe("Millisecond values are bounded by the longest timer (2147483647 ms, ab
 describe("One config resolution: (base, file, environment) → config, sources and every problem", () => {
   test("resolveConfig says where each value came from and reports every problem instead of throwing", () => {
     const file = join(workdir(), "service.yaml");
-    const text = "port: 4000\nrun_script: echo file\nrun_timeout_ms: soon\nhostnmae: x\napps: [{ name: 1, colour: red }]\n";
+    const text =
+      "port: 4000\nrun_script: echo file\nrun_timeout_ms: soon\nhostnmae: x\napps: [{ name: 1, colour: red }]\n";
     const resolved = resolveConfig({
       cwd: "/srv",
       base: { path: "/base", runScript: "echo base" },
       file: { path: file, read: { text } },
       env: { SERVICE_PORT: "5000", SERVICE_QUEUE_LIMIT: "none" },
     });
-    expect(resolved.config).toMatchObject({ port: 5000, path: "/base", runScript: "echo file", runTimeoutMs: 1_800_000, repoPath: "/srv" });
-    expect(resolved.sources).toMatchObject({ port: "env", path: "base", runScript: "file", runTimeoutMs: "default", queueLimit: "default" });
+    expect(resolved.config).toMatchObject({
+      port: 5000,
+      path: "/base",
+      runScript: "echo file",
+      runTimeoutMs: 1_800_000,
+      repoPath: "/srv",
+    });
+    expect(resolved.sources).toMatchObject({
+      port: "env",
+      path: "base",
+      runScript: "file",
+      runTimeoutMs: "default",
+      queueLimit: "default",
+    });
     expect(resolved.sources.branch).toBeUndefined();
     expect(resolved.unknownKeys).toEqual([`${file}: unknown key "hostnmae" (did you mean "hostname"?)`]);
     expect(resolved.fileErrors.map((group) => group.length)).toEqual([1, 1]);
     expect(resolved.fileErrors[0]![0]).toContain('key "run_timeout_ms"');
     expect(resolved.fileErrors[1]![0]).toContain('key "apps", entry 1: key "colour" is not allowed');
     expect(resolved.setsApps).toBe(true);
-    expect(resolved.envErrors).toEqual(["environment variable SERVICE_QUEUE_LIMIT: expected a positive integer, got \"none\""]);
+    expect(resolved.envErrors).toEqual([
+      'environment variable SERVICE_QUEUE_LIMIT: expected a positive integer, got "none"',
+    ]);
     expect(resolved.invalid).toBeUndefined();
   });
 
   test("resolveConfig reads nothing: a file that cannot be used is reported, and kept file values replace the file", () => {
-    const missing = resolveConfig({ cwd: "/srv", file: { path: "/srv/gone.yaml", read: { invalid: "cannot read /srv/gone.yaml", missing: true } }, env: {} });
+    const missing = resolveConfig({
+      cwd: "/srv",
+      file: { path: "/srv/gone.yaml", read: { invalid: "cannot read /srv/gone.yaml", missing: true } },
+      env: {},
+    });
     expect(missing).toMatchObject({ invalid: "cannot read /srv/gone.yaml", missing: true, fileConfig: undefined });
     expect(missing.config.runScript).toBe("npm run deploy");
-    const notYaml = resolveConfig({ cwd: "/srv", file: { path: "/srv/service.yaml", read: { text: "a: [" } }, env: {} });
+    const notYaml = resolveConfig({
+      cwd: "/srv",
+      file: { path: "/srv/service.yaml", read: { text: "a: [" } },
+      env: {},
+    });
     expect(notYaml.invalid).toStartWith("/srv/service.yaml is not valid YAML: ");
-    const kept = resolveConfig({ cwd: "/srv", file: { path: "/srv/service.yaml", read: { text: "a: [" } }, fileValues: { runScript: "echo kept" }, env: {} });
+    const kept = resolveConfig({
+      cwd: "/srv",
+      file: { path: "/srv/service.yaml", read: { text: "a: [" } },
+      fileValues: { runScript: "echo kept" },
+      env: {},
+    });
     expect(kept.config.runScript).toBe("echo kept");
     expect(kept.sources.runScript).toBe("file");
   });

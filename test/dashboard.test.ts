@@ -11,7 +11,16 @@ import { makeRepo, tempDir, waitFor } from "./helpers.ts";
 import { ADMIN_TOKEN, startAdmin } from "./admin-helpers.ts";
 
 const CHROMIUM = process.env.SERVICE_TEST_CHROMIUM ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const DOCS = resolve(import.meta.dir, "..", "docs");
 const HOSTILE_LINE = `<script>window.__injected = 1</script><img src=x onerror="window.__injected = 2"> building`;
 
@@ -20,18 +29,33 @@ function gatedScript(): { script: string; gate: string; env: Record<string, stri
   const dir = tempDir("service-dashboard-");
   const script = join(dir, "deploy.sh");
   const gate = join(dir, "open");
-  writeFileSync(script, ["#!/bin/sh", `printf '%s\\n' '${HOSTILE_LINE}'`, 'while [ ! -f "$DASH_GATE" ]; do sleep 0.05; done', "echo finished-the-deploy", ""].join("\n"));
+  writeFileSync(
+    script,
+    [
+      "#!/bin/sh",
+      `printf '%s\\n' '${HOSTILE_LINE}'`,
+      'while [ ! -f "$DASH_GATE" ]; do sleep 0.05; done',
+      "echo finished-the-deploy",
+      "",
+    ].join("\n"),
+  );
   chmodSync(script, 0o755);
   return { script, gate, env: { SERVICE_RUN_SCRIPT: script, DASH_GATE: gate } };
 }
 
 /** Waits until the one element `locator` names is shown. */
 const shown = (locator: Locator) => locator.waitFor({ state: "visible" });
-const hasText = (locator: Locator, check: (text: string) => boolean) => waitFor(async () => check((await locator.textContent()) ?? ""), `${locator} to have the text`);
-const counted = (locator: Locator, n: number) => waitFor(async () => (await locator.count()) === n, `${n} of ${locator}`);
+const hasText = (locator: Locator, check: (text: string) => boolean) =>
+  waitFor(async () => check((await locator.textContent()) ?? ""), `${locator} to have the text`);
+const counted = (locator: Locator, n: number) =>
+  waitFor(async () => (await locator.count()) === n, `${n} of ${locator}`);
 
 async function login(admin: string): Promise<string> {
-  const res = await fetch(`${admin}/login`, { method: "POST", body: new URLSearchParams({ token: ADMIN_TOKEN }), redirect: "manual" });
+  const res = await fetch(`${admin}/login`, {
+    method: "POST",
+    body: new URLSearchParams({ token: ADMIN_TOKEN }),
+    redirect: "manual",
+  });
   await res.text();
   return res.headers.get("set-cookie")!.split(";")[0]!;
 }
@@ -49,7 +73,11 @@ describe("dashboard pages", () => {
         expect(html).not.toContain(ADMIN_TOKEN);
       }
       expect((await fetch(`${admin}/api/apps`)).status).toBe(401);
-      const wrong = await fetch(`${admin}/login`, { method: "POST", headers: { accept: "text/html" }, body: new URLSearchParams({ token: "not-the-token-at-all-0000" }) });
+      const wrong = await fetch(`${admin}/login`, {
+        method: "POST",
+        headers: { accept: "text/html" },
+        body: new URLSearchParams({ token: "not-the-token-at-all-0000" }),
+      });
       expect(wrong.status).toBe(401);
       expect(await wrong.text()).toContain("Wrong admin token.");
 
@@ -72,115 +100,127 @@ describe("dashboard pages", () => {
 });
 
 const browser = existsSync(CHROMIUM);
-if (!browser) console.warn(`dashboard browser test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set SERVICE_TEST_CHROMIUM)`);
+if (!browser)
+  console.warn(
+    `dashboard browser test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set SERVICE_TEST_CHROMIUM)`,
+  );
 
 describe("dashboard in a browser", () => {
-  test.skipIf(!browser)("log in, watch a deploy and its log live, cancel, pause and resume, roll back, log out; nothing from another host, no markup from the log", async () => {
-    const { chromium } = await import("playwright-core");
-    const repo = makeRepo();
-    const first = repo.head();
-    const gated = gatedScript();
-    const { server, admin } = await startAdmin(repo.clone, gated.env);
-    const context = await chromium.launchPersistentContext(tempDir("service-chromium-"), { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1100, height: 720 } });
-    const elsewhere: string[] = [];
-    try {
-      const page = context.pages()[0] ?? (await context.newPage());
-      page.setDefaultTimeout(20_000);
-      page.on("request", (request) => {
-        if (!request.url().startsWith(`${admin}/`)) elsewhere.push(request.url());
+  test.skipIf(!browser)(
+    "log in, watch a deploy and its log live, cancel, pause and resume, roll back, log out; nothing from another host, no markup from the log",
+    async () => {
+      const { chromium } = await import("playwright-core");
+      const repo = makeRepo();
+      const first = repo.head();
+      const gated = gatedScript();
+      const { server, admin } = await startAdmin(repo.clone, gated.env);
+      const context = await chromium.launchPersistentContext(tempDir("service-chromium-"), {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: CHROMIUM_ARGS,
+        viewport: { width: 1100, height: 720 },
       });
-      const shot = async (name: string, height = 720) => {
-        if (process.env.UPDATE_SCREENSHOTS === "1") await page.screenshot({ path: join(DOCS, name), clip: { x: 0, y: 0, width: 1100, height } });
-      };
+      const elsewhere: string[] = [];
+      try {
+        const page = context.pages()[0] ?? (await context.newPage());
+        page.setDefaultTimeout(20_000);
+        page.on("request", (request) => {
+          if (!request.url().startsWith(`${admin}/`)) elsewhere.push(request.url());
+        });
+        const shot = async (name: string, height = 720) => {
+          if (process.env.UPDATE_SCREENSHOTS === "1")
+            await page.screenshot({ path: join(DOCS, name), clip: { x: 0, y: 0, width: 1100, height } });
+        };
 
-      // Log in with the form.
-      await page.goto(`${admin}/`);
-      await page.getByLabel("Admin token").fill(ADMIN_TOKEN);
-      await page.getByRole("button", { name: "Log in" }).click();
-      const card = page.getByRole("region", { name: "default" });
-      await shown(card.getByText("idle"));
+        // Log in with the form.
+        await page.goto(`${admin}/`);
+        await page.getByLabel("Admin token").fill(ADMIN_TOKEN);
+        await page.getByRole("button", { name: "Log in" }).click();
+        const card = page.getByRole("region", { name: "default" });
+        await shown(card.getByText("idle"));
 
-      // A deploy appears running; its page follows the log live and shows the end.
-      await card.getByRole("button", { name: "Deploy now" }).click();
-      await shown(card.getByText("running", { exact: true }));
-      await card.locator("dd a").first().click();
-      const log = page.locator("#log");
-      await hasText(log, (text) => text.includes("window.__injected = 1"));
-      expect(await log.textContent()).toContain(HOSTILE_LINE);
-      expect(await page.locator("#log script, #log img").count()).toBe(0);
-      expect(await page.evaluate(() => (window as unknown as { __injected?: number }).__injected)).toBeUndefined();
-      await shown(page.getByRole("button", { name: "Cancel this deploy" }));
-      writeFileSync(gated.gate, "");
-      await hasText(log, (text) => text.includes("finished-the-deploy"));
-      await hasText(page.locator("#outcome"), (text) => text === "Succeeded (exit code 0)");
-      await shown(page.getByRole("button", { name: "Roll back to this deploy" }));
-      await shot("dashboard-deploy.png");
-      const firstDeploy = page.url();
+        // A deploy appears running; its page follows the log live and shows the end.
+        await card.getByRole("button", { name: "Deploy now" }).click();
+        await shown(card.getByText("running", { exact: true }));
+        await card.locator("dd a").first().click();
+        const log = page.locator("#log");
+        await hasText(log, (text) => text.includes("window.__injected = 1"));
+        expect(await log.textContent()).toContain(HOSTILE_LINE);
+        expect(await page.locator("#log script, #log img").count()).toBe(0);
+        expect(await page.evaluate(() => (window as unknown as { __injected?: number }).__injected)).toBeUndefined();
+        await shown(page.getByRole("button", { name: "Cancel this deploy" }));
+        writeFileSync(gated.gate, "");
+        await hasText(log, (text) => text.includes("finished-the-deploy"));
+        await hasText(page.locator("#outcome"), (text) => text === "Succeeded (exit code 0)");
+        await shown(page.getByRole("button", { name: "Roll back to this deploy" }));
+        await shot("dashboard-deploy.png");
+        const firstDeploy = page.url();
 
-      // Cancel a running deploy from the apps page.
-      rmSync(gated.gate);
-      await page.getByRole("link", { name: "Apps" }).click();
-      await card.getByRole("button", { name: "Deploy now" }).click();
-      await card.getByRole("button", { name: "Cancel running deploy" }).click();
-      await shown(card.getByText("cancelled", { exact: true }));
+        // Cancel a running deploy from the apps page.
+        rmSync(gated.gate);
+        await page.getByRole("link", { name: "Apps" }).click();
+        await card.getByRole("button", { name: "Deploy now" }).click();
+        await card.getByRole("button", { name: "Cancel running deploy" }).click();
+        await shown(card.getByText("cancelled", { exact: true }));
 
-      // A second commit, deployed; then roll back to the first deploy from its page.
-      writeFileSync(gated.gate, "");
-      const second = repo.push({ "b.txt": "b\n" }, "second");
-      await card.getByRole("button", { name: "Deploy now" }).click();
-      await waitFor(() => repo.head() === second, "the second commit to be deployed");
-      await shown(card.getByText("ok", { exact: true }));
-      await page.goto(firstDeploy);
-      await page.getByRole("button", { name: "Roll back to this deploy" }).click();
-      await page.waitForURL((url) => url.href !== firstDeploy);
-      await hasText(page.locator("#outcome"), (text) => text === "Succeeded (exit code 0)");
-      expect(repo.head()).toBe(first);
-      await hasText(page.locator("#content dl"), (text) => text.includes("rollback"));
+        // A second commit, deployed; then roll back to the first deploy from its page.
+        writeFileSync(gated.gate, "");
+        const second = repo.push({ "b.txt": "b\n" }, "second");
+        await card.getByRole("button", { name: "Deploy now" }).click();
+        await waitFor(() => repo.head() === second, "the second commit to be deployed");
+        await shown(card.getByText("ok", { exact: true }));
+        await page.goto(firstDeploy);
+        await page.getByRole("button", { name: "Roll back to this deploy" }).click();
+        await page.waitForURL((url) => url.href !== firstDeploy);
+        await hasText(page.locator("#outcome"), (text) => text === "Succeeded (exit code 0)");
+        expect(repo.head()).toBe(first);
+        await hasText(page.locator("#content dl"), (text) => text.includes("rollback"));
 
-      // The history, and its failed-only filter (the cancelled deploy).
-      await page.getByRole("link", { name: "Deploy history" }).click();
-      await counted(page.locator("tbody tr"), 4);
-      await page.getByLabel("Failed only").check();
-      await counted(page.locator("tbody tr"), 1);
-      await hasText(page.locator("tbody"), (text) => text.includes("cancelled"));
+        // The history, and its failed-only filter (the cancelled deploy).
+        await page.getByRole("link", { name: "Deploy history" }).click();
+        await counted(page.locator("tbody tr"), 4);
+        await page.getByLabel("Failed only").check();
+        await counted(page.locator("tbody tr"), 1);
+        await hasText(page.locator("tbody"), (text) => text.includes("cancelled"));
 
-      // Pause with a reason, by keyboard alone; then resume.
-      await page.getByRole("link", { name: "Apps" }).click();
-      await card.getByLabel("Reason to pause default").focus();
-      await page.keyboard.type("release freeze until Monday");
-      await page.keyboard.press("Tab");
-      await page.keyboard.press("Enter");
-      await shown(card.getByText("paused: release freeze until Monday"));
-      await shot("dashboard-apps.png", 460);
-      await card.getByRole("button", { name: "Resume" }).click();
-      await shown(card.getByText("idle"));
-      // A reason is shown as the text it is.
-      await card.getByLabel("Reason to pause default").fill("<b>bold</b> <script>window.__injected = 3</script>");
-      await card.getByRole("button", { name: "Pause" }).click();
-      await shown(card.getByText("paused: <b>bold</b> <script>window.__injected = 3</script>"));
-      expect(await card.locator("b, script").count()).toBe(0);
-      expect(await page.evaluate(() => (window as unknown as { __injected?: number }).__injected)).toBeUndefined();
-      await card.getByRole("button", { name: "Resume" }).click();
-      await shown(card.getByText("idle"));
+        // Pause with a reason, by keyboard alone; then resume.
+        await page.getByRole("link", { name: "Apps" }).click();
+        await card.getByLabel("Reason to pause default").focus();
+        await page.keyboard.type("release freeze until Monday");
+        await page.keyboard.press("Tab");
+        await page.keyboard.press("Enter");
+        await shown(card.getByText("paused: release freeze until Monday"));
+        await shot("dashboard-apps.png", 460);
+        await card.getByRole("button", { name: "Resume" }).click();
+        await shown(card.getByText("idle"));
+        // A reason is shown as the text it is.
+        await card.getByLabel("Reason to pause default").fill("<b>bold</b> <script>window.__injected = 3</script>");
+        await card.getByRole("button", { name: "Pause" }).click();
+        await shown(card.getByText("paused: <b>bold</b> <script>window.__injected = 3</script>"));
+        expect(await card.locator("b, script").count()).toBe(0);
+        expect(await page.evaluate(() => (window as unknown as { __injected?: number }).__injected)).toBeUndefined();
+        await card.getByRole("button", { name: "Resume" }).click();
+        await shown(card.getByText("idle"));
 
-      // Readable at a phone's width: nothing wider than the screen.
-      await page.setViewportSize({ width: 390, height: 800 });
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-      await page.goto(firstDeploy);
-      await hasText(page.locator("#outcome"), (text) => text.startsWith("Succeeded"));
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-      expect(await page.content()).not.toContain(ADMIN_TOKEN);
+        // Readable at a phone's width: nothing wider than the screen.
+        await page.setViewportSize({ width: 390, height: 800 });
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+        await page.goto(firstDeploy);
+        await hasText(page.locator("#outcome"), (text) => text.startsWith("Succeeded"));
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+        expect(await page.content()).not.toContain(ADMIN_TOKEN);
 
-      // Log out: the dashboard asks for the token again.
-      await page.getByRole("button", { name: "Log out" }).click();
-      await shown(page.getByLabel("Admin token"));
-      await page.goto(`${admin}/deploys`);
-      await shown(page.getByLabel("Admin token"));
-      expect(elsewhere).toEqual([]);
-    } finally {
-      writeFileSync(gated.gate, "");
-      await context.close();
-      await server.stop();
-    }
-  });
+        // Log out: the dashboard asks for the token again.
+        await page.getByRole("button", { name: "Log out" }).click();
+        await shown(page.getByLabel("Admin token"));
+        await page.goto(`${admin}/deploys`);
+        await shown(page.getByLabel("Admin token"));
+        expect(elsewhere).toEqual([]);
+      } finally {
+        writeFileSync(gated.gate, "");
+        await context.close();
+        await server.stop();
+      }
+    },
+  );
 });

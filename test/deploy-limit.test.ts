@@ -4,7 +4,11 @@ import { deployLimitSeconds } from "../src/deploy-limit.ts";
 
 describe("deployLimitSeconds", () => {
   test.each([
-    ["the defaults: pull and run script, 30 min each, plus 60 s", { runTimeoutMs: 1_800_000, rollbackOnFailure: false }, 3660],
+    [
+      "the defaults: pull and run script, 30 min each, plus 60 s",
+      { runTimeoutMs: 1_800_000, rollbackOnFailure: false },
+      3660,
+    ],
     ["with rollback: a second run and the reset", { runTimeoutMs: 1_800_000, rollbackOnFailure: true }, 5520],
     ["a part-second rounds up", { runTimeoutMs: 1_500, rollbackOnFailure: false }, 64],
   ])("%s", (_, app, seconds) => {

@@ -15,7 +15,8 @@ import { logDirOf, stems } from "./ops-helpers.ts";
 function canMount(): boolean {
   const dir = tempDir("service-mount-probe-");
   try {
-    if (Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stderr: "pipe" }).exitCode !== 0) return false;
+    if (Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stderr: "pipe" }).exitCode !== 0)
+      return false;
     Bun.spawnSync(["umount", dir]);
     return true;
   } catch {
@@ -26,7 +27,8 @@ function canMount(): boolean {
 }
 
 const mountable = canMount();
-if (!mountable) console.warn("full-disk tests skipped: mounting a tmpfs is not permitted here (they need root and mount)");
+if (!mountable)
+  console.warn("full-disk tests skipped: mounting a tmpfs is not permitted here (they need root and mount)");
 
 /** Runs `body` with a tmpfs of `size` as `<repo>/.service/logs`, unmounted whatever happens. */
 async function withSmallLogDir(repo: string, size: string, body: (dir: string) => Promise<void>): Promise<void> {
@@ -44,9 +46,14 @@ async function withSmallLogDir(repo: string, size: string, body: (dir: string) =
 const BIG = 3_000_000;
 /** One line through the shell: prints BIG bytes of x when the marker file `big` exists (once), else nothing. */
 const SCRIPT = `if [ -f big ]; then rm big; head -c ${BIG} /dev/zero | tr '\\0' x; fi; echo small`;
-const xs = (text: string) => (text.match(/x+/g) ?? []).reduce((sum, run) => sum + (run.length >= 20 ? run.length : 0), 0);
-const records = (dir: string) => readdirSync(dir).filter((n) => n.endsWith(".json")).map((n) => readJson(join(dir, n)));
-const temps = (dir: string) => readdirSync(dir).filter((n) => !/^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}Z_[0-9a-f-]{36}\.(json|log)$/.test(n));
+const xs = (text: string) =>
+  (text.match(/x+/g) ?? []).reduce((sum, run) => sum + (run.length >= 20 ? run.length : 0), 0);
+const records = (dir: string) =>
+  readdirSync(dir)
+    .filter((n) => n.endsWith(".json"))
+    .map((n) => readJson(join(dir, n)));
+const temps = (dir: string) =>
+  readdirSync(dir).filter((n) => !/^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}Z_[0-9a-f-]{36}\.(json|log)$/.test(n));
 
 describe("full disk", () => {
   test.skipIf(!mountable)(
@@ -145,9 +152,21 @@ describe("full disk", () => {
     for (const [index, deploy] of [ended, cut].entries()) {
       const startedAt = new Date(Date.now() - 3_600_000 + index * 1000);
       const stem = logStem(startedAt, deploy.id);
-      const record = { status: "running", id: deploy.id, trigger: "webhook", repoPath: repo, runScript: "false", startedAt: startedAt.toISOString(), pid: gone, pidStart: "1" };
+      const record = {
+        status: "running",
+        id: deploy.id,
+        trigger: "webhook",
+        repoPath: repo,
+        runScript: "false",
+        startedAt: startedAt.toISOString(),
+        pid: gone,
+        pidStart: "1",
+      };
       writeFileSync(join(dir, `${stem}.json`), JSON.stringify(record));
-      writeFileSync(join(dir, `${stem}.log`), `[deploy] ${deploy.id} started ${startedAt.toISOString()} (webhook) in ${repo}\n[run] $ false\n${deploy.done && `${deploy.done}\n`}`);
+      writeFileSync(
+        join(dir, `${stem}.log`),
+        `[deploy] ${deploy.id} started ${startedAt.toISOString()} (webhook) in ${repo}\n[run] $ false\n${deploy.done && `${deploy.done}\n`}`,
+      );
     }
     // Before any repair, --follow ends on both: cleanly on the one that ended, with an error on the other.
     expect((await runCli(["logs", ended.id, "--follow"], { cwd: repo, timeoutMs: 15_000 })).code).toBe(0);

@@ -38,7 +38,10 @@ export function makeGate(): Gate {
     env: { GATE_LOG: log, GATE_FILE: gate },
     open: () => writeFileSync(gate, ""),
     lines,
-    starts: () => lines().filter((l) => l.startsWith("start ")).map((l) => l.split(" ")[1]!),
+    starts: () =>
+      lines()
+        .filter((l) => l.startsWith("start "))
+        .map((l) => l.split(" ")[1]!),
   };
 }
 

@@ -1,7 +1,20 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { loadConfig } from "../src/config.ts";
-import { baseEnv, CLI, lastLine, logFiles, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import {
+  baseEnv,
+  CLI,
+  lastLine,
+  logFiles,
+  makeRepo,
+  post,
+  readJson,
+  runCli,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 import { writeFileSync } from "node:fs";
 
 /** The user's app as the health check sees it: answers `statuses` in turn, then the last one forever. */
@@ -33,7 +46,10 @@ describe("health check", () => {
     const app = fakeApp([503, 503, 200]);
     apps.push(app);
     const repo = makeRepo();
-    const { code, stdout, record } = await deploy(repo.clone, { SERVICE_HEALTH_CHECK_URL: app.url, SERVICE_HEALTH_CHECK_INTERVAL_MS: "50" });
+    const { code, stdout, record } = await deploy(repo.clone, {
+      SERVICE_HEALTH_CHECK_URL: app.url,
+      SERVICE_HEALTH_CHECK_INTERVAL_MS: "50",
+    });
     expect(code).toBe(0);
     expect(stdout).toContain("[health] attempt 1: unhealthy (HTTP 503)");
     expect(stdout).toContain("[health] healthy after 3 attempts");
@@ -46,7 +62,11 @@ describe("health check", () => {
     const app = fakeApp([500]);
     apps.push(app);
     const repo = makeRepo();
-    const env = { SERVICE_HEALTH_CHECK_URL: app.url, SERVICE_HEALTH_CHECK_INTERVAL_MS: "50", SERVICE_HEALTH_CHECK_TIMEOUT_MS: "600" };
+    const env = {
+      SERVICE_HEALTH_CHECK_URL: app.url,
+      SERVICE_HEALTH_CHECK_INTERVAL_MS: "50",
+      SERVICE_HEALTH_CHECK_TIMEOUT_MS: "600",
+    };
     const { code, stdout, record } = await deploy(repo.clone, env);
     expect(code).toBe(1);
     expect(record.result.ok).toBe(false);
@@ -64,10 +84,17 @@ describe("health check", () => {
 
   test("healthCheck: a command run in repoPath with the deploy's environment; its exit code is the reason", async () => {
     const repo = makeRepo();
-    const healthy = await deploy(repo.clone, { SERVICE_RUN_SCRIPT: "touch up", SERVICE_HEALTH_CHECK: 'sh -c \'test -f up && test -n "$SERVICE_DEPLOY_ID"\'' });
+    const healthy = await deploy(repo.clone, {
+      SERVICE_RUN_SCRIPT: "touch up",
+      SERVICE_HEALTH_CHECK: "sh -c 'test -f up && test -n \"$SERVICE_DEPLOY_ID\"'",
+    });
     expect(healthy.code).toBe(0);
     expect(healthy.record.result.healthCheck).toMatchObject({ ok: true, attempts: 1 });
-    const failing = await deploy(repo.clone, { SERVICE_HEALTH_CHECK: "sh -c 'exit 7'", SERVICE_HEALTH_CHECK_TIMEOUT_MS: "300", SERVICE_HEALTH_CHECK_INTERVAL_MS: "100" });
+    const failing = await deploy(repo.clone, {
+      SERVICE_HEALTH_CHECK: "sh -c 'exit 7'",
+      SERVICE_HEALTH_CHECK_TIMEOUT_MS: "300",
+      SERVICE_HEALTH_CHECK_INTERVAL_MS: "100",
+    });
     expect(failing.code).toBe(1);
     expect(failing.record.result.error).toContain("exit code 7");
     expect(failing.stdout).toContain("[health] attempt 1: unhealthy (exit code 7)");
@@ -85,7 +112,10 @@ describe("health check", () => {
     const app = fakeApp([200]);
     apps.push(app);
     const repo = makeRepo();
-    const { code, record } = await deploy(repo.clone, { SERVICE_RUN_SCRIPT: "false", SERVICE_HEALTH_CHECK_URL: app.url });
+    const { code, record } = await deploy(repo.clone, {
+      SERVICE_RUN_SCRIPT: "false",
+      SERVICE_HEALTH_CHECK_URL: app.url,
+    });
     expect(code).toBe(1);
     expect(record.result.healthCheck).toBeUndefined();
     expect(app.requests()).toBe(0);
@@ -122,7 +152,12 @@ describe("health check", () => {
     const app = fakeApp([503]);
     apps.push(app);
     const repo = makeRepo();
-    const env = baseEnv({ SERVICE_RUN_SCRIPT: "true", SERVICE_HEALTH_CHECK_URL: app.url, SERVICE_HEALTH_CHECK_TIMEOUT_MS: "600000", SERVICE_HEALTH_CHECK_INTERVAL_MS: "100" });
+    const env = baseEnv({
+      SERVICE_RUN_SCRIPT: "true",
+      SERVICE_HEALTH_CHECK_URL: app.url,
+      SERVICE_HEALTH_CHECK_TIMEOUT_MS: "600000",
+      SERVICE_HEALTH_CHECK_INTERVAL_MS: "100",
+    });
     const proc = Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env, stdout: "pipe", stderr: "ignore" });
     let stdout = "";
     const reading = (async () => {
@@ -146,7 +181,9 @@ describe("health check", () => {
 
   test("a healthCheckUrl that is not an http(s) URL is refused like any wrong value, naming the key", () => {
     for (const url of ["localhost:8080/up", "ftp://127.0.0.1/up", "not a url"]) {
-      expect(() => loadConfig({ cwd: tempDir(), env: { SERVICE_HEALTH_CHECK_URL: url } })).toThrow("SERVICE_HEALTH_CHECK_URL: expected an http:// or https:// URL");
+      expect(() => loadConfig({ cwd: tempDir(), env: { SERVICE_HEALTH_CHECK_URL: url } })).toThrow(
+        "SERVICE_HEALTH_CHECK_URL: expected an http:// or https:// URL",
+      );
     }
   });
 
@@ -167,7 +204,11 @@ describe("health check and the longest deploy", () => {
   test("deployLimitSeconds counts the health check after each run of the script (systemd's stop timeout, the proxy's)", async () => {
     const { deployLimitSeconds } = await import("../src/deploy-limit.ts");
     const app = { runTimeoutMs: 60_000, rollbackOnFailure: false };
-    expect(deployLimitSeconds([{ ...app, healthCheckUrl: "http://127.0.0.1:1/", healthCheckTimeoutMs: 30_000 }])).toBe(deployLimitSeconds([app]) + 40);
-    expect(deployLimitSeconds([{ ...app, rollbackOnFailure: true, healthCheck: "true", healthCheckTimeoutMs: 30_000 }])).toBe(deployLimitSeconds([{ ...app, rollbackOnFailure: true }]) + 80);
+    expect(deployLimitSeconds([{ ...app, healthCheckUrl: "http://127.0.0.1:1/", healthCheckTimeoutMs: 30_000 }])).toBe(
+      deployLimitSeconds([app]) + 40,
+    );
+    expect(
+      deployLimitSeconds([{ ...app, rollbackOnFailure: true, healthCheck: "true", healthCheckTimeoutMs: 30_000 }]),
+    ).toBe(deployLimitSeconds([{ ...app, rollbackOnFailure: true }]) + 80);
   });
 });

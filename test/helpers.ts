@@ -59,7 +59,11 @@ afterAll(async () => {
 });
 
 /** Starts the real CLI server in `cwd` on a free port and waits for its banner. */
-export async function startServer(cwd: string, env: Record<string, string | undefined> = {}, args: string[] = []): Promise<RunningServer> {
+export async function startServer(
+  cwd: string,
+  env: Record<string, string | undefined> = {},
+  args: string[] = [],
+): Promise<RunningServer> {
   const proc = Bun.spawn([...CLI, ...args], {
     cwd,
     env: baseEnv({ SERVICE_PORT: "0", ...env }),
@@ -71,13 +75,10 @@ export async function startServer(cwd: string, env: Record<string, string | unde
   const stderr = { text: "" };
   void collect(proc.stdout, stdout);
   void collect(proc.stderr, stderr);
-  const match = await waitFor(
-    () => {
-      if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}: ${stdout.text}${stderr.text}`);
-      return /listening on http:\/\/localhost:(\d+)/.exec(stdout.text);
-    },
-    "the server banner",
-  );
+  const match = await waitFor(() => {
+    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}: ${stdout.text}${stderr.text}`);
+    return /listening on http:\/\/localhost:(\d+)/.exec(stdout.text);
+  }, "the server banner");
   const port = Number(match[1]);
   const server: RunningServer = {
     url: `http://localhost:${port}`,
@@ -109,7 +110,11 @@ export async function runCli(
     stderr: "pipe",
   });
   const timer = setTimeout(() => proc.kill("SIGKILL"), options.timeoutMs ?? 30_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   clearTimeout(timer);
   return { code, stdout, stderr };
 }

@@ -8,7 +8,19 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeGate } from "./gate.ts";
-import { lastLine, logFiles, makeLocalRepo, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import {
+  lastLine,
+  logFiles,
+  makeLocalRepo,
+  makeRepo,
+  post,
+  readJson,
+  runCli,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 import { copyPair, deployIdOf, logDirOf, parseTable, spawnCli, stemOf } from "./ops-helpers.ts";
 
 const logs = (cwd: string, ...args: string[]) => runCli(["logs", ...args], { cwd });
@@ -19,7 +31,11 @@ const startedCell = (iso: string) => iso.replace("T", " ").slice(0, 19);
 describe("service logs: the list", () => {
   test("after webhook and CLI deploys: newest first, with start, short id, app, trigger, duration, result, exit code and rollback", async () => {
     const repo = makeRepo({ "README.md": "app\n", "step.sh": "exit 0\n" });
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "sh step.sh", SERVICE_ROLLBACK_ON_FAILURE: "true" });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "sh step.sh",
+      SERVICE_ROLLBACK_ON_FAILURE: "true",
+    });
     const deploys: { id: string; startedAt: string }[] = [];
     try {
       // 1: webhook, ok.
@@ -47,7 +63,17 @@ describe("service logs: the list", () => {
     const listed = await logs(repo.clone);
     expect(listed.code).toBe(0);
     const rows = parseTable(listed.stdout);
-    expect(Object.keys(rows[0]!)).toEqual(["STARTED (UTC)", "ID", "APP", "TRIGGER", "EVENT", "DURATION", "RESULT", "EXIT", "ROLLBACK"]);
+    expect(Object.keys(rows[0]!)).toEqual([
+      "STARTED (UTC)",
+      "ID",
+      "APP",
+      "TRIGGER",
+      "EVENT",
+      "DURATION",
+      "RESULT",
+      "EXIT",
+      "ROLLBACK",
+    ]);
     expect(rows.map((r) => r.ID)).toEqual([...deploys].reverse().map((d) => d.id.slice(0, 8)));
     expect(rows.map((r) => r["STARTED (UTC)"])).toEqual([...deploys].reverse().map((d) => startedCell(d.startedAt)));
     expect(rows.map((r) => r.APP)).toEqual(["-", "-", "-", "-"]);
@@ -230,7 +256,16 @@ describe("service logs: records of an older service, and fields edited by hand",
     delete oldRecord.event;
     delete oldRecord.delivery;
     delete oldRecord.result.rolledBack;
-    oldRecord.result.rollback = { to: "a".repeat(40), from: "b".repeat(40), ok: true, exitCode: 0, timedOut: false, stdout: "", stderr: "", error: null };
+    oldRecord.result.rollback = {
+      to: "a".repeat(40),
+      from: "b".repeat(40),
+      ok: true,
+      exitCode: 0,
+      timedOut: false,
+      stdout: "",
+      stderr: "",
+      error: null,
+    };
     writeFileSync(file(old), JSON.stringify(oldRecord));
     const editedRecord = readJson(file(edited));
     editedRecord.event = 42;
@@ -316,7 +351,12 @@ describe("service logs: damaged files", () => {
 });
 
 /** Opens the gate; the follower then exits 0 having printed exactly the deploy's .log, up to [done] ok=true. */
-async function opensToTheEnd(gate: ReturnType<typeof makeGate>, follower: ReturnType<typeof spawnCli>, cwd: string, id: string): Promise<void> {
+async function opensToTheEnd(
+  gate: ReturnType<typeof makeGate>,
+  follower: ReturnType<typeof spawnCli>,
+  cwd: string,
+  id: string,
+): Promise<void> {
   gate.open();
   expect(await follower.exited).toBe(0);
   expect(lastLine(follower.stdout.text)).toBe("[done] ok=true exitCode=0");
@@ -340,7 +380,10 @@ describe("service logs <id> --follow", () => {
       await waitFor(() => gate.starts().includes(id), "the deploy to reach the gate");
 
       follower = spawnCli(["logs", id.slice(0, 8), "--follow"], { cwd: repo.clone });
-      await waitFor(() => follower!.stdout.text.includes(`[run] $ ${gate.script}\n`), "the followed output up to the gate");
+      await waitFor(
+        () => follower!.stdout.text.includes(`[run] $ ${gate.script}\n`),
+        "the followed output up to the gate",
+      );
       expect(follower.stdout.text).toStartWith(`[deploy] ${id} started`);
       expect(follower.stdout.text).toContain("before-gate\n");
       // The deploy cannot end before the gate opens: the follower is still there, with no [done] yet.
@@ -359,7 +402,11 @@ describe("service logs <id> --follow", () => {
   test("an acknowledged deploy still waiting in the queue is waited for, then followed to its [done] line", async () => {
     const repo = makeRepo();
     const gate = makeGate();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: gate.script,
+      ...gate.env,
+    });
     let follower: ReturnType<typeof spawnCli> | undefined;
     try {
       const first = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
@@ -371,7 +418,10 @@ describe("service logs <id> --follow", () => {
       expect(logFiles(repo.clone).some((name) => name.includes(id))).toBe(false);
 
       follower = spawnCli(["logs", id, "--follow"], { cwd: repo.clone });
-      await waitFor(() => follower!.stderr.text.includes(`waiting for deploy ${id} to start`), "the follower to say it waits");
+      await waitFor(
+        () => follower!.stderr.text.includes(`waiting for deploy ${id} to start`),
+        "the follower to say it waits",
+      );
       // Still queued behind the gated deploy: no files yet, the follower waits on.
       expect(logFiles(repo.clone).some((name) => name.includes(id))).toBe(false);
       expect(follower.proc.exitCode).toBeNull();

@@ -23,9 +23,15 @@ const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}
 const ENV_NAMES = KEY_NAMES.map((k) => KEYS[k].env).filter(Boolean);
 
 /** Loads with a logger that records warnings instead of printing them. */
-function load(cwd: string, env: Record<string, string>): { config?: ResolvedConfig; error?: unknown; warnings: string[] } {
+function load(
+  cwd: string,
+  env: Record<string, string>,
+): { config?: ResolvedConfig; error?: unknown; warnings: string[] } {
   const warnings: string[] = [];
-  const logger = createConsola({ level: 5, reporters: [{ log: (entry) => warnings.push(entry.args.map(String).join(" ")) }] });
+  const logger = createConsola({
+    level: 5,
+    reporters: [{ log: (entry) => warnings.push(entry.args.map(String).join(" ")) }],
+  });
   try {
     return { config: loadConfig({ cwd, env, logger }), warnings };
   } catch (error) {
@@ -35,16 +41,27 @@ function load(cwd: string, env: Record<string, string>): { config?: ResolvedConf
 
 /** Every value has the type the config table gives it. */
 function checkTypes(config: ResolvedConfig): void {
-  const int = (value: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max;
+  const int = (value: unknown, min: number, max = Number.MAX_SAFE_INTEGER) =>
+    Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max;
   expect(Object.getPrototypeOf(config)).toBe(Object.prototype);
   expect(int(config.port, 0, 65535)).toBe(true);
-  for (const key of ["runTimeoutMs", "queueLimit", "heartbeatMs", "maxBodyBytes", "keepDeploys", "maxLogBytes"] as const) {
+  for (const key of [
+    "runTimeoutMs",
+    "queueLimit",
+    "heartbeatMs",
+    "maxBodyBytes",
+    "keepDeploys",
+    "maxLogBytes",
+  ] as const) {
     expect({ key, ok: int(config[key], 1) }).toEqual({ key, ok: true });
   }
   expect(int(config.keepDays, 0)).toBe(true);
-  for (const key of ["rollbackOnFailure", "acknowledge", "trustProxy"] as const) expect({ key, type: typeof config[key] }).toEqual({ key, type: "boolean" });
-  for (const key of ["runScript", "hostname"] as const) expect({ key, type: typeof config[key] }).toEqual({ key, type: "string" });
-  for (const key of ["secret", "branch"] as const) expect({ key, ok: config[key] === undefined || typeof config[key] === "string" }).toEqual({ key, ok: true });
+  for (const key of ["rollbackOnFailure", "acknowledge", "trustProxy"] as const)
+    expect({ key, type: typeof config[key] }).toEqual({ key, type: "boolean" });
+  for (const key of ["runScript", "hostname"] as const)
+    expect({ key, type: typeof config[key] }).toEqual({ key, type: "string" });
+  for (const key of ["secret", "branch"] as const)
+    expect({ key, ok: config[key] === undefined || typeof config[key] === "string" }).toEqual({ key, ok: true });
   expect(typeof config.repoPath === "string" && isAbsolute(config.repoPath)).toBe(true);
   expect(typeof config.path === "string" && config.path.startsWith("/")).toBe(true);
   expect(Array.isArray(config.apps)).toBe(true);
@@ -55,7 +72,8 @@ function checkTypes(config: ResolvedConfig): void {
       expect({ key, known: kind !== undefined }).toEqual({ key, known: true });
       if (kind === "string" || kind === "urlPath") expect({ key, type: typeof value }).toEqual({ key, type: "string" });
       if (kind === "boolean") expect({ key, type: typeof value }).toEqual({ key, type: "boolean" });
-      if (kind === "positiveInt" || kind === "count") expect({ key, ok: Number.isSafeInteger(value) }).toEqual({ key, ok: true });
+      if (kind === "positiveInt" || kind === "count")
+        expect({ key, ok: Number.isSafeInteger(value) }).toEqual({ key, ok: true });
     }
   }
 }
@@ -64,13 +82,22 @@ function checkTypes(config: ResolvedConfig): void {
  * The outcome is explained: a well-typed config, or a ConfigError naming the file and one of its top-level
  * keys, or a set SERVICE_* variable. Anything else (a TypeError, a RangeError…) fails with the input shown.
  */
-function checkExplained(input: string, file: string, env: Record<string, string>, outcome: ReturnType<typeof load>, topKeys: string[] | undefined): void {
+function checkExplained(
+  input: string,
+  file: string,
+  env: Record<string, string>,
+  outcome: ReturnType<typeof load>,
+  topKeys: string[] | undefined,
+): void {
   if (outcome.config) {
     checkTypes(outcome.config);
     return;
   }
   const error = outcome.error as Error;
-  if (!(error instanceof ConfigError)) throw new Error(`loadConfig threw ${error?.name}: ${error?.message}\ninput: ${JSON.stringify(input)}\nenv: ${JSON.stringify(env)}`);
+  if (!(error instanceof ConfigError))
+    throw new Error(
+      `loadConfig threw ${error?.name}: ${error?.message}\ninput: ${JSON.stringify(input)}\nenv: ${JSON.stringify(env)}`,
+    );
   const variable = /environment variable (SERVICE_[A-Z_]+)/.exec(error.message)?.[1];
   if (variable) {
     expect(env[variable]).toBeDefined();
@@ -79,7 +106,11 @@ function checkExplained(input: string, file: string, env: Record<string, string>
   const prefix = `${file}: key "`;
   expect(error.message).toStartWith(prefix);
   const rest = error.message.slice(prefix.length);
-  if (topKeys) expect({ message: error.message, named: topKeys.some((key) => rest.startsWith(`${key}"`)) }).toEqual({ message: error.message, named: true });
+  if (topKeys)
+    expect({ message: error.message, named: topKeys.some((key) => rest.startsWith(`${key}"`)) }).toEqual({
+      message: error.message,
+      named: true,
+    });
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -89,18 +120,104 @@ function checkExplained(input: string, file: string, env: Record<string, string>
 const keyName = fc.oneof(
   { weight: 8, arbitrary: fc.constantFrom(...KEY_NAMES) },
   { weight: 4, arbitrary: fc.constantFrom(...KEY_NAMES.map(snake)) },
-  { weight: 1, arbitrary: fc.constantFrom("Port", "PORT", "repo-path", "run_Script", "secrets", "apps ", "", " ", "1", "__proto__", "constructor", "toString", "valueOf", "hasOwnProperty") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      "Port",
+      "PORT",
+      "repo-path",
+      "run_Script",
+      "secrets",
+      "apps ",
+      "",
+      " ",
+      "1",
+      "__proto__",
+      "constructor",
+      "toString",
+      "valueOf",
+      "hasOwnProperty",
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 12 }) },
 );
 
 /** Scalars as written in YAML text, the tricky ones of YAML 1.1 and 1.2 included. */
 const rawScalar = fc.oneof(
   fc.constantFrom(
-    "0", "-0", "1", "-1", "65535", "65536", "3141", "9007199254740993", "1e3", "1e400", "-.inf", ".inf", ".nan", "0x1F", "0o17", "017", "+12", "1_000", "1.5",
-    "12:30:00", "2001-12-14", "2001-12-14t21:59:43.10-05:00", "~", "null", "Null", "yes", "no", "on", "off", "y", "True", "FALSE", "'123'", '"42"', '" 42 "',
-    "!!binary aGVsbG8=", "!!str 12", "!!int '12'", "!!float 1", "!!bool yes", "!!null ''", "!custom x", "!!map {a: 1}", "!!seq [1]", "''", '""', '"\\0"',
-    '"\\u0000x"', "/abs/path", "relative/path", "../up", '"/hook"', "hook", "[1, 2]", "{a: 1}", "{toString: 1}", "{valueOf: 1, toString: 2}", "[]", "{}",
-    "|\n  line one\n  line two", ">-\n  folded\n  text", "&anchor 5", "*anchor", "*undefined_alias", "[*anchor]", "- a\n  - b", "{", "[", "'", '"', ":", "- ", "? x",
+    "0",
+    "-0",
+    "1",
+    "-1",
+    "65535",
+    "65536",
+    "3141",
+    "9007199254740993",
+    "1e3",
+    "1e400",
+    "-.inf",
+    ".inf",
+    ".nan",
+    "0x1F",
+    "0o17",
+    "017",
+    "+12",
+    "1_000",
+    "1.5",
+    "12:30:00",
+    "2001-12-14",
+    "2001-12-14t21:59:43.10-05:00",
+    "~",
+    "null",
+    "Null",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "y",
+    "True",
+    "FALSE",
+    "'123'",
+    '"42"',
+    '" 42 "',
+    "!!binary aGVsbG8=",
+    "!!str 12",
+    "!!int '12'",
+    "!!float 1",
+    "!!bool yes",
+    "!!null ''",
+    "!custom x",
+    "!!map {a: 1}",
+    "!!seq [1]",
+    "''",
+    '""',
+    '"\\0"',
+    '"\\u0000x"',
+    "/abs/path",
+    "relative/path",
+    "../up",
+    '"/hook"',
+    "hook",
+    "[1, 2]",
+    "{a: 1}",
+    "{toString: 1}",
+    "{valueOf: 1, toString: 2}",
+    "[]",
+    "{}",
+    "|\n  line one\n  line two",
+    ">-\n  folded\n  text",
+    "&anchor 5",
+    "*anchor",
+    "*undefined_alias",
+    "[*anchor]",
+    "- a\n  - b",
+    "{",
+    "[",
+    "'",
+    '"',
+    ":",
+    "- ",
+    "? x",
   ),
   fc.string({ maxLength: 20 }).map((s) => JSON.stringify(s)),
   fc.integer().map(String),
@@ -125,34 +242,90 @@ const objectValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 
 /** An `apps` entry: its keys, app-only keys and strays, with random values. */
 const appEntry = fc.dictionary(
-  fc.oneof(fc.constantFrom("name", "host", "path", "repoPath", "repo_path", "runScript", "secret", "branch", "runTimeoutMs", "acknowledge", "port", "apps", "toString"), keyName),
+  fc.oneof(
+    fc.constantFrom(
+      "name",
+      "host",
+      "path",
+      "repoPath",
+      "repo_path",
+      "runScript",
+      "secret",
+      "branch",
+      "runTimeoutMs",
+      "acknowledge",
+      "port",
+      "apps",
+      "toString",
+    ),
+    keyName,
+  ),
   objectValue,
   { maxKeys: 6 },
 );
 
-const configObject = fc.dictionary(keyName, fc.oneof({ weight: 6, arbitrary: objectValue }, { weight: 1, arbitrary: fc.array(appEntry, { maxLength: 3 }) }), { maxKeys: 8 });
+const configObject = fc.dictionary(
+  keyName,
+  fc.oneof({ weight: 6, arbitrary: objectValue }, { weight: 1, arbitrary: fc.array(appEntry, { maxLength: 3 }) }),
+  { maxKeys: 8 },
+);
 
 /** A YAML text built line by line from key spellings and raw scalars (not always valid YAML). */
 const rawText = fc
-  .tuple(
-    fc.boolean(),
-    fc.array(fc.tuple(keyName, rawScalar, fc.constantFrom("", "  ", "\t")), { maxLength: 8 }),
-  )
-  .map(([yaml11, lines]) => `${yaml11 ? "%YAML 1.1\n---\n" : ""}${lines.map(([k, v, indent]) => `${indent}${k}: ${v}`).join("\n")}\n`);
+  .tuple(fc.boolean(), fc.array(fc.tuple(keyName, rawScalar, fc.constantFrom("", "  ", "\t")), { maxLength: 8 }))
+  .map(
+    ([yaml11, lines]) =>
+      `${yaml11 ? "%YAML 1.1\n---\n" : ""}${lines.map(([k, v, indent]) => `${indent}${k}: ${v}`).join("\n")}\n`,
+  );
 
 /** Anything at all: random text and bytes, and valid YAML with random cuts and insertions. */
 const junkText = fc.oneof(
   fc.string({ maxLength: 300 }),
   fc.string({ unit: "binary", maxLength: 300 }),
   fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes).toString("latin1")),
-  fc.tuple(configObject.map((o) => stringify(o)), fc.nat(), fc.string({ maxLength: 5 })).map(([text, at, insert]) => text.slice(0, at % (text.length + 1)) + insert + text.slice(at % (text.length + 1))),
-  fc.tuple(configObject.map((o) => stringify(o)), fc.nat()).map(([text, at]) => text.slice(0, at % (text.length + 1))),
+  fc
+    .tuple(
+      configObject.map((o) => stringify(o)),
+      fc.nat(),
+      fc.string({ maxLength: 5 }),
+    )
+    .map(([text, at, insert]) => text.slice(0, at % (text.length + 1)) + insert + text.slice(at % (text.length + 1))),
+  fc
+    .tuple(
+      configObject.map((o) => stringify(o)),
+      fc.nat(),
+    )
+    .map(([text, at]) => text.slice(0, at % (text.length + 1))),
 );
 
 /** SERVICE_* variables with random values (numbers, booleans and paths in odd shapes among them). */
 const envVars = fc.dictionary(
   fc.constantFrom(...ENV_NAMES),
-  fc.oneof(fc.constantFrom("0", "1", "-1", "65536", " 8080 ", "8080x", "1e3", "0x10", "true", "FALSE", "yes", "off", "maybe", "/", "/hook", "hook", " ", "\t", "\u0000", "9007199254740993"), fc.string({ maxLength: 20 })),
+  fc.oneof(
+    fc.constantFrom(
+      "0",
+      "1",
+      "-1",
+      "65536",
+      " 8080 ",
+      "8080x",
+      "1e3",
+      "0x10",
+      "true",
+      "FALSE",
+      "yes",
+      "off",
+      "maybe",
+      "/",
+      "/hook",
+      "hook",
+      " ",
+      "\t",
+      "\u0000",
+      "9007199254740993",
+    ),
+    fc.string({ maxLength: 20 }),
+  ),
   { maxKeys: 4 },
 );
 
@@ -228,15 +401,36 @@ describe("property: loadConfig on hostile configuration", () => {
 
   test("unknown keys, Object.prototype's names among them, are warned about by name and change nothing", () => {
     fc.assert(
-      fc.property(fc.subarray(["toString", "constructor", "valueOf", "hasOwnProperty", "__proto__", "isPrototypeOf", "Port", "repo-path", "nonsense"], { minLength: 1 }), objectValue, (keys, value) => {
-        const text = stringify(Object.fromEntries(keys.map((k) => [k, value])));
-        writeFileSync(file, text);
-        const outcome = load(cwd, {});
-        expect(outcome.config).toBeDefined();
-        checkTypes(outcome.config!);
-        for (const key of keys) expect({ key, warned: outcome.warnings.some((w) => w.includes(`unknown key "${key}"`)) }).toEqual({ key, warned: true });
-        expect(outcome.config!.port).toBe(3141);
-      }),
+      fc.property(
+        fc.subarray(
+          [
+            "toString",
+            "constructor",
+            "valueOf",
+            "hasOwnProperty",
+            "__proto__",
+            "isPrototypeOf",
+            "Port",
+            "repo-path",
+            "nonsense",
+          ],
+          { minLength: 1 },
+        ),
+        objectValue,
+        (keys, value) => {
+          const text = stringify(Object.fromEntries(keys.map((k) => [k, value])));
+          writeFileSync(file, text);
+          const outcome = load(cwd, {});
+          expect(outcome.config).toBeDefined();
+          checkTypes(outcome.config!);
+          for (const key of keys)
+            expect({ key, warned: outcome.warnings.some((w) => w.includes(`unknown key "${key}"`)) }).toEqual({
+              key,
+              warned: true,
+            });
+          expect(outcome.config!.port).toBe(3141);
+        },
+      ),
       { seed: SEED + 4, numRuns: 100 },
     );
   });
@@ -246,7 +440,12 @@ describe("property: loadConfig on hostile configuration", () => {
     mkdirSync(dir, { recursive: true });
     const bomb = join(cwd, "bomb.yaml");
     const levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"];
-    for (let i = 1; i < 10; i++) levels.push(`${"abcdefghij"[i]}: &${"abcdefghij"[i]} [${Array(10).fill(`*${"abcdefghij"[i - 1]}`).join(", ")}]`);
+    for (let i = 1; i < 10; i++)
+      levels.push(
+        `${"abcdefghij"[i]}: &${"abcdefghij"[i]} [${Array(10)
+          .fill(`*${"abcdefghij"[i - 1]}`)
+          .join(", ")}]`,
+      );
     writeFileSync(bomb, `${levels.join("\n")}\n`);
     for (const target of [dir, join(cwd, "missing.yaml"), bomb]) {
       const outcome = load(cwd, { SERVICE_CONFIG: target });

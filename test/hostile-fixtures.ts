@@ -71,7 +71,11 @@ export interface ExchangeOptions {
  * `until` holds. An error after data arrived (a reset of an upload the server did not read) still counts as an
  * answer; a timeout rejects.
  */
-export function exchange(port: number, parts: (string | Uint8Array)[], options: ExchangeOptions = {}): Promise<RawAnswer> {
+export function exchange(
+  port: number,
+  parts: (string | Uint8Array)[],
+  options: ExchangeOptions = {},
+): Promise<RawAnswer> {
   const { timeoutMs = 30_000, until, localAddress } = options;
   return new Promise((resolvePromise, reject) => {
     const socket = connect({ host: "127.0.0.1", port, ...(localAddress ? { localAddress } : {}) });
@@ -89,7 +93,11 @@ export function exchange(port: number, parts: (string | Uint8Array)[], options: 
       if (settled) return;
       settled = true;
       socket.destroy();
-      reject(new Error(`no complete answer within ${timeoutMs} ms; got: ${JSON.stringify(Buffer.concat(chunks).toString("latin1").slice(0, 300))}`));
+      reject(
+        new Error(
+          `no complete answer within ${timeoutMs} ms; got: ${JSON.stringify(Buffer.concat(chunks).toString("latin1").slice(0, 300))}`,
+        ),
+      );
     }, timeoutMs);
     socket.on("connect", () => {
       for (const part of parts) socket.write(part);
@@ -132,7 +140,8 @@ export function markerProcesses(marker: string): { pid: number; args: string }[]
   const out: { pid: number; args: string }[] = [];
   for (const line of ps.stdout.toString().split("\n")) {
     const match = /^\s*(\d+)\s+(.*)$/.exec(line);
-    if (match && match[2]!.includes(marker) && Number(match[1]) !== process.pid) out.push({ pid: Number(match[1]), args: match[2]! });
+    if (match && match[2]!.includes(marker) && Number(match[1]) !== process.pid)
+      out.push({ pid: Number(match[1]), args: match[2]! });
   }
   return out;
 }
@@ -147,7 +156,12 @@ export function killMarked(marker: string): void {
 }
 
 /** A connection that sends `text` one byte at a time, every `everyMs`, until closed (a slowloris client). */
-export function dribble(port: number, head: string, text: string, everyMs: number): { socket: Socket; sent: () => number; close: () => void } {
+export function dribble(
+  port: number,
+  head: string,
+  text: string,
+  everyMs: number,
+): { socket: Socket; sent: () => number; close: () => void } {
   const socket = connect(port, "127.0.0.1");
   let at = 0;
   let timer: ReturnType<typeof setInterval> | undefined;

@@ -24,11 +24,17 @@ const LIMIT = 4096;
 const HEAD_LIMIT = 16 * 1024;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 
-const hmac = (algorithm: "sha256" | "sha1", secret: string, body: Uint8Array) => createHmac(algorithm, secret).update(body).digest("hex");
+const hmac = (algorithm: "sha256" | "sha1", secret: string, body: Uint8Array) =>
+  createHmac(algorithm, secret).update(body).digest("hex");
 
 /** The ids of the deploys whose run script ran (the script appends `ran <id>` to `file`). */
 function ranIds(file: string): string[] {
-  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => line.split(" ")[1]!) : [];
+  return existsSync(file)
+    ? readFileSync(file, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => line.split(" ")[1]!)
+    : [];
 }
 
 /** The deploy ids that have log files, each checked to have both of its files. */
@@ -37,7 +43,10 @@ function loggedIds(cwd: string): string[] {
   const ids = [...new Set(files.map((f) => UUID.exec(f)?.[0] ?? f))];
   for (const id of ids) {
     const mine = files.filter((f) => f.includes(id));
-    expect({ id, files: mine.map((f) => f.slice(f.lastIndexOf("."))).sort() }).toEqual({ id, files: [".json", ".log"] });
+    expect({ id, files: mine.map((f) => f.slice(f.lastIndexOf("."))).sort() }).toEqual({
+      id,
+      files: [".json", ".log"],
+    });
   }
   return ids.sort();
 }
@@ -102,14 +111,21 @@ interface HostileRequest {
 
 /** The name in a random casing: header names are case-insensitive. */
 const casing = (name: string) =>
-  fc.array(fc.boolean(), { minLength: name.length, maxLength: name.length }).map((flags) => [...name].map((c, i) => (flags[i] ? c.toUpperCase() : c.toLowerCase())).join(""));
+  fc
+    .array(fc.boolean(), { minLength: name.length, maxLength: name.length })
+    .map((flags) => [...name].map((c, i) => (flags[i] ? c.toUpperCase() : c.toLowerCase())).join(""));
 
 /** Visible ASCII, spaces and tabs inside, as a header value may carry (obs-text aside). */
-const headerText = (maxLength: number) => fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength });
+const headerText = (maxLength: number) =>
+  fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength });
 
 /** The secret one edit away: a character changed, added or removed, or its case flipped. */
 const nearMiss = fc
-  .tuple(fc.constantFrom("change", "add", "remove", "case", "prefix", "suffix"), fc.nat(SECRET.length - 1), fc.constantFrom(..."aZ09-_. !~"))
+  .tuple(
+    fc.constantFrom("change", "add", "remove", "case", "prefix", "suffix"),
+    fc.nat(SECRET.length - 1),
+    fc.constantFrom(..."aZ09-_. !~"),
+  )
   .map(([edit, at, ch]) => {
     switch (edit) {
       case "change":
@@ -131,12 +147,43 @@ const nearMiss = fc
 /** Values of X-Service-Secret / X-Gitlab-Token. Surrounding whitespace is not part of a header value (RFC 9110). */
 const tokenValue: fc.Arbitrary<{ value: string; verdict: Credential["verdict"]; what: string }> = fc.oneof(
   { weight: 5, arbitrary: fc.constant({ value: SECRET, verdict: "valid" as const, what: "the secret" }) },
-  { weight: 2, arbitrary: fc.constantFrom(" ", "\t", "  \t").map((ws) => ({ value: `${ws}${SECRET}${ws}`, verdict: "valid" as const, what: "the secret padded" })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .constantFrom(" ", "\t", "  \t")
+      .map((ws) => ({ value: `${ws}${SECRET}${ws}`, verdict: "valid" as const, what: "the secret padded" })),
+  },
   { weight: 4, arbitrary: nearMiss.map((value) => ({ value, verdict: "invalid" as const, what: "a near miss" })) },
-  { weight: 2, arbitrary: fc.constantFrom("", " ", "\t").map((value) => ({ value, verdict: "invalid" as const, what: "empty" })) },
-  { weight: 1, arbitrary: fc.constantFrom(`${SECRET.slice(0, 8)} ${SECRET.slice(8)}`, `${SECRET}, ${SECRET}`, `"${SECRET}"`, `Bearer ${SECRET}`, `${SECRET}\u00e9`).map((value) => ({ value, verdict: "invalid" as const, what: "the secret mangled" })) },
-  { weight: 1, arbitrary: fc.constantFrom(4 * 1024, 64 * 1024).map((n) => ({ value: SECRET.repeat(Math.ceil(n / SECRET.length)).slice(0, n), verdict: "invalid" as const, what: `${n} bytes` })) },
-  { weight: 2, arbitrary: headerText(40).filter((v) => v.trim() !== SECRET).map((value) => ({ value, verdict: "invalid" as const, what: "random" })) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom("", " ", "\t").map((value) => ({ value, verdict: "invalid" as const, what: "empty" })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(
+        `${SECRET.slice(0, 8)} ${SECRET.slice(8)}`,
+        `${SECRET}, ${SECRET}`,
+        `"${SECRET}"`,
+        `Bearer ${SECRET}`,
+        `${SECRET}\u00e9`,
+      )
+      .map((value) => ({ value, verdict: "invalid" as const, what: "the secret mangled" })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(4 * 1024, 64 * 1024).map((n) => ({
+      value: SECRET.repeat(Math.ceil(n / SECRET.length)).slice(0, n),
+      verdict: "invalid" as const,
+      what: `${n} bytes`,
+    })),
+  },
+  {
+    weight: 2,
+    arbitrary: headerText(40)
+      .filter((v) => v.trim() !== SECRET)
+      .map((value) => ({ value, verdict: "invalid" as const, what: "random" })),
+  },
 );
 
 /**
@@ -144,12 +191,56 @@ const tokenValue: fc.Arbitrary<{ value: string; verdict: Credential["verdict"]; 
  * another scheme (Basic from a proxy, a scheme glued to the secret) is not a credential for the service.
  */
 const authorizationValue: fc.Arbitrary<{ value: string; verdict: Credential["verdict"]; what: string }> = fc.oneof(
-  { weight: 5, arbitrary: fc.tuple(casing("Bearer"), fc.constantFrom(" ", "  ", "\t", " \t ")).map(([scheme, ws]) => ({ value: `${scheme}${ws}${SECRET}`, verdict: "valid" as const, what: "Bearer <secret>" })) },
-  { weight: 3, arbitrary: nearMiss.map((miss) => ({ value: `Bearer ${miss}`, verdict: "invalid" as const, what: "Bearer <near miss>" })) },
-  { weight: 2, arbitrary: fc.constantFrom("Bearer", "Bearer ", "bearer\t", "").map((value) => ({ value, verdict: value === "" ? ("neutral" as const) : ("invalid" as const), what: "Bearer, nothing after" })) },
-  { weight: 1, arbitrary: fc.constantFrom(`Bearer ${SECRET} extra`, `Bearer ${SECRET}, Bearer ${SECRET}`, `Bearer "${SECRET}"`).map((value) => ({ value, verdict: "invalid" as const, what: "Bearer <secret + more>" })) },
-  { weight: 2, arbitrary: fc.constantFrom(`Bearer${SECRET}`, SECRET, `Basic ${Buffer.from(`user:${SECRET}`).toString("base64")}`, `Token ${SECRET}`, `Bearer-${SECRET}`).map((value) => ({ value, verdict: "neutral" as const, what: "another scheme" })) },
-  { weight: 1, arbitrary: fc.constant({ value: `Bearer ${"x".repeat(64 * 1024)}`, verdict: "invalid" as const, what: "Bearer <64 KiB>" }) },
+  {
+    weight: 5,
+    arbitrary: fc.tuple(casing("Bearer"), fc.constantFrom(" ", "  ", "\t", " \t ")).map(([scheme, ws]) => ({
+      value: `${scheme}${ws}${SECRET}`,
+      verdict: "valid" as const,
+      what: "Bearer <secret>",
+    })),
+  },
+  {
+    weight: 3,
+    arbitrary: nearMiss.map((miss) => ({
+      value: `Bearer ${miss}`,
+      verdict: "invalid" as const,
+      what: "Bearer <near miss>",
+    })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom("Bearer", "Bearer ", "bearer\t", "").map((value) => ({
+      value,
+      verdict: value === "" ? ("neutral" as const) : ("invalid" as const),
+      what: "Bearer, nothing after",
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(`Bearer ${SECRET} extra`, `Bearer ${SECRET}, Bearer ${SECRET}`, `Bearer "${SECRET}"`)
+      .map((value) => ({ value, verdict: "invalid" as const, what: "Bearer <secret + more>" })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .constantFrom(
+        `Bearer${SECRET}`,
+        SECRET,
+        `Basic ${Buffer.from(`user:${SECRET}`).toString("base64")}`,
+        `Token ${SECRET}`,
+        `Bearer-${SECRET}`,
+      )
+      .map((value) => ({ value, verdict: "neutral" as const, what: "another scheme" })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constant({
+      value: `Bearer ${"x".repeat(64 * 1024)}`,
+      verdict: "invalid" as const,
+      what: "Bearer <64 KiB>",
+    }),
+  },
 );
 
 const credential: fc.Arbitrary<Credential> = fc.oneof(
@@ -169,32 +260,126 @@ const signature: fc.Arbitrary<Signature> = fc.record({
 
 /** Headers the service does not read; framing and routing headers are set by the request itself. */
 const extraHeader: fc.Arbitrary<[string, string]> = fc.oneof(
-  fc.tuple(fc.constantFrom("Content-Type", "content-type", "CONTENT-TYPE"), fc.constantFrom("application/json", "application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x", "", ";;;")),
-  fc.tuple(fc.constantFrom("User-Agent", "X-GitHub-Event", "X-Gitlab-Event", "Accept", "X-Forwarded-For", "X-Forwarded-Host", "Cookie", "Referer"), headerText(60)),
   fc.tuple(
-    fc.stringMatching(/^X-[A-Za-z0-9-]{1,20}$/).filter((name) => !/^x-(service-secret|gitlab-token|hub-signature|gitea-signature|forgejo-signature|gogs-signature)/i.test(name)),
+    fc.constantFrom("Content-Type", "content-type", "CONTENT-TYPE"),
+    fc.constantFrom(
+      "application/json",
+      "application/x-www-form-urlencoded",
+      "text/plain",
+      "multipart/form-data; boundary=x",
+      "",
+      ";;;",
+    ),
+  ),
+  fc.tuple(
+    fc.constantFrom(
+      "User-Agent",
+      "X-GitHub-Event",
+      "X-Gitlab-Event",
+      "Accept",
+      "X-Forwarded-For",
+      "X-Forwarded-Host",
+      "Cookie",
+      "Referer",
+    ),
+    headerText(60),
+  ),
+  fc.tuple(
+    fc
+      .stringMatching(/^X-[A-Za-z0-9-]{1,20}$/)
+      .filter(
+        (name) =>
+          !/^x-(service-secret|gitlab-token|hub-signature|gitea-signature|forgejo-signature|gogs-signature)/i.test(
+            name,
+          ),
+      ),
     headerText(200),
   ),
   fc.constant(["Expect", "100-continue"] as [string, string]),
 );
 
 const hostileRequest: fc.Arbitrary<HostileRequest> = fc.record({
-  method: fc.oneof({ weight: 12, arbitrary: fc.constant("POST") }, { weight: 3, arbitrary: fc.constantFrom("GET", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "TRACE", "PROPFIND", "SEARCH", "PURGE") }),
+  method: fc.oneof(
+    { weight: 12, arbitrary: fc.constant("POST") },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        "GET",
+        "PUT",
+        "DELETE",
+        "PATCH",
+        "OPTIONS",
+        "HEAD",
+        "TRACE",
+        "PROPFIND",
+        "SEARCH",
+        "PURGE",
+      ),
+    },
+  ),
   path: fc.oneof(
     { weight: 12, arbitrary: fc.constant(HOOK) },
-    { weight: 3, arbitrary: fc.constantFrom("/", "/hook/", "//hook", "/Hook", "/HOOK", "/hook/..", "/x/../hook", "/./hook", "/%68ook", "/hook%00", "/hook;a", "/hooks", "/hook/x", "/hook%2F") },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        "/",
+        "/hook/",
+        "//hook",
+        "/Hook",
+        "/HOOK",
+        "/hook/..",
+        "/x/../hook",
+        "/./hook",
+        "/%68ook",
+        "/hook%00",
+        "/hook;a",
+        "/hooks",
+        "/hook/x",
+        "/hook%2F",
+      ),
+    },
     { weight: 2, arbitrary: fc.webPath().map((p) => (p.startsWith("/") ? p : `/${p}`)) },
   ),
   query: fc.oneof(
     { weight: 6, arbitrary: fc.constant("") },
     { weight: 2, arbitrary: fc.constantFrom("?format=json", "?format=json&format=text", "?x=1&format=json") },
-    { weight: 2, arbitrary: fc.constantFrom("?ack=1", "?ack", "?ACK=1", "?ack=yes", "?ack=1&format=json", "?format=json&ack=true") },
-    { weight: 2, arbitrary: fc.constantFrom("?format=JSON", "?format=", "?ack=no", "?ack=0", "?%zz=%", "?&&==", "?format=json#x", "#fragment") },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom("?ack=1", "?ack", "?ACK=1", "?ack=yes", "?ack=1&format=json", "?format=json&ack=true"),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        "?format=JSON",
+        "?format=",
+        "?ack=no",
+        "?ack=0",
+        "?%zz=%",
+        "?&&==",
+        "?format=json#x",
+        "#fragment",
+      ),
+    },
     { weight: 2, arbitrary: fc.webQueryParameters().map((q) => `?${q}`) },
   ),
   host: fc.oneof(
     { weight: 6, arbitrary: fc.constant("127.0.0.1") },
-    { weight: 3, arbitrary: fc.constantFrom("", "localhost:1", "[::1", "[", "a b", "x:99999", "x:abc", "EXAMPLE.com.", "x@y", "x/y", "\u00e9") },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        "",
+        "localhost:1",
+        "[::1",
+        "[",
+        "a b",
+        "x:99999",
+        "x:abc",
+        "EXAMPLE.com.",
+        "x@y",
+        "x/y",
+        "\u00e9",
+      ),
+    },
     { weight: 1, arbitrary: headerText(30) },
   ),
   credentials,
@@ -203,7 +388,12 @@ const hostileRequest: fc.Arbitrary<HostileRequest> = fc.record({
   extra: fc.array(extraHeader, { maxLength: 4 }),
   body: fc.oneof(
     { weight: 4, arbitrary: fc.constant(new Uint8Array()) },
-    { weight: 2, arbitrary: fc.constantFrom("{}", '{"ref":"refs/heads/main"}', "payload=%7B%7D").map((s) => new TextEncoder().encode(s)) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .constantFrom("{}", '{"ref":"refs/heads/main"}', "payload=%7B%7D")
+        .map((s) => new TextEncoder().encode(s)),
+    },
     { weight: 2, arbitrary: fc.json({ maxDepth: 3 }).map((s) => new TextEncoder().encode(s)) },
     { weight: 2, arbitrary: fc.uint8Array({ maxLength: LIMIT }) },
     { weight: 3, arbitrary: fc.integer({ min: LIMIT + 1, max: 5 * LIMIT }).map((n) => new Uint8Array(n).fill(0x7b)) },
@@ -234,7 +424,9 @@ function signatureValue(sig: Signature, body: Uint8Array): string {
 }
 
 function encode(req: HostileRequest): Buffer {
-  const head = `${req.method} ${req.path}${req.query} HTTP/1.1\r\n${headerLines(req).map(([n, v]) => `${n}: ${v}`).join("\r\n")}\r\n\r\n`;
+  const head = `${req.method} ${req.path}${req.query} HTTP/1.1\r\n${headerLines(req)
+    .map(([n, v]) => `${n}: ${v}`)
+    .join("\r\n")}\r\n\r\n`;
   const body = req.framing === "chunked" ? chunkedBytes(req.body, req.chunk) : Buffer.from(req.body);
   return Buffer.concat([Buffer.from(head, "latin1"), body]);
 }
@@ -254,7 +446,12 @@ function answerKind(req: HostileRequest): "stream" | "json" | "ack" | "ack-json"
  * exact accounting is its own.
  */
 function expectedStatus(req: HostileRequest): { status: number; alternative?: number } {
-  const headSize = Buffer.byteLength(`${req.method} ${req.path}${req.query} HTTP/1.1\r\n${headerLines(req).map(([n, v]) => `${n}: ${v}`).join("\r\n")}\r\n\r\n`, "latin1");
+  const headSize = Buffer.byteLength(
+    `${req.method} ${req.path}${req.query} HTTP/1.1\r\n${headerLines(req)
+      .map(([n, v]) => `${n}: ${v}`)
+      .join("\r\n")}\r\n\r\n`,
+    "latin1",
+  );
   const service = serviceStatus(req);
   if (headSize > HEAD_LIMIT + 1024) return { status: 431 };
   if (headSize > HEAD_LIMIT - 1024) return { status: 431, alternative: service };
@@ -318,7 +515,11 @@ function checkRefused(req: HostileRequest, answer: RawAnswer): void {
   const error = JSON.parse(answer.body.toString("utf8")).error;
   // A 429 to a request that failed authentication is the backoff, not a full queue.
   const tooMany = serviceStatus(req) === 401 ? "too many failed authentications" : "queue full";
-  expect(error).toBe({ 401: "unauthorized", 404: "not found", 413: "payload too large", 429: tooMany, 503: "shutting down" }[answer.status as 401]);
+  expect(error).toBe(
+    { 401: "unauthorized", 404: "not found", 413: "payload too large", 429: tooMany, 503: "shutting down" }[
+      answer.status as 401
+    ],
+  );
 }
 
 describe("property: random methods, paths, queries, headers and bodies against one real server", () => {
@@ -337,14 +538,19 @@ describe("property: random methods, paths, queries, headers and bodies against o
           // Every request comes from 127.0.0.1: once its failures are over the burst, a refused one is answered 429.
           if (allowed.includes(401)) allowed.push(429);
           if (!allowed.includes(answer.status)) {
-            throw new Error(`answered ${answer.status}, expected ${allowed.join(" or ")}: ${show(req)}\n${answer.raw.toString("latin1").slice(0, 400)}`);
+            throw new Error(
+              `answered ${answer.status}, expected ${allowed.join(" or ")}: ${show(req)}\n${answer.raw.toString("latin1").slice(0, 400)}`,
+            );
           }
           if (answer.status === 200) {
             const id = checkDeployed(req, answer);
             kinds.add(answerKind(req));
             deployed.push(id);
             // An acknowledged deploy runs on after the answer: let it finish before the next request.
-            await waitFor(() => ranIds(ran).includes(id) && recordStatus(repo.clone, id) === "done", `deploy ${id} to finish`);
+            await waitFor(
+              () => ranIds(ran).includes(id) && recordStatus(repo.clone, id) === "done",
+              `deploy ${id} to finish`,
+            );
           } else {
             checkRefused(req, answer);
           }
@@ -352,10 +558,15 @@ describe("property: random methods, paths, queries, headers and bodies against o
           expect(ranIds(ran).sort()).toEqual([...deployed].sort());
           expect(loggedIds(repo.clone)).toEqual([...deployed].sort());
         }),
-        { seed: Number(process.env.HOSTILE_SEED ?? 20261122), numRuns: Number(process.env.HOSTILE_RUNS ?? 300), interruptAfterTimeLimit: 150_000 },
+        {
+          seed: Number(process.env.HOSTILE_SEED ?? 20261122),
+          numRuns: Number(process.env.HOSTILE_RUNS ?? 300),
+          interruptAfterTimeLimit: 150_000,
+        },
       );
       // The run exercised every kind of answer the model knows, deploys included.
-      for (const status of [200, 401, 404, 413, 429, 431]) expect({ status, seen: (seen.get(status) ?? 0) > 0 }).toEqual({ status, seen: true });
+      for (const status of [200, 401, 404, 413, 429, 431])
+        expect({ status, seen: (seen.get(status) ?? 0) > 0 }).toEqual({ status, seen: true });
       expect(deployed.length).toBeGreaterThan(10);
       expect([...kinds].sort()).toEqual(["ack", "ack-json", "json", "stream"]);
       expect(`${server.stdout.text}${server.stderr.text}`).not.toContain("request failed");
@@ -372,9 +583,13 @@ describe("property: random methods, paths, queries, headers and bodies against o
       // Requests the service itself answers, whatever their Host: single-app mode does not route by host.
       const hosts = ["", " ", "[::1", "[", "]", "a b", "x:99999", "x:abc", "x@y", "x/y", "x?y", "x#y", "\u00e9"];
       for (const host of hosts) {
-        const refused = await exchange(server.port, [`POST ${HOOK} HTTP/1.1\r\nHost: ${host}\r\nX-Service-Secret: wrong\r\nConnection: close\r\n\r\n`]);
+        const refused = await exchange(server.port, [
+          `POST ${HOOK} HTTP/1.1\r\nHost: ${host}\r\nX-Service-Secret: wrong\r\nConnection: close\r\n\r\n`,
+        ]);
         expect({ host, status: refused.status }).toEqual({ host, status: 401 });
-        const other = await exchange(server.port, [`POST /elsewhere HTTP/1.1\r\nHost: ${host}\r\n${authorized}Connection: close\r\n\r\n`]);
+        const other = await exchange(server.port, [
+          `POST /elsewhere HTTP/1.1\r\nHost: ${host}\r\n${authorized}Connection: close\r\n\r\n`,
+        ]);
         expect({ host, status: other.status }).toEqual({ host, status: 404 });
       }
       const noHost = await exchange(server.port, [`POST ${HOOK} HTTP/1.0\r\nX-Service-Secret: wrong\r\n\r\n`]);
@@ -391,22 +606,56 @@ describe("property: random methods, paths, queries, headers and bodies against o
         ["HTTP/2.0", `POST ${HOOK} HTTP/2.0\r\nHost: x\r\n${authorized}Connection: close\r\n\r\n`],
         ["HTTP/0.9", `POST ${HOOK}\r\n\r\n`],
         ["bare LF", `POST ${HOOK} HTTP/1.1\nHost: x\n${authorized.replace("\r", "")}Connection: close\n\n`],
-        ["Content-Length and chunked", `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Content-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`],
-        ["two Content-Lengths", `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Content-Length: 2\r\nContent-Length: 3\r\nConnection: close\r\n\r\n{}`],
-        ["Content-Length not a number", `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Content-Length: -1\r\nConnection: close\r\n\r\n`],
-        ["bad chunk size", `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Hub-Signature-256: sha256=00\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
-        ["header without colon", `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}garbage\r\nConnection: close\r\n\r\n`],
-        ["space before colon", `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Service-Secret : ${SECRET}\r\nConnection: close\r\n\r\n`],
-        ["control byte in a value", `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Service-Secret: ${SECRET}\u0001\r\nConnection: close\r\n\r\n`],
-        ["folded header", `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Service-Secret: test-secret-\r\n 0123456789\r\nConnection: close\r\n\r\n`],
-        ["500 headers", `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 500 }, (_, i) => `X-H${i}: ${i}`).join("\r\n")}\r\nConnection: close\r\n\r\n`],
+        [
+          "Content-Length and chunked",
+          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Content-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`,
+        ],
+        [
+          "two Content-Lengths",
+          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Content-Length: 2\r\nContent-Length: 3\r\nConnection: close\r\n\r\n{}`,
+        ],
+        [
+          "Content-Length not a number",
+          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Content-Length: -1\r\nConnection: close\r\n\r\n`,
+        ],
+        [
+          "bad chunk size",
+          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Hub-Signature-256: sha256=00\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+        ],
+        [
+          "header without colon",
+          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}garbage\r\nConnection: close\r\n\r\n`,
+        ],
+        [
+          "space before colon",
+          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Service-Secret : ${SECRET}\r\nConnection: close\r\n\r\n`,
+        ],
+        [
+          "control byte in a value",
+          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Service-Secret: ${SECRET}\u0001\r\nConnection: close\r\n\r\n`,
+        ],
+        [
+          "folded header",
+          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Service-Secret: test-secret-\r\n 0123456789\r\nConnection: close\r\n\r\n`,
+        ],
+        [
+          "500 headers",
+          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 500 }, (_, i) => `X-H${i}: ${i}`).join("\r\n")}\r\nConnection: close\r\n\r\n`,
+        ],
         ["binary junk", Buffer.from([0, 1, 2, 0xff, 0xfe, 13, 10, 13, 10])],
         ["a TLS ClientHello", Buffer.from("16030100a5010000a10303", "hex")],
       ];
       for (const [what, bytes] of junk) {
         const answer = await exchange(server.port, [bytes]);
-        expect({ what, status: answer.status, ok: [0, 400, 404, 431, 505].includes(answer.status) }).toEqual({ what, status: answer.status, ok: true });
-        expect({ what, internal: answer.raw.toString("latin1").includes("internal error") }).toEqual({ what, internal: false });
+        expect({ what, status: answer.status, ok: [0, 400, 404, 431, 505].includes(answer.status) }).toEqual({
+          what,
+          status: answer.status,
+          ok: true,
+        });
+        expect({ what, internal: answer.raw.toString("latin1").includes("internal error") }).toEqual({
+          what,
+          internal: false,
+        });
       }
       expect(ranIds(ran)).toEqual([]);
       expect(logFiles(repo.clone)).toEqual([]);
@@ -414,7 +663,9 @@ describe("property: random methods, paths, queries, headers and bodies against o
 
       // A malformed Host does not stop an authorized deploy in single-app mode (the host routes nothing here).
       for (const host of ["[::1", ""]) {
-        const answer = await exchange(server.port, [`POST ${HOOK} HTTP/1.1\r\nHost: ${host}\r\n${authorized}Connection: close\r\n\r\n`]);
+        const answer = await exchange(server.port, [
+          `POST ${HOOK} HTTP/1.1\r\nHost: ${host}\r\n${authorized}Connection: close\r\n\r\n`,
+        ]);
         expect(answer.status).toBe(200);
         expect(lastLine(answer.body.toString("utf8"))).toBe(DONE_OK);
       }
@@ -437,18 +688,29 @@ const MB = 1024 * 1024;
  * body is left unfinished (no final chunk, fewer bytes than a Content-Length declares): an answer then proves
  * the server refused the request without waiting for the rest of it.
  */
-function upload(port: number, head: string, bytes: number, opts: { chunked: boolean; finish: boolean }): Promise<{ answer: RawAnswer; sent: number }> {
+function upload(
+  port: number,
+  head: string,
+  bytes: number,
+  opts: { chunked: boolean; finish: boolean },
+): Promise<{ answer: RawAnswer; sent: number }> {
   return new Promise((resolvePromise, reject) => {
     const socket = connect(port, "127.0.0.1");
     const piece = Buffer.alloc(64 * 1024, 0x7b);
-    const frame = opts.chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from("\r\n")]) : piece;
+    const frame = opts.chunked
+      ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from("\r\n")])
+      : piece;
     const received: Buffer[] = [];
     let sent = 0;
     let closed = false;
     let writing = true;
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`no complete answer to the upload after ${sent} bytes; got: ${JSON.stringify(Buffer.concat(received).toString("latin1").slice(0, 300))}`));
+      reject(
+        new Error(
+          `no complete answer to the upload after ${sent} bytes; got: ${JSON.stringify(Buffer.concat(received).toString("latin1").slice(0, 300))}`,
+        ),
+      );
     }, 60_000);
     /** The answer is complete once its head and Content-Length bytes of body are in. */
     const complete = () => {
@@ -513,15 +775,24 @@ describe("limits and load", () => {
   test("200 MB bodies over SERVICE_MAX_BODY_BYTES (chunked with a signature, Content-Length with a signature, chunked with a branch filter): 413 after a small part is read, the server's RSS grows by far less than the body, nothing deploys", async () => {
     const { repo, server, ran } = await serveRecording({ SERVICE_MAX_BODY_BYTES: "65536" });
     const TOTAL = 200 * MB;
-    const signed = (framing: string) => `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Hub-Signature-256: sha256=${"0".repeat(64)}\r\n${framing}\r\n\r\n`;
+    const signed = (framing: string) =>
+      `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Hub-Signature-256: sha256=${"0".repeat(64)}\r\n${framing}\r\n\r\n`;
     try {
       // The first request warms the server up, so the baseline is not its cold start.
-      const warm = await exchange(server.port, [`POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Hub-Signature-256: sha256=00\r\nContent-Length: 70000\r\nConnection: close\r\n\r\n`, Buffer.alloc(70_000)]);
+      const warm = await exchange(server.port, [
+        `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Hub-Signature-256: sha256=00\r\nContent-Length: 70000\r\nConnection: close\r\n\r\n`,
+        Buffer.alloc(70_000),
+      ]);
       expect(warm.status).toBe(413);
       const branchHead = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Service-Secret: ${SECRET}\r\nTransfer-Encoding: chunked\r\n\r\n`;
       const cases = [
         { what: "chunked, signed", head: signed("Transfer-Encoding: chunked"), chunked: true, branchFilter: false },
-        { what: "Content-Length, signed", head: signed(`Content-Length: ${TOTAL}`), chunked: false, branchFilter: false },
+        {
+          what: "Content-Length, signed",
+          head: signed(`Content-Length: ${TOTAL}`),
+          chunked: false,
+          branchFilter: false,
+        },
         // With a branch filter the body is read even for X-Service-Secret (the config file is re-read per POST).
         { what: "chunked, branch filter", head: branchHead, chunked: true, branchFilter: true },
       ];
@@ -542,7 +813,11 @@ describe("limits and load", () => {
       expect(logFiles(repo.clone)).toEqual([]);
       expect(server.proc.exitCode).toBeNull();
       // Still serving: an authorized push to main deploys.
-      const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}`, { method: "POST", headers: { "x-service-secret": SECRET, "content-type": "application/json" }, body: '{"ref":"refs/heads/main"}' });
+      const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}`, {
+        method: "POST",
+        headers: { "x-service-secret": SECRET, "content-type": "application/json" },
+        body: '{"ref":"refs/heads/main"}',
+      });
       expect(lastLine(await res.text())).toBe(DONE_OK);
       expect(ranIds(ran).length).toBe(1);
     } finally {
@@ -555,13 +830,23 @@ describe("limits and load", () => {
     const slow: ReturnType<typeof dribble>[] = [];
     try {
       for (let i = 0; i < 10; i++) {
-        slow.push(dribble(server.port, `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\n`, `X-Padding-${i}: ${"a".repeat(2000)}\r\n`, 300));
+        slow.push(
+          dribble(
+            server.port,
+            `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\n`,
+            `X-Padding-${i}: ${"a".repeat(2000)}\r\n`,
+            300,
+          ),
+        );
         const head = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Hub-Signature-256: sha256=${"0".repeat(64)}\r\nContent-Length: 100000\r\n\r\n`;
         slow.push(dribble(server.port, head, "{".repeat(2000), 300));
       }
       await waitFor(() => slow.every((s) => s.sent() >= 3), "every slow client to be part-way through its request");
       for (const format of ["", "?format=json"]) {
-        const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}${format}`, { method: "POST", headers: { "x-service-secret": SECRET } });
+        const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}${format}`, {
+          method: "POST",
+          headers: { "x-service-secret": SECRET },
+        });
         expect(res.status).toBe(200);
         const body = await res.text();
         if (format) expect(JSON.parse(body).ok).toBe(true);
@@ -581,18 +866,39 @@ describe("limits and load", () => {
     const repo = makeRepo();
     const gate = makeGate();
     const script = join(tempDir("service-ticks-"), "ticks.sh");
-    writeFileSync(script, ["#!/bin/sh", "i=0", 'while [ ! -f "$GATE_FILE" ]; do echo "tick $i"; i=$((i+1)); sleep 0.05; done', 'echo "end $i"', ""].join("\n"));
-    const server = await startServer(repo.clone, { SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_PATH: HOOK, SERVICE_RUN_SCRIPT: `sh ${script}`, ...gate.env });
+    writeFileSync(
+      script,
+      [
+        "#!/bin/sh",
+        "i=0",
+        'while [ ! -f "$GATE_FILE" ]; do echo "tick $i"; i=$((i+1)); sleep 0.05; done',
+        'echo "end $i"',
+        "",
+      ].join("\n"),
+    );
+    const server = await startServer(repo.clone, {
+      SERVICE_HOSTNAME: "127.0.0.1",
+      SERVICE_SECRET: SECRET,
+      SERVICE_PATH: HOOK,
+      SERVICE_RUN_SCRIPT: `sh ${script}`,
+      ...gate.env,
+    });
     const url = `http://127.0.0.1:${server.port}${HOOK}`;
     try {
-      const deploy = new StreamReader(await fetch(url, { method: "POST", headers: { authorization: `Bearer ${SECRET}` } }));
+      const deploy = new StreamReader(
+        await fetch(url, { method: "POST", headers: { authorization: `Bearer ${SECRET}` } }),
+      );
       await waitFor(() => deploy.text.includes("tick 0\n"), "the deploy's first output");
 
       const refused: RequestInit[] = [
         { method: "POST", headers: { "x-service-secret": `${SECRET}x` } },
         { method: "POST", headers: { authorization: `Bearer ${SECRET.slice(1)}` } },
         { method: "POST" },
-        { method: "POST", headers: { "x-hub-signature-256": `sha256=${"0".repeat(64)}`, "content-type": "application/json" }, body: '{"ref":"refs/heads/main"}' },
+        {
+          method: "POST",
+          headers: { "x-hub-signature-256": `sha256=${"0".repeat(64)}`, "content-type": "application/json" },
+          body: '{"ref":"refs/heads/main"}',
+        },
       ];
       const statuses = new Map<number, number>();
       const until = Date.now() + 10_000;
@@ -659,7 +965,13 @@ describe("one deploy per connection, and declared lengths", () => {
 
   test("a declared Content-Length over maxBodyBytes gets the JSON 413 before any work, whatever the authentication (right secret, Bearer, wrong secret, signature), before the body is sent", async () => {
     const { repo, server, ran } = await serveRecording({ SERVICE_MAX_BODY_BYTES: String(LIMIT) });
-    const credentials = [`X-Service-Secret: ${SECRET}`, `Authorization: Bearer ${SECRET}`, "X-Service-Secret: wrong", `X-Hub-Signature-256: sha256=${"0".repeat(64)}`, ""];
+    const credentials = [
+      `X-Service-Secret: ${SECRET}`,
+      `Authorization: Bearer ${SECRET}`,
+      "X-Service-Secret: wrong",
+      `X-Hub-Signature-256: sha256=${"0".repeat(64)}`,
+      "",
+    ];
     try {
       for (const credential of credentials) {
         const head = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\n${credential ? `${credential}\r\n` : ""}Content-Length: ${40 * MB}\r\n\r\n`;

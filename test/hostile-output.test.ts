@@ -14,7 +14,17 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeGate, StreamReader } from "./gate.ts";
-import { lastLine, logFiles, makeRepo, post, SECRET, startServer, tempDir, waitFor, type RunningServer } from "./helpers.ts";
+import {
+  lastLine,
+  logFiles,
+  makeRepo,
+  post,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+  type RunningServer,
+} from "./helpers.ts";
 import { killMarked, markerProcesses } from "./hostile-fixtures.ts";
 
 const MB = 1024 * 1024;
@@ -43,7 +53,12 @@ async function filesOf(cwd: string): Promise<{ record: any; log: Buffer }> {
 /** One deploy of `script` on a fresh repository and server; the stream read to its end as bytes. */
 async function deployScript(script: string, env: Record<string, string> = {}): Promise<Deployed> {
   const repo = makeRepo();
-  const server = await startServer(repo.clone, { SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: script, ...env });
+  const server = await startServer(repo.clone, {
+    SERVICE_HOSTNAME: "127.0.0.1",
+    SERVICE_SECRET: SECRET,
+    SERVICE_RUN_SCRIPT: script,
+    ...env,
+  });
   try {
     const res = await post(server.url, { secret: SECRET });
     expect(res.status).toBe(200);
@@ -59,7 +74,10 @@ async function deployScript(script: string, env: Record<string, string> = {}): P
 /** The stream and the .log end with the [done] line, on a line of its own; the record agrees with it. */
 function expectWellFormed(deployed: Deployed, ok: boolean, exitCode: number): void {
   const done = `[done] ok=${ok} exitCode=${exitCode}`;
-  for (const [what, bytes] of [["stream", deployed.stream], [".log", deployed.log]] as const) {
+  for (const [what, bytes] of [
+    ["stream", deployed.stream],
+    [".log", deployed.log],
+  ] as const) {
     const tail = bytes.subarray(Math.max(0, bytes.length - 200)).toString("latin1");
     expect({ what, ends: tail.endsWith(`\n${done}\n`) }).toEqual({ what, ends: true });
     // Exactly one [done] line, at the end.
@@ -109,15 +127,27 @@ describe("hostile output: the stream and the logs stay well-formed", () => {
     const script = join(dir, "bad-utf8.sh");
     // printf with octal escapes: \377\376 (never valid), \303\050 (bad continuation), \300\257 (overlong "/"),
     // \355\240\200 (a UTF-16 surrogate), and \342\202 (a three-byte sequence cut short) at the very end.
-    writeFileSync(script, "#!/bin/sh\nprintf 'start \\377\\376 \\303\\050 \\300\\257 \\355\\240\\200 mid\\n'\nprintf 'cut \\342\\202'\n");
+    writeFileSync(
+      script,
+      "#!/bin/sh\nprintf 'start \\377\\376 \\303\\050 \\300\\257 \\355\\240\\200 mid\\n'\nprintf 'cut \\342\\202'\n",
+    );
     chmodSync(script, 0o755);
     const deployed = await deployScript(script);
     expectWellFormed(deployed, true, 0);
-    const raw = Buffer.from([0x73, 0x74, 0x61, 0x72, 0x74, 0x20, 0xff, 0xfe, 0x20, 0xc3, 0x28, 0x20, 0xc0, 0xaf, 0x20, 0xed, 0xa0, 0x80, 0x20, 0x6d, 0x69, 0x64, 0x0a]);
-    for (const [what, bytes] of [["stream", deployed.stream], [".log", deployed.log]] as const) {
+    const raw = Buffer.from([
+      0x73, 0x74, 0x61, 0x72, 0x74, 0x20, 0xff, 0xfe, 0x20, 0xc3, 0x28, 0x20, 0xc0, 0xaf, 0x20, 0xed, 0xa0, 0x80, 0x20,
+      0x6d, 0x69, 0x64, 0x0a,
+    ]);
+    for (const [what, bytes] of [
+      ["stream", deployed.stream],
+      [".log", deployed.log],
+    ] as const) {
       expect({ what, found: bytes.indexOf(raw) >= 0 }).toEqual({ what, found: true });
       // The cut sequence is followed by the service's next line, on a line of its own.
-      expect({ what, found: bytes.indexOf(Buffer.from([0x63, 0x75, 0x74, 0x20, 0xe2, 0x82, 0x0a, 0x5b])) >= 0 }).toEqual({ what, found: true });
+      expect({
+        what,
+        found: bytes.indexOf(Buffer.from([0x63, 0x75, 0x74, 0x20, 0xe2, 0x82, 0x0a, 0x5b])) >= 0,
+      }).toEqual({ what, found: true });
     }
     expect(deployed.record.result.run.stdout).toStartWith("start \uFFFD\uFFFD ");
     expect(deployed.record.result.run.stdout).toContain("cut \uFFFD");
@@ -204,19 +234,37 @@ const TREE_SIZE = 7;
  * says it is draining; `body` goes on from there. Whatever happens, the tree and the server end afterwards.
  */
 async function afterFirstSigterm(
-  body: (context: { server: RunningServer; reader: StreamReader; marker: string; repo: ReturnType<typeof makeRepo>; gate: ReturnType<typeof makeGate> }) => Promise<void>,
+  body: (context: {
+    server: RunningServer;
+    reader: StreamReader;
+    marker: string;
+    repo: ReturnType<typeof makeRepo>;
+    gate: ReturnType<typeof makeGate>;
+  }) => Promise<void>,
 ): Promise<void> {
   const { marker, script, env } = treeScript();
   const gate = makeGate();
   const repo = makeRepo();
   let server: RunningServer | undefined;
   try {
-    server = await startServer(repo.clone, { SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sh ${script} top`, ...env, ...gate.env });
+    server = await startServer(repo.clone, {
+      SERVICE_HOSTNAME: "127.0.0.1",
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: `sh ${script} top`,
+      ...env,
+      ...gate.env,
+    });
     const draining = server;
     const reader = new StreamReader(await post(server.url, { secret: SECRET }));
-    await waitFor(() => reader.text.includes("tree started") && markerProcesses(marker).length >= TREE_SIZE, "the whole tree to run");
+    await waitFor(
+      () => reader.text.includes("tree started") && markerProcesses(marker).length >= TREE_SIZE,
+      "the whole tree to run",
+    );
     server.proc.kill("SIGTERM");
-    await waitFor(() => `${draining.stdout.text}${draining.stderr.text}`.includes("SIGTERM: accepting no new deploys"), "the server to start draining");
+    await waitFor(
+      () => `${draining.stdout.text}${draining.stderr.text}`.includes("SIGTERM: accepting no new deploys"),
+      "the server to start draining",
+    );
     await body({ server, reader, marker, repo, gate });
   } finally {
     gate.open();
@@ -232,14 +280,28 @@ describe("process-tree cleanup (checked with ps by a unique marker)", () => {
     const repo = makeRepo();
     let server: RunningServer | undefined;
     try {
-      server = await startServer(repo.clone, { SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sh ${script} top`, SERVICE_RUN_TIMEOUT_MS: "5000", ...env, ...gate.env });
+      server = await startServer(repo.clone, {
+        SERVICE_HOSTNAME: "127.0.0.1",
+        SERVICE_SECRET: SECRET,
+        SERVICE_RUN_SCRIPT: `sh ${script} top`,
+        SERVICE_RUN_TIMEOUT_MS: "5000",
+        ...env,
+        ...gate.env,
+      });
       const text = await new StreamReader(await post(server.url, { secret: SECRET })).done;
       expect(text).toContain("[run] timed out after 5000 ms");
       expect(lastLine(text)).toMatch(/^\[done\] ok=false exitCode=\d+$/);
       // The whole tree had started before the timeout (each process records itself as it starts)…
-      expect(started().map((line) => line.split(" ")[0]).sort()).toEqual(["leaf", "leaf", "leaf", "leaf", "mid", "stubborn", "top"]);
+      expect(
+        started()
+          .map((line) => line.split(" ")[0])
+          .sort(),
+      ).toEqual(["leaf", "leaf", "leaf", "leaf", "mid", "stubborn", "top"]);
       // …and none of it survives.
-      await waitFor(() => markerProcesses(marker).length === 0, `no process with ${marker} (left: ${JSON.stringify(markerProcesses(marker))})`);
+      await waitFor(
+        () => markerProcesses(marker).length === 0,
+        `no process with ${marker} (left: ${JSON.stringify(markerProcesses(marker))})`,
+      );
       const { record } = await filesOf(repo.clone);
       expect(record.result.run.timedOut).toBe(true);
     } finally {
@@ -249,32 +311,43 @@ describe("process-tree cleanup (checked with ps by a unique marker)", () => {
     }
   }, 60_000);
 
-  test("SIGTERM once while a deploy runs: new POSTs get 503, the running deploy finishes ([done] ok=true), its tree ends with it, the server exits 0", () =>
-    afterFirstSigterm(async ({ server, reader, marker, repo, gate }) => {
-      const refused = await post(server.url, { secret: SECRET });
-      expect(refused.status).toBe(503);
-      await refused.text();
-      // Still running: the first SIGTERM kills nothing.
-      expect(markerProcesses(marker).length).toBeGreaterThanOrEqual(TREE_SIZE);
-      expect(server.proc.exitCode).toBeNull();
-      gate.open();
-      expect(lastLine(await reader.done)).toBe("[done] ok=true exitCode=0");
-      expect(await server.proc.exited).toBe(0);
-      await waitFor(() => markerProcesses(marker).length === 0, `no process with ${marker}`);
-      expect(logFiles(repo.clone).length).toBe(2);
-    }), 60_000);
+  test(
+    "SIGTERM once while a deploy runs: new POSTs get 503, the running deploy finishes ([done] ok=true), its tree ends with it, the server exits 0",
+    () =>
+      afterFirstSigterm(async ({ server, reader, marker, repo, gate }) => {
+        const refused = await post(server.url, { secret: SECRET });
+        expect(refused.status).toBe(503);
+        await refused.text();
+        // Still running: the first SIGTERM kills nothing.
+        expect(markerProcesses(marker).length).toBeGreaterThanOrEqual(TREE_SIZE);
+        expect(server.proc.exitCode).toBeNull();
+        gate.open();
+        expect(lastLine(await reader.done)).toBe("[done] ok=true exitCode=0");
+        expect(await server.proc.exited).toBe(0);
+        await waitFor(() => markerProcesses(marker).length === 0, `no process with ${marker}`);
+        expect(logFiles(repo.clone).length).toBe(2);
+      }),
+    60_000,
+  );
 
-  test("SIGTERM twice while a deploy runs: the second kills the deploy's whole tree (a child ignoring SIGTERM and a double-forked orphan included) and the server exits 1", () =>
-    afterFirstSigterm(async ({ server, reader, marker, repo }) => {
-      expect(markerProcesses(marker).length).toBeGreaterThanOrEqual(TREE_SIZE);
-      server.proc.kill("SIGTERM");
-      expect(await server.proc.exited).toBe(1);
-      await waitFor(() => markerProcesses(marker).length === 0, `no process with ${marker} (left: ${JSON.stringify(markerProcesses(marker))})`);
-      // The client's stream ended; when its last line made it out before the exit, it says the deploy failed.
-      const text = await reader.done;
-      if (text.includes("[done]")) expect(lastLine(text)).toMatch(/^\[done\] ok=false exitCode=\d+$/);
-      expect(logFiles(repo.clone).length).toBe(2);
-    }), 60_000);
+  test(
+    "SIGTERM twice while a deploy runs: the second kills the deploy's whole tree (a child ignoring SIGTERM and a double-forked orphan included) and the server exits 1",
+    () =>
+      afterFirstSigterm(async ({ server, reader, marker, repo }) => {
+        expect(markerProcesses(marker).length).toBeGreaterThanOrEqual(TREE_SIZE);
+        server.proc.kill("SIGTERM");
+        expect(await server.proc.exited).toBe(1);
+        await waitFor(
+          () => markerProcesses(marker).length === 0,
+          `no process with ${marker} (left: ${JSON.stringify(markerProcesses(marker))})`,
+        );
+        // The client's stream ended; when its last line made it out before the exit, it says the deploy failed.
+        const text = await reader.done;
+        if (text.includes("[done]")) expect(lastLine(text)).toMatch(/^\[done\] ok=false exitCode=\d+$/);
+        expect(logFiles(repo.clone).length).toBe(2);
+      }),
+    60_000,
+  );
 
   test("policy: a child a line leaves in the background is the user's: a failing deploy ends ([done] ok=false exitCode=3) without waiting for it and without killing it", async () => {
     const { marker, script, env } = treeScript();

@@ -7,7 +7,18 @@
  * `uname` / `id` scripts first on PATH.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { ROOT, baseEnv, readJson, tempDir } from "./helpers.ts";
@@ -28,8 +39,16 @@ function sha256(file: string): string {
 }
 
 beforeAll(async () => {
-  const build = Bun.spawn([process.execPath, join(ROOT, "scripts/build.ts"), "--only-host"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(build.stdout).text(), new Response(build.stderr).text(), build.exited]);
+  const build = Bun.spawn([process.execPath, join(ROOT, "scripts/build.ts"), "--only-host"], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(build.stdout).text(),
+    new Response(build.stderr).text(),
+    build.exited,
+  ]);
   if (code !== 0) throw new Error(`scripts/build.ts --only-host failed:\n${out}${err}`);
   const built = join(ROOT, "dist", "release");
   const binary = join(built, `v${VERSION}`, "service");
@@ -50,7 +69,10 @@ beforeAll(async () => {
     writeFileSync(join(tree, name, "SHA256SUMS"), shaSums);
   };
   // Other assets' lines around ours: the script must take the line whose name is exactly "service".
-  release("v6.6.6", `${WRONG_HASH}  service-linux-arm64\n${WRONG_HASH}  service-linux-x64-musl\n${sums}${WRONG_HASH}  service.sig\n`);
+  release(
+    "v6.6.6",
+    `${WRONG_HASH}  service-linux-arm64\n${WRONG_HASH}  service-linux-x64-musl\n${sums}${WRONG_HASH}  service.sig\n`,
+  );
   release("v9.9.9", `${WRONG_HASH}  service\n`);
   release("v8.8.8", `${WRONG_HASH}  service-linux-arm64\n`);
 
@@ -61,7 +83,9 @@ beforeAll(async () => {
       const path = decodeURIComponent(new URL(req.url).pathname);
       requests.push(path);
       // The fixtures, else the build's own release layout.
-      const file = [join(tree, path), join(built, path)].find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
+      const file = [join(tree, path), join(built, path)].find(
+        (candidate) => existsSync(candidate) && statSync(candidate).isFile(),
+      );
       if (path.includes("..") || !file) return new Response("not found\n", { status: 404 });
       return new Response(Bun.file(file));
     },
@@ -87,7 +111,13 @@ interface Run {
 /** Runs `sh install.sh ...args` (or `sh -s -- ...args` with the script on stdin), stdin otherwise closed. */
 async function install(
   args: string[],
-  options: { env?: Record<string, string | undefined>; pathPrefix?: string[]; script?: Uint8Array; home?: string; shell?: string } = {},
+  options: {
+    env?: Record<string, string | undefined>;
+    pathPrefix?: string[];
+    script?: Uint8Array;
+    home?: string;
+    shell?: string;
+  } = {},
 ): Promise<Run> {
   const home = options.home ?? tempDir("service-home-");
   const tmp = tempDir("service-tmpdir-");
@@ -100,9 +130,19 @@ async function install(
   });
   const shell = options.shell ?? SH;
   const argv = options.script ? [shell, "-s", "--", ...args] : [shell, SCRIPT, ...args];
-  const proc = Bun.spawn(argv, { cwd: tempDir(), env, stdin: options.script ?? "ignore", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(argv, {
+    cwd: tempDir(),
+    env,
+    stdin: options.script ?? "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const timer = setTimeout(() => proc.kill("SIGKILL"), 50_000);
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   clearTimeout(timer);
   return { code, stdout, stderr, home, tmp };
 }
@@ -114,7 +154,11 @@ function executable(dir: string, name: string, body: string): void {
 /** A dir with a `uname` that reports `os` / `arch`. */
 function fakeUname(os: string, arch: string): string {
   const dir = tempDir("service-fake-");
-  executable(dir, "uname", `case "$1" in -s) echo '${os}' ;; -m) echo '${arch}' ;; *) exec ${Bun.which("uname")} "$@" ;; esac`);
+  executable(
+    dir,
+    "uname",
+    `case "$1" in -s) echo '${os}' ;; -m) echo '${arch}' ;; *) exec ${Bun.which("uname")} "$@" ;; esac`,
+  );
   return dir;
 }
 
@@ -128,7 +172,21 @@ function fakeUid(uid = 1000): string {
 /** A PATH dir holding only the tools install.sh needs, plus `extra`: to take curl, wget or sha256sum away. */
 function onlyTools(extra: string[]): string {
   const dir = tempDir("service-path-");
-  for (const name of ["uname", "id", "mktemp", "rm", "mkdir", "cp", "chmod", "mv", "awk", "tr", "cat", "grep", ...extra]) {
+  for (const name of [
+    "uname",
+    "id",
+    "mktemp",
+    "rm",
+    "mkdir",
+    "cp",
+    "chmod",
+    "mv",
+    "awk",
+    "tr",
+    "cat",
+    "grep",
+    ...extra,
+  ]) {
     const found = Bun.which(name);
     if (!found) throw new Error(`${name} is not installed here`);
     symlinkSync(found, join(dir, name));
@@ -173,7 +231,15 @@ describe("install.sh: the script itself", () => {
   test("--help prints the flags and env vars and exits 0, downloading nothing", async () => {
     const run = await install(["--help"]);
     expect(run.code).toBe(0);
-    for (const word of ["--version", "--dir", "--base-url", "--dry-run", "SERVICE_VERSION", "SERVICE_INSTALL_DIR", "SERVICE_BASE_URL"]) {
+    for (const word of [
+      "--version",
+      "--dir",
+      "--base-url",
+      "--dry-run",
+      "SERVICE_VERSION",
+      "SERVICE_INSTALL_DIR",
+      "SERVICE_BASE_URL",
+    ]) {
       expect(run.stdout).toContain(word);
     }
     expect(requests).toEqual([]);
@@ -233,12 +299,15 @@ describe("install.sh: installing", () => {
     ["SERVICE_VERSION=v0.1.0", [], { SERVICE_VERSION: `v${VERSION}` }],
     ["--version 0.1.0 (over SERVICE_VERSION=9.9.9)", ["--version", VERSION], { SERVICE_VERSION: "9.9.9" }],
     ["--version=v0.1.0", [`--version=v${VERSION}`], {}],
-  ] as [string, string[], Record<string, string>][])("a pinned version downloads from /v<version>/: %s", async (_, args, env) => {
-    const dir = join(tempDir(), "bin");
-    const run = await install(["--dir", dir, ...args], { env });
-    expectInstalled(run, join(dir, "service"));
-    expect(requests).toEqual([`/v${VERSION}/SHA256SUMS`, `/v${VERSION}/service`]);
-  });
+  ] as [string, string[], Record<string, string>][])(
+    "a pinned version downloads from /v<version>/: %s",
+    async (_, args, env) => {
+      const dir = join(tempDir(), "bin");
+      const run = await install(["--dir", dir, ...args], { env });
+      expectInstalled(run, join(dir, "service"));
+      expect(requests).toEqual([`/v${VERSION}/SHA256SUMS`, `/v${VERSION}/service`]);
+    },
+  );
 
   test("a custom dir by flag is created, and an existing binary there is replaced", async () => {
     const dir = join(tempDir(), "deep", "er", "bin");
@@ -341,17 +410,20 @@ describe("install.sh: refusing", () => {
     ["Linux", "armv7l"],
     ["Darwin", "arm64"],
     ["FreeBSD", "amd64"],
-  ])("an unsupported platform (%s %s) is named with what is supported; nothing downloaded or installed", async (os, arch) => {
-    const dir = join(tempDir(), "bin");
-    const run = await install(["--dir", dir], { pathPrefix: [fakeUname(os, arch)] });
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`unsupported platform: ${os} ${arch}`);
-    expect(run.stderr).toContain("Linux x86_64");
-    expect(run.stderr).toContain("Linux aarch64");
-    expect(requests).toEqual([]);
-    expect(existsSync(dir)).toBe(false);
-    expect(readdirSync(run.tmp)).toEqual([]);
-  });
+  ])(
+    "an unsupported platform (%s %s) is named with what is supported; nothing downloaded or installed",
+    async (os, arch) => {
+      const dir = join(tempDir(), "bin");
+      const run = await install(["--dir", dir], { pathPrefix: [fakeUname(os, arch)] });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`unsupported platform: ${os} ${arch}`);
+      expect(run.stderr).toContain("Linux x86_64");
+      expect(run.stderr).toContain("Linux aarch64");
+      expect(requests).toEqual([]);
+      expect(existsSync(dir)).toBe(false);
+      expect(readdirSync(run.tmp)).toEqual([]);
+    },
+  );
 
   test.each([["aarch64"], ["arm64"]])("Linux %s picks the service-linux-arm64 asset", async (arch) => {
     const run = await install(["--dry-run", "--version", "v1.2.3"], { pathPrefix: [fakeUname("Linux", arch)] });
@@ -391,12 +463,21 @@ function debianLike(): { local: string; sbin: string; system: string; path: stri
   mkdirSync(local, { recursive: true });
   mkdirSync(sbin, { recursive: true });
   executable(sbin, "service", 'echo "system service: $*"');
-  return { local, sbin, system: join(sbin, "service"), path: [local, sbin, onlyTools(["curl", "sha256sum"])].join(":") };
+  return {
+    local,
+    sbin,
+    system: join(sbin, "service"),
+    path: [local, sbin, onlyTools(["curl", "sha256sum"])].join(":"),
+  };
 }
 
 /** What `service nginx reload` runs on that PATH. */
 function serviceOnPath(path: string): string {
-  return Bun.spawnSync([SH, "-c", "service nginx reload"], { env: { PATH: path }, cwd: tempDir(), stdout: "pipe" }).stdout.toString();
+  return Bun.spawnSync([SH, "-c", "service nginx reload"], {
+    env: { PATH: path },
+    cwd: tempDir(),
+    stdout: "pipe",
+  }).stdout.toString();
 }
 
 describe("install.sh never shadows another `service` command (unless --allow-shadow)", () => {
@@ -430,7 +511,9 @@ describe("install.sh never shadows another `service` command (unless --allow-sha
     copyFileSync(join(ROOT, "dist", "service"), join(earlier, "service"));
     const run = await install([], { home, env: { PATH: [fakeUid(), earlier, layout.path].join(":") } });
     expectInstalled(run, join(home, ".local", "share", "service", "bin", "service"));
-    expect(run.stdout).toContain(`An earlier install, ${join(earlier, "service")}, still hides it: remove it (rm ${join(earlier, "service")})`);
+    expect(run.stdout).toContain(
+      `An earlier install, ${join(earlier, "service")}, still hides it: remove it (rm ${join(earlier, "service")})`,
+    );
   });
 
   test("--dir into a PATH dir ahead of /usr/sbin/service is refused, nothing downloaded; with --allow-shadow it installs there", async () => {

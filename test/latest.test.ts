@@ -10,16 +10,28 @@ describe("queuePolicy: latest", () => {
   test("a request arriving while a deploy of the same app waits joins it: one deploy, one log pair, every client gets its output and [done]", async () => {
     const repo = makeRepo();
     const gate = makeGate();
-    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, SERVICE_QUEUE_POLICY: "latest", ...gate.env };
+    const env = {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: gate.script,
+      SERVICE_QUEUE_POLICY: "latest",
+      ...gate.env,
+    };
     const server = await startServer(repo.clone, env);
     try {
       const first = new StreamReader(await post(server.url, { secret: SECRET }));
       await waitFor(() => gate.lines().length === 1, "the first deploy to start");
-      const waiting = new StreamReader(await post(server.url, { secret: SECRET, headers: { "x-github-event": "push", "x-github-delivery": "d-1" } }));
+      const waiting = new StreamReader(
+        await post(server.url, { secret: SECRET, headers: { "x-github-event": "push", "x-github-delivery": "d-1" } }),
+      );
       await waitFor(() => waiting.text.includes("[queued]"), "the second request to queue");
       const joiners: StreamReader[] = [];
       for (let i = 2; i <= 4; i++) {
-        const reader = new StreamReader(await post(server.url, { secret: SECRET, headers: { "x-github-event": "push", "x-github-delivery": `d-${i}` } }));
+        const reader = new StreamReader(
+          await post(server.url, {
+            secret: SECRET,
+            headers: { "x-github-event": "push", "x-github-delivery": `d-${i}` },
+          }),
+        );
         await waitFor(() => reader.text.includes("\n"), `request ${i} answered`);
         joiners.push(reader);
       }
@@ -40,7 +52,9 @@ describe("queuePolicy: latest", () => {
       // Two deploys ran, each with its log pair; the second lists the deliveries it served.
       expect(gate.starts()).toEqual([first.id()!, waiting.id()!]);
       expect(logFiles(repo.clone)).toHaveLength(4);
-      const record = readJson(join(repo.clone, ".service", "logs", logFiles(repo.clone).find((f) => f.endsWith(`_${waiting.id()}.json`))!));
+      const record = readJson(
+        join(repo.clone, ".service", "logs", logFiles(repo.clone).find((f) => f.endsWith(`_${waiting.id()}.json`))!),
+      );
       expect(record.served).toEqual({ requests: 5, deliveries: ["d-1", "d-2", "d-3", "d-4"] });
     } finally {
       await server.stop();
@@ -76,7 +90,12 @@ describe("queuePolicy: latest", () => {
   test("a cancelled joined deploy ends every client that joined it", async () => {
     const repo = makeRepo();
     const gate = makeGate();
-    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, SERVICE_QUEUE_POLICY: "latest", ...gate.env };
+    const env = {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: gate.script,
+      SERVICE_QUEUE_POLICY: "latest",
+      ...gate.env,
+    };
     const server = await startServer(repo.clone, env);
     try {
       const first = new StreamReader(await post(server.url, { secret: SECRET }));

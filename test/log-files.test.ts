@@ -4,7 +4,16 @@
  * and `.service/` and `.service/logs/` are private to the service's user (mode 0700).
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { createConsola, LogLevels } from "consola";
 import { Deployer } from "../src/deploy/deployer.ts";
@@ -26,7 +35,10 @@ function victim(dir: string, name = "victim"): string {
 /** A logger that keeps what it is told, and says nothing. */
 function capturingLogger(): { logger: ReturnType<typeof createConsola>; said: string[] } {
   const said: string[] = [];
-  const logger = createConsola({ level: LogLevels.debug, reporters: [{ log: (entry) => said.push(entry.args.join(" ")) }] });
+  const logger = createConsola({
+    level: LogLevels.debug,
+    reporters: [{ log: (entry) => said.push(entry.args.join(" ")) }],
+  });
   return { logger, said };
 }
 
@@ -92,7 +104,16 @@ describe("log files and symbolic links", () => {
     const id = crypto.randomUUID();
     const startedAt = new Date(Date.now() - 3_600_000);
     const stem = logStem(startedAt, id);
-    const record = { status: "running", id, trigger: "webhook", repoPath: repo, runScript: "true", startedAt: startedAt.toISOString(), pid: deadPid(), pidStart: "1" };
+    const record = {
+      status: "running",
+      id,
+      trigger: "webhook",
+      repoPath: repo,
+      runScript: "true",
+      startedAt: startedAt.toISOString(),
+      pid: deadPid(),
+      pidStart: "1",
+    };
     writeFileSync(join(dir, `${stem}.json`), JSON.stringify(record));
     const logTarget = victim(repo, "log-victim");
     const tempTarget = victim(repo, "temp-victim");
@@ -158,7 +179,11 @@ describe("one logger", () => {
     writeFileSync(join(cwd, ".service", "logs"), "not a directory\n");
     const { logger, said } = capturingLogger();
     const id = crypto.randomUUID();
-    const log = new DeployLog(cwd, { id, startedAt: new Date(), trigger: "cli", repoPath: cwd, runScript: "true" }, { logger });
+    const log = new DeployLog(
+      cwd,
+      { id, startedAt: new Date(), trigger: "cli", repoPath: cwd, runScript: "true" },
+      { logger },
+    );
     expect(log.problem).toContain("cannot create the deploy log");
     expect(said.join("\n")).toContain(`deploy ${id}: cannot create the deploy log`);
   });
@@ -168,7 +193,16 @@ describe("one logger", () => {
     mkdirSync(join(repo, ".service"), { recursive: true });
     writeFileSync(join(repo, ".service", "logs"), "not a directory\n");
     const { logger, said } = capturingLogger();
-    const config = { repoPath: repo, runScript: "true", runTimeoutMs: 60_000, rollbackOnFailure: false, queueLimit: 5, keepDeploys: 50, keepDays: 30, maxLogBytes: 1024 * 1024 };
+    const config = {
+      repoPath: repo,
+      runScript: "true",
+      runTimeoutMs: 60_000,
+      rollbackOnFailure: false,
+      queueLimit: 5,
+      keepDeploys: 50,
+      keepDays: 30,
+      maxLogBytes: 1024 * 1024,
+    };
     const result = await new Deployer({ logger }).deploy({ config, trigger: "cli", cwd: repo });
     expect(result.ok).toBe(true);
     expect(said.join("\n")).toContain(`deploy ${result.id}: cannot create the deploy log`);

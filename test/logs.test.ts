@@ -6,7 +6,19 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { makeGate } from "./gate.ts";
-import { lastLine, logFiles, makeLocalRepo, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import {
+  lastLine,
+  logFiles,
+  makeLocalRepo,
+  makeRepo,
+  post,
+  readJson,
+  runCli,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 
 const LOG_NAME = /^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}Z_[0-9a-f-]{36}\.(json|log)$/;
 
@@ -33,13 +45,19 @@ function expectLogPair(cwd: string, result: { startedAt: string; log: { id: stri
 describe('deploy log files (README "Log files")', () => {
   test("a webhook deploy writes <UTC start>_<uuid>.json and .log in .service/logs of the working directory", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo from-the-script" });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "echo from-the-script",
+    });
     try {
       const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
       const names = logFiles(repo.clone);
       expect(names).toHaveLength(2);
       for (const name of names) expect(name).toMatch(LOG_NAME);
-      expect(names).toEqual([`${expectedStem(result.startedAt, result.log.id)}.json`, `${expectedStem(result.startedAt, result.log.id)}.log`]);
+      expect(names).toEqual([
+        `${expectedStem(result.startedAt, result.log.id)}.json`,
+        `${expectedStem(result.startedAt, result.log.id)}.log`,
+      ]);
       expect(result.log.id).toBe(result.id);
       expectLogPair(repo.clone, result);
     } finally {
@@ -49,7 +67,10 @@ describe('deploy log files (README "Log files")', () => {
 
   test("the .json file holds status done, the times, trigger, repoPath, runScript and the whole result", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo from-the-script" });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "echo from-the-script",
+    });
     try {
       const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
       const { record } = expectLogPair(repo.clone, result);
@@ -69,7 +90,10 @@ describe('deploy log files (README "Log files")', () => {
 
   test("the .log file holds the transcript the client saw, from the [deploy] line to the [done] line", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "sh -c 'echo out; echo err >&2; exit 3'" });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "sh -c 'echo out; echo err >&2; exit 3'",
+    });
     try {
       const streamed = await (await post(server.url, { secret: SECRET })).text();
       const [json] = logFiles(repo.clone).filter((name) => name.endsWith(".json"));
@@ -109,7 +133,11 @@ describe('deploy log files (README "Log files")', () => {
 
   test("a rejected request (401 or 404) writes no log files", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_PATH: "/hook", SERVICE_RUN_SCRIPT: "echo ran" });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_PATH: "/hook",
+      SERVICE_RUN_SCRIPT: "echo ran",
+    });
     try {
       const rejected = [
         await post(`${server.url}/hook`, {}),
@@ -134,7 +162,9 @@ describe('deploy log files (README "Log files")', () => {
       const first = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
       const second = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
       expect(new Date(second.startedAt).getTime()).toBeGreaterThan(new Date(first.startedAt).getTime());
-      expect(logFiles(repo.clone)).toEqual([first, first, second, second].map((r, i) => basename(i % 2 ? r.log.log : r.log.json)));
+      expect(logFiles(repo.clone)).toEqual(
+        [first, first, second, second].map((r, i) => basename(i % 2 ? r.log.log : r.log.json)),
+      );
     } finally {
       await server.stop();
     }
@@ -151,13 +181,18 @@ describe('deploy log files (README "Log files")', () => {
       // The client learns it too, once, after the deploy's first line.
       const lines = streamed.split("\n");
       expect(lines[0]).toStartWith("[deploy] ");
-      expect(lines.filter((line) => line.startsWith("[log] "))).toEqual([expect.stringContaining("cannot create the deploy log")]);
+      expect(lines.filter((line) => line.startsWith("[log] "))).toEqual([
+        expect.stringContaining("cannot create the deploy log"),
+      ]);
       const res = await post(`${server.url}/?format=json`, { secret: SECRET });
       expect(res.status).toBe(200);
       expect((await res.json()).ok).toBe(true);
       expect(readFileSync(join(repo.clone, "ran.marker"), "utf8")).toBe("");
       // The operator learns why there is no log, on the service's own output.
-      await waitFor(() => `${server.stdout.text}${server.stderr.text}`.includes("cannot create the deploy log"), "the log warning");
+      await waitFor(
+        () => `${server.stdout.text}${server.stderr.text}`.includes("cannot create the deploy log"),
+        "the log warning",
+      );
     } finally {
       await server.stop();
     }
@@ -186,7 +221,11 @@ describe("service logs says what it found", () => {
   test("logs <id> of an acknowledged deploy still in the queue shows it as waiting, then its log once it has run", async () => {
     const repo = makeRepo();
     const gate = makeGate();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: gate.script,
+      ...gate.env,
+    });
     try {
       const first = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
       await waitFor(() => gate.starts().includes(first.id), "the first deploy to hold the queue");
@@ -220,7 +259,11 @@ describe("service logs says what it found", () => {
   test("a queued deploy whose service was killed is said never to start, not shown as waiting nor waited for", async () => {
     const repo = makeRepo();
     const gate = makeGate();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: gate.script,
+      ...gate.env,
+    });
     try {
       const first = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
       await waitFor(() => gate.starts().includes(first.id), "the first deploy to hold the queue");

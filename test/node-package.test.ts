@@ -12,7 +12,12 @@ import { git, makeRepo, readJson, ROOT, tempDir } from "./helpers.ts";
 const NAME: string = readJson(join(ROOT, "package.json")).name;
 
 function run(argv: string[], cwd: string, env: Record<string, string> = {}) {
-  const result = Bun.spawnSync(argv, { cwd, env: { ...process.env, NO_COLOR: "1", ...env }, stdout: "pipe", stderr: "pipe" });
+  const result = Bun.spawnSync(argv, {
+    cwd,
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   return { code: result.exitCode, out: `${result.stdout}${result.stderr}` };
 }
 
@@ -177,7 +182,10 @@ describe('the package under Node.js (README "Library")', () => {
 /** This checkout as a fresh clone would have it: its files (tracked and new, nothing ignored) committed to a new repo. */
 function cloneOfThisTree(): string {
   const clone = join(tempDir("service-clone-"), "service");
-  const files = Bun.spawnSync(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: ROOT, stdout: "pipe" });
+  const files = Bun.spawnSync(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+    cwd: ROOT,
+    stdout: "pipe",
+  });
   for (const file of files.stdout.toString().split("\0").filter(Boolean)) {
     if (existsSync(join(ROOT, file))) cpSync(join(ROOT, file), join(clone, file), { recursive: true });
   }
@@ -214,7 +222,9 @@ function expectWorkingInstall(project: string): void {
   expect(deploy.code).toBe(0);
 
   // The systemd unit it prints starts it the same way, and that command line runs.
-  const unit = run([join(project, "node_modules", ".bin", "service"), "systemd", "--user", "root"], repo.clone, { PATH: NO_BUN_PATH });
+  const unit = run([join(project, "node_modules", ".bin", "service"), "systemd", "--user", "root"], repo.clone, {
+    PATH: NO_BUN_PATH,
+  });
   expect(unit.code).toBe(0);
   const execStart = /^ExecStart=(.+)$/m.exec(unit.out)![1]!.split(" ");
   expect(execStart[0]).toBe(realpathSync(Bun.which("node", { PATH: NO_BUN_PATH })!));
@@ -237,7 +247,10 @@ describe("installing from a clone or a git URL (dist/ is not in git: the install
   test("npm install git+file://<clone> builds dist/: the import works under Node and Bun, `service` under Node without Bun", () => {
     const clone = cloneOfThisTree();
     const project = nodeProject();
-    const install = run(["npm", "install", "--no-audit", "--no-fund", "--prefer-offline", `git+file://${clone}`], project);
+    const install = run(
+      ["npm", "install", "--no-audit", "--no-fund", "--prefer-offline", `git+file://${clone}`],
+      project,
+    );
     expect(install.out).not.toContain("ERR");
     expect(install.code).toBe(0);
     expect(existsSync(join(project, "node_modules", NAME, "dist", "node", "index.js"))).toBe(true);

@@ -7,7 +7,18 @@ import { defaultConfig } from "../src/config-schema.ts";
 import { runDeploy } from "../src/deploy/pipeline.ts";
 import { settleOutbound } from "../src/notify/outbound.ts";
 import type { NotifyTarget, StatusSettings } from "../src/notify/settings.ts";
-import { logFiles, makeLocalRepo, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import {
+  logFiles,
+  makeLocalRepo,
+  makeRepo,
+  post,
+  readJson,
+  runCli,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 import { makeGate, StreamReader } from "./gate.ts";
 import { spawnCli } from "./ops-helpers.ts";
 import { closedUrl, fakeApi } from "./outbound-fixtures.ts";
@@ -15,10 +26,28 @@ import { closedUrl, fakeApi } from "./outbound-fixtures.ts";
 const WEBHOOK_SECRET = "webhook-secret-0123456789";
 const HEADER_TOKEN = "endpoint-token-9876543210";
 
-async function deploy(repoPath: string, notify: NotifyTarget[], options: { runScript?: string; rollbackOnFailure?: boolean; app?: string; status?: StatusSettings } = {}) {
+async function deploy(
+  repoPath: string,
+  notify: NotifyTarget[],
+  options: { runScript?: string; rollbackOnFailure?: boolean; app?: string; status?: StatusSettings } = {},
+) {
   const cwd = tempDir();
-  const config = { ...defaultConfig(cwd), repoPath, runScript: options.runScript ?? "echo deployed", rollbackOnFailure: options.rollbackOnFailure ?? false, notify, status: options.status };
-  return runDeploy({ id: crypto.randomUUID(), config, trigger: "webhook", cwd, app: options.app, secrets: [WEBHOOK_SECRET] });
+  const config = {
+    ...defaultConfig(cwd),
+    repoPath,
+    runScript: options.runScript ?? "echo deployed",
+    rollbackOnFailure: options.rollbackOnFailure ?? false,
+    notify,
+    status: options.status,
+  };
+  return runDeploy({
+    id: crypto.randomUUID(),
+    config,
+    trigger: "webhook",
+    cwd,
+    app: options.app,
+    secrets: [WEBHOOK_SECRET],
+  });
 }
 
 async function outcomes(jsonPath: string, count: number): Promise<any[]> {
@@ -39,7 +68,13 @@ describe("notifications", () => {
     const result = await deploy(repo.clone, [{ url: `${api.url}/hook`, format: "json" }], {
       runScript: FAILING,
       app: "web",
-      status: { provider: "github", repo: "acme/web", apiUrl: `${api.url}/forge`, token: "forge-token-123456", targetUrl: "https://d.example.com/{id}" },
+      status: {
+        provider: "github",
+        repo: "acme/web",
+        apiUrl: `${api.url}/forge`,
+        token: "forge-token-123456",
+        targetUrl: "https://d.example.com/{id}",
+      },
     });
     await outcomes(result.log.json, 3);
     const hook = api.seen.find((s) => s.path === "/hook")!;
@@ -47,7 +82,23 @@ describe("notifications", () => {
     expect(hook.headers["content-type"]).toBe("application/json");
     const payload = hook.json();
     expect(Object.keys(payload).sort()).toEqual(
-      ["id", "app", "trigger", "event", "delivery", "commit", "outcome", "ok", "rolledBack", "exitCode", "durationMs", "error", "rollback", "output", "targetUrl"].sort(),
+      [
+        "id",
+        "app",
+        "trigger",
+        "event",
+        "delivery",
+        "commit",
+        "outcome",
+        "ok",
+        "rolledBack",
+        "exitCode",
+        "durationMs",
+        "error",
+        "rollback",
+        "output",
+        "targetUrl",
+      ].sort(),
     );
     expect(payload).toMatchObject({
       id: result.id,
@@ -88,7 +139,13 @@ describe("notifications", () => {
     const result = await deploy(repo.clone, [{ url: api.url, on: ["started"] }]);
     const list = await outcomes(result.log.json, 1);
     expect(list[0]).toMatchObject({ kind: "notify", target: "json", what: "started", ok: true });
-    expect(api.seen[0]!.json()).toMatchObject({ outcome: "started", ok: null, exitCode: null, durationMs: null, commit: { before, after } });
+    expect(api.seen[0]!.json()).toMatchObject({
+      outcome: "started",
+      ok: null,
+      exitCode: null,
+      durationMs: null,
+      commit: { before, after },
+    });
   });
 
   test("rolled_back: a rolled-back deploy says so, with the rollback", async () => {
@@ -98,14 +155,26 @@ describe("notifications", () => {
     repo.push({ "deploy.sh": "exit 1\n" });
     const result = await deploy(repo.clone, [{ url: api.url }], { runScript: "sh deploy.sh", rollbackOnFailure: true });
     await outcomes(result.log.json, 1);
-    expect(api.seen[0]!.json()).toMatchObject({ outcome: "rolled_back", rolledBack: true, ok: true, rollback: { to: before, ok: true } });
+    expect(api.seen[0]!.json()).toMatchObject({
+      outcome: "rolled_back",
+      rolledBack: true,
+      ok: true,
+      rollback: { to: before, ok: true },
+    });
   });
 
   test("slack: {text} to the incoming webhook; discord: {content} of at most 2000 characters", async () => {
     const api = fakeApi([201]);
     const repo = makeLocalRepo();
     const long = `sh -c 'for i in $(seq 1 40); do printf "%0200d\\n" 0; done; echo "<!channel> @everyone"; exit 1'`;
-    const result = await deploy(repo, [{ url: `${api.url}/slack`, format: "slack" }, { url: `${api.url}/discord`, format: "discord" }], { runScript: long });
+    const result = await deploy(
+      repo,
+      [
+        { url: `${api.url}/slack`, format: "slack" },
+        { url: `${api.url}/discord`, format: "discord" },
+      ],
+      { runScript: long },
+    );
     await outcomes(result.log.json, 2);
     const slack = api.seen.find((s) => s.path === "/slack")!.json();
     const discord = api.seen.find((s) => s.path === "/discord")!.json();
@@ -121,7 +190,10 @@ describe("notifications", () => {
   test("ntfy: the message as the body, with Title, Priority and Tags headers", async () => {
     const api = fakeApi([200]);
     const repo = makeLocalRepo();
-    const result = await deploy(repo, [{ url: `${api.url}/deploys`, format: "ntfy" }], { runScript: "false", app: "web" });
+    const result = await deploy(repo, [{ url: `${api.url}/deploys`, format: "ntfy" }], {
+      runScript: "false",
+      app: "web",
+    });
     await outcomes(result.log.json, 1);
     const seen = api.seen[0]!;
     expect(seen.headers["content-type"]).toStartWith("text/plain");
@@ -132,7 +204,9 @@ describe("notifications", () => {
   test("headers: the entry's own headers are sent, and never written to the log", async () => {
     const api = fakeApi([201]);
     const repo = makeLocalRepo();
-    const result = await deploy(repo, [{ url: api.url, on: ["succeeded"], headers: { Authorization: `Bearer ${HEADER_TOKEN}` } }]);
+    const result = await deploy(repo, [
+      { url: api.url, on: ["succeeded"], headers: { Authorization: `Bearer ${HEADER_TOKEN}` } },
+    ]);
     await outcomes(result.log.json, 1);
     expect(api.seen[0]!.headers.authorization).toBe(`Bearer ${HEADER_TOKEN}`);
     expect(readFileSync(result.log.log, "utf8")).toContain("[notify] json: succeeded notification sent");
@@ -164,13 +238,16 @@ describe("outbound calls", () => {
     const api = fakeApi([401]);
     api.errorBody = `{"message":"bad token Bearer ${HEADER_TOKEN}"}`;
     const repo = makeLocalRepo();
-    const result = await deploy(repo, [{ url: api.url, on: ["succeeded"], headers: { authorization: `Bearer ${HEADER_TOKEN}` } }]);
+    const result = await deploy(repo, [
+      { url: api.url, on: ["succeeded"], headers: { authorization: `Bearer ${HEADER_TOKEN}` } },
+    ]);
     const list = await outcomes(result.log.json, 1);
     await settleOutbound(30_000);
     expect(api.seen).toHaveLength(1);
     expect(list[0].detail).toContain("401");
     expect(list[0].detail).toContain("***");
-    for (const file of [result.log.log, result.log.json]) expect(readFileSync(file, "utf8")).not.toContain(HEADER_TOKEN);
+    for (const file of [result.log.log, result.log.json])
+      expect(readFileSync(file, "utf8")).not.toContain(HEADER_TOKEN);
   });
 
   test("retries after a network error, then says so", async () => {
@@ -215,7 +292,9 @@ describe("service check and shutdown", () => {
   }
 
   test("check says what is wrong: a provider it cannot infer, a missing token, an unknown on value", async () => {
-    const dir = serviceDir(`status:\n  repo: acme/web\nnotify:\n  - url: https://hooks.example.com/x\n    on: [failed, exploded]\n`);
+    const dir = serviceDir(
+      `status:\n  repo: acme/web\nnotify:\n  - url: https://hooks.example.com/x\n    on: [failed, exploded]\n`,
+    );
     const { code, stdout } = await runCli(["check"], { cwd: dir });
     expect(code).toBe(1);
     expect(stdout).toContain('on: unknown event "exploded"');
@@ -224,12 +303,16 @@ describe("service check and shutdown", () => {
     expect(second.stdout).toContain("status: no token: set token, tokenFile or SERVICE_STATUS_TOKEN");
     const third = await runCli(["check"], { cwd: serviceDir(`status:\n  token: forge-token-abcdef\n`) });
     expect(third.stdout).toContain("status: set provider (github, gitlab, gitea, bitbucket)");
-    const fourth = await runCli(["check"], { cwd: serviceDir(`status: { provider: gitlab, repo: 7, token: forge-token-abcdef, deployments: true }\n`) });
+    const fourth = await runCli(["check"], {
+      cwd: serviceDir(`status: { provider: gitlab, repo: 7, token: forge-token-abcdef, deployments: true }\n`),
+    });
     expect(fourth.stdout).toContain("status: deployments is GitHub's only");
   });
 
   test("check masks the status token and shows no notify URL path or header value", async () => {
-    const dir = serviceDir(`status:\n  provider: github\n  repo: acme/web\n  token: forge-token-abcdef\nnotify:\n  - url: https://hooks.slack.com/services/T0/B0/secretpart\n    format: slack\n    headers: { X-Key: ${HEADER_TOKEN} }\n`);
+    const dir = serviceDir(
+      `status:\n  provider: github\n  repo: acme/web\n  token: forge-token-abcdef\nnotify:\n  - url: https://hooks.slack.com/services/T0/B0/secretpart\n    format: slack\n    headers: { X-Key: ${HEADER_TOKEN} }\n`,
+    );
     const { code, stdout } = await runCli(["check"], { cwd: dir });
     expect(stdout).toContain("token set (18 characters, hidden)");
     expect(stdout).toContain("slack to hooks.slack.com on failed/rolled_back");
@@ -254,8 +337,12 @@ describe("service check and shutdown", () => {
     const api = fakeApi([201]);
     const [web, docs] = [makeLocalRepo(), makeLocalRepo()];
     const dir = tempDir();
-    const app = (name: string, repoPath: string) => `  - { name: ${name}, host: ${name}.example.com, path: /, repoPath: ${repoPath}, runScript: "true" }`;
-    writeFileSync(join(dir, "service.yaml"), [`notify: [{ url: "${api.url}/shared" }]`, "apps:", app("web", web), app("docs", docs)].join("\n"));
+    const app = (name: string, repoPath: string) =>
+      `  - { name: ${name}, host: ${name}.example.com, path: /, repoPath: ${repoPath}, runScript: "true" }`;
+    writeFileSync(
+      join(dir, "service.yaml"),
+      [`notify: [{ url: "${api.url}/shared" }]`, "apps:", app("web", web), app("docs", docs)].join("\n"),
+    );
     const { code, stdout } = await runCli(["check", "--send-test"], { cwd: dir });
     expect(api.seen.map((s) => s.path)).toEqual(["/shared"]);
     expect(stdout).toContain("app web, notify entry 1 (json to ");
@@ -277,11 +364,16 @@ describe("service check and shutdown", () => {
     const api = fakeApi(["hang"]);
     const dir = serviceDir(`runScript: "true"\nnotify:\n  - url: ${api.url}\n    on: [succeeded]\n`);
     const cli = spawnCli(["deploy", "--cwd", dir], { cwd: dir });
-    await waitFor(() => api.held() === 1 && cli.stdout.text.includes("[done] ok=true"), "the deploy to end with its call held");
+    await waitFor(
+      () => api.held() === 1 && cli.stdout.text.includes("[done] ok=true"),
+      "the deploy to end with its call held",
+    );
     cli.proc.kill("SIGINT");
     expect(await cli.exited).toBe(0);
     const json = logFiles(dir).find((name) => name.endsWith(".json"))!;
-    expect(readJson(join(dir, ".service", "logs", json)).outbound).toMatchObject([{ kind: "notify", ok: false, detail: expect.stringMatching(/^not sent/) }]);
+    expect(readJson(join(dir, ".service", "logs", json)).outbound).toMatchObject([
+      { kind: "notify", ok: false, detail: expect.stringMatching(/^not sent/) },
+    ]);
     api.release();
     // Without the signal the CLI would wait its whole grace (40 s): this test's limit is below it.
   }, 20_000);
@@ -303,9 +395,15 @@ describe("service check and shutdown", () => {
     await running.done;
     expect(await server.proc.exited).toBe(0);
     const hooks = api.seen.filter((s) => s.path === "/hook").map((s) => s.json());
-    expect(hooks.map((p) => [p.outcome, p.ok]).sort()).toEqual([["cancelled", false], ["succeeded", true]]);
+    expect(hooks.map((p) => [p.outcome, p.ok]).sort()).toEqual([
+      ["cancelled", false],
+      ["succeeded", true],
+    ]);
     // The running deploy's pending and success; nothing for the cancelled one.
-    expect(api.seen.filter((s) => s.path.startsWith("/repos/")).map((s) => s.json().state)).toEqual(["pending", "success"]);
+    expect(api.seen.filter((s) => s.path.startsWith("/repos/")).map((s) => s.json().state)).toEqual([
+      "pending",
+      "success",
+    ]);
   });
 
   test("on shutdown, a call still in flight gets a short grace, then is recorded as not sent", async () => {
@@ -316,7 +414,9 @@ describe("service check and shutdown", () => {
     const { log } = (await response.json()) as { log: { json: string; log: string } };
     await waitFor(() => api.held() === 1, "the held call");
     expect(await server.stop()).toBe(0);
-    expect(readJson(log.json).outbound).toMatchObject([{ kind: "notify", ok: false, detail: expect.stringMatching(/^not sent/) }]);
+    expect(readJson(log.json).outbound).toMatchObject([
+      { kind: "notify", ok: false, detail: expect.stringMatching(/^not sent/) },
+    ]);
     expect(readFileSync(log.log, "utf8")).toContain("[notify] json: succeeded not sent: the service stopped");
     api.release();
   });
@@ -382,14 +482,28 @@ describe("service.yaml.example", () => {
       const lines = example.split("\n");
       const start = lines.indexOf(`# ${key}:`);
       const end = lines.findIndex((line, index) => index > start && line.trim() === "");
-      return lines.slice(start, end).map((line) => line.replace(/^# ?/, "")).join("\n");
+      return lines
+        .slice(start, end)
+        .map((line) => line.replace(/^# ?/, ""))
+        .join("\n");
     };
     const cwd = tempDir();
     writeFileSync(join(cwd, "service.yaml"), `${block("status")}\n${block("notify")}\n`);
     const warnings: string[] = [];
     const config = loadConfig({ cwd, env: {}, logger: { warn: (m: string) => warnings.push(m) } as never });
     expect(warnings).toEqual([]);
-    expect(Object.keys(config.status!).sort()).toEqual(["context", "deployments", "environment", "provider", "repo", "targetUrl", "timeoutMs", "tokenFile"]);
-    expect(new Set(config.notify!.flatMap((target) => Object.keys(target)))).toEqual(new Set(["url", "format", "on", "headers", "timeoutMs"]));
+    expect(Object.keys(config.status!).sort()).toEqual([
+      "context",
+      "deployments",
+      "environment",
+      "provider",
+      "repo",
+      "targetUrl",
+      "timeoutMs",
+      "tokenFile",
+    ]);
+    expect(new Set(config.notify!.flatMap((target) => Object.keys(target)))).toEqual(
+      new Set(["url", "format", "on", "headers", "timeoutMs"]),
+    );
   });
 });

@@ -21,8 +21,17 @@ afterAll(() => {
 });
 
 /** Starts the real CLI and collects its output while it runs (for `logs --follow`). */
-export function spawnCli(args: string[], options: { cwd: string; env?: Record<string, string | undefined> }): RunningCli {
-  const proc = Bun.spawn([...CLI, ...args], { cwd: options.cwd, env: baseEnv(options.env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+export function spawnCli(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string | undefined> },
+): RunningCli {
+  const proc = Bun.spawn([...CLI, ...args], {
+    cwd: options.cwd,
+    env: baseEnv(options.env),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const stdout = { text: "" };
   const stderr = { text: "" };
   const read = async (stream: ReadableStream<Uint8Array>, into: { text: string }) => {
@@ -77,7 +86,8 @@ export function stemOf(cwd: string, id: string): string {
 
 /** Copies a deploy's two files under another stem (a fake older deploy); returns the new stem. */
 export function copyPair(cwd: string, stem: string, newStem: string): string {
-  for (const ext of [".json", ".log"]) copyFileSync(join(logDirOf(cwd), `${stem}${ext}`), join(logDirOf(cwd), `${newStem}${ext}`));
+  for (const ext of [".json", ".log"])
+    copyFileSync(join(logDirOf(cwd), `${stem}${ext}`), join(logDirOf(cwd), `${newStem}${ext}`));
   return newStem;
 }
 

@@ -51,13 +51,22 @@ export function fakeApi(answers: Answer[] = [201]): FakeApi {
     async fetch(request) {
       const url = new URL(request.url);
       const body = await request.text();
-      seen.push({ method: request.method, path: url.pathname + url.search, headers: Object.fromEntries(request.headers), body, json: () => JSON.parse(body) });
+      seen.push({
+        method: request.method,
+        path: url.pathname + url.search,
+        headers: Object.fromEntries(request.headers),
+        body,
+        json: () => JSON.parse(body),
+      });
       const answer = api.answers.length > 1 ? api.answers.shift()! : api.answers[0]!;
       if (answer === "hang") {
         await new Promise<void>((resolve) => waiting.push(resolve));
         return new Response("{}", { status: 201 });
       }
-      return new Response(answer >= 300 ? api.errorBody : '{"id":1}', { status: answer, headers: { "content-type": "application/json" } });
+      return new Response(answer >= 300 ? api.errorBody : '{"id":1}', {
+        status: answer,
+        headers: { "content-type": "application/json" },
+      });
     },
   });
   servers.push(server);

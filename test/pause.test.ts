@@ -59,7 +59,8 @@ describe("service pause / resume", () => {
   test("the admin listener's /metrics shows service_paused 1 while paused, 0 after resume", async () => {
     const repo = makeRepo();
     const { server, admin } = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "echo ok" });
-    const paused = async () => /^service_paused\{app="default"\} (\d)$/m.exec(await (await fetch(`${admin}/metrics`)).text())?.[1];
+    const paused = async () =>
+      /^service_paused\{app="default"\} (\d)$/m.exec(await (await fetch(`${admin}/metrics`)).text())?.[1];
     try {
       expect(await paused()).toBe("0");
       expect((await runCli(["pause"], { cwd: repo.clone })).code).toBe(0);
@@ -145,9 +146,13 @@ describe("service pause / resume", () => {
     try {
       expect((await runCli(["pause", "--app", "web", "--reason", "web freeze"], { cwd })).code).toBe(0);
       expect(await (await post(`${server.url}/web`, { secret: SECRET })).text()).toBe("[skipped] paused: web freeze\n");
-      expect(lastLine(await (await post(`${server.url}/api`, { secret: SECRET })).text())).toBe("[done] ok=true exitCode=0");
+      expect(lastLine(await (await post(`${server.url}/api`, { secret: SECRET })).text())).toBe(
+        "[done] ok=true exitCode=0",
+      );
       expect((await runCli(["resume", "--app", "web"], { cwd })).code).toBe(0);
-      expect(lastLine(await (await post(`${server.url}/web`, { secret: SECRET })).text())).toBe("[done] ok=true exitCode=0");
+      expect(lastLine(await (await post(`${server.url}/web`, { secret: SECRET })).text())).toBe(
+        "[done] ok=true exitCode=0",
+      );
     } finally {
       await server.stop();
     }
@@ -158,7 +163,10 @@ describe("the library's controls", () => {
   test("server.pause, server.resume and server.cancel act like the commands, and refuse bad input", async () => {
     const { createServiceServer } = await import("../src/index.ts");
     const repo = makeRepo();
-    const server = createServiceServer({ secret: SECRET, repoPath: repo.clone, runScript: "echo deployed", port: 0 }, { cwd: repo.clone, logger: quiet() });
+    const server = createServiceServer(
+      { secret: SECRET, repoPath: repo.clone, runScript: "echo deployed", port: 0 },
+      { cwd: repo.clone, logger: quiet() },
+    );
     await server.start();
     try {
       expect(server.pause({ reason: "library freeze" }).reason).toBe("library freeze");

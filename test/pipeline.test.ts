@@ -99,7 +99,13 @@ function parseEnv(text: string): Map<string, string> {
 
 /** Starts the `deploy` command and collects its output while it runs (helpers.runCli only returns at the end). */
 function startDeployCli(cwd: string, env: Record<string, string>) {
-  const proc = Bun.spawn([...CLI, "deploy"], { cwd, env: baseEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([...CLI, "deploy"], {
+    cwd,
+    env: baseEnv(env),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const out = { text: "" };
   const decoder = new TextDecoder();
   const reading = (async () => {
@@ -109,7 +115,11 @@ function startDeployCli(cwd: string, env: Record<string, string>) {
   return { proc, out, reading, stderr };
 }
 
-async function withServer<T>(cwd: string, env: Record<string, string>, body: (server: RunningServer) => Promise<T>): Promise<T> {
+async function withServer<T>(
+  cwd: string,
+  env: Record<string, string>,
+  body: (server: RunningServer) => Promise<T>,
+): Promise<T> {
   const server = await startServer(cwd, { SERVICE_SECRET: SECRET, ...env });
   try {
     return await body(server);
@@ -147,7 +157,12 @@ describe('run script, line by line (README "The run script")', () => {
   test("the run stops at the first line that exits non-zero; later lines do not run", async () => {
     const repo = makeRepo();
     const dir = tempDir();
-    const script = [`touch ${dir}/first`, `sh -c "echo failing; exit 3"`, `touch ${dir}/after`, "echo never-printed"].join("\n");
+    const script = [
+      `touch ${dir}/first`,
+      `sh -c "echo failing; exit 3"`,
+      `touch ${dir}/after`,
+      "echo never-printed",
+    ].join("\n");
     await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script }, async (server) => {
       const result = await deployJson(server);
       expect(result.ok).toBe(false);
@@ -185,7 +200,11 @@ describe('run script, line by line (README "The run script")', () => {
     ["a single line with a redirection goes through sh -c", `${missing} > /dev/null`, "[done] ok=false exitCode=127"],
     ["a single line with $VAR goes through sh -c", `${missing} "$HOME"`, "[done] ok=false exitCode=127"],
     ["a plain line of a multi-line script is spawned directly", `true\n${missing}`, "[done] ok=false exitCode=null"],
-    ["a line with && in a multi-line script goes through sh -c", `true\n${missing} && true`, "[done] ok=false exitCode=127"],
+    [
+      "a line with && in a multi-line script goes through sh -c",
+      `true\n${missing} && true`,
+      "[done] ok=false exitCode=127",
+    ],
   ];
   test.each(routes)("%s", async (_rule, script, done) => {
     const repo = makeRepo();
@@ -219,7 +238,9 @@ describe('run script, line by line (README "The run script")', () => {
     await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script }, async (server) => {
       const result = await deployJson(server);
       expect(result.run.exitCode).toBe(0);
-      expect(result.run.stdout).toBe(["[a b]", "[c d]", "[e]", "[$HOME]", "[]", "[xy z]", '["x y","its"]', "[webhook]", "[a b]", ""].join("\n"));
+      expect(result.run.stdout).toBe(
+        ["[a b]", "[c d]", "[e]", "[$HOME]", "[]", "[xy z]", '["x y","its"]', "[webhook]", "[a b]", ""].join("\n"),
+      );
     });
   });
 
@@ -250,22 +271,25 @@ describe('a run command that cannot start (docs/http.md "The stream")', () => {
     ],
     ["a directory", (dir) => dir],
   ];
-  test.each(cases)("%s: run.exitCode null, error set, ok=false, stream ends [done] ok=false exitCode=null", async (_what, script) => {
-    const repo = makeRepo();
-    const dir = tempDir();
-    await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script(dir) }, async (server) => {
-      const result = await deployJson(server);
-      expect(result.ok).toBe(false);
-      expect(result.run.exitCode).toBeNull();
-      expect(typeof result.error).toBe("string");
-      expect(result.error.length).toBeGreaterThan(0);
-      expect(result.pull.success).toBe(true);
-      expect(result.run.stdout).not.toContain("should-not-run");
+  test.each(cases)(
+    "%s: run.exitCode null, error set, ok=false, stream ends [done] ok=false exitCode=null",
+    async (_what, script) => {
+      const repo = makeRepo();
+      const dir = tempDir();
+      await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script(dir) }, async (server) => {
+        const result = await deployJson(server);
+        expect(result.ok).toBe(false);
+        expect(result.run.exitCode).toBeNull();
+        expect(typeof result.error).toBe("string");
+        expect(result.error.length).toBeGreaterThan(0);
+        expect(result.pull.success).toBe(true);
+        expect(result.run.stdout).not.toContain("should-not-run");
 
-      const text = await deployText(server);
-      expect(lastLine(text)).toBe("[done] ok=false exitCode=null");
-    });
-  });
+        const text = await deployText(server);
+        expect(lastLine(text)).toBe("[done] ok=false exitCode=null");
+      });
+    },
+  );
 });
 
 describe('runTimeoutMs (README "The run script")', () => {
@@ -274,16 +298,24 @@ describe('runTimeoutMs (README "The run script")', () => {
     const child = sleepMarker();
     const grandchild = sleepMarker();
     // sh starts a sleep in the background and another sh that starts a sleep: three levels below the service.
-    const script = ["echo started", `sh -c "sleep ${child} & sh -c 'sleep ${grandchild}; echo never' & wait"`].join("\n");
+    const script = ["echo started", `sh -c "sleep ${child} & sh -c 'sleep ${grandchild}; echo never' & wait"`].join(
+      "\n",
+    );
     try {
       await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script, SERVICE_RUN_TIMEOUT_MS: "3000" }, async (server) => {
         const res = await post(server.url, { secret: SECRET });
         const { state, finished } = readLive(res);
         // The tree exists while the deploy runs...
-        await waitFor(() => pidsWith(`sleep ${child}`).length > 0 && pidsWith(`sleep ${grandchild}`).length > 0, "the script's sleeps to start");
+        await waitFor(
+          () => pidsWith(`sleep ${child}`).length > 0 && pidsWith(`sleep ${grandchild}`).length > 0,
+          "the script's sleeps to start",
+        );
         await finished;
         // ...and none of it outlives the timeout.
-        await waitFor(() => pidsWith(child).length === 0 && pidsWith(grandchild).length === 0, "the whole tree to be gone");
+        await waitFor(
+          () => pidsWith(child).length === 0 && pidsWith(grandchild).length === 0,
+          "the whole tree to be gone",
+        );
         expect(state.text).toContain("started");
         expect(state.text).toContain("timed out");
         expect(state.text.split("\n")).not.toContain("never");
@@ -295,7 +327,10 @@ describe('runTimeoutMs (README "The run script")', () => {
         expect(result.run.timedOut).toBe(true);
         expect(typeof result.error).toBe("string");
         expect(result.run.exitCode).not.toBe(0);
-        await waitFor(() => pidsWith(child).length === 0 && pidsWith(grandchild).length === 0, "the whole tree to be gone again");
+        await waitFor(
+          () => pidsWith(child).length === 0 && pidsWith(grandchild).length === 0,
+          "the whole tree to be gone again",
+        );
       });
     } finally {
       killWith(child);
@@ -332,8 +367,12 @@ describe('runTimeoutMs (README "The run script")', () => {
         const text = await deployText(server);
         const [escapedPid] = pidsWith(`sleep ${escaped}`);
         expect(escapedPid).toBeNumber();
-        expect(text).toMatch(/^\[run\] timed out after 1000 ms \(runTimeoutMs\); stopped process group \d+ \(2 processes: sh, sleep\)/m);
-        expect(text).toContain(`; not stopped: ${escapedPid} (sleep), started by this deploy but outside its process group (setsid or a daemon)`);
+        expect(text).toMatch(
+          /^\[run\] timed out after 1000 ms \(runTimeoutMs\); stopped process group \d+ \(2 processes: sh, sleep\)/m,
+        );
+        expect(text).toContain(
+          `; not stopped: ${escapedPid} (sleep), started by this deploy but outside its process group (setsid or a daemon)`,
+        );
         await waitFor(() => pidsWith(inGroup).length === 0, "the process group to be gone");
         expect(pidsWith(`sleep ${escaped}`)).toEqual([escapedPid!]);
       });
@@ -349,7 +388,10 @@ describe('runTimeoutMs (README "The run script")', () => {
     const marker = sleepMarker();
     const script = [`sleep ${marker}`, `touch ${dir}/after`].join("\n");
     try {
-      const { code, stdout } = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: script, SERVICE_RUN_TIMEOUT_MS: "1000" } });
+      const { code, stdout } = await runCli(["deploy"], {
+        cwd: repo.clone,
+        env: { SERVICE_RUN_SCRIPT: script, SERVICE_RUN_TIMEOUT_MS: "1000" },
+      });
       expect(code).toBe(1);
       expect(stdout).toContain("timed out");
       expect(lastLine(stdout)).toMatch(/^\[done\] ok=false /);
@@ -367,27 +409,38 @@ describe("children left running in the background do not hold the deploy", () =>
     ["without a redirect (the child keeps the output pipe)", (marker) => `sleep ${marker} &`],
   ];
 
-  test.each(scripts)("a script that backgrounds a long-running child %s ends with [done] ok=true", async (_how, line) => {
-    const repo = makeRepo();
-    const marker = sleepMarker();
-    try {
-      await withServer(repo.clone, { SERVICE_RUN_SCRIPT: [line(marker), "echo after-background"].join("\n") }, async (server) => {
-        const text = await deployText(server);
-        expect(text).toContain("after-background");
-        expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
-        // The deploy did not wait for the child, and did not kill it either (that is how an app gets restarted).
-        expect(pidsWith(`sleep ${marker}`).length).toBeGreaterThan(0);
-      });
-    } finally {
-      killWith(marker);
-    }
-  });
+  test.each(scripts)(
+    "a script that backgrounds a long-running child %s ends with [done] ok=true",
+    async (_how, line) => {
+      const repo = makeRepo();
+      const marker = sleepMarker();
+      try {
+        await withServer(
+          repo.clone,
+          { SERVICE_RUN_SCRIPT: [line(marker), "echo after-background"].join("\n") },
+          async (server) => {
+            const text = await deployText(server);
+            expect(text).toContain("after-background");
+            expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+            // The deploy did not wait for the child, and did not kill it either (that is how an app gets restarted).
+            expect(pidsWith(`sleep ${marker}`).length).toBeGreaterThan(0);
+          },
+        );
+      } finally {
+        killWith(marker);
+      }
+    },
+  );
 
   test.each(scripts)("the deploy command exits after a script that backgrounds a child %s", async (_how, line) => {
     const repo = makeRepo();
     const marker = sleepMarker();
     try {
-      const { code, stdout } = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: line(marker) }, timeoutMs: 15_000 });
+      const { code, stdout } = await runCli(["deploy"], {
+        cwd: repo.clone,
+        env: { SERVICE_RUN_SCRIPT: line(marker) },
+        timeoutMs: 15_000,
+      });
       expect(lastLine(stdout)).toBe("[done] ok=true exitCode=0");
       expect(code).toBe(0);
       expect(pidsWith(`sleep ${marker}`).length).toBeGreaterThan(0);
@@ -448,7 +501,10 @@ describe('git pull (docs/http.md "The JSON result": pull.success)', () => {
       port: 0,
       fetch() {
         asked++;
-        return new Response("authentication required\n", { status: 401, headers: { "www-authenticate": 'Basic realm="git"' } });
+        return new Response("authentication required\n", {
+          status: 401,
+          headers: { "www-authenticate": 'Basic realm="git"' },
+        });
       },
     });
     try {
@@ -526,7 +582,11 @@ describe('the deploy command (README "CLI")', () => {
     const repo = makeRepo();
     const dir = tempDir();
     const go = join(dir, "go");
-    const script = ["echo first-output", `sh -c 'while [ ! -e ${go} ]; do sleep 0.05; done'`, "echo second-output"].join("\n");
+    const script = [
+      "echo first-output",
+      `sh -c 'while [ ! -e ${go} ]; do sleep 0.05; done'`,
+      "echo second-output",
+    ].join("\n");
     const cli = startDeployCli(repo.clone, { SERVICE_RUN_SCRIPT: script });
     try {
       await waitFor(() => cli.out.text.includes("first-output\n"), "the first line's output");
@@ -545,7 +605,12 @@ describe('the deploy command (README "CLI")', () => {
   const outcomes: [rule: string, script: string, code: number, done: string][] = [
     ["exits 0 when the deploy is ok", "echo fine", 0, "[done] ok=true exitCode=0"],
     ["exits 1 when the script exits non-zero", `sh -c "exit 4"`, 1, "[done] ok=false exitCode=4"],
-    ["exits 1 when the script cannot start", `no-such-command-${crypto.randomUUID()}`, 1, "[done] ok=false exitCode=null"],
+    [
+      "exits 1 when the script cannot start",
+      `no-such-command-${crypto.randomUUID()}`,
+      1,
+      "[done] ok=false exitCode=null",
+    ],
   ];
   test.each(outcomes)("deploy %s", async (_rule, script, code, done) => {
     const repo = makeRepo();
@@ -556,7 +621,10 @@ describe('the deploy command (README "CLI")', () => {
 
   test("deploy writes the .json and .log files with trigger cli", async () => {
     const repo = makeRepo();
-    const { code, stdout } = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "echo logged-output" } });
+    const { code, stdout } = await runCli(["deploy"], {
+      cwd: repo.clone,
+      env: { SERVICE_RUN_SCRIPT: "echo logged-output" },
+    });
     expect(code).toBe(0);
     const files = logFiles(repo.clone);
     expect(files).toHaveLength(2);

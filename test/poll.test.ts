@@ -11,9 +11,24 @@ import { git, lastLine, makeRepo, post, runCli, SECRET, startServer, waitFor, ty
 /** A server polling `repo` every `everyMs` (the internal option: the key's minimum is 5000), and what it logs. */
 async function pollingServer(repo: Repo, everyMs: number, extra: UserConfig = {}) {
   const said: string[] = [];
-  const logger = createConsola({ level: 5, reporters: [{ log: (entry) => said.push(`[${entry.type}] ${entry.args.map(String).join(" ")}`) }] });
-  const config = { ...defaultConfig(repo.clone), port: 0, hostname: "127.0.0.1", secret: SECRET, runScript: "echo deployed", pollIntervalMs: 5000, ...extra };
-  const server: ServiceServer = createServiceServer(config, { cwd: repo.clone, logger: logger.withTag("service"), pollEveryMs: everyMs });
+  const logger = createConsola({
+    level: 5,
+    reporters: [{ log: (entry) => said.push(`[${entry.type}] ${entry.args.map(String).join(" ")}`) }],
+  });
+  const config = {
+    ...defaultConfig(repo.clone),
+    port: 0,
+    hostname: "127.0.0.1",
+    secret: SECRET,
+    runScript: "echo deployed",
+    pollIntervalMs: 5000,
+    ...extra,
+  };
+  const server: ServiceServer = createServiceServer(config, {
+    cwd: repo.clone,
+    logger: logger.withTag("service"),
+    pollEveryMs: everyMs,
+  });
   await server.start();
   return { server, said };
 }
@@ -38,7 +53,10 @@ describe("polling", () => {
       expect(entry!.trigger).toBe("poll");
       expect(entry!.ok).toBe(true);
       expect(repo.head()).toBe(pushed);
-      await waitFor(() => polls(repo)?.result === "unchanged" && polls(repo)?.commit === pushed, "a poll that finds nothing new");
+      await waitFor(
+        () => polls(repo)?.result === "unchanged" && polls(repo)?.commit === pushed,
+        "a poll that finds nothing new",
+      );
     } finally {
       await server.stop();
     }
@@ -95,7 +113,10 @@ describe("polling", () => {
       const answer = await post(server.url!, { secret: SECRET });
       expect(lastLine(await answer.text())).toBe("[done] ok=true exitCode=0");
       expect(repo.head()).toBe(pushed);
-      await waitFor(() => polls(repo)?.commit === pushed && polls(repo)?.result === "unchanged", "a poll of the deployed commit");
+      await waitFor(
+        () => polls(repo)?.commit === pushed && polls(repo)?.result === "unchanged",
+        "a poll of the deployed commit",
+      );
       expect(deploys(repo).map((e) => e.trigger)).toEqual(["webhook"]);
     } finally {
       await server.stop();
@@ -119,7 +140,10 @@ describe("polling", () => {
     const again = await pollingServer(repo, 100, { runScript: "exit 3", rollbackOnFailure: true });
     try {
       const started = Date.now();
-      await waitFor(() => pollWhere(repo, (s) => s.result === "unchanged" && Date.parse(s.at) > started + 250), "polls after the restart");
+      await waitFor(
+        () => pollWhere(repo, (s) => s.result === "unchanged" && Date.parse(s.at) > started + 250),
+        "polls after the restart",
+      );
       expect(deploys(repo)).toHaveLength(1);
     } finally {
       await again.server.stop();
@@ -154,8 +178,12 @@ describe("polling", () => {
     );
     const fromFile = await runCli(["check"], { cwd: repo.clone, env: {} });
     expect(fromFile.code).not.toBe(0);
-    expect(fromFile.stdout + fromFile.stderr).toContain('key "poll_interval_ms": expected at least 5000 milliseconds, got 4999');
-    expect(fromFile.stdout + fromFile.stderr).toContain('("web"): key "pollIntervalMs": expected at least 5000 milliseconds, got 100');
+    expect(fromFile.stdout + fromFile.stderr).toContain(
+      'key "poll_interval_ms": expected at least 5000 milliseconds, got 4999',
+    );
+    expect(fromFile.stdout + fromFile.stderr).toContain(
+      '("web"): key "pollIntervalMs": expected at least 5000 milliseconds, got 100',
+    );
   });
 
   test("service check reports a branch that cannot be polled (no upstream)", async () => {
@@ -193,7 +221,10 @@ describe("polling", () => {
       await waitFor(() => polls(repo), "a poll");
       const admin = server.adminUrl!;
       const apps = await (await fetch(`${admin}api/apps`, { headers: { authorization: `Bearer ${token}` } })).json();
-      expect(apps.apps[0].poll).toMatchObject({ intervalMs: 5000, last: { result: "unchanged", commit: repo.head(), failures: 0 } });
+      expect(apps.apps[0].poll).toMatchObject({
+        intervalMs: 5000,
+        last: { result: "unchanged", commit: repo.head(), failures: 0 },
+      });
       const metrics = await (await fetch(`${admin}metrics`)).text();
       expect(metrics).toContain("# TYPE service_polls_total counter");
       expect(metrics).toMatch(/^service_polls_total\{app="default",result="unchanged"\} [1-9]\d*$/m);
@@ -204,7 +235,11 @@ describe("polling", () => {
 
   test("the service command polls with SERVICE_POLL_INTERVAL_MS at its smallest value, 5000", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed", SERVICE_POLL_INTERVAL_MS: "5000" });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "echo deployed",
+      SERVICE_POLL_INTERVAL_MS: "5000",
+    });
     try {
       await waitFor(() => polls(repo), "the first poll, at start");
       const pushed = repo.push({ "f.txt": "6\n" });
@@ -219,8 +254,21 @@ describe("polling", () => {
   test("in multi-app mode only the apps with pollIntervalMs poll, each with its own state file", async () => {
     const web = makeRepo();
     const api = makeRepo();
-    const app = (name: string, repo: Repo, extra: object = {}) => ({ name, host: `${name}.example.com`, path: "/", repoPath: repo.clone, runScript: "echo deployed", secret: SECRET, ...extra });
-    const config = { ...defaultConfig(web.dir), port: 0, hostname: "127.0.0.1", apps: [app("web", web, { pollIntervalMs: 5000 }), app("api", api)] };
+    const app = (name: string, repo: Repo, extra: object = {}) => ({
+      name,
+      host: `${name}.example.com`,
+      path: "/",
+      repoPath: repo.clone,
+      runScript: "echo deployed",
+      secret: SECRET,
+      ...extra,
+    });
+    const config = {
+      ...defaultConfig(web.dir),
+      port: 0,
+      hostname: "127.0.0.1",
+      apps: [app("web", web, { pollIntervalMs: 5000 }), app("api", api)],
+    };
     const logger = createConsola({ level: -999 });
     const server = createServiceServer(config, { cwd: web.dir, logger, pollEveryMs: 100 });
     await server.start();

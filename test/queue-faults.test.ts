@@ -10,7 +10,21 @@ import { createConsola, LogLevels } from "consola";
 import { groupAlive, groupOf } from "../src/deploy/groups.ts";
 import { recoverOrphan } from "../src/deploy/recovery.ts";
 import { makeGate, serialized, StreamReader } from "./gate.ts";
-import { baseEnv, CLI, git, lastLine, logFiles, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import {
+  baseEnv,
+  CLI,
+  git,
+  lastLine,
+  logFiles,
+  makeRepo,
+  post,
+  readJson,
+  runCli,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 
 /** libfaketime (Debian package `faketime`): its clock is read from a file on every call (FAKETIME_NO_CACHE). */
 const FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
@@ -34,62 +48,81 @@ async function allDone(readers: StreamReader[], what: string): Promise<string[]>
 }
 
 describe("a wall clock that steps backwards", () => {
-  test.skipIf(!hasFaketime)("the clock stepped back 1 h between arrivals: every deploy still ends [done] ok=true, in arrival order", async () => {
-    const repo = makeRepo();
-    const gate = makeGate();
-    const clock = fakeClock();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env, ...clock.env });
-    try {
-      const readers: StreamReader[] = [];
-      const arrive = async (i: number) => {
-        const reader = new StreamReader(await post(server.url, { secret: SECRET }));
-        await waitFor(() => reader.text.includes("\n"), `request ${i} answered`);
-        readers.push(reader);
-      };
-      await arrive(0);
-      await waitFor(() => gate.lines().length === 1, "the first deploy to start");
-      await arrive(1);
-      clock.step("-1h");
-      await arrive(2);
-      await arrive(3);
-      expect(readers.slice(1).map((r) => r.text.split("\n")[0])).toEqual([1, 2, 3].map((n) => `[queued] waiting; position=${n}`));
-      gate.open();
-      const bodies = await allDone(readers, "every deploy to end");
-      for (const body of bodies) expect(lastLine(body)).toBe("[done] ok=true exitCode=0");
-      expect(gate.starts()).toEqual(readers.map((r) => r.id()!));
-      expect(serialized(gate.lines())).toBe(true);
-    } finally {
-      gate.open();
-      await server.stop();
-    }
-  });
+  test.skipIf(!hasFaketime)(
+    "the clock stepped back 1 h between arrivals: every deploy still ends [done] ok=true, in arrival order",
+    async () => {
+      const repo = makeRepo();
+      const gate = makeGate();
+      const clock = fakeClock();
+      const server = await startServer(repo.clone, {
+        SERVICE_SECRET: SECRET,
+        SERVICE_RUN_SCRIPT: gate.script,
+        ...gate.env,
+        ...clock.env,
+      });
+      try {
+        const readers: StreamReader[] = [];
+        const arrive = async (i: number) => {
+          const reader = new StreamReader(await post(server.url, { secret: SECRET }));
+          await waitFor(() => reader.text.includes("\n"), `request ${i} answered`);
+          readers.push(reader);
+        };
+        await arrive(0);
+        await waitFor(() => gate.lines().length === 1, "the first deploy to start");
+        await arrive(1);
+        clock.step("-1h");
+        await arrive(2);
+        await arrive(3);
+        expect(readers.slice(1).map((r) => r.text.split("\n")[0])).toEqual(
+          [1, 2, 3].map((n) => `[queued] waiting; position=${n}`),
+        );
+        gate.open();
+        const bodies = await allDone(readers, "every deploy to end");
+        for (const body of bodies) expect(lastLine(body)).toBe("[done] ok=true exitCode=0");
+        expect(gate.starts()).toEqual(readers.map((r) => r.id()!));
+        expect(serialized(gate.lines())).toBe(true);
+      } finally {
+        gate.open();
+        await server.stop();
+      }
+    },
+  );
 
-  test.skipIf(!hasFaketime)("a `deploy` whose clock is 1 h behind the server's waits behind the server's deploys (one order across processes)", async () => {
-    const repo = makeRepo();
-    const gate = makeGate();
-    const clock = fakeClock();
-    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
-    const server = await startServer(repo.clone, env);
-    try {
-      const first = new StreamReader(await post(server.url, { secret: SECRET }));
-      await waitFor(() => gate.lines().length === 1, "the webhook deploy to start");
-      const second = new StreamReader(await post(server.url, { secret: SECRET }));
-      await waitFor(() => second.text.includes("[queued]"), "the second webhook deploy to queue");
-      clock.step("-1h");
-      const proc = Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env: baseEnv({ ...env, ...clock.env }), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-      const cli = new StreamReader(new Response(proc.stdout));
-      await waitFor(() => cli.text.includes("\n"), "the CLI deploy's first line");
-      expect(cli.text.split("\n")[0]).toBe("[queued] waiting; position=2");
-      gate.open();
-      await allDone([first, second, cli], "every deploy to end");
-      expect(await proc.exited).toBe(0);
-      expect(gate.starts()).toEqual([first.id()!, second.id()!, cli.id()!]);
-      expect(serialized(gate.lines())).toBe(true);
-    } finally {
-      gate.open();
-      await server.stop();
-    }
-  });
+  test.skipIf(!hasFaketime)(
+    "a `deploy` whose clock is 1 h behind the server's waits behind the server's deploys (one order across processes)",
+    async () => {
+      const repo = makeRepo();
+      const gate = makeGate();
+      const clock = fakeClock();
+      const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
+      const server = await startServer(repo.clone, env);
+      try {
+        const first = new StreamReader(await post(server.url, { secret: SECRET }));
+        await waitFor(() => gate.lines().length === 1, "the webhook deploy to start");
+        const second = new StreamReader(await post(server.url, { secret: SECRET }));
+        await waitFor(() => second.text.includes("[queued]"), "the second webhook deploy to queue");
+        clock.step("-1h");
+        const proc = Bun.spawn([...CLI, "deploy"], {
+          cwd: repo.clone,
+          env: baseEnv({ ...env, ...clock.env }),
+          stdin: "ignore",
+          stdout: "pipe",
+          stderr: "pipe",
+        });
+        const cli = new StreamReader(new Response(proc.stdout));
+        await waitFor(() => cli.text.includes("\n"), "the CLI deploy's first line");
+        expect(cli.text.split("\n")[0]).toBe("[queued] waiting; position=2");
+        gate.open();
+        await allDone([first, second, cli], "every deploy to end");
+        expect(await proc.exited).toBe(0);
+        expect(gate.starts()).toEqual([first.id()!, second.id()!, cli.id()!]);
+        expect(serialized(gate.lines())).toBe(true);
+      } finally {
+        gate.open();
+        await server.stop();
+      }
+    },
+  );
 });
 
 describe("tickets taken at the same moment", () => {
@@ -98,7 +131,13 @@ describe("tickets taken at the same moment", () => {
     const gate = makeGate();
     const env = { SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
     const procs = Array.from({ length: 4 }, () =>
-      Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env: baseEnv(env), stdin: "ignore", stdout: "ignore", stderr: "ignore" }),
+      Bun.spawn([...CLI, "deploy"], {
+        cwd: repo.clone,
+        env: baseEnv(env),
+        stdin: "ignore",
+        stdout: "ignore",
+        stderr: "ignore",
+      }),
     );
     try {
       await waitFor(() => gate.lines().length === 1, "one deploy to start");
@@ -118,7 +157,12 @@ describe("heartbeats", () => {
   test("a queued deploy's heartbeat says it is still waiting, not running", async () => {
     const repo = makeRepo();
     const gate = makeGate();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, SERVICE_HEARTBEAT_MS: "200", ...gate.env });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: gate.script,
+      SERVICE_HEARTBEAT_MS: "200",
+      ...gate.env,
+    });
     try {
       const first = new StreamReader(await post(server.url, { secret: SECRET }));
       await waitFor(() => gate.lines().length === 1, "the first deploy to start");
@@ -127,8 +171,12 @@ describe("heartbeats", () => {
       await waitFor(() => first.text.includes("[heartbeat]"), "a heartbeat while running");
       gate.open();
       const [running = "", waited = ""] = await allDone([first, queued], "both deploys to end");
-      expect(waited.split("\n").find((l) => l.startsWith("[heartbeat]"))).toMatch(/^\[heartbeat\] still waiting after \d+ s$/);
-      expect(running.split("\n").find((l) => l.startsWith("[heartbeat]"))).toMatch(/^\[heartbeat\] still running after \d+ s$/);
+      expect(waited.split("\n").find((l) => l.startsWith("[heartbeat]"))).toMatch(
+        /^\[heartbeat\] still waiting after \d+ s$/,
+      );
+      expect(running.split("\n").find((l) => l.startsWith("[heartbeat]"))).toMatch(
+        /^\[heartbeat\] still running after \d+ s$/,
+      );
     } finally {
       gate.open();
       await server.stop();
@@ -159,7 +207,11 @@ function holdingScript() {
   );
   chmodSync(script, 0o755);
   const lines = () => (existsSync(runs) ? readFileSync(runs, "utf8").trim().split("\n").filter(Boolean) : []);
-  return { env: { SERVICE_RUN_SCRIPT: script, RUNS: runs, PIDS: join(dir, "pid") }, lines, kinds: () => lines().map((l) => l.split(" ")[0]) };
+  return {
+    env: { SERVICE_RUN_SCRIPT: script, RUNS: runs, PIDS: join(dir, "pid") },
+    lines,
+    kinds: () => lines().map((l) => l.split(" ")[0]),
+  };
 }
 
 /** The .log of deploy `id` under `cwd`. */
@@ -185,7 +237,9 @@ describe("a deploy whose process was killed -9 left its script running", () => {
       const text = await (await post(second.url, { secret: SECRET })).text();
       expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
       expect(hold.kinds()).toEqual(["start", "start", "end"]);
-      expect(deployLog(repo.clone, id)).toMatch(/\[interrupted\] this deploy's process died while process group \d+ \(.*\) ran; stopping it/);
+      expect(deployLog(repo.clone, id)).toMatch(
+        /\[interrupted\] this deploy's process died while process group \d+ \(.*\) ran; stopping it/,
+      );
     } finally {
       await second.stop();
     }
@@ -194,7 +248,13 @@ describe("a deploy whose process was killed -9 left its script running", () => {
   test("a `deploy` killed -9 mid-script: the next `deploy` stops its process group first, never runs alongside it", async () => {
     const repo = makeRepo();
     const hold = holdingScript();
-    const proc = Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env: baseEnv({ ...hold.env, HOLD: "1" }), stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+    const proc = Bun.spawn([...CLI, "deploy"], {
+      cwd: repo.clone,
+      env: baseEnv({ ...hold.env, HOLD: "1" }),
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+    });
     await waitFor(() => hold.lines().length === 1, "the first deploy's script to start");
     proc.kill("SIGKILL");
     await proc.exited;
@@ -212,17 +272,27 @@ describe("a repository removed while deploys wait", () => {
     const repo = makeRepo();
     const gate = makeGate();
     const cwd = tempDir("service-cwd-");
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET, SERVICE_REPO_PATH: repo.clone, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const server = await startServer(cwd, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_REPO_PATH: repo.clone,
+      SERVICE_RUN_SCRIPT: gate.script,
+      ...gate.env,
+    });
     try {
       const running = new StreamReader(await post(server.url, { secret: SECRET }));
       await waitFor(() => gate.lines().length === 1, "the first deploy to start");
-      const waiting = [new StreamReader(await post(server.url, { secret: SECRET })), new StreamReader(await post(server.url, { secret: SECRET }))];
+      const waiting = [
+        new StreamReader(await post(server.url, { secret: SECRET })),
+        new StreamReader(await post(server.url, { secret: SECRET })),
+      ];
       await waitFor(() => waiting.every((w) => w.text.includes("[queued]")), "two deploys to queue");
       rmSync(repo.clone, { recursive: true, force: true });
       gate.open();
       await allDone([running, ...waiting], "every deploy to end");
       for (const w of waiting) {
-        expect(w.text).toContain(`[deploy] not started: the repository ${repo.clone} was removed while this deploy waited`);
+        expect(w.text).toContain(
+          `[deploy] not started: the repository ${repo.clone} was removed while this deploy waited`,
+        );
         expect(lastLine(w.text)).toBe("[done] ok=false exitCode=null");
       }
       expect(existsSync(repo.clone)).toBe(false);
@@ -248,7 +318,10 @@ describe("a repository removed while deploys wait", () => {
 describe("one logger", () => {
   test("the process groups a dead deploy left running are reported through the injected logger", async () => {
     const said: string[] = [];
-    const logger = createConsola({ level: LogLevels.debug, reporters: [{ log: (entry) => said.push(entry.args.join(" ")) }] });
+    const logger = createConsola({
+      level: LogLevels.debug,
+      reporters: [{ log: (entry) => said.push(entry.args.join(" ")) }],
+    });
     // A process group of its own, as a deploy's script runs in: the dead deploy's leftover.
     const child = spawn("sleep", ["300"], { detached: true, stdio: "ignore" });
     const pid = child.pid!;

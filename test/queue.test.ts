@@ -2,10 +2,28 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeGate, serialized, StreamReader } from "./gate.ts";
-import { baseEnv, CLI, lastLine, logFiles, makeRepo, post, readJson, runCli, SECRET, startServer, waitFor } from "./helpers.ts";
+import {
+  baseEnv,
+  CLI,
+  lastLine,
+  logFiles,
+  makeRepo,
+  post,
+  readJson,
+  runCli,
+  SECRET,
+  startServer,
+  waitFor,
+} from "./helpers.ts";
 
 function spawnDeploy(cwd: string, env: Record<string, string>) {
-  const proc = Bun.spawn([...CLI, "deploy"], { cwd, env: baseEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([...CLI, "deploy"], {
+    cwd,
+    env: baseEnv(env),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const out = new StreamReader(new Response(proc.stdout));
   return { proc, out };
 }
@@ -29,7 +47,11 @@ describe('queue (README "Queue": one deploy at a time per repoPath, FIFO)', () =
   test("deploys of the same repoPath run one at a time in arrival order; waiting ones stream [queued] waiting; position=N", async () => {
     const repo = makeRepo();
     const gate = makeGate();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: gate.script,
+      ...gate.env,
+    });
     try {
       const readers: StreamReader[] = [];
       for (let i = 0; i < 4; i++) {
@@ -71,7 +93,12 @@ describe('queue (README "Queue": one deploy at a time per repoPath, FIFO)', () =
       expect(await cli.proc.exited).toBe(0);
       await Promise.all([first.done, third.done]);
       expect(gate.starts()).toEqual([first.id()!, cli.out.id()!, third.id()!]);
-      expect(gate.lines().filter((l) => l.startsWith("start")).map((l) => l.split(" ")[2])).toEqual(["webhook", "cli", "webhook"]);
+      expect(
+        gate
+          .lines()
+          .filter((l) => l.startsWith("start"))
+          .map((l) => l.split(" ")[2]),
+      ).toEqual(["webhook", "cli", "webhook"]);
       expect(serialized(gate.lines())).toBe(true);
     } finally {
       await server.stop();
@@ -81,7 +108,11 @@ describe('queue (README "Queue": one deploy at a time per repoPath, FIFO)', () =
   test("the pull runs when the entry's turn arrives, so commits pushed during an earlier deploy are picked up", async () => {
     const repo = makeRepo();
     const gate = makeGate();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: gate.script,
+      ...gate.env,
+    });
     try {
       const first = new StreamReader(await post(server.url, { secret: SECRET }));
       await waitFor(() => gate.lines().length === 1, "the first deploy to start");
@@ -103,7 +134,11 @@ describe('queue (README "Queue": one deploy at a time per repoPath, FIFO)', () =
     const blocked = makeRepo();
     const other = makeRepo();
     const gate = makeGate();
-    const server = await startServer(blocked.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const server = await startServer(blocked.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: gate.script,
+      ...gate.env,
+    });
     try {
       const first = new StreamReader(await post(server.url, { secret: SECRET }));
       await waitFor(() => gate.lines().length === 1, "the blocked repository's deploy to start");
@@ -145,7 +180,12 @@ describe('queue (README "Queue": one deploy at a time per repoPath, FIFO)', () =
   test("past queueLimit a POST gets 429 with a JSON body and Retry-After, and nothing runs", async () => {
     const repo = makeRepo();
     const gate = makeGate();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, SERVICE_QUEUE_LIMIT: "1", ...gate.env });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: gate.script,
+      SERVICE_QUEUE_LIMIT: "1",
+      ...gate.env,
+    });
     try {
       const first = new StreamReader(await post(server.url, { secret: SECRET }));
       await waitFor(() => gate.lines().length === 1, "the first deploy to start");
@@ -198,7 +238,11 @@ describe("shutdown and crashes", () => {
   test("SIGTERM: new POSTs get 503, queued requests end cancelled with [done] ok=false, the running deploy finishes, exit 0", async () => {
     const repo = makeRepo();
     const gate = makeGate();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: gate.script,
+      ...gate.env,
+    });
     const running = new StreamReader(await post(server.url, { secret: SECRET }));
     await waitFor(() => gate.lines().length === 1, "the first deploy to start");
     const queued = new StreamReader(await post(server.url, { secret: SECRET }));
@@ -222,12 +266,22 @@ describe("shutdown and crashes", () => {
   test("a second signal kills the running script's process tree and exits", async () => {
     const repo = makeRepo();
     const marker = `marker-${crypto.randomUUID()}`;
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sh -c "sleep 300 # ${marker}" & sleep 300 # ${marker}` });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: `sh -c "sleep 300 # ${marker}" & sleep 300 # ${marker}`,
+    });
     const running = new StreamReader(await post(server.url, { secret: SECRET }));
-    const alive = () => Bun.spawnSync(["ps", "-eo", "args"]).stdout.toString().split("\n").filter((l) => l.includes(marker) && !l.includes("ps -eo")).length;
+    const alive = () =>
+      Bun.spawnSync(["ps", "-eo", "args"])
+        .stdout.toString()
+        .split("\n")
+        .filter((l) => l.includes(marker) && !l.includes("ps -eo")).length;
     await waitFor(() => alive() >= 2, "the script and its child to run");
     server.proc.kill("SIGTERM");
-    await waitFor(() => server.stdout.text.includes("SIGTERM") || server.stderr.text.includes("SIGTERM"), "the first signal to be handled");
+    await waitFor(
+      () => server.stdout.text.includes("SIGTERM") || server.stderr.text.includes("SIGTERM"),
+      "the first signal to be handled",
+    );
     server.proc.kill("SIGTERM");
     expect(await server.proc.exited).not.toBe(0);
     await waitFor(() => alive() === 0, "every process of the deploy to be gone");
@@ -237,11 +291,18 @@ describe("shutdown and crashes", () => {
   test("SIGHUP (the terminal that started the service closed) stops it like SIGTERM: the running deploy finishes with complete logs, exit 0", async () => {
     const repo = makeRepo();
     const gate = makeGate();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: gate.script,
+      ...gate.env,
+    });
     const running = new StreamReader(await post(server.url, { secret: SECRET }));
     await waitFor(() => gate.lines().length === 1, "the deploy to start");
     server.proc.kill("SIGHUP");
-    await waitFor(() => `${server.stdout.text}${server.stderr.text}`.includes("SIGHUP: accepting no new deploys"), "the server to start draining");
+    await waitFor(
+      () => `${server.stdout.text}${server.stderr.text}`.includes("SIGHUP: accepting no new deploys"),
+      "the server to start draining",
+    );
     expect(server.proc.exitCode).toBeNull();
     gate.open();
     expect(lastLine(await running.done)).toBe("[done] ok=true exitCode=0");
@@ -263,7 +324,9 @@ describe("shutdown and crashes", () => {
     });
     try {
       const out = new StreamReader(new Response(proc.stdout));
-      const port = Number((await waitFor(() => /listening on http:\/\/localhost:(\d+)\n/.exec(out.text), "the banner"))[1]);
+      const port = Number(
+        (await waitFor(() => /listening on http:\/\/localhost:(\d+)\n/.exec(out.text), "the banner"))[1],
+      );
       const url = `http://localhost:${port}`;
       const running = new StreamReader(await post(url, { secret: SECRET }));
       await waitFor(() => gate.lines().length === 1, "the deploy to start");
@@ -294,7 +357,9 @@ describe("shutdown and crashes", () => {
     try {
       // head prints the first line (the banner's) and exits: every later write of the service fails (EPIPE).
       const out = new StreamReader(new Response(proc.stdout));
-      const port = Number((await waitFor(() => /listening on http:\/\/localhost:(\d+)\n/.exec(out.text), "the banner's first line"))[1]);
+      const port = Number(
+        (await waitFor(() => /listening on http:\/\/localhost:(\d+)\n/.exec(out.text), "the banner's first line"))[1],
+      );
       for (let i = 0; i < 3; i++) {
         // Each edit makes the service warn about the file (on its closed output) and keep the last good values.
         writeFileSync(join(repo.clone, "service.yaml"), `runScript: [half saved ${i}\n`);

@@ -19,7 +19,11 @@ function script(body: string): string {
 /** Every place a deploy's output ends up: the given texts plus both log files of deploy `id` in `cwd`. */
 function everywhere(cwd: string, id: string, ...texts: string[]): string[] {
   const stem = stemOf(cwd, id);
-  return [...texts, readFileSync(join(logDirOf(cwd), `${stem}.log`), "utf8"), readFileSync(join(logDirOf(cwd), `${stem}.json`), "utf8")];
+  return [
+    ...texts,
+    readFileSync(join(logDirOf(cwd), `${stem}.log`), "utf8"),
+    readFileSync(join(logDirOf(cwd), `${stem}.json`), "utf8"),
+  ];
 }
 
 function expectAbsent(texts: string[], ...needles: string[]): void {
@@ -31,8 +35,18 @@ const idOf = (streamed: string) => /\[deploy\] ([0-9a-f-]{36}) started/.exec(str
 describe("redaction of the webhook secret", () => {
   test("a secret the script prints (from an env var) shows as *** in the stream, the JSON result, the .log and the .json", async () => {
     const repo = makeRepo();
-    const run = script(['echo "the secret is $MY_SECRET_COPY"', 'echo "on stderr: $MY_SECRET_COPY" >&2', 'printf "no newline at the end %s" "$MY_SECRET_COPY"'].join("\n"));
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, MY_SECRET_COPY: SECRET, SERVICE_RUN_SCRIPT: run });
+    const run = script(
+      [
+        'echo "the secret is $MY_SECRET_COPY"',
+        'echo "on stderr: $MY_SECRET_COPY" >&2',
+        'printf "no newline at the end %s" "$MY_SECRET_COPY"',
+      ].join("\n"),
+    );
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      MY_SECRET_COPY: SECRET,
+      SERVICE_RUN_SCRIPT: run,
+    });
     try {
       const streamed = await (await post(server.url, { secret: SECRET })).text();
       expect(streamed).toContain("the secret is ***\n");
@@ -56,7 +70,11 @@ describe("redaction of the webhook secret", () => {
     const repo = makeRepo();
     // Not hex: a short secret is replaced wherever it appears, so one that can occur in an id or a commit would mangle them.
     const short = "kq7z";
-    const server = await startServer(repo.clone, { SERVICE_SECRET: short, MY_SECRET_COPY: short, SERVICE_RUN_SCRIPT: script('echo "the secret is $MY_SECRET_COPY"') });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: short,
+      MY_SECRET_COPY: short,
+      SERVICE_RUN_SCRIPT: script('echo "the secret is $MY_SECRET_COPY"'),
+    });
     try {
       const streamed = await (await post(server.url, { secret: short })).text();
       expect(streamed).toContain("the secret is ***\n");
@@ -133,7 +151,12 @@ describe("redaction of the webhook secret", () => {
 describe("redaction of URL credentials", () => {
   test("a URL with user:token printed by the script is redacted to scheme://***@host", async () => {
     const repo = makeRepo();
-    const run = script(['echo "cloning https://user:token123@example.com/x"', 'echo "mirror: ssh://deploy:hunter2pass@git.example.org/repo.git" >&2'].join("\n"));
+    const run = script(
+      [
+        'echo "cloning https://user:token123@example.com/x"',
+        'echo "mirror: ssh://deploy:hunter2pass@git.example.org/repo.git" >&2',
+      ].join("\n"),
+    );
     const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: run });
     try {
       const streamed = await (await post(server.url, { secret: SECRET })).text();
@@ -142,7 +165,8 @@ describe("redaction of URL credentials", () => {
       const text = await (await post(`${server.url}/?format=json`, { secret: SECRET })).text();
       const result = JSON.parse(text);
       expect(result.run.stdout).toBe("cloning https://***@example.com/x\n");
-      for (const id of [idOf(streamed), result.id]) expectAbsent(everywhere(repo.clone, id, streamed, text), "token123", "hunter2pass");
+      for (const id of [idOf(streamed), result.id])
+        expectAbsent(everywhere(repo.clone, id, streamed, text), "token123", "hunter2pass");
     } finally {
       await server.stop();
     }
@@ -163,8 +187,10 @@ describe("redaction of URL credentials", () => {
       expect(result.pull.success).toBe(false);
       expect(result.error).toBeString();
       expect(result.run.stdout).toContain("https://***@127.0.0.1:9/x.git (push)");
-      for (const field of [result.pull.stdout, result.pull.stderr, result.error, result.run.stdout, result.run.stderr]) expect(field).not.toContain("tok-abc-123");
-      for (const id of [idOf(streamed), result.id]) expectAbsent(everywhere(repo.clone, id, streamed, text), "tok-abc-123");
+      for (const field of [result.pull.stdout, result.pull.stderr, result.error, result.run.stdout, result.run.stderr])
+        expect(field).not.toContain("tok-abc-123");
+      for (const id of [idOf(streamed), result.id])
+        expectAbsent(everywhere(repo.clone, id, streamed, text), "tok-abc-123");
     } finally {
       await server.stop();
     }
@@ -259,7 +285,8 @@ describe("multi-app mode", () => {
       expect(lastLine(streamed)).toBe("[done] ok=true exitCode=0");
       const text = await (await post(`${server.url}/alpha?format=json`, { secret: alphaSecret })).text();
       expect(JSON.parse(text).run.stdout).toBe("beta says ***\ngamma says ***\n");
-      for (const id of [idOf(streamed), JSON.parse(text).id]) expectAbsent(everywhere(cwd, id, streamed, text), betaSecret, gammaSecret, alphaSecret);
+      for (const id of [idOf(streamed), JSON.parse(text).id])
+        expectAbsent(everywhere(cwd, id, streamed, text), betaSecret, gammaSecret, alphaSecret);
 
       const env = Object.fromEntries(
         readFileSync(envOut, "utf8")
@@ -288,7 +315,15 @@ describe("secret files", () => {
     const cwd = tempDir("service-apps-");
     writeFileSync(
       join(cwd, "service.yaml"),
-      ["apps:", "  - name: one", "    host: localhost", "    path: /one", `    repoPath: ${repo.clone}`, "    runScript: 'true'", ""].join("\n"),
+      [
+        "apps:",
+        "  - name: one",
+        "    host: localhost",
+        "    path: /one",
+        `    repoPath: ${repo.clone}`,
+        "    runScript: 'true'",
+        "",
+      ].join("\n"),
     );
     const multi = await startServer(cwd);
     await multi.stop();
@@ -313,7 +348,15 @@ describe("secret files", () => {
     const cwd = tempDir("service-apps-");
     writeFileSync(
       join(cwd, "service.yaml"),
-      ["apps:", "  - name: one", "    host: localhost", "    path: /one", `    repoPath: ${repo.clone}`, "    runScript: 'true'", ""].join("\n"),
+      [
+        "apps:",
+        "  - name: one",
+        "    host: localhost",
+        "    path: /one",
+        `    repoPath: ${repo.clone}`,
+        "    runScript: 'true'",
+        "",
+      ].join("\n"),
     );
     mkdirSync(join(cwd, ".service", "secrets"), { recursive: true, mode: 0o700 });
     writeFileSync(join(cwd, ".service", "secrets", "one.secret"), "", { mode: 0o600 });
@@ -348,7 +391,15 @@ describe("secret files", () => {
     const cwd = tempDir("service-apps-");
     writeFileSync(
       join(cwd, "service.yaml"),
-      ["apps:", "  - name: one", "    host: localhost", "    path: /one", `    repoPath: ${repo.clone}`, "    runScript: 'true'", ""].join("\n"),
+      [
+        "apps:",
+        "  - name: one",
+        "    host: localhost",
+        "    path: /one",
+        `    repoPath: ${repo.clone}`,
+        "    runScript: 'true'",
+        "",
+      ].join("\n"),
     );
     const file = join(cwd, ".service", "secrets", "one.secret");
     mkdirSync(join(cwd, ".service", "secrets"), { recursive: true });

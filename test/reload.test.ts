@@ -55,7 +55,11 @@ describe('config reload (README "Config from the repository")', () => {
 
   test("SERVICE_CONFIG pointing inside the repository is reloaded from the pulled tree", async () => {
     const repo = makeRepo({ "deploy.yaml": "runScript: echo inside-v1\n" });
-    const server = await startServer(tempDir(), { SERVICE_SECRET: SECRET, SERVICE_REPO_PATH: repo.clone, SERVICE_CONFIG: join(repo.clone, "deploy.yaml") });
+    const server = await startServer(tempDir(), {
+      SERVICE_SECRET: SECRET,
+      SERVICE_REPO_PATH: repo.clone,
+      SERVICE_CONFIG: join(repo.clone, "deploy.yaml"),
+    });
     try {
       repo.push({ "deploy.yaml": "runScript: echo inside-v2\n" });
       const text = await deploy(server.url);
@@ -126,7 +130,10 @@ describe("config reload: a working-directory config file that became invalid", (
     writeFileSync(join(cwd, "service.yaml"), `repoPath: ${repo.clone}\nrunScript: echo last-good\n`);
     const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
     try {
-      writeFileSync(join(cwd, "service.yaml"), ["apps:", "  - name: web", "    hots: a.example.com", "    path: hook", ""].join("\n"));
+      writeFileSync(
+        join(cwd, "service.yaml"),
+        ["apps:", "  - name: web", "    hots: a.example.com", "    path: hook", ""].join("\n"),
+      );
       const text = await deploy(server.url);
       expect(text).toContain("last-good");
       const configLines = text.split("\n").filter((line) => line.startsWith("[config]"));
@@ -146,27 +153,30 @@ function bytesRead(pid: number): number {
 }
 
 describe("config reload: the file is read again only when it changed", () => {
-  test.skipIf(!existsSync("/proc/self/io"))("unauthorized POSTs do not read an unchanged config file again (inode, size and mtime decide)", async () => {
-    const cwd = tempDir();
-    const file = join(cwd, "service.yaml");
-    // A large file (still under the 1 MiB limit), written a while ago.
-    writeFileSync(file, `runScript: echo big\n# ${"x".repeat(900 * 1024)}\n`);
-    const past = new Date(Date.now() - 60_000);
-    utimesSync(file, past, past);
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
-    try {
-      // Under the failed-authentication burst, so every one is still answered 401 and not throttled.
-      const posts = FAILURE_BURST - 2;
-      // The first request may read it once (the server has not read it since its start).
-      expect((await post(server.url, { secret: "wrong" })).status).toBe(401);
-      const before = bytesRead(server.proc.pid);
-      for (let i = 0; i < posts; i++) expect((await post(server.url, { secret: "wrong" })).status).toBe(401);
-      const read = bytesRead(server.proc.pid) - before;
-      expect(read).toBeLessThan(900 * 1024);
-    } finally {
-      await server.stop();
-    }
-  });
+  test.skipIf(!existsSync("/proc/self/io"))(
+    "unauthorized POSTs do not read an unchanged config file again (inode, size and mtime decide)",
+    async () => {
+      const cwd = tempDir();
+      const file = join(cwd, "service.yaml");
+      // A large file (still under the 1 MiB limit), written a while ago.
+      writeFileSync(file, `runScript: echo big\n# ${"x".repeat(900 * 1024)}\n`);
+      const past = new Date(Date.now() - 60_000);
+      utimesSync(file, past, past);
+      const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
+      try {
+        // Under the failed-authentication burst, so every one is still answered 401 and not throttled.
+        const posts = FAILURE_BURST - 2;
+        // The first request may read it once (the server has not read it since its start).
+        expect((await post(server.url, { secret: "wrong" })).status).toBe(401);
+        const before = bytesRead(server.proc.pid);
+        for (let i = 0; i < posts; i++) expect((await post(server.url, { secret: "wrong" })).status).toBe(401);
+        const read = bytesRead(server.proc.pid) - before;
+        expect(read).toBeLessThan(900 * 1024);
+      } finally {
+        await server.stop();
+      }
+    },
+  );
 
   test("an edit with the same size within the same second is still picked up, and so is one that restores the mtime", async () => {
     const cwd = tempDir();
@@ -199,7 +209,9 @@ describe("config reload: the file is read again only when it changed", () => {
       writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo too-big\n# ${"x".repeat(1024 * 1024)}\n`);
       const text = await deploy(server.url);
       expect(text).toContain("last-good");
-      expect(text).toMatch(/\[config\] .*service\.yaml is \d+ bytes; a config file may be at most 1 MiB \(1048576 bytes\).*keeping the last good configuration/);
+      expect(text).toMatch(
+        /\[config\] .*service\.yaml is \d+ bytes; a config file may be at most 1 MiB \(1048576 bytes\).*keeping the last good configuration/,
+      );
     } finally {
       await server.stop();
     }

@@ -81,7 +81,11 @@ export function makeRepoIn(dir: string, files: Record<string, string> = { "READM
 }
 
 /** Resolves when `check` returns a truthy value; fails after `timeoutMs` with `what`. */
-export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -92,8 +96,14 @@ export async function waitFor<T>(check: () => T | Promise<T>, what: string, time
 }
 
 /** POSTs to the server; `secret` goes in X-Service-Secret unless headers say otherwise. */
-export function post(url: string, options: { secret?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Response> {
-  const headers: Record<string, string> = { ...(options.secret !== undefined ? { "x-service-secret": options.secret } : {}), ...options.headers };
+export function post(
+  url: string,
+  options: { secret?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Response> {
+  const headers: Record<string, string> = {
+    ...(options.secret !== undefined ? { "x-service-secret": options.secret } : {}),
+    ...options.headers,
+  };
   return fetch(url, { method: "POST", headers, body: options.body });
 }
 

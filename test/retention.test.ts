@@ -7,7 +7,19 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeGate } from "./gate.ts";
-import { lastLine, logFiles, makeLocalRepo, makeRepo, post, readJson, runCli, SECRET, startServer, tempDir, waitFor } from "./helpers.ts";
+import {
+  lastLine,
+  logFiles,
+  makeLocalRepo,
+  makeRepo,
+  post,
+  readJson,
+  runCli,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 import { StreamReader } from "./gate.ts";
 import { copyPair, deployIdOf, logDirOf, stemDate, stemOf, stems } from "./ops-helpers.ts";
 import { pruneLogs } from "../src/retention.ts";
@@ -22,7 +34,10 @@ describe("retention: keepDeploys", () => {
     const repo = makeLocalRepo();
     const ids: string[] = [];
     for (let i = 0; i < 50; i++) {
-      const run = await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: "true", SERVICE_KEEP_DEPLOYS: "5" } });
+      const run = await runCli(["deploy"], {
+        cwd: repo,
+        env: { SERVICE_RUN_SCRIPT: "true", SERVICE_KEEP_DEPLOYS: "5" },
+      });
       expect(run.code).toBe(0);
       ids.push(deployIdOf(run.stdout));
       // Never more than 5 deploys on disk after a deploy ended.
@@ -44,7 +59,8 @@ describe("retention: keepDeploys", () => {
 
   test("the default keeps every deploy of a small history; the keepDeploys key works from service.yaml too", async () => {
     const repo = makeLocalRepo();
-    for (let i = 0; i < 3; i++) expect((await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: "true" } })).code).toBe(0);
+    for (let i = 0; i < 3; i++)
+      expect((await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: "true" } })).code).toBe(0);
     expect(stems(repo)).toHaveLength(3);
     writeFileSync(join(repo, "service.yaml"), "runScript: 'true'\nkeep_deploys: 2\n");
     const run = await runCli(["deploy"], { cwd: repo });
@@ -76,7 +92,10 @@ describe("retention: keepDays", () => {
     expect(kept).toContain(stemOf(repo, deployIdOf(next.stdout)));
     expect(kept).toHaveLength(3);
 
-    const tighter = await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: "true", SERVICE_KEEP_DAYS: "1" } });
+    const tighter = await runCli(["deploy"], {
+      cwd: repo,
+      env: { SERVICE_RUN_SCRIPT: "true", SERVICE_KEEP_DAYS: "1" },
+    });
     expect(tighter.code).toBe(0);
     expect(stems(repo)).not.toContain(twoDays);
     expect(stems(repo)).toHaveLength(3);
@@ -85,7 +104,11 @@ describe("retention: keepDays", () => {
   test("without keepDays old pairs are kept whatever their age", async () => {
     const repo = makeLocalRepo();
     const first = await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: "true" } });
-    const ancient = copyPair(repo, stemOf(repo, deployIdOf(first.stdout)), `${stemDate(new Date("2019-05-06T07:08:09Z"))}_${crypto.randomUUID()}`);
+    const ancient = copyPair(
+      repo,
+      stemOf(repo, deployIdOf(first.stdout)),
+      `${stemDate(new Date("2019-05-06T07:08:09Z"))}_${crypto.randomUUID()}`,
+    );
     expect((await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: "true" } })).code).toBe(0);
     expect(stems(repo)).toContain(ancient);
   });
@@ -103,14 +126,22 @@ describe("retention: a running deploy", () => {
     expect(older.code).toBe(0);
     const olderStem = stemOf(cwd, deployIdOf(older.stdout));
 
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET, SERVICE_REPO_PATH: served.clone, SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
+    const server = await startServer(cwd, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_REPO_PATH: served.clone,
+      SERVICE_RUN_SCRIPT: gate.script,
+      ...gate.env,
+    });
     try {
       const reader = new StreamReader(await post(server.url, { secret: SECRET }));
       const id = await waitFor(() => reader.id(), "the gated deploy's id");
       await waitFor(() => gate.starts().includes(id), "the gated deploy to run");
       const runningStem = stemOf(cwd, id);
 
-      const cli = await runCli(["deploy"], { cwd, env: { SERVICE_REPO_PATH: other, SERVICE_RUN_SCRIPT: "true", SERVICE_KEEP_DEPLOYS: "1" } });
+      const cli = await runCli(["deploy"], {
+        cwd,
+        env: { SERVICE_REPO_PATH: other, SERVICE_RUN_SCRIPT: "true", SERVICE_KEEP_DEPLOYS: "1" },
+      });
       expect(cli.code).toBe(0);
       const kept = stems(cwd);
       expect(kept).toContain(runningStem);
@@ -139,7 +170,11 @@ describe("retention: maxLogBytes", () => {
     const script = join(scripts, "loud.sh");
     writeFileSync(script, "#!/bin/sh\nhead -c 1048576 /dev/zero | tr '\\0' x\necho\necho loud-end\n");
     chmodSync(script, 0o755);
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: script, SERVICE_MAX_LOG_BYTES: "10000" });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: script,
+      SERVICE_MAX_LOG_BYTES: "10000",
+    });
     try {
       const streamed = await (await post(server.url, { secret: SECRET })).text();
       expect(xs(streamed)).toBe(1_048_576);

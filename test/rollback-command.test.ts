@@ -94,7 +94,10 @@ describe("service rollback", () => {
       const { code, stdout, stderr } = await cli(repo.clone, ["rollback", ref]);
       expect(code).toBe(1);
       expect(stdout).toBe("");
-      const lines = stderr.trim().split("\n").filter((line) => !line.startsWith("config:"));
+      const lines = stderr
+        .trim()
+        .split("\n")
+        .filter((line) => !line.startsWith("config:"));
       expect(lines).toHaveLength(1);
       expect(lines[0]).toContain(`"${ref}" is neither a deploy id nor a commit`);
     }
@@ -114,7 +117,11 @@ describe("service rollback", () => {
     const failing = await cli(repo.clone, ["rollback"], { SERVICE_RUN_SCRIPT: "false" });
     expect(failing.code).toBe(1);
     expect(failing.record.result.ok).toBe(false);
-    const unhealthy = await cli(repo.clone, ["rollback", "last-ok"], { SERVICE_HEALTH_CHECK: "false", SERVICE_HEALTH_CHECK_TIMEOUT_MS: "200", SERVICE_HEALTH_CHECK_INTERVAL_MS: "100" });
+    const unhealthy = await cli(repo.clone, ["rollback", "last-ok"], {
+      SERVICE_HEALTH_CHECK: "false",
+      SERVICE_HEALTH_CHECK_TIMEOUT_MS: "200",
+      SERVICE_HEALTH_CHECK_INTERVAL_MS: "100",
+    });
     expect(unhealthy.code).toBe(1);
     expect(unhealthy.record.result.healthCheck.ok).toBe(false);
   });
@@ -130,7 +137,10 @@ describe("service rollback", () => {
       rollback = Bun.spawn([...CLI, "rollback", first], { cwd: repo.clone, env, stdout: "pipe", stderr: "ignore" });
       const rollbackOut = new Response(rollback.stdout).text();
       // The rollback waits: its status shows one waiting behind the running deploy.
-      await waitFor(async () => JSON.parse((await runCli(["status", "--json"], { cwd: repo.clone })).stdout)[0].waiting === 1, "the rollback to wait");
+      await waitFor(
+        async () => JSON.parse((await runCli(["status", "--json"], { cwd: repo.clone })).stdout)[0].waiting === 1,
+        "the rollback to wait",
+      );
       expect(gate.lines()).toHaveLength(1);
       gate.open();
       expect([await running.exited, await rollback.exited]).toEqual([0, 0]);

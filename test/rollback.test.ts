@@ -90,7 +90,12 @@ describe('rollback (README "Rollback")', () => {
     const cwd = tempDir();
     const plain = join(cwd, "not-a-repo");
     mkdirSync(plain);
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET, SERVICE_REPO_PATH: plain, SERVICE_RUN_SCRIPT: "false", SERVICE_ROLLBACK_ON_FAILURE: "true" });
+    const server = await startServer(cwd, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_REPO_PATH: plain,
+      SERVICE_RUN_SCRIPT: "false",
+      SERVICE_ROLLBACK_ON_FAILURE: "true",
+    });
     try {
       const text = await (await post(server.url, { secret: SECRET })).text();
       expect(text).toContain("[rollback] skipped");
@@ -149,7 +154,13 @@ describe('rollback (README "Rollback")', () => {
     try {
       Bun.spawnSync(["git", "remote", "set-url", "origin", join(repo.dir, "missing.git")], { cwd: repo.clone });
       const result = await deployJson(server.url);
-      expect(result).toMatchObject({ ok: true, rolledBack: true, pull: { success: false }, run: { exitCode: 1 }, rollback: { ok: true } });
+      expect(result).toMatchObject({
+        ok: true,
+        rolledBack: true,
+        pull: { success: false },
+        run: { exitCode: 1 },
+        rollback: { ok: true },
+      });
       const failedOnly = (await runCli(["logs", "--failed"], { cwd: repo.clone })).stdout;
       expect(failedOnly).toContain(result.id.slice(0, 8));
       expect(failedOnly).toContain("rolled back");
@@ -166,7 +177,12 @@ describe('rollback (README "Rollback")', () => {
     expect(jsonLine).toBeDefined();
     const repo = makeRepo({ "service.yaml": REPO_CONFIG, healthy: "yes\n" });
     const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_ROLLBACK_ON_FAILURE: "true" });
-    const sh = (script: string) => Bun.spawn(["sh", "-c", script], { env: { ...process.env, SECRET, URL: server.url }, stdout: "pipe", stderr: "pipe" }).exited;
+    const sh = (script: string) =>
+      Bun.spawn(["sh", "-c", script], {
+        env: { ...process.env, SECRET, URL: server.url },
+        stdout: "pipe",
+        stderr: "pipe",
+      }).exited;
     const ci = () => sh(`${line}\nci_deploy "$URL"`);
     const ciJson = () => sh(jsonLine!.replace("https://deploy.example.com/", `${server.url}/`));
     try {

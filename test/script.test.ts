@@ -4,12 +4,20 @@ import { planLine, scriptLines, splitWords } from "../src/deploy/script.ts";
 describe('scriptLines (README "The run script": one line at a time, blank and # lines skipped)', () => {
   const cases: [name: string, script: string, lines: string[]][] = [
     ["a single-line script is one line, not split", "npm run deploy", ["npm run deploy"]],
-    ["a single-line script with operators stays whole", "npm ci && npm run build; npm start", ["npm ci && npm run build; npm start"]],
+    [
+      "a single-line script with operators stays whole",
+      "npm ci && npm run build; npm start",
+      ["npm ci && npm run build; npm start"],
+    ],
     ["a multi-line script runs every line, in order", "echo 1\necho 2\necho 3", ["echo 1", "echo 2", "echo 3"]],
     ["empty lines are skipped", "echo 1\n\n\necho 2\n", ["echo 1", "echo 2"]],
     ["whitespace-only lines are skipped", "echo 1\n   \n\t\necho 2", ["echo 1", "echo 2"]],
     ["lines starting with # are skipped", "# build\necho 1\n#echo 2\necho 3", ["echo 1", "echo 3"]],
-    ["indented # lines are skipped (YAML block scalars indent)", "  echo 1\n  # comment\n  echo 2", ["echo 1", "echo 2"]],
+    [
+      "indented # lines are skipped (YAML block scalars indent)",
+      "  echo 1\n  # comment\n  echo 2",
+      ["echo 1", "echo 2"],
+    ],
     ["a # later in a line does not skip it", "echo 1 # note", ["echo 1 # note"]],
     ["CRLF line endings split like LF", "echo 1\r\necho 2\r\n", ["echo 1", "echo 2"]],
     ["a script of only comments and blanks runs nothing", "# a\n\n  # b\n", []],

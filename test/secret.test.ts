@@ -132,7 +132,7 @@ describe('Generated secret (README "Secret")', () => {
 describe("Secret sources (SERVICE_SECRET, or the file key secret, else generated)", () => {
   test("SERVICE_SECRET wins over the secret key, which wins over .service.secret", async () => {
     const repo = makeRepo();
-    writeFileSync(join(repo.clone, "service.yaml"), "secret: from-the-file-key\nrun_script: \"true\"\n");
+    writeFileSync(join(repo.clone, "service.yaml"), 'secret: from-the-file-key\nrun_script: "true"\n');
     writeFileSync(join(repo.clone, SECRET_FILE), "from-the-secret-file\n");
 
     const withEnv = await startUnderUmask000(repo.clone, { SERVICE_SECRET: "from-the-env" });
@@ -153,7 +153,7 @@ describe("Secret sources (SERVICE_SECRET, or the file key secret, else generated
       await withKey.stop();
     }
 
-    writeFileSync(join(repo.clone, "service.yaml"), "run_script: \"true\"\n");
+    writeFileSync(join(repo.clone, "service.yaml"), 'run_script: "true"\n');
     const withFile = await startUnderUmask000(repo.clone);
     try {
       expect(withFile.stdout.text).not.toContain("from-the-secret-file");
@@ -274,7 +274,9 @@ describe('ensureWebhookSecret (README "Library")', () => {
 
   test("a secret file that cannot be written or read throws a message naming .service.secret and leaves nothing behind", () => {
     const missing = join(tempDir("service-secret-"), "gone");
-    expect(() => ensureWebhookSecret({}, missing)).toThrow(`cannot write the secret file ${join(missing, SECRET_FILE)}`);
+    expect(() => ensureWebhookSecret({}, missing)).toThrow(
+      `cannot write the secret file ${join(missing, SECRET_FILE)}`,
+    );
     const blocked = tempDir("service-secret-");
     mkdirSync(join(blocked, SECRET_FILE));
     expect(() => ensureWebhookSecret({}, blocked)).toThrow(`cannot read the secret file ${join(blocked, SECRET_FILE)}`);
@@ -292,7 +294,11 @@ describe('ensureWebhookSecret (README "Library")', () => {
     const cwd = tempDir("service-secret-");
     const messages: string[] = [];
     const logger = createConsola({ reporters: [{ log: (entry) => messages.push(String(entry.args[0])) }] });
-    const config = loadConfig({ cwd, env: { SERVICE_PORT: "0", SERVICE_REPO_PATH: repo.clone, SERVICE_RUN_SCRIPT: "true" }, logger });
+    const config = loadConfig({
+      cwd,
+      env: { SERVICE_PORT: "0", SERVICE_REPO_PATH: repo.clone, SERVICE_RUN_SCRIPT: "true" },
+      logger,
+    });
     const server = createServiceServer(config, { cwd, logger });
     try {
       await server.start();
@@ -316,9 +322,21 @@ describe('Request authentication (README "Secret")', () => {
     { name: "Authorization: Bearer with the secret", headers: { authorization: `Bearer ${secret}` }, ok: true },
     { name: "Authorization: bearer (lower-case scheme)", headers: { authorization: `bearer ${secret}` }, ok: true },
     { name: "Authorization: BEARER (upper-case scheme)", headers: { authorization: `BEARER ${secret}` }, ok: true },
-    { name: "both headers, both right", headers: { "x-service-secret": secret, authorization: `Bearer ${secret}` }, ok: true },
-    { name: "both headers, X-Service-Secret wrong", headers: { "x-service-secret": "wrong", authorization: `Bearer ${secret}` }, ok: false },
-    { name: "both headers, Bearer wrong", headers: { "x-service-secret": secret, authorization: "Bearer wrong" }, ok: false },
+    {
+      name: "both headers, both right",
+      headers: { "x-service-secret": secret, authorization: `Bearer ${secret}` },
+      ok: true,
+    },
+    {
+      name: "both headers, X-Service-Secret wrong",
+      headers: { "x-service-secret": "wrong", authorization: `Bearer ${secret}` },
+      ok: false,
+    },
+    {
+      name: "both headers, Bearer wrong",
+      headers: { "x-service-secret": secret, authorization: "Bearer wrong" },
+      ok: false,
+    },
     { name: "no header", headers: {}, ok: false },
     { name: "empty X-Service-Secret", headers: { "x-service-secret": "" }, ok: false },
     { name: "Bearer with no value", headers: { authorization: "Bearer" }, ok: false },
@@ -369,21 +387,46 @@ describe("Generated secret directory (in the working directory)", () => {
 
 describe("Weak secrets: under 4 characters refused, under 16 warned about", () => {
   const appsYaml = (repoPath: string, secret?: string) =>
-    ["apps:", "  - name: one", "    host: localhost", "    path: /one", `    repoPath: ${repoPath}`, "    runScript: 'true'", ...(secret ? [`    secret: ${JSON.stringify(secret)}`] : []), ""].join("\n");
+    [
+      "apps:",
+      "  - name: one",
+      "    host: localhost",
+      "    path: /one",
+      `    repoPath: ${repoPath}`,
+      "    runScript: 'true'",
+      ...(secret ? [`    secret: ${JSON.stringify(secret)}`] : []),
+      "",
+    ].join("\n");
 
   test("a secret of 1 to 3 characters stops the start with one line naming where it was set (SERVICE_SECRET, the secret key, an app's secret, .service.secret); check reports it once, as a problem", async () => {
-    const cases: { what: string; files: (repoPath: string) => Record<string, string>; env: Record<string, string>; names: string }[] = [
+    const cases: {
+      what: string;
+      files: (repoPath: string) => Record<string, string>;
+      env: Record<string, string>;
+      names: string;
+    }[] = [
       { what: "SERVICE_SECRET=a", files: () => ({}), env: { SERVICE_SECRET: "a" }, names: "SERVICE_SECRET" },
       { what: "secret key of 3", files: () => ({ "service.yaml": "secret: ab1\n" }), env: {}, names: "the secret key" },
-      { what: "app secret of 2", files: (repoPath) => ({ "service.yaml": appsYaml(repoPath, "ab") }), env: {}, names: 'apps entry 1 ("one")' },
+      {
+        what: "app secret of 2",
+        files: (repoPath) => ({ "service.yaml": appsYaml(repoPath, "ab") }),
+        env: {},
+        names: 'apps entry 1 ("one")',
+      },
       { what: ".service.secret of 3", files: () => ({ [SECRET_FILE]: "xy9\n" }), env: {}, names: SECRET_FILE },
     ];
     for (const { what, files, env, names } of cases) {
       const repo = makeRepo();
-      for (const [name, text] of Object.entries(files(repo.clone))) writeFileSync(join(repo.clone, name), text, { mode: 0o600 });
+      for (const [name, text] of Object.entries(files(repo.clone)))
+        writeFileSync(join(repo.clone, name), text, { mode: 0o600 });
       const start = await runCli([], { cwd: repo.clone, env: { SERVICE_PORT: "0", ...env }, timeoutMs: 15_000 });
       const message = start.stderr.trim();
-      expect({ what, code: start.code === 0, listening: start.stdout.includes("listening on"), lines: message.split("\n").length }).toEqual({ what, code: false, listening: false, lines: 1 });
+      expect({
+        what,
+        code: start.code === 0,
+        listening: start.stdout.includes("listening on"),
+        lines: message.split("\n").length,
+      }).toEqual({ what, code: false, listening: false, lines: 1 });
       expect(message).toContain(names);
       expect(message).toMatch(/is only [1-3] characters?: a secret needs at least 4/);
     }
@@ -395,11 +438,17 @@ describe("Weak secrets: under 4 characters refused, under 16 warned about", () =
   });
 
   test("ensureWebhookSecret and createServiceServer(config).start() refuse a configured secret under 4 characters, naming the key", async () => {
-    expect(() => ensureWebhookSecret({ secret: "ab1" }, tempDir())).toThrow(/SERVICE_SECRET or the secret key\) is only 3 characters/);
+    expect(() => ensureWebhookSecret({ secret: "ab1" }, tempDir())).toThrow(
+      /SERVICE_SECRET or the secret key\) is only 3 characters/,
+    );
     const repo = makeRepo();
     const cwd = tempDir("service-secret-");
     const logger = createConsola({ reporters: [{ log: () => {} }] });
-    const config = loadConfig({ cwd, env: { SERVICE_PORT: "0", SERVICE_REPO_PATH: repo.clone, SERVICE_RUN_SCRIPT: "true" }, logger });
+    const config = loadConfig({
+      cwd,
+      env: { SERVICE_PORT: "0", SERVICE_REPO_PATH: repo.clone, SERVICE_RUN_SCRIPT: "true" },
+      logger,
+    });
     config.secret = "ab";
     const server = createServiceServer(config, { cwd, logger });
     await expect(server.start()).rejects.toThrow(/is only 2 characters: a secret needs at least 4/);
@@ -411,7 +460,10 @@ describe("Weak secrets: under 4 characters refused, under 16 warned about", () =
     const weak = "Qz9-x7w";
     const server = await startServer(repo.clone, { SERVICE_SECRET: weak, SERVICE_RUN_SCRIPT: "true" });
     try {
-      await waitFor(() => server.stderr.text.includes("the webhook secret is only 7 characters"), "the weak-secret warning");
+      await waitFor(
+        () => server.stderr.text.includes("the webhook secret is only 7 characters"),
+        "the weak-secret warning",
+      );
       expect(`${server.stdout.text}${server.stderr.text}`).not.toContain(weak);
       expect(await deployWith(server.url, weak)).toBe(OK);
     } finally {
@@ -419,7 +471,9 @@ describe("Weak secrets: under 4 characters refused, under 16 warned about", () =
     }
     const check = await runCli(["check"], { cwd: repo.clone, env: { SERVICE_SECRET: weak } });
     expect(check.code).toBe(0);
-    expect(check.stdout).toContain("warning: the webhook secret is only 7 characters: a short secret can be guessed; use 16 or more");
+    expect(check.stdout).toContain(
+      "warning: the webhook secret is only 7 characters: a short secret can be guessed; use 16 or more",
+    );
     expect(check.stdout).not.toContain(weak);
     const strong = await runCli(["check"], { cwd: repo.clone, env: { SERVICE_SECRET: "sixteen-chars-ok" } });
     expect(strong.code).toBe(0);
@@ -432,7 +486,10 @@ describe("Weak secrets: under 4 characters refused, under 16 warned about", () =
     writeFileSync(join(cwd, "service.yaml"), appsYaml(repo.clone, "app-secret-9"));
     const server = await startServer(cwd);
     try {
-      await waitFor(() => server.stderr.text.includes('the secret of app "one" is only 12 characters'), "the app's weak-secret warning");
+      await waitFor(
+        () => server.stderr.text.includes('the secret of app "one" is only 12 characters'),
+        "the app's weak-secret warning",
+      );
     } finally {
       await server.stop();
     }

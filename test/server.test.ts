@@ -22,7 +22,11 @@ describe('HTTP endpoint (README "HTTP")', () => {
 
   test("wrong method and wrong path answer 404 and start no deploy", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_PATH: "/hooks/deploy", SERVICE_RUN_SCRIPT: "echo ran" });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_PATH: "/hooks/deploy",
+      SERVICE_RUN_SCRIPT: "echo ran",
+    });
     try {
       for (const method of ["GET", "PUT", "DELETE", "PATCH"]) {
         const res = await fetch(`${server.url}/hooks/deploy`, { method, headers: { "x-service-secret": SECRET } });
@@ -72,10 +76,17 @@ describe('HTTP endpoint (README "HTTP")', () => {
 
   test("an authorized POST streams text/plain live: pull output, then run output, then the [done] line", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo from-the-script" });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "echo from-the-script",
+    });
     try {
       const commit = repo.push({ "new.txt": "v2\n" }, "second");
-      const res = await post(server.url, { secret: SECRET, body: '{"ref":"refs/heads/main"}', headers: { "content-type": "application/json" } });
+      const res = await post(server.url, {
+        secret: SECRET,
+        body: '{"ref":"refs/heads/main"}',
+        headers: { "content-type": "application/json" },
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toStartWith("text/plain");
       expect(res.headers.get("x-accel-buffering")).toBe("no");
@@ -103,7 +114,10 @@ describe('HTTP endpoint (README "HTTP")', () => {
 
   test("?format=json returns the buffered deploy result with every field of the spec", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "sh -c 'echo out; echo err >&2'" });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "sh -c 'echo out; echo err >&2'",
+    });
     try {
       const res = await post(`${server.url}/?format=json`, { secret: SECRET });
       expect(res.status).toBe(200);
@@ -163,9 +177,16 @@ describe("Library (README: Library)", () => {
     const seconds = String(3000 + Math.floor(Math.random() * 5000));
     const config = loadConfig({
       cwd: repo.clone,
-      env: { SERVICE_PORT: "0", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sh -c 'sleep ${seconds} & sleep ${seconds}; wait'` },
+      env: {
+        SERVICE_PORT: "0",
+        SERVICE_SECRET: SECRET,
+        SERVICE_RUN_SCRIPT: `sh -c 'sleep ${seconds} & sleep ${seconds}; wait'`,
+      },
     });
-    const server = createServiceServer(config, { cwd: repo.clone, logger: consola.create({ level: LogLevels.silent }) });
+    const server = createServiceServer(config, {
+      cwd: repo.clone,
+      logger: consola.create({ level: LogLevels.silent }),
+    });
     await server.start();
     try {
       const response = post(`${server.url}/?format=json`, { secret: SECRET });
@@ -186,7 +207,10 @@ describe("Library (README: Library)", () => {
     const seconds = [0, 1].map((i) => String(3000 + i * 5000 + Math.floor(Math.random() * 5000)));
     const servers = seconds.map((duration) => {
       const repo = makeRepo();
-      const config = loadConfig({ cwd: repo.clone, env: { SERVICE_PORT: "0", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sleep ${duration}` } });
+      const config = loadConfig({
+        cwd: repo.clone,
+        env: { SERVICE_PORT: "0", SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: `sleep ${duration}` },
+      });
       return createServiceServer(config, { cwd: repo.clone, logger: consola.create({ level: LogLevels.silent }) });
     });
     try {
@@ -195,7 +219,8 @@ describe("Library (README: Library)", () => {
         await server.start();
         responses.push(post(`${server.url}/?format=json`, { secret: SECRET }));
       }
-      for (const duration of seconds) await waitFor(() => processesRunning(["sleep", duration]).length === 1, `the sleep ${duration} deploy`);
+      for (const duration of seconds)
+        await waitFor(() => processesRunning(["sleep", duration]).length === 1, `the sleep ${duration} deploy`);
       await servers[0]!.stop({ force: true });
       expect(processesRunning(["sleep", seconds[0]!])).toEqual([]);
       expect(processesRunning(["sleep", seconds[1]!]).length).toBe(1);

@@ -31,7 +31,10 @@ describe("--cwd DIR: act for the service in DIR", () => {
     expect(listed.stdout).toContain(id.slice(0, 8));
     const shown = await runCli(["logs", "last", "--cwd", serviceDir], { cwd: repo.clone });
     expect(shown.stdout).toContain("from-the-service-config\n");
-    const followed = await runCli(["logs", id.slice(0, 8), "--follow", "--cwd", serviceDir], { cwd: repo.clone, timeoutMs: 15_000 });
+    const followed = await runCli(["logs", id.slice(0, 8), "--follow", "--cwd", serviceDir], {
+      cwd: repo.clone,
+      timeoutMs: 15_000,
+    });
     expect(lastLine(followed.stdout)).toBe("[done] ok=true exitCode=0");
   });
 
@@ -60,7 +63,10 @@ describe("--cwd DIR: act for the service in DIR", () => {
       const file = join(repo.dir, "a-file");
       writeFileSync(file, "");
       for (const dir of [join(repo.dir, "missing"), file]) {
-        const run = await runCli([command, "--cwd", dir], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "echo must-not-run" } });
+        const run = await runCli([command, "--cwd", dir], {
+          cwd: repo.clone,
+          env: { SERVICE_RUN_SCRIPT: "echo must-not-run" },
+        });
         expect(run.code).toBe(1);
         expect(run.stdout).toBe("");
         expect(run.stderr.trim().split("\n")).toEqual([expect.stringContaining(`--cwd ${dir}:`)]);

@@ -25,7 +25,14 @@ describe("service status", () => {
     const { code, json } = await status(repo.clone, ["--json"]);
     expect(code).toBe(0);
     expect(json).toHaveLength(1);
-    expect(json[0]).toMatchObject({ app: null, repoPath: repo.clone, commit: repo.head(), paused: null, running: null, waiting: 0 });
+    expect(json[0]).toMatchObject({
+      app: null,
+      repoPath: repo.clone,
+      commit: repo.head(),
+      paused: null,
+      running: null,
+      waiting: 0,
+    });
     expect(json[0].last).toMatchObject({ id: failedId, outcome: "FAILED" });
     expect(json[0].last.ageMs).toBeGreaterThanOrEqual(0);
     expect(Number.isNaN(Date.parse(json[0].last.finishedAt))).toBe(false);
@@ -47,7 +54,10 @@ describe("service status", () => {
       return child;
     };
     const first = spawn();
-    const [runningId] = await waitFor(() => (gate.starts().length === 1 ? gate.starts() : undefined), "the first deploy to start");
+    const [runningId] = await waitFor(
+      () => (gate.starts().length === 1 ? gate.starts() : undefined),
+      "the first deploy to start",
+    );
     const second = spawn();
     const json = await waitFor(async () => {
       const { json } = await status(repo.clone, ["--json"]);
@@ -65,7 +75,8 @@ describe("service status", () => {
     const cwd = tempDir();
     const web = makeRepo();
     const api = makeRepo();
-    const entry = (name: string, repoPath: string) => `  - name: ${name}\n    host: ${name}.example\n    path: /\n    repoPath: ${repoPath}\n    runScript: "true"\n`;
+    const entry = (name: string, repoPath: string) =>
+      `  - name: ${name}\n    host: ${name}.example\n    path: /\n    repoPath: ${repoPath}\n    runScript: "true"\n`;
     writeFileSync(join(cwd, "service.yaml"), `apps:\n${entry("web", web.clone)}${entry("api", api.clone)}`);
     expect((await runCli(["deploy", "--app", "web"], { cwd })).code).toBe(0);
     const all = await status(cwd, ["--json"]);

@@ -11,10 +11,27 @@ import { fakeApi } from "./outbound-fixtures.ts";
 
 const TOKEN = "forge-token-abcdef123456";
 
-async function deploy(repoPath: string, status: StatusSettings, options: { runScript?: string; rollbackOnFailure?: boolean; app?: string; env?: Record<string, string> } = {}) {
+async function deploy(
+  repoPath: string,
+  status: StatusSettings,
+  options: { runScript?: string; rollbackOnFailure?: boolean; app?: string; env?: Record<string, string> } = {},
+) {
   const cwd = tempDir();
-  const config = { ...defaultConfig(cwd), repoPath, runScript: options.runScript ?? "echo deployed", rollbackOnFailure: options.rollbackOnFailure ?? false, status };
-  const result = await runDeploy({ id: crypto.randomUUID(), config, trigger: "cli", cwd, app: options.app, env: baseEnv(options.env) });
+  const config = {
+    ...defaultConfig(cwd),
+    repoPath,
+    runScript: options.runScript ?? "echo deployed",
+    rollbackOnFailure: options.rollbackOnFailure ?? false,
+    status,
+  };
+  const result = await runDeploy({
+    id: crypto.randomUUID(),
+    config,
+    trigger: "cli",
+    cwd,
+    app: options.app,
+    env: baseEnv(options.env),
+  });
   return { cwd, result };
 }
 
@@ -64,7 +81,11 @@ const PROVIDERS: {
     path: (sha) => `/2.0/repositories/acme/web/commit/${sha}/statuses/build`,
     auth: ["authorization", `Bearer ${TOKEN}`],
     states: ["INPROGRESS", "SUCCESSFUL"],
-    body: (b) => ({ state: b.state, context: b.key === b.name ? b.key : "key and name differ", hasDescription: typeof b.description === "string" && typeof b.url === "string" }),
+    body: (b) => ({
+      state: b.state,
+      context: b.key === b.name ? b.key : "key and name differ",
+      hasDescription: typeof b.description === "string" && typeof b.url === "string",
+    }),
   },
 ];
 
@@ -74,14 +95,21 @@ describe("commit statuses", () => {
       const api = fakeApi([201]);
       const repo = makeRepo();
       const sha = repo.push({ "app.txt": "v2\n" });
-      const { result } = await deploy(repo.clone, { provider: forge.provider, repo: "acme/web", apiUrl: forge.api(api.url), token: TOKEN });
+      const { result } = await deploy(repo.clone, {
+        provider: forge.provider,
+        repo: "acme/web",
+        apiUrl: forge.api(api.url),
+        token: TOKEN,
+      });
       expect(result.ok).toBe(true);
       const list = await outcomes(result.log.json, 2);
       expect(api.seen.map((s) => [s.method, s.path, s.headers[forge.auth[0]], s.headers["content-type"]])).toEqual([
         ["POST", forge.path(sha), forge.auth[1], "application/json"],
         ["POST", forge.path(sha), forge.auth[1], "application/json"],
       ]);
-      expect(api.seen.map((s) => forge.body(s.json()))).toEqual(forge.states.map((state) => ({ state, context: "deploy", hasDescription: true })));
+      expect(api.seen.map((s) => forge.body(s.json()))).toEqual(
+        forge.states.map((state) => ({ state, context: "deploy", hasDescription: true })),
+      );
       expect(list.map((o) => [o.kind, o.target, o.ok])).toEqual([
         ["status", forge.provider, true],
         ["status", forge.provider, true],
@@ -96,7 +124,11 @@ describe("commit statuses", () => {
   test("failure when the deploy fails; the description says why in under 140 characters", async () => {
     const api = fakeApi([201]);
     const repo = makeRepo();
-    const { result } = await deploy(repo.clone, { provider: "github", repo: "acme/web", apiUrl: api.url, token: TOKEN }, { runScript: `sh -c "exit 3"` });
+    const { result } = await deploy(
+      repo.clone,
+      { provider: "github", repo: "acme/web", apiUrl: api.url, token: TOKEN },
+      { runScript: `sh -c "exit 3"` },
+    );
     expect(result.ok).toBe(false);
     await outcomes(result.log.json, 2);
     const final = api.seen[1]!.json();
@@ -108,7 +140,11 @@ describe("commit statuses", () => {
   test("a long error is cut: the description stays under 140 characters", async () => {
     const api = fakeApi([201]);
     const repo = makeRepo();
-    const { result } = await deploy(repo.clone, { provider: "github", repo: "acme/web", apiUrl: api.url, token: TOKEN }, { runScript: `no-such-command-${"x".repeat(300)}` });
+    const { result } = await deploy(
+      repo.clone,
+      { provider: "github", repo: "acme/web", apiUrl: api.url, token: TOKEN },
+      { runScript: `no-such-command-${"x".repeat(300)}` },
+    );
     expect(result.ok).toBe(false);
     await outcomes(result.log.json, 2);
     expect(api.seen[1]!.json().description.length).toBeLessThan(140);
@@ -119,7 +155,11 @@ describe("commit statuses", () => {
     const repo = makeRepo({ "deploy.sh": "exit 0\n" });
     const before = repo.head();
     const sha = repo.push({ "deploy.sh": "exit 1\n" });
-    const { result } = await deploy(repo.clone, { provider: "gitea", repo: "acme/web", apiUrl: api.url, token: TOKEN }, { runScript: "sh deploy.sh", rollbackOnFailure: true });
+    const { result } = await deploy(
+      repo.clone,
+      { provider: "gitea", repo: "acme/web", apiUrl: api.url, token: TOKEN },
+      { runScript: "sh deploy.sh", rollbackOnFailure: true },
+    );
     expect(result.rollback?.ok).toBe(true);
     await outcomes(result.log.json, 2);
     expect(api.seen.map((s) => s.path)).toEqual([`/repos/acme/web/statuses/${sha}`, `/repos/acme/web/statuses/${sha}`]);
@@ -133,7 +173,11 @@ describe("commit statuses", () => {
     const repo = makeRepo();
     const sha = repo.push({ "v.txt": "2\n" });
     const targetUrl = "https://deploy.example.com/{id}";
-    const { result } = await deploy(repo.clone, { provider: "github", repo: "acme/web", apiUrl: api.url, token: TOKEN, deployments: true, targetUrl }, { runScript: "false" });
+    const { result } = await deploy(
+      repo.clone,
+      { provider: "github", repo: "acme/web", apiUrl: api.url, token: TOKEN, deployments: true, targetUrl },
+      { runScript: "false" },
+    );
     await outcomes(result.log.json, 5);
     expect(api.seen.map((s) => [s.path, s.headers.authorization])).toEqual([
       [`/repos/acme/web/statuses/${sha}`, `Bearer ${TOKEN}`],
@@ -142,7 +186,12 @@ describe("commit statuses", () => {
       [`/repos/acme/web/statuses/${sha}`, `Bearer ${TOKEN}`],
       ["/repos/acme/web/deployments/1/statuses", `Bearer ${TOKEN}`],
     ]);
-    expect(api.seen[1]!.json()).toMatchObject({ ref: sha, environment: "production", auto_merge: false, required_contexts: [] });
+    expect(api.seen[1]!.json()).toMatchObject({
+      ref: sha,
+      environment: "production",
+      auto_merge: false,
+      required_contexts: [],
+    });
     expect([api.seen[2]!.json(), api.seen[4]!.json()]).toMatchObject([
       { state: "in_progress", environment: "production", log_url: `https://deploy.example.com/${result.id}` },
       { state: "failure", environment: "production" },
@@ -171,7 +220,12 @@ describe("commit statuses", () => {
     const api = fakeApi([201]);
     const repo = makeRepo();
     git(repo.clone, "remote", "set-url", "origin", join(repo.dir, "gone.git"));
-    const { result } = await deploy(repo.clone, { provider: "github", repo: "acme/web", apiUrl: api.url, token: TOKEN });
+    const { result } = await deploy(repo.clone, {
+      provider: "github",
+      repo: "acme/web",
+      apiUrl: api.url,
+      token: TOKEN,
+    });
     expect(result.pull.success).toBe(false);
     // Every outbound call the deploy led to has ended (or never started).
     await settleOutbound(30_000);
@@ -184,7 +238,11 @@ describe("commit statuses", () => {
     const repo = makeRepo();
     const sha = repo.head();
     const targetUrl = "https://deploy.example.com/d/{app}/{id}?c={commit}";
-    const { result } = await deploy(repo.clone, { provider: "github", repo: "acme/web", apiUrl: api.url, token: TOKEN, targetUrl }, { app: "web" });
+    const { result } = await deploy(
+      repo.clone,
+      { provider: "github", repo: "acme/web", apiUrl: api.url, token: TOKEN, targetUrl },
+      { app: "web" },
+    );
     await outcomes(result.log.json, 2);
     const body = api.seen[0]!.json();
     expect(body.context).toBe("deploy/web");
@@ -194,13 +252,21 @@ describe("commit statuses", () => {
   test("the token comes from tokenFile, else from SERVICE_STATUS_TOKEN", async () => {
     const api = fakeApi([201]);
     const repo = makeLocalRepo();
-    const { result } = await deploy(repo, { provider: "github", repo: "acme/web", apiUrl: api.url }, { env: { SERVICE_STATUS_TOKEN: TOKEN } });
+    const { result } = await deploy(
+      repo,
+      { provider: "github", repo: "acme/web", apiUrl: api.url },
+      { env: { SERVICE_STATUS_TOKEN: TOKEN } },
+    );
     await outcomes(result.log.json, 2);
     expect(api.seen[0]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
 
     const dir = tempDir();
     writeFileSync(join(dir, "token"), `${TOKEN}-file\n`);
-    const second = await deploy(repo, { provider: "github", repo: "acme/web", apiUrl: api.url, tokenFile: join(dir, "token") }, { env: { SERVICE_STATUS_TOKEN: TOKEN } });
+    const second = await deploy(
+      repo,
+      { provider: "github", repo: "acme/web", apiUrl: api.url, tokenFile: join(dir, "token") },
+      { env: { SERVICE_STATUS_TOKEN: TOKEN } },
+    );
     await outcomes(second.result.log.json, 2);
     expect(api.seen[2]!.headers.authorization).toBe(`Bearer ${TOKEN}-file`);
   });
@@ -208,7 +274,11 @@ describe("commit statuses", () => {
   test("the run script does not get the status token in its environment", async () => {
     const api = fakeApi([201]);
     const repo = makeLocalRepo();
-    const { result } = await deploy(repo, { provider: "github", repo: "acme/web", apiUrl: api.url }, { env: { SERVICE_STATUS_TOKEN: TOKEN }, runScript: `sh -c 'echo "token=[$SERVICE_STATUS_TOKEN]"'` });
+    const { result } = await deploy(
+      repo,
+      { provider: "github", repo: "acme/web", apiUrl: api.url },
+      { env: { SERVICE_STATUS_TOKEN: TOKEN }, runScript: `sh -c 'echo "token=[$SERVICE_STATUS_TOKEN]"'` },
+    );
     expect(result.run.stdout).toContain("token=[]");
   });
 
@@ -220,7 +290,9 @@ describe("commit statuses", () => {
     expect(readJson(result.log.json).outbound).toHaveLength(1);
     expect(list[0].ok).toBe(false);
     expect(list[0].detail).toContain("set provider");
-    expect(readFileSync(result.log.log, "utf8")).toContain("[status] forge failed: set provider (github, gitlab, gitea, bitbucket)");
+    expect(readFileSync(result.log.log, "utf8")).toContain(
+      "[status] forge failed: set provider (github, gitlab, gitea, bitbucket)",
+    );
   });
 });
 
@@ -240,13 +312,32 @@ describe("forge and repository from the origin URL", () => {
 
   test("a known public host gives the provider and its API; a self-hosted one needs provider and apiUrl", () => {
     const env = { SERVICE_STATUS_TOKEN: TOKEN };
-    expect(statusTarget({}, "git@gitlab.com:group/web.git", undefined, "/", env)).toMatchObject({ provider: "gitlab", apiUrl: "https://gitlab.com/api/v4", repo: "group/web", context: "deploy" });
-    expect(statusTarget({}, "https://bitbucket.org/team/web.git", "api", "/", env)).toMatchObject({ provider: "bitbucket", apiUrl: "https://api.bitbucket.org/2.0", context: "deploy/api" });
-    expect(statusTarget({}, "https://git.example.com/acme/web.git", undefined, "/", env)).toEqual({ problem: expect.stringContaining("set provider") });
-    expect(statusTarget({ provider: "gitea" }, "https://git.example.com/acme/web.git", undefined, "/", env)).toEqual({ problem: expect.stringContaining("set apiUrl") });
-    expect(statusTarget({ provider: "github" }, "https://github.com/acme/web.git", undefined, "/", {})).toEqual({ problem: expect.stringContaining("no token") });
+    expect(statusTarget({}, "git@gitlab.com:group/web.git", undefined, "/", env)).toMatchObject({
+      provider: "gitlab",
+      apiUrl: "https://gitlab.com/api/v4",
+      repo: "group/web",
+      context: "deploy",
+    });
+    expect(statusTarget({}, "https://bitbucket.org/team/web.git", "api", "/", env)).toMatchObject({
+      provider: "bitbucket",
+      apiUrl: "https://api.bitbucket.org/2.0",
+      context: "deploy/api",
+    });
+    expect(statusTarget({}, "https://git.example.com/acme/web.git", undefined, "/", env)).toEqual({
+      problem: expect.stringContaining("set provider"),
+    });
+    expect(statusTarget({ provider: "gitea" }, "https://git.example.com/acme/web.git", undefined, "/", env)).toEqual({
+      problem: expect.stringContaining("set apiUrl"),
+    });
+    expect(statusTarget({ provider: "github" }, "https://github.com/acme/web.git", undefined, "/", {})).toEqual({
+      problem: expect.stringContaining("no token"),
+    });
     // No origin to tell: the provider's public API (Gitea has none).
-    expect(statusTarget({ provider: "github", repo: "acme/web" }, undefined, undefined, "/", env)).toMatchObject({ apiUrl: "https://api.github.com" });
-    expect(statusTarget({ provider: "gitea", repo: "acme/web" }, undefined, undefined, "/", env)).toEqual({ problem: expect.stringContaining("set apiUrl") });
+    expect(statusTarget({ provider: "github", repo: "acme/web" }, undefined, undefined, "/", env)).toMatchObject({
+      apiUrl: "https://api.github.com",
+    });
+    expect(statusTarget({ provider: "gitea", repo: "acme/web" }, undefined, undefined, "/", env)).toEqual({
+      problem: expect.stringContaining("set apiUrl"),
+    });
   });
 });

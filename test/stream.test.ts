@@ -12,7 +12,8 @@ import { parseAnswer } from "./hostile-fixtures.ts";
 import { baseEnv, lastLine, makeRepo, post, readJson, ROOT, SECRET, startServer, waitFor } from "./helpers.ts";
 
 /** A script line that waits (at most 10 s, so a broken test cannot hang the deploy) until `file` exists. */
-const waitForFile = (file: string) => `sh -c 'i=0; while [ ! -f ${file} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done'`;
+const waitForFile = (file: string) =>
+  `sh -c 'i=0; while [ ! -f ${file} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done'`;
 
 /** Reads a fetch body incrementally; `until` resolves once the text read so far matches. */
 function incrementalReader(body: ReadableStream<Uint8Array>) {
@@ -41,7 +42,10 @@ function incrementalReader(body: ReadableStream<Uint8Array>) {
 }
 
 /** A raw HTTP/1.1 POST on a socket we control, so the test decides when (and whether) to read. */
-function rawPost(port: number, options: { paused?: boolean } = {}): { socket: Socket; received: Buffer[]; bytes: () => number; ended: Promise<void> } {
+function rawPost(
+  port: number,
+  options: { paused?: boolean } = {},
+): { socket: Socket; received: Buffer[]; bytes: () => number; ended: Promise<void> } {
   const socket = connect(port, "127.0.0.1");
   const received: Buffer[] = [];
   if (options.paused) socket.pause();
@@ -122,7 +126,11 @@ describe("live streaming (output streamed as plain text, read with curl -N)", ()
 
   test("during a silence a [heartbeat] line is sent every SERVICE_HEARTBEAT_MS, before [done]", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "sleep 3", SERVICE_HEARTBEAT_MS: "500" });
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "sleep 3",
+      SERVICE_HEARTBEAT_MS: "500",
+    });
     try {
       const res = await post(server.url, { secret: SECRET });
       const lines = (await res.text()).trimEnd().split("\n");
@@ -140,7 +148,12 @@ describe("stream lifetime", () => {
   test("a streaming response built but never sent (a request refused after all) leaves no heartbeat timer behind", async () => {
     // A timer left ticking would keep this process alive: it must exit on its own.
     const script = `import { streamingResponse } from ${JSON.stringify(join(ROOT, "src/response.ts"))};\nstreamingResponse(100);\n`;
-    const proc = Bun.spawn([process.execPath, "-e", script], { cwd: ROOT, env: baseEnv(), stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn([process.execPath, "-e", script], {
+      cwd: ROOT,
+      env: baseEnv(),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const kill = setTimeout(() => proc.kill("SIGKILL"), 10_000);
     try {
       expect(await proc.exited).toBe(0);
@@ -151,9 +164,13 @@ describe("stream lifetime", () => {
 });
 
 describe("client independence (a sink can go away without touching the run)", () => {
-  const script = ["echo first", waitForFile("go"), "sleep 0.5", "sh -c 'for i in 1 2 3 4 5; do echo after-disconnect-$i; done'", "touch finished.marker"].join(
-    "\n",
-  );
+  const script = [
+    "echo first",
+    waitForFile("go"),
+    "sleep 0.5",
+    "sh -c 'for i in 1 2 3 4 5; do echo after-disconnect-$i; done'",
+    "touch finished.marker",
+  ].join("\n");
 
   const expectCompleted = async (cwd: string) => {
     const record = await doneRecord(cwd);
@@ -171,7 +188,11 @@ describe("client independence (a sink can go away without touching the run)", ()
     const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: script });
     const abort = new AbortController();
     try {
-      const res = await fetch(server.url, { method: "POST", headers: { "x-service-secret": SECRET }, signal: abort.signal });
+      const res = await fetch(server.url, {
+        method: "POST",
+        headers: { "x-service-secret": SECRET },
+        signal: abort.signal,
+      });
       const stream = incrementalReader(res.body!);
       await stream.until((text) => text.includes("first\n"), 'the line "first"');
       abort.abort();
@@ -206,8 +227,15 @@ describe("client independence (a sink can go away without touching the run)", ()
 
   test("a client that never reads does not block a deploy printing 20 MB; it later gets a skip mark and [done]", async () => {
     const repo = makeRepo();
-    const script = ["sh -c 'yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 20000000'", "touch finished.marker"].join("\n");
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: script, SERVICE_MAX_LOG_BYTES: String(64 * 1024 * 1024) });
+    const script = [
+      "sh -c 'yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 20000000'",
+      "touch finished.marker",
+    ].join("\n");
+    const server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: script,
+      SERVICE_MAX_LOG_BYTES: String(64 * 1024 * 1024),
+    });
     let client: ReturnType<typeof rawPost> | undefined;
     try {
       client = rawPost(server.port, { paused: true });

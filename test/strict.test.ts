@@ -41,23 +41,43 @@ describe("strict mode stops the start on an unreadable or invalid config file", 
   }
 
   const invalid: { what: string; setup: (cwd: string) => Record<string, string>; mentions: string }[] = [
-    { what: "YAML that does not parse", setup: (cwd) => {
-      writeFileSync(join(cwd, "service.yaml"), ISSUE_FILE);
-      return {};
-    }, mentions: "not valid YAML" },
-    { what: "a top level that is a list", setup: (cwd) => {
-      writeFileSync(join(cwd, "service.yaml"), "- port: 1\n");
-      return {};
-    }, mentions: "top level must be a mapping" },
-    { what: "an unreadable file (a directory)", setup: (cwd) => {
-      mkdirSync(join(cwd, "service.yaml"));
-      return {};
-    }, mentions: "cannot read" },
-    { what: "SERVICE_CONFIG naming a missing file", setup: (cwd) => ({ SERVICE_CONFIG: join(cwd, "service.yaml") }), mentions: "cannot read" },
-    { what: "an unknown key (a typo of hostname)", setup: (cwd) => {
-      writeFileSync(join(cwd, "service.yaml"), "hostnmae: 127.0.0.1\n");
-      return {};
-    }, mentions: 'unknown key "hostnmae"' },
+    {
+      what: "YAML that does not parse",
+      setup: (cwd) => {
+        writeFileSync(join(cwd, "service.yaml"), ISSUE_FILE);
+        return {};
+      },
+      mentions: "not valid YAML",
+    },
+    {
+      what: "a top level that is a list",
+      setup: (cwd) => {
+        writeFileSync(join(cwd, "service.yaml"), "- port: 1\n");
+        return {};
+      },
+      mentions: "top level must be a mapping",
+    },
+    {
+      what: "an unreadable file (a directory)",
+      setup: (cwd) => {
+        mkdirSync(join(cwd, "service.yaml"));
+        return {};
+      },
+      mentions: "cannot read",
+    },
+    {
+      what: "SERVICE_CONFIG naming a missing file",
+      setup: (cwd) => ({ SERVICE_CONFIG: join(cwd, "service.yaml") }),
+      mentions: "cannot read",
+    },
+    {
+      what: "an unknown key (a typo of hostname)",
+      setup: (cwd) => {
+        writeFileSync(join(cwd, "service.yaml"), "hostnmae: 127.0.0.1\n");
+        return {};
+      },
+      mentions: 'unknown key "hostnmae"',
+    },
   ];
   for (const { what, setup, mentions } of invalid) {
     test(`${what}: loadConfig with strict throws a ConfigError naming the file and the error`, () => {
@@ -83,7 +103,11 @@ describe("strict mode stops the start on an unreadable or invalid config file", 
 
   test("SERVICE_STRICT_CONFIG=maybe stops the start naming the variable (never a silent non-strict start)", async () => {
     const cwd = tempDir("service-strict-");
-    const result = await runCli([], { cwd, env: { SERVICE_STRICT_CONFIG: "maybe", SERVICE_SECRET: SECRET, SERVICE_PORT: "0" }, timeoutMs: 20_000 });
+    const result = await runCli([], {
+      cwd,
+      env: { SERVICE_STRICT_CONFIG: "maybe", SERVICE_SECRET: SECRET, SERVICE_PORT: "0" },
+      timeoutMs: 20_000,
+    });
     expect(result.code).toBe(1);
     const lines = nonEmptyLines(result.stdout + result.stderr);
     expect(lines).toHaveLength(1);
@@ -112,7 +136,10 @@ describe("strict mode keeps the last good configuration after a bad edit", () =>
       expect(await deploy()).toContain("last-good");
       for (const [edit, why] of [
         [() => writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: [unclosed\n`), "is not valid YAML"],
-        [() => writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo typo-edit\nrun_scirpt: x\n`), 'unknown key "run_scirpt"'],
+        [
+          () => writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo typo-edit\nrun_scirpt: x\n`),
+          'unknown key "run_scirpt"',
+        ],
         [() => rmSync(file), `${file} is gone`],
       ] as const) {
         edit();

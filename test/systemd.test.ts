@@ -6,7 +6,10 @@ import { makeRepo, runCli, tempDir } from "./helpers.ts";
 describe("service systemd (a ready unit for the current config)", () => {
   test("prints WorkingDirectory, User, ExecStart, Restart=on-failure, KillMode=mixed, TimeoutStopSec above runTimeoutMs, SERVICE_SKIP_HTTPS_PROMPT=1", async () => {
     const repo = makeRepo();
-    const { code, stdout } = await runCli(["systemd", "--user", "root"], { cwd: repo.clone, env: { SERVICE_RUN_TIMEOUT_MS: "600000" } });
+    const { code, stdout } = await runCli(["systemd", "--user", "root"], {
+      cwd: repo.clone,
+      env: { SERVICE_RUN_TIMEOUT_MS: "600000" },
+    });
     expect(code).toBe(0);
     expect(stdout).toContain(`WorkingDirectory=${repo.clone}\n`);
     expect(stdout).toContain("User=root\n");
@@ -46,9 +49,12 @@ describe("service systemd (a ready unit for the current config)", () => {
     expect(stdout).toContain("Environment=SERVICE_STRICT_CONFIG=1\n");
   });
 
-  test("with USER and SUDO_USER unset, User= is the name of the current uid, never \"unknown\"", async () => {
+  test('with USER and SUDO_USER unset, User= is the name of the current uid, never "unknown"', async () => {
     const cwd = tempDir();
-    const { code, stdout } = await runCli(["systemd"], { cwd, env: { USER: undefined, SUDO_USER: undefined, LOGNAME: undefined } });
+    const { code, stdout } = await runCli(["systemd"], {
+      cwd,
+      env: { USER: undefined, SUDO_USER: undefined, LOGNAME: undefined },
+    });
     expect(code).toBe(0);
     const expected = readFileSync("/etc/passwd", "utf8")
       .split("\n")

@@ -30,7 +30,9 @@ describe("FailureThrottle (pure)", () => {
     const throttle = new FailureThrottle();
     for (let i = 0; i <= FAILURE_BURST; i++) throttle.fail("192.0.2.1", 0);
     expect(throttle.fail("192.0.2.1", 0)).toBe(1);
-    expect(Array.from({ length: FAILURE_BURST }, () => throttle.fail("192.0.2.2", 0))).toEqual(Array<number>(FAILURE_BURST).fill(0));
+    expect(Array.from({ length: FAILURE_BURST }, () => throttle.fail("192.0.2.2", 0))).toEqual(
+      Array<number>(FAILURE_BURST).fill(0),
+    );
   });
 
   test("memory stays bounded: 3 × MAX_CLIENTS addresses leave at most MAX_CLIENTS remembered, the least recently refused forgotten first", () => {
@@ -83,14 +85,28 @@ describe("FailureThrottle (pure)", () => {
       [undefined, true, "127.0.0.1"],
     ];
     for (const [forwarded, trust, address] of cases) {
-      expect({ forwarded, trust, address: clientAddress(headers(forwarded), socket, trust) }).toEqual({ forwarded, trust, address });
+      expect({ forwarded, trust, address: clientAddress(headers(forwarded), socket, trust) }).toEqual({
+        forwarded,
+        trust,
+        address,
+      });
     }
   });
 });
 
 /** One raw HTTP/1.1 POST to 127.0.0.1 from `localAddress` (any 127.0.0.x works on Linux); waits for the close. */
-function rawPost(port: number, headers: Record<string, string>, localAddress = "127.0.0.1", body = ""): Promise<RawAnswer> {
-  const head = [`POST ${HOOK} HTTP/1.1`, "Host: localhost", "Connection: close", `Content-Length: ${Buffer.byteLength(body)}`];
+function rawPost(
+  port: number,
+  headers: Record<string, string>,
+  localAddress = "127.0.0.1",
+  body = "",
+): Promise<RawAnswer> {
+  const head = [
+    `POST ${HOOK} HTTP/1.1`,
+    "Host: localhost",
+    "Connection: close",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+  ];
   for (const [name, value] of Object.entries(headers)) head.push(`${name}: ${value}`);
   return exchange(port, [`${head.join("\r\n")}\r\n\r\n${body}`], { localAddress });
 }
@@ -103,7 +119,12 @@ const WRONG: Record<string, string>[] = [
 ];
 
 /** Sends wrong secrets from `from` until one is answered 429 (at most `limit`); returns every answer. */
-async function floodUntilThrottled(port: number, from: string, extra: (i: number) => Record<string, string> = () => ({}), limit = 200): Promise<RawAnswer[]> {
+async function floodUntilThrottled(
+  port: number,
+  from: string,
+  extra: (i: number) => Record<string, string> = () => ({}),
+  limit = 200,
+): Promise<RawAnswer[]> {
   const answers: RawAnswer[] = [];
   for (let i = 0; i < limit; i++) {
     const answer = await rawPost(port, { ...WRONG[i % WRONG.length], ...extra(i) }, from, "{}");
@@ -130,7 +151,12 @@ function expectThrottled(answers: RawAnswer[]): void {
 describe("failed-authentication backoff (end to end)", () => {
   test("a burst of wrong secrets from 127.0.0.1 gets 429 after the burst; an authorized POST from 127.0.0.1 still deploys; a wrong secret from 127.0.0.2 still gets 401", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_PATH: HOOK, SERVICE_RUN_SCRIPT: "echo deployed" });
+    const server = await startServer(repo.clone, {
+      SERVICE_HOSTNAME: "127.0.0.1",
+      SERVICE_SECRET: SECRET,
+      SERVICE_PATH: HOOK,
+      SERVICE_RUN_SCRIPT: "echo deployed",
+    });
     try {
       expectThrottled(await floodUntilThrottled(server.port, "127.0.0.1"));
 
@@ -140,7 +166,12 @@ describe("failed-authentication backoff (end to end)", () => {
       expect(lastLine(authorized.body.toString("utf8"))).toBe(DONE_OK);
       const body = '{"ref":"refs/heads/main"}';
       const signature = `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
-      const signed = await rawPost(server.port, { "x-hub-signature-256": signature, "content-type": "application/json" }, "127.0.0.1", body);
+      const signed = await rawPost(
+        server.port,
+        { "x-hub-signature-256": signature, "content-type": "application/json" },
+        "127.0.0.1",
+        body,
+      );
       expect(signed.status).toBe(200);
       expect(lastLine(signed.body.toString("utf8"))).toBe(DONE_OK);
 
@@ -158,14 +189,25 @@ describe("failed-authentication backoff (end to end)", () => {
 
   test("with trustProxy, each X-Forwarded-For client (the rightmost entry) has its own budget; without it the header is ignored, so a spoofed one escapes nothing", async () => {
     const repo = makeRepo();
-    const env = { SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_PATH: HOOK, SERVICE_RUN_SCRIPT: "true" };
+    const env = {
+      SERVICE_HOSTNAME: "127.0.0.1",
+      SERVICE_SECRET: SECRET,
+      SERVICE_PATH: HOOK,
+      SERVICE_RUN_SCRIPT: "true",
+    };
     const proxied = await startServer(repo.clone, { ...env, SERVICE_TRUST_PROXY: "true" });
     try {
       // The client puts a new entry of its own first every time; the proxy appends the real one, which is counted.
-      expectThrottled(await floodUntilThrottled(proxied.port, "127.0.0.1", (i) => ({ "x-forwarded-for": `198.51.100.${i}, 203.0.113.1` })));
+      expectThrottled(
+        await floodUntilThrottled(proxied.port, "127.0.0.1", (i) => ({
+          "x-forwarded-for": `198.51.100.${i}, 203.0.113.1`,
+        })),
+      );
       const otherClient = await rawPost(proxied.port, { ...WRONG[0]!, "x-forwarded-for": "203.0.113.1, 203.0.113.2" });
       expect(otherClient.status).toBe(401);
-      expect((await rawPost(proxied.port, { "x-service-secret": SECRET, "x-forwarded-for": "203.0.113.1" })).status).toBe(200);
+      expect(
+        (await rawPost(proxied.port, { "x-service-secret": SECRET, "x-forwarded-for": "203.0.113.1" })).status,
+      ).toBe(200);
     } finally {
       await proxied.stop();
     }
@@ -173,7 +215,9 @@ describe("failed-authentication backoff (end to end)", () => {
     const direct = await startServer(repo.clone, env);
     try {
       // A new forwarded address every time changes nothing: the socket's address is counted.
-      expectThrottled(await floodUntilThrottled(direct.port, "127.0.0.1", (i) => ({ "x-forwarded-for": `203.0.113.${i}` })));
+      expectThrottled(
+        await floodUntilThrottled(direct.port, "127.0.0.1", (i) => ({ "x-forwarded-for": `203.0.113.${i}` })),
+      );
     } finally {
       await direct.stop();
     }

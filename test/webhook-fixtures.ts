@@ -139,9 +139,22 @@ export function giteaPush(ref = "refs/heads/main"): Record<string, unknown> {
     before: BEFORE,
     after: SHA,
     compare_url: "https://gitea.example.com/org/website/compare/0000000...6113728",
-    commits: [{ id: SHA, message: "Update README.md\n", url: `https://gitea.example.com/org/website/commit/${SHA}`, author: { name: "Gitea", email: "gitea@example.com", username: "gitea" } }],
+    commits: [
+      {
+        id: SHA,
+        message: "Update README.md\n",
+        url: `https://gitea.example.com/org/website/commit/${SHA}`,
+        author: { name: "Gitea", email: "gitea@example.com", username: "gitea" },
+      },
+    ],
     total_commits: 1,
-    repository: { id: 1, name: "website", full_name: "org/website", default_branch: "main", clone_url: "https://gitea.example.com/org/website.git" },
+    repository: {
+      id: 1,
+      name: "website",
+      full_name: "org/website",
+      default_branch: "main",
+      clone_url: "https://gitea.example.com/org/website.git",
+    },
     pusher: { id: 1, login: "gitea", email: "gitea@example.com" },
     sender: { id: 1, login: "gitea", email: "gitea@example.com" },
   };
@@ -149,7 +162,13 @@ export function giteaPush(ref = "refs/heads/main"): Record<string, unknown> {
 
 /** A Bitbucket Cloud `repo:push` delivery: the branch is in push.changes[].new. */
 export function bitbucketPush(branch = "main"): Record<string, unknown> {
-  const target = { type: "commit", hash: SHA, message: "Update README.md\n", date: "2026-05-04T08:15:31+00:00", author: { raw: "Mona <mona@example.com>" } };
+  const target = {
+    type: "commit",
+    hash: SHA,
+    message: "Update README.md\n",
+    date: "2026-05-04T08:15:31+00:00",
+    author: { raw: "Mona <mona@example.com>" },
+  };
   return {
     push: {
       changes: [
@@ -164,7 +183,13 @@ export function bitbucketPush(branch = "main"): Record<string, unknown> {
         },
       ],
     },
-    repository: { type: "repository", name: "website", full_name: "octo-team/website", uuid: "{5ae3b5a8-1f3e-4a4c-b5a7-0f53d8a1d3f2}", scm: "git" },
+    repository: {
+      type: "repository",
+      name: "website",
+      full_name: "octo-team/website",
+      uuid: "{5ae3b5a8-1f3e-4a4c-b5a7-0f53d8a1d3f2}",
+      scm: "git",
+    },
     actor: { type: "user", display_name: "Mona", uuid: "{0d0f7b4e-2a0e-4b4d-9a48-2d6c4a1f2b3c}" },
   };
 }
@@ -194,10 +219,31 @@ export function gitlabPush(ref = "refs/heads/main"): Record<string, unknown> {
     user_name: "John Smith",
     user_username: "jsmith",
     project_id: 15,
-    project: { id: 15, name: "website", path_with_namespace: "mike/website", default_branch: "main", git_http_url: "https://gitlab.example.com/mike/website.git" },
-    commits: [{ id: SHA, message: "Update README.md\n", title: "Update README.md", timestamp: "2026-05-04T10:15:31+02:00", author: { name: "John Smith", email: "john@example.com" }, added: [], modified: ["README.md"], removed: [] }],
+    project: {
+      id: 15,
+      name: "website",
+      path_with_namespace: "mike/website",
+      default_branch: "main",
+      git_http_url: "https://gitlab.example.com/mike/website.git",
+    },
+    commits: [
+      {
+        id: SHA,
+        message: "Update README.md\n",
+        title: "Update README.md",
+        timestamp: "2026-05-04T10:15:31+02:00",
+        author: { name: "John Smith", email: "john@example.com" },
+        added: [],
+        modified: ["README.md"],
+        removed: [],
+      },
+    ],
     total_commits_count: 1,
-    repository: { name: "website", url: "git@gitlab.example.com:mike/website.git", homepage: "https://gitlab.example.com/mike/website" },
+    repository: {
+      name: "website",
+      url: "git@gitlab.example.com:mike/website.git",
+      homepage: "https://gitlab.example.com/mike/website",
+    },
   };
 }
 
@@ -212,35 +258,90 @@ export function gitlabHeaders(): Record<string, string> {
   };
 }
 
-const GITHUB_REPOSITORY = { id: 186853002, name: "website", full_name: "octo-org/website", private: false, default_branch: "main", html_url: "https://github.com/octo-org/website" };
+const GITHUB_REPOSITORY = {
+  id: 186853002,
+  name: "website",
+  full_name: "octo-org/website",
+  private: false,
+  default_branch: "main",
+  html_url: "https://github.com/octo-org/website",
+};
 const GITHUB_SENDER = { login: "octocat", id: 583231, type: "User" };
 
 /**
  * GitHub deliveries other than `push`, as GitHub sends them (trimmed of URLs that change nothing here): what
  * a webhook left at "Send me everything", or created a moment ago (`ping`), delivers.
  */
-export function githubEvent(event: "ping" | "create" | "star" | "issues" | "pull_request" | "release" | "workflow_run", ref = "simple-tag"): Record<string, unknown> {
+export function githubEvent(
+  event: "ping" | "create" | "star" | "issues" | "pull_request" | "release" | "workflow_run",
+  ref = "simple-tag",
+): Record<string, unknown> {
   const base = { repository: GITHUB_REPOSITORY, sender: GITHUB_SENDER };
   switch (event) {
     case "ping":
-      return { zen: "Design for failure.", hook_id: 292430182, hook: { type: "Repository", id: 292430182, name: "web", active: true, events: ["push"], config: { content_type: "json", insecure_ssl: "0", url: "https://deploy.example.com/" } }, ...base };
+      return {
+        zen: "Design for failure.",
+        hook_id: 292430182,
+        hook: {
+          type: "Repository",
+          id: 292430182,
+          name: "web",
+          active: true,
+          events: ["push"],
+          config: { content_type: "json", insecure_ssl: "0", url: "https://deploy.example.com/" },
+        },
+        ...base,
+      };
     case "create":
       return { ref, ref_type: "tag", master_branch: "main", description: null, pusher_type: "user", ...base };
     case "star":
       return { action: "created", starred_at: "2026-05-04T08:15:31Z", ...base };
     case "issues":
-      return { action: "opened", issue: { number: 7, title: "The deploy shows ok although it rolled back", state: "open", user: GITHUB_SENDER }, ...base };
+      return {
+        action: "opened",
+        issue: { number: 7, title: "The deploy shows ok although it rolled back", state: "open", user: GITHUB_SENDER },
+        ...base,
+      };
     case "pull_request":
       return {
         action: "opened",
         number: 8,
-        pull_request: { number: 8, state: "open", title: "Fix the build", head: { ref: "fix-build", sha: SHA }, base: { ref: "main", sha: SHA } },
+        pull_request: {
+          number: 8,
+          state: "open",
+          title: "Fix the build",
+          head: { ref: "fix-build", sha: SHA },
+          base: { ref: "main", sha: SHA },
+        },
         ...base,
       };
     case "release":
-      return { action: "published", release: { id: 1, tag_name: "v1.0.0", target_commitish: "main", name: "v1.0.0", draft: false, prerelease: false }, ...base };
+      return {
+        action: "published",
+        release: {
+          id: 1,
+          tag_name: "v1.0.0",
+          target_commitish: "main",
+          name: "v1.0.0",
+          draft: false,
+          prerelease: false,
+        },
+        ...base,
+      };
     case "workflow_run":
-      return { action: "completed", workflow_run: { id: 30433642, name: "CI", head_branch: "main", head_sha: SHA, event: "push", status: "completed", conclusion: "success" }, ...base };
+      return {
+        action: "completed",
+        workflow_run: {
+          id: 30433642,
+          name: "CI",
+          head_branch: "main",
+          head_sha: SHA,
+          event: "push",
+          status: "completed",
+          conclusion: "success",
+        },
+        ...base,
+      };
   }
 }
 

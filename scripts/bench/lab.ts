@@ -60,7 +60,6 @@ function drain(stream: ReadableStream<Uint8Array> | number | undefined, into: { 
   })();
 }
 
-
 export interface Server {
   name: string;
   pid: number;
@@ -165,18 +164,34 @@ export class Bench {
           "include-command-output-in-response": true,
           "include-command-output-in-response-on-error": true,
           "trigger-rule-mismatch-http-response-code": 401,
-          "trigger-rule": { match: { type: "value", value: SECRET, parameter: { source: "header", name: "X-Service-Secret" } } },
+          "trigger-rule": {
+            match: { type: "value", value: SECRET, parameter: { source: "header", name: "X-Service-Secret" } },
+          },
         })),
         null,
         2,
       ),
     );
     const port = await freePort();
-    return this.launch("webhook", ["webhook", "-hooks", file, "-ip", "127.0.0.1", "-port", String(port), "-http-methods", "POST"], cwd, baseEnv(), port, "/hooks/");
+    return this.launch(
+      "webhook",
+      ["webhook", "-hooks", file, "-ip", "127.0.0.1", "-port", String(port), "-http-methods", "POST"],
+      cwd,
+      baseEnv(),
+      port,
+      "/hooks/",
+    );
   }
 
   /** Starts a server process, collects its output, and waits until it accepts connections on `port`. */
-  async launch(name: string, argv: string[], cwd: string, env: Record<string, string>, port: number, path: string): Promise<Server> {
+  async launch(
+    name: string,
+    argv: string[],
+    cwd: string,
+    env: Record<string, string>,
+    port: number,
+    path: string,
+  ): Promise<Server> {
     const proc = Bun.spawn(argv, { cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     this.started.add(proc);
     const output = { text: "" };
@@ -188,7 +203,16 @@ export class Bench {
       await this.stopProcess(proc);
       throw new Error(`${(error as Error).message}: ${output.text}`);
     }
-    return { name, pid: proc.pid, port, url: `http://127.0.0.1:${port}${path}`, cwd, proc, output, stop: () => this.stopProcess(proc) };
+    return {
+      name,
+      pid: proc.pid,
+      port,
+      url: `http://127.0.0.1:${port}${path}`,
+      cwd,
+      proc,
+      output,
+      stop: () => this.stopProcess(proc),
+    };
   }
 
   /** Kills what is left: our children, then any process whose working directory is in the temp dir (deploy scripts). */

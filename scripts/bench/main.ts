@@ -41,7 +41,9 @@ async function main(bench: Bench): Promise<number> {
     bench.report.note(message);
   }
   await ensureBinary(bench);
-  const only = process.argv.includes("--only") ? (process.argv[process.argv.indexOf("--only") + 1] ?? "").split(",") : undefined;
+  const only = process.argv.includes("--only")
+    ? (process.argv[process.argv.indexOf("--only") + 1] ?? "").split(",")
+    : undefined;
   for (const { name, run } of await loadCases()) {
     if (only && !only.some((o) => name.startsWith(o))) continue;
     try {

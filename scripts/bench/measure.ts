@@ -8,7 +8,8 @@ const startedAt = performance.now();
 
 /** Seconds since the bench started, for the progress lines and the final "done in". */
 export const elapsedSeconds = () => (performance.now() - startedAt) / 1000;
-export const log = (message: string) => process.stderr.write(`[bench ${elapsedSeconds().toFixed(1).padStart(5)} s] ${message}\n`);
+export const log = (message: string) =>
+  process.stderr.write(`[bench ${elapsedSeconds().toFixed(1).padStart(5)} s] ${message}\n`);
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 export const median = (values: number[]) => {
   if (values.length === 0) return NaN;
@@ -19,7 +20,9 @@ export const median = (values: number[]) => {
 
 export async function bounded<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms)),
+  );
   try {
     return await Promise.race([promise, timeout]);
   } finally {
@@ -77,11 +80,15 @@ export function rssSampler(pid: number): { stop(): { peak: number; hwm: number; 
 }
 
 /** The JSON log records of a service's deploys, done ones only. */
-export function doneRecords(cwd: string): { durationMs: number; status: string; result: { ok: boolean }; logFile: string }[] {
+export function doneRecords(
+  cwd: string,
+): { durationMs: number; status: string; result: { ok: boolean }; logFile: string }[] {
   const dir = join(cwd, ".service", "logs");
   if (!existsSync(dir)) return [];
   const out = [];
-  for (const name of readdirSync(dir).filter((n) => n.endsWith(".json")).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith(".json"))
+    .sort()) {
     try {
       const record = JSON.parse(readFileSync(join(dir, name), "utf8"));
       if (record.status === "done") out.push({ ...record, logFile: join(dir, name.replace(/\.json$/, ".log")) });

@@ -44,10 +44,23 @@ export class Report {
   print(header: string[]): void {
     const { rows, notes } = this;
     const columns = ["figure", "target", "ours", "peer", "ratio", "result"] as const;
-    const titles = { figure: "figure", target: "target", ours: "service", peer: "peer (webhook / bare sh)", ratio: "ratio", result: "result" };
+    const titles = {
+      figure: "figure",
+      target: "target",
+      ours: "service",
+      peer: "peer (webhook / bare sh)",
+      ratio: "ratio",
+      result: "result",
+    };
     const widths = columns.map((c) => Math.max(titles[c].length, ...rows.map((r) => r[c].length)));
     const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ");
-    const out: string[] = ["", ...header, "", line(columns.map((c) => titles[c])), line(widths.map((w) => "-".repeat(w)))];
+    const out: string[] = [
+      "",
+      ...header,
+      "",
+      line(columns.map((c) => titles[c])),
+      line(widths.map((w) => "-".repeat(w))),
+    ];
     for (const r of rows) out.push(line(columns.map((c) => r[c])));
     if (notes.length) out.push("", ...notes.map((n) => `- ${n}`));
     const escapeCell = (cell: string) => cell.replaceAll("|", "\\|");

@@ -41,12 +41,21 @@ export async function ensureBinary(bench: Bench): Promise<void> {
   }
   const stale = !existsSync(BIN) || statSync(BIN).mtimeMs < newestMtime(join(ROOT, "src"));
   if (!stale) return;
-  if (process.argv.includes("--no-build")) throw new Error("dist/service is missing or older than src/ (run `bun scripts/build.ts --only-host`)");
+  if (process.argv.includes("--no-build"))
+    throw new Error("dist/service is missing or older than src/ (run `bun scripts/build.ts --only-host`)");
   log("building dist/service (bun scripts/build.ts --only-host)");
-  const proc = Bun.spawn([process.execPath, join(ROOT, "scripts", "build.ts"), "--only-host"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, join(ROOT, "scripts", "build.ts"), "--only-host"], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   bench.track(proc);
   const timer = setTimeout(() => proc.kill("SIGKILL"), 180_000);
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   clearTimeout(timer);
   bench.untrack(proc);
   if (code !== 0) throw new Error(`the build failed:\n${out}${err}`);

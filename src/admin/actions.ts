@@ -15,9 +15,16 @@ const CANCELLED_HOW = "admin API";
 /** The action's JSON object body (none is `{}`), or the error answer. */
 async function jsonBody(request: Request): Promise<Record<string, unknown> | Response> {
   const read = await readBody(request, { limit: MAX_ACTION_BODY_BYTES, keep: true });
-  if (!read.ok) return apiError(read.reason === "too large" ? 413 : 408, read.reason, `the request body could not be read (${read.reason}; at most ${MAX_ACTION_BODY_BYTES} bytes)`);
+  if (!read.ok)
+    return apiError(
+      read.reason === "too large" ? 413 : 408,
+      read.reason,
+      `the request body could not be read (${read.reason}; at most ${MAX_ACTION_BODY_BYTES} bytes)`,
+    );
   read.release();
-  const text = Buffer.from(read.body ?? new Uint8Array()).toString("utf8").trim();
+  const text = Buffer.from(read.body ?? new Uint8Array())
+    .toString("utf8")
+    .trim();
   if (!text) return {};
   try {
     const body = JSON.parse(text) as unknown;
@@ -40,7 +47,12 @@ export async function rollbackAction(context: AdminContext, app: ResolvedApp, re
   if (body instanceof Response) return body;
   const to = field(body, "to");
   if (to instanceof Response) return to;
-  if (context.draining()) return jsonResponse(503, { error: "shutting down", message: "the service is stopping and accepts no new deploys" }, { "retry-after": "30" });
+  if (context.draining())
+    return jsonResponse(
+      503,
+      { error: "shutting down", message: "the service is stopping and accepts no new deploys" },
+      { "retry-after": "30" },
+    );
   try {
     const target = await rollbackTarget(context.cwd, app.repoPath, to, app.name, process.env);
     return context.deploy(app, target);
@@ -81,6 +93,11 @@ export function resumeAction(context: AdminContext, app: ResolvedApp): Response 
   const lifted = resume(context.cwd, { app: app.name });
   // A pause of every app outlives the lifting of one app's: say so rather than answer a resume that changed nothing.
   const still = pauseOf(context.cwd, app.name);
-  if (still) return apiError(409, "still paused", `the deploys of every app are paused (${still.reason}, since ${still.since}, by ${still.by}): service resume, without --app, lifts that`);
+  if (still)
+    return apiError(
+      409,
+      "still paused",
+      `the deploys of every app are paused (${still.reason}, since ${still.since}, by ${still.by}): service resume, without --app, lifts that`,
+    );
   return jsonResponse(200, { resumed: lifted !== undefined, ...(lifted ? { was: lifted } : {}) });
 }

@@ -52,7 +52,14 @@ export async function listApps(context: AdminContext): Promise<Response> {
         commit: await headCommit(app.repoPath, process.env).catch(() => null),
         running: context.metrics.running.get(name) ?? null,
         waiting: context.waiting(app),
-        last: last ? { id: last.id, outcome: entryOutcome(last), startedAt: last.startedAt, ageSeconds: Math.max(0, Math.round((Date.now() - Date.parse(last.startedAt)) / 1000)) } : null,
+        last: last
+          ? {
+              id: last.id,
+              outcome: entryOutcome(last),
+              startedAt: last.startedAt,
+              ageSeconds: Math.max(0, Math.round((Date.now() - Date.parse(last.startedAt)) / 1000)),
+            }
+          : null,
         paused: pauseOf(context.cwd, app.name) ?? false,
         poll: pollStatus(context.cwd, app, Date.now()),
       };
@@ -73,7 +80,12 @@ function entryOutcome(entry: HistoryEntry): string {
 export function listDeployments(context: AdminContext, query: URLSearchParams): Response {
   const limitText = query.get("limit") ?? "20";
   const limit = /^\d{1,7}$/.test(limitText) ? Number(limitText) : 0;
-  if (limit <= 0 || limit > MAX_LIMIT) return apiError(400, "bad request", `limit must be a whole number from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limitText.slice(0, 40))}`);
+  if (limit <= 0 || limit > MAX_LIMIT)
+    return apiError(
+      400,
+      "bad request",
+      `limit must be a whole number from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limitText.slice(0, 40))}`,
+    );
   const app = query.get("app");
   let entries = listDeploys(context.cwd);
   if (app) entries = entries.filter((e) => (e.app ?? "default") === app);
@@ -83,7 +95,8 @@ export function listDeployments(context: AdminContext, query: URLSearchParams): 
 
 /** The deploy `ref` names, or the error answer. */
 function deployOf(context: AdminContext, ref: string): HistoryEntry | Response {
-  if (!isDeployRef(ref) || ref.length < 4) return apiError(400, "bad request", "a deploy is named by its id or at least 4 characters of it");
+  if (!isDeployRef(ref) || ref.length < 4)
+    return apiError(400, "bad request", "a deploy is named by its id or at least 4 characters of it");
   const entry = findDeploy(context.cwd, ref);
   if (typeof entry !== "string") return entry;
   return entry.startsWith("no deploy") ? apiError(404, "not found", entry) : apiError(409, "ambiguous", entry);
@@ -119,13 +132,22 @@ export class Follows {
     const redaction = new Redaction(context.secrets());
     if (!follow) {
       try {
-        return new Response(Buffer.from(redaction.binary(readFileSync(entry.logPath).toString("latin1")), "latin1"), { headers: STREAM_HEADERS });
+        return new Response(Buffer.from(redaction.binary(readFileSync(entry.logPath).toString("latin1")), "latin1"), {
+          headers: STREAM_HEADERS,
+        });
       } catch {
         return apiError(404, "not found", `the log of deploy ${entry.id} is missing`);
       }
     }
     if (this.total >= MAX_FOLLOWS || (this.perClient.get(client) ?? 0) >= MAX_FOLLOWS_PER_CLIENT) {
-      return jsonResponse(429, { error: "too many follow streams", message: `at most ${MAX_FOLLOWS_PER_CLIENT} per client and ${MAX_FOLLOWS} in all: close one first` }, { "retry-after": "10" });
+      return jsonResponse(
+        429,
+        {
+          error: "too many follow streams",
+          message: `at most ${MAX_FOLLOWS_PER_CLIENT} per client and ${MAX_FOLLOWS} in all: close one first`,
+        },
+        { "retry-after": "10" },
+      );
     }
     this.total++;
     this.perClient.set(client, (this.perClient.get(client) ?? 0) + 1);
@@ -155,7 +177,9 @@ export class Follows {
         try {
           const read = readSync(fd, buffer, 0, buffer.length, offset);
           offset += read;
-          return read > 0 ? Buffer.from(redaction.binary(buffer.subarray(0, read).toString("latin1")), "latin1") : undefined;
+          return read > 0
+            ? Buffer.from(redaction.binary(buffer.subarray(0, read).toString("latin1")), "latin1")
+            : undefined;
         } finally {
           closeSync(fd);
         }
@@ -166,9 +190,16 @@ export class Follows {
     // As `service logs --follow`: until the record says it ended, or the process that wrote it is gone.
     const running = () => {
       try {
-        const record = JSON.parse(readFileSync(entry.jsonPath, "utf8")) as { status?: unknown; pid?: unknown; pidStart?: unknown };
+        const record = JSON.parse(readFileSync(entry.jsonPath, "utf8")) as {
+          status?: unknown;
+          pid?: unknown;
+          pidStart?: unknown;
+        };
         if (record.status !== "running") return false;
-        return typeof record.pid !== "number" || processAlive(record.pid, typeof record.pidStart === "string" ? record.pidStart : undefined);
+        return (
+          typeof record.pid !== "number" ||
+          processAlive(record.pid, typeof record.pidStart === "string" ? record.pidStart : undefined)
+        );
       } catch {
         return false;
       }

@@ -24,7 +24,9 @@ export interface EnsuredAdminToken {
 /** The admin token: `adminToken` / SERVICE_ADMIN_TOKEN, else `.service/admin.token`, else a new one stored there. */
 export function ensureAdminToken(configured: string | undefined, cwd: string): EnsuredAdminToken {
   if (configured !== undefined && configured !== "") {
-    const problem = !configured.trim() ? "the admin token (SERVICE_ADMIN_TOKEN or adminToken) is blank" : shortSecretError(configured, "the admin token (SERVICE_ADMIN_TOKEN or adminToken)");
+    const problem = !configured.trim()
+      ? "the admin token (SERVICE_ADMIN_TOKEN or adminToken) is blank"
+      : shortSecretError(configured, "the admin token (SERVICE_ADMIN_TOKEN or adminToken)");
     if (problem) throw new Error(problem);
     return { token: configured.trim(), generated: false };
   }

@@ -16,8 +16,14 @@ export const MAX_ADMIN_BODY_BYTES = 4096;
 /** Idle connections are closed after this; follow streams are exempt. */
 const IDLE_TIMEOUT_SECONDS = 30;
 
-const UNAUTHORIZED = Object.freeze({ error: "unauthorized", message: "missing or wrong admin token: send Authorization: Bearer <admin token>, or log in" });
-const CROSS_SITE = Object.freeze({ error: "cross-site request", message: "this request came from another site's page and is refused" });
+const UNAUTHORIZED = Object.freeze({
+  error: "unauthorized",
+  message: "missing or wrong admin token: send Authorization: Bearer <admin token>, or log in",
+});
+const CROSS_SITE = Object.freeze({
+  error: "cross-site request",
+  message: "this request came from another site's page and is refused",
+});
 const NOT_FOUND = Object.freeze({ error: "not found", message: "no such admin endpoint" });
 
 export interface AdminOptions extends AdminContext {
@@ -49,17 +55,25 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     const client = () => clientAddress(request.headers, control.remoteAddress, trustProxy);
     /** A wrong token or session is counted like a wrong webhook secret; a missing one answers 401 alone. */
     const refuse = () => (auth.presented(request) ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED));
-    const secure = trustProxy && request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase() === "https";
+    const secure =
+      trustProxy && request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase() === "https";
 
     if (path === "/healthz" && method === "GET") {
-      return options.draining() ? new Response("shutting down\n", { status: 503 }) : new Response("ok\n", { headers: { "content-type": "text/plain; charset=utf-8" } });
+      return options.draining()
+        ? new Response("shutting down\n", { status: 503 })
+        : new Response("ok\n", { headers: { "content-type": "text/plain; charset=utf-8" } });
     }
     if (method === "POST" && crossSite(request, trustProxy)) return jsonResponse(403, CROSS_SITE);
 
     if (path === "/login" && method === "POST") {
       // Within the size limit and the read deadline every body has: a login form is not authenticated yet.
       const read = await readBody(request, { limit: MAX_ADMIN_BODY_BYTES, keep: true });
-      if (!read.ok) return apiError(read.reason === "too large" ? 413 : 408, read.reason, `the login form could not be read (${read.reason}; at most ${MAX_ADMIN_BODY_BYTES} bytes)`);
+      if (!read.ok)
+        return apiError(
+          read.reason === "too large" ? 413 : 408,
+          read.reason,
+          `the login form could not be read (${read.reason}; at most ${MAX_ADMIN_BODY_BYTES} bytes)`,
+        );
       read.release();
       const token = new URLSearchParams(Buffer.from(read.body ?? new Uint8Array()).toString("utf8")).get("token") ?? "";
       if (!auth.tokenMatches(token)) {
@@ -67,12 +81,21 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
         // A browser's form gets the form again, saying why; a script gets the JSON.
         if (!request.headers.get("accept")?.includes("text/html")) return refused;
         const retry = refused.headers.get("retry-after");
-        return loginPage("./", refused.status, refused.status === 429 ? `Too many wrong tokens: try again in ${retry ?? "a few"} seconds.` : "Wrong admin token.");
+        return loginPage(
+          "./",
+          refused.status,
+          refused.status === 429
+            ? `Too many wrong tokens: try again in ${retry ?? "a few"} seconds.`
+            : "Wrong admin token.",
+        );
       }
       return new Response(null, { status: 303, headers: { location: "./", "set-cookie": auth.login(secure) } });
     }
     if (path === "/logout" && method === "POST") {
-      return new Response(null, { status: 303, headers: { location: "./", "set-cookie": auth.logout(request, secure) } });
+      return new Response(null, {
+        status: 303,
+        headers: { location: "./", "set-cookie": auth.logout(request, secure) },
+      });
     }
     const asset = method === "GET" ? dashboardAsset(path) : undefined;
     if (asset) return asset;
@@ -82,8 +105,14 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       // A request a proxy forwarded comes from anywhere, whatever address the listener is on.
       const proxied = ["x-forwarded-for", "forwarded", "x-real-ip"].some((name) => request.headers.has(name));
       if ((!openMetrics || proxied) && !auth.authorized(request)) return refuse();
-      const apps = options.apps().map((app) => ({ name: appName(app), waiting: options.waiting(app), paused: pauseOf(options.cwd, app.name) !== undefined }));
-      return new Response(options.metrics.render(apps), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+      const apps = options.apps().map((app) => ({
+        name: appName(app),
+        waiting: options.waiting(app),
+        paused: pauseOf(options.cwd, app.name) !== undefined,
+      }));
+      return new Response(options.metrics.render(apps), {
+        headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+      });
     }
     if (!path.startsWith("/api/")) return jsonResponse(404, NOT_FOUND);
     if (!auth.authorized(request)) return refuse();
@@ -92,17 +121,21 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
 
   /** The JSON API; the caller is authorized. */
   const api = async (request: Request, url: URL, control: RequestControl, client: () => string): Promise<Response> => {
-    const parts = url.pathname.split("/").slice(2).map((part) => {
-      try {
-        return decodeURIComponent(part);
-      } catch {
-        return "\0"; // names no app and no deploy
-      }
-    });
+    const parts = url.pathname
+      .split("/")
+      .slice(2)
+      .map((part) => {
+        try {
+          return decodeURIComponent(part);
+        } catch {
+          return "\0"; // names no app and no deploy
+        }
+      });
     const method = request.method;
     const [resource, name, action, extra] = parts;
     if (resource === "apps" && name === undefined && method === "GET") return listApps(options);
-    if (resource === "deploys" && name === undefined && method === "GET") return listDeployments(options, url.searchParams);
+    if (resource === "deploys" && name === undefined && method === "GET")
+      return listDeployments(options, url.searchParams);
     if (resource === "deploys" && name && action === undefined && method === "GET") return deployRecord(options, name);
     if (resource === "deploys" && name && action === "log" && extra === undefined && method === "GET") {
       const follow = ["1", "true", "yes"].includes(url.searchParams.get("follow") ?? "");
@@ -114,7 +147,12 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       if (!app) return apiError(404, "not found", `no app named ${JSON.stringify(name.slice(0, 100))}`);
       switch (action) {
         case "deploy":
-          if (options.draining()) return jsonResponse(503, { error: "shutting down", message: "the service is stopping and accepts no new deploys" }, { "retry-after": "30" });
+          if (options.draining())
+            return jsonResponse(
+              503,
+              { error: "shutting down", message: "the service is stopping and accepts no new deploys" },
+              { "retry-after": "30" },
+            );
           return options.deploy(app);
         case "rollback":
           return rollbackAction(options, app, request);
@@ -124,7 +162,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
           return resumeAction(options, app);
       }
     }
-    if (resource === "deploys" && name && action === "cancel" && extra === undefined && method === "POST") return cancelAction(options, name);
+    if (resource === "deploys" && name && action === "cancel" && extra === undefined && method === "POST")
+      return cancelAction(options, name);
     return jsonResponse(404, NOT_FOUND);
   };
 
@@ -136,7 +175,10 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     fetch: handle,
     error(error) {
       options.logger.error(`admin request failed: ${error.message}`);
-      return jsonResponse(500, { error: "internal error", message: "the request failed inside the service; see its log" });
+      return jsonResponse(500, {
+        error: "internal error",
+        message: "the request failed inside the service; see its log",
+      });
     },
   });
   return {

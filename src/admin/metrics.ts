@@ -57,7 +57,8 @@ export class Metrics {
   /** `sink` wrapped so the counters hear every deploy of `app` start and end. */
   observe(app: string, sink: DeploySink | undefined): DeploySink {
     return (event) => {
-      if (event.type === "start") this.running.set(app, { id: event.id, trigger: event.trigger, since: event.startedAt.toISOString() });
+      if (event.type === "start")
+        this.running.set(app, { id: event.id, trigger: event.trigger, since: event.startedAt.toISOString() });
       if (event.type === "done") {
         if (this.running.get(app)?.id === event.result.id) this.running.delete(app);
         this.deployEnded(app, outcomeOf(event.result), event.result.durationMs);
@@ -69,10 +70,15 @@ export class Metrics {
   /** Prometheus text format 0.0.4; `waiting` and `paused` are each configured app's now. */
   render(apps: { name: string; waiting: number; paused: boolean }[]): string {
     const out: string[] = [];
-    const family = (name: string, type: string, help: string) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    const family = (name: string, type: string, help: string) =>
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     family("service_info", "gauge", "The running service; its version is a label.");
     out.push(`service_info${labels({ version: pkg.version })} 1`);
-    family("service_webhook_requests_total", "counter", "Webhook requests answered, by app and HTTP status (app empty: no route matched).");
+    family(
+      "service_webhook_requests_total",
+      "counter",
+      "Webhook requests answered, by app and HTTP status (app empty: no route matched).",
+    );
     for (const [key, n] of this.webhooks) out.push(`service_webhook_requests_total${key} ${n}`);
     family("service_deploys_total", "counter", "Deploys ended, by app and outcome.");
     for (const [key, n] of this.deploys) out.push(`service_deploys_total${key} ${n}`);
@@ -82,15 +88,23 @@ export class Metrics {
         out.push(`service_deploy_duration_seconds_bucket${labels({ app, le: String(bound) })} ${h.buckets[i]}`);
       });
       out.push(`service_deploy_duration_seconds_bucket${labels({ app, le: "+Inf" })} ${h.count}`);
-      out.push(`service_deploy_duration_seconds_sum${labels({ app })} ${h.sum}`, `service_deploy_duration_seconds_count${labels({ app })} ${h.count}`);
+      out.push(
+        `service_deploy_duration_seconds_sum${labels({ app })} ${h.sum}`,
+        `service_deploy_duration_seconds_count${labels({ app })} ${h.count}`,
+      );
     }
     family("service_deploys_running", "gauge", "Deploys running now.");
-    for (const { name } of apps) out.push(`service_deploys_running${labels({ app: name })} ${this.running.has(name) ? 1 : 0}`);
+    for (const { name } of apps)
+      out.push(`service_deploys_running${labels({ app: name })} ${this.running.has(name) ? 1 : 0}`);
     family("service_deploys_waiting", "gauge", "Deploys waiting in the queue.");
     for (const { name, waiting } of apps) out.push(`service_deploys_waiting${labels({ app: name })} ${waiting}`);
     family("service_last_deploy_timestamp_seconds", "gauge", "When the last deploy of each outcome ended (Unix time).");
     for (const [key, at] of this.last) out.push(`service_last_deploy_timestamp_seconds${key} ${at}`);
-    family("service_polls_total", "counter", "Polls of the remote, by app and result (deployed, unchanged, skipped, failed).");
+    family(
+      "service_polls_total",
+      "counter",
+      "Polls of the remote, by app and result (deployed, unchanged, skipped, failed).",
+    );
     for (const [key, n] of this.polls) out.push(`service_polls_total${key} ${n}`);
     family("service_paused", "gauge", "1 while an app's deploys are paused.");
     for (const { name, paused } of apps) out.push(`service_paused${labels({ app: name })} ${paused ? 1 : 0}`);

@@ -26,7 +26,8 @@ export function dashboardRoute(path: string): DashboardRoute | undefined {
 /** No request to another host, no inline script, no framing by another site. */
 const HEADERS = {
   "content-type": "text/html; charset=utf-8",
-  "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "cache-control": "no-store",
   // Not no-referrer: with it the browser sends `Origin: null` on the forms, which the cross-site check refuses.
   "referrer-policy": "same-origin",
@@ -47,7 +48,8 @@ ${body}
 
 export function dashboardPage(route: DashboardRoute): Response {
   const { page, root } = route;
-  const link = (kind: PageKind, href: string) => `<a href="${root}${href}"${kind === page || (page === "deploy" && kind === "deploys") ? ' aria-current="page"' : ""}>${TITLES[kind]}</a>`;
+  const link = (kind: PageKind, href: string) =>
+    `<a href="${root}${href}"${kind === page || (page === "deploy" && kind === "deploys") ? ' aria-current="page"' : ""}>${TITLES[kind]}</a>`;
   const body = `<header><nav aria-label="Dashboard">${link("apps", "")} ${link("deploys", "deploys")}</nav>
 <form method="post" action="${root}logout"><button type="submit">Log out</button></form></header>
 <main><h1>${TITLES[page]}</h1>
@@ -70,8 +72,10 @@ ${problem ? `<p role="alert">${problem}</p>` : ""}<p class="hint">The token is <
 /** `GET /assets/dashboard.js` and `/assets/dashboard.css` (and no favicon): embedded, so the binary serves them itself. */
 export function dashboardAsset(path: string): Response | undefined {
   const headers = { "cache-control": "no-cache", "x-content-type-options": "nosniff" };
-  if (path === "/assets/dashboard.js") return new Response(DASHBOARD_JS, { headers: { ...headers, "content-type": "text/javascript; charset=utf-8" } });
+  if (path === "/assets/dashboard.js")
+    return new Response(DASHBOARD_JS, { headers: { ...headers, "content-type": "text/javascript; charset=utf-8" } });
   if (path === "/favicon.ico") return new Response(null, { status: 204, headers });
-  if (path === "/assets/dashboard.css") return new Response(DASHBOARD_CSS, { headers: { ...headers, "content-type": "text/css; charset=utf-8" } });
+  if (path === "/assets/dashboard.css")
+    return new Response(DASHBOARD_CSS, { headers: { ...headers, "content-type": "text/css; charset=utf-8" } });
   return undefined;
 }

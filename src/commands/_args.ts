@@ -34,7 +34,12 @@ export function rejectUnknownArgs({ rawArgs, cmd }: CommandLine): void {
   const defined = (cmd.args ?? {}) as ArgsDef;
   const name = (cmd.meta as { name?: string } | undefined)?.name ?? "";
   const help = `see service ${name} --help`.replace("  ", " ");
-  const flags = new Map<string, string>([["help", "boolean"], ["h", "boolean"], ["version", "boolean"], ["v", "boolean"]]);
+  const flags = new Map<string, string>([
+    ["help", "boolean"],
+    ["h", "boolean"],
+    ["version", "boolean"],
+    ["v", "boolean"],
+  ]);
   let positionals = 0;
   for (const [key, arg] of Object.entries(defined)) {
     if (arg.type === "positional") {

@@ -9,7 +9,8 @@ import { resolve } from "node:path";
 export const cwdArg = {
   type: "string",
   valueHint: "dir",
-  description: "The service's working directory: its config file, secrets and .service/logs (default: the current directory)",
+  description:
+    "The service's working directory: its config file, secrets and .service/logs (default: the current directory)",
 } as const;
 
 /** The directory `--cwd` names, absolute; the current directory without it. */

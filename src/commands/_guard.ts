@@ -29,4 +29,6 @@ function hangupIgnored(): boolean {
 }
 
 /** The signals that stop a command: Ctrl-C, `kill`, systemd, and SIGHUP when its terminal closes (unless nohup). */
-export const STOP_SIGNALS: readonly NodeJS.Signals[] = hangupIgnored() ? ["SIGINT", "SIGTERM"] : ["SIGINT", "SIGTERM", "SIGHUP"];
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = hangupIgnored()
+  ? ["SIGINT", "SIGTERM"]
+  : ["SIGINT", "SIGTERM", "SIGHUP"];

@@ -8,7 +8,10 @@ import { stripVTControlCharacters } from "node:util";
  * journal) or when the user said so with NO_COLOR (any non-empty value, as no-color.org asks). citty decides
  * colour on NO_COLOR=1 and CI only, and consola badges a message with blank lines around it off a terminal.
  */
-export function plainOutput(env: NodeJS.ProcessEnv = process.env, stdout: { isTTY?: boolean } = process.stdout): boolean {
+export function plainOutput(
+  env: NodeJS.ProcessEnv = process.env,
+  stdout: { isTTY?: boolean } = process.stdout,
+): boolean {
   return Boolean(env.NO_COLOR) || !stdout.isTTY;
 }
 
@@ -18,7 +21,11 @@ export function useOutputStyle(plain: boolean): void {
 }
 
 /** citty's usage, without its column padding at line ends nor blank lines at the end, and without colours when plain. */
-export async function showUsage<T extends ArgsDef>(cmd: CommandDef<T>, parent: CommandDef<T> | undefined, plain: boolean): Promise<void> {
+export async function showUsage<T extends ArgsDef>(
+  cmd: CommandDef<T>,
+  parent: CommandDef<T> | undefined,
+  plain: boolean,
+): Promise<void> {
   const text = await renderUsage(cmd, parent);
   const lines = (plain ? stripVTControlCharacters(text) : text).split("\n").map((line) => line.trimEnd());
   process.stdout.write(`${lines.join("\n").trimEnd()}\n`);

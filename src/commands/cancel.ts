@@ -11,11 +11,17 @@ export const cancelCommand = defineCommand({
       "stopped (TERM, then KILL) and is rolled back when rollbackOnFailure is on. Works whether the deploy runs in the " +
       "server or in a service deploy elsewhere. Exits 1 when the deploy is unknown or already finished.",
   },
-  args: { id: { type: "positional", required: true, description: "The deploy id, as service logs shows it" }, cwd: cwdArg },
+  args: {
+    id: { type: "positional", required: true, description: "The deploy id, as service logs shows it" },
+    cwd: cwdArg,
+  },
   async run({ args }) {
     const cwd = serviceDir(args.cwd);
     const outcome = await cancelDeploy(cwd, args.id, cancelledBy("service cancel"));
     if (outcome.state === "cancelled") consola.info(`deploy ${outcome.id} cancelled`);
-    else consola.info(`deploy ${outcome.id} is being cancelled (its rollback may still run): follow it with service logs ${outcome.id.slice(0, 8)} --follow`);
+    else
+      consola.info(
+        `deploy ${outcome.id} is being cancelled (its rollback may still run): follow it with service logs ${outcome.id.slice(0, 8)} --follow`,
+      );
   },
 });

@@ -14,7 +14,8 @@ export const checkCommand = defineCommand({
     cwd: cwdArg,
     "send-test": {
       type: "boolean",
-      description: "Also send one test notification to every `notify` target and print each answer (exits 1 when one fails)",
+      description:
+        "Also send one test notification to every `notify` target and print each answer (exits 1 when one fails)",
     },
   },
   async run({ args }) {
@@ -22,14 +23,23 @@ export const checkCommand = defineCommand({
     const lines = [`config file: ${report.file ?? "none (defaults and environment only)"}`, ""];
     lines.push(...valueTable(report.values));
     for (const app of report.apps) {
-      lines.push("", `  app ${app.name}: POST ${app.host}${app.path}`, `    repo: ${app.repoPath}`, `    secret: ${app.secret}`);
+      lines.push(
+        "",
+        `  app ${app.name}: POST ${app.host}${app.path}`,
+        `    repo: ${app.repoPath}`,
+        `    secret: ${app.secret}`,
+      );
       if (app.status) lines.push(`    status: ${app.status}`);
       if (app.notify) lines.push(`    notify: ${app.notify}`);
     }
     lines.push("");
     for (const warning of report.warnings) lines.push(`warning: ${warning}`);
     if (report.problems.length === 0) lines.push("no problems found");
-    else lines.push(`${report.problems.length} problem${report.problems.length > 1 ? "s" : ""}:`, ...report.problems.map((p) => `  - ${p}`));
+    else
+      lines.push(
+        `${report.problems.length} problem${report.problems.length > 1 ? "s" : ""}:`,
+        ...report.problems.map((p) => `  - ${p}`),
+      );
     let failed = 0;
     if (args["send-test"]) {
       const sent = await sendTestNotifications(report.outbound, process.env);
@@ -46,12 +56,19 @@ export const checkCommand = defineCommand({
  * indented to the value column, so the table still reads as one row per key.
  */
 function valueTable(values: CheckedValue[]): string[] {
-  const linesOf = (value: string) => value.replace(/\s+$/, "").split("\n").map((line) => line.trimEnd());
+  const linesOf = (value: string) =>
+    value
+      .replace(/\s+$/, "")
+      .split("\n")
+      .map((line) => line.trimEnd());
   const width = Math.max(...values.map((v) => v.key.length));
   const valueWidth = Math.min(40, Math.max(...values.flatMap((v) => linesOf(v.value).map((line) => line.length))));
   const indent = " ".repeat(2 + width + 2);
   return values.flatMap(({ key, value, source }) => {
     const [first = "", ...rest] = linesOf(value);
-    return [`  ${key.padEnd(width)}  ${first.padEnd(valueWidth)}  [${source}]`, ...rest.map((line) => (line ? `${indent}${line}` : ""))];
+    return [
+      `  ${key.padEnd(width)}  ${first.padEnd(valueWidth)}  [${source}]`,
+      ...rest.map((line) => (line ? `${indent}${line}` : "")),
+    ];
   });
 }

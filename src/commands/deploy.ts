@@ -29,9 +29,13 @@ export const deployCommand = defineCommand({
   async run({ args }) {
     const { cwd, apps, app } = chooseApp(args);
     const paused = pauseOf(cwd, app.name);
-    if (paused && !args.force) throw new Error(`deploys are paused: ${paused.reason} (service resume lifts the pause; --force deploys anyway)`);
+    if (paused && !args.force)
+      throw new Error(`deploys are paused: ${paused.reason} (service resume lifts the pause; --force deploys anyway)`);
     await printLive((deployer, sink) =>
-      deployer.deploy({ config: app, app: app.name, trigger: "cli", cwd, secrets: knownSecrets(apps, cwd), sink }, { force: args.force }),
+      deployer.deploy(
+        { config: app, app: app.name, trigger: "cli", cwd, secrets: knownSecrets(apps, cwd), sink },
+        { force: args.force },
+      ),
     );
   },
 });
@@ -40,7 +44,11 @@ export const deployCommand = defineCommand({
 const CLI_OUTBOUND_GRACE_MS = 40_000;
 
 /** The service directory `--cwd` names, its apps, and the one `--app` (or the current directory) picks. */
-export function chooseApp(args: { cwd?: string; app?: string }): { cwd: string; apps: ResolvedApp[]; app: ResolvedApp } {
+export function chooseApp(args: { cwd?: string; app?: string }): {
+  cwd: string;
+  apps: ResolvedApp[];
+  app: ResolvedApp;
+} {
   const here = process.cwd();
   const cwd = serviceDir(args.cwd);
   const config = loadConfig({ cwd });
@@ -98,7 +106,10 @@ function configLine(file: string | undefined, cwd: string, dirGiven: boolean): s
 function pickApp(apps: ResolvedApp[], multiApp: boolean, cwd: string, name: string | undefined): ResolvedApp {
   if (!multiApp) {
     // Deploying the one app anyway would deploy something the user did not name.
-    if (name) throw new Error(`--app ${name}: the configuration has no apps (single-app mode); run service deploy without --app`);
+    if (name)
+      throw new Error(
+        `--app ${name}: the configuration has no apps (single-app mode); run service deploy without --app`,
+      );
     return apps[0]!;
   }
   const names = apps.map((a) => a.name).join(", ");

@@ -2,7 +2,19 @@ import { defineCommand } from "citty";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { processAlive } from "../deploy/liveness.ts";
-import { endFromLog, findDeploy, findQueued, isDeployRef, isFailed, listDeploys, outcomeOf, missingLogDir, neverStarted, queuedMessage, type HistoryEntry } from "../history.ts";
+import {
+  endFromLog,
+  findDeploy,
+  findQueued,
+  isDeployRef,
+  isFailed,
+  listDeploys,
+  outcomeOf,
+  missingLogDir,
+  neverStarted,
+  queuedMessage,
+  type HistoryEntry,
+} from "../history.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
 function duration(ms: number | null): string {
@@ -17,7 +29,19 @@ function table(entries: HistoryEntry[]): string {
   const noted = entries.some((e) => e.problem);
   const delivered = entries.some((e) => e.delivery);
   const rows = [
-    ["STARTED (UTC)", "ID", "APP", "TRIGGER", "EVENT", ...(delivered ? ["DELIVERY"] : []), "DURATION", "RESULT", "EXIT", "ROLLBACK", ...(noted ? ["NOTE"] : [])],
+    [
+      "STARTED (UTC)",
+      "ID",
+      "APP",
+      "TRIGGER",
+      "EVENT",
+      ...(delivered ? ["DELIVERY"] : []),
+      "DURATION",
+      "RESULT",
+      "EXIT",
+      "ROLLBACK",
+      ...(noted ? ["NOTE"] : []),
+    ],
     ...entries.map((e) => [
       e.startedAt.replace("T", " ").slice(0, 19),
       e.id.slice(0, 8),
@@ -33,7 +57,14 @@ function table(entries: HistoryEntry[]): string {
     ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 /** Whether the service process that wrote a running record still runs (a record without a pid: assumed so). */
@@ -88,7 +119,9 @@ async function follow(cwd: string, ref: string): Promise<void> {
     } catch (error) {
       // The record is replaced atomically, so this is a damaged file (or one not written yet), not a race.
       if (++unreadable >= UNREADABLE_POLLS) {
-        throw new Error(`cannot tell whether deploy ${entry.id} ended: ${jsonPath} is unreadable (${(error as Error).message.split("\n")[0]})`);
+        throw new Error(
+          `cannot tell whether deploy ${entry.id} ended: ${jsonPath} is unreadable (${(error as Error).message.split("\n")[0]})`,
+        );
       }
     }
     if (record && record.status !== "running") {
@@ -100,7 +133,9 @@ async function follow(cwd: string, ref: string): Promise<void> {
       drain();
       // Unless the deploy ended and only its record could not say so (a full disk): its .log ends with [done].
       if (endFromLog(logPath)) return;
-      throw new Error(`deploy ${entry.id} will not finish: the service process that ran it (pid ${record.pid}) is gone`);
+      throw new Error(
+        `deploy ${entry.id} will not finish: the service process that ran it (pid ${record.pid}) is gone`,
+      );
     }
     await sleep(200);
   }
@@ -109,10 +144,15 @@ async function follow(cwd: string, ref: string): Promise<void> {
 export const logsCommand = defineCommand({
   meta: {
     name: "logs",
-    description: "Deploy history from .service/logs/ (no server needed): the recent deploys, newest first, or one deploy's log.",
+    description:
+      "Deploy history from .service/logs/ (no server needed): the recent deploys, newest first, or one deploy's log.",
   },
   args: {
-    deploy: { type: "positional", required: false, description: "A deploy id, an id prefix, or `last`: print that deploy's log" },
+    deploy: {
+      type: "positional",
+      required: false,
+      description: "A deploy id, an id prefix, or `last`: print that deploy's log",
+    },
     limit: { type: "string", default: "20", description: "How many deploys to list" },
     app: { type: "string", description: "Only deploys of this app (multi-app mode)" },
     failed: { type: "boolean", description: "Only deploys that did not succeed" },
@@ -130,7 +170,9 @@ export const logsCommand = defineCommand({
       if (queued && args.json) return void process.stdout.write(`${JSON.stringify(queued.record, null, 2)}\n`);
       if (queued) {
         const where = args.cwd === undefined ? "" : ` --cwd ${cwd}`;
-        return void process.stdout.write(`${queuedMessage(queued.record, `service logs ${queued.record.id.slice(0, 8)} --follow${where}`)}\n`);
+        return void process.stdout.write(
+          `${queuedMessage(queued.record, `service logs ${queued.record.id.slice(0, 8)} --follow${where}`)}\n`,
+        );
       }
       if (typeof entry === "string") throw new Error(entry);
       const file = args.json ? entry.jsonPath : entry.logPath;
@@ -140,7 +182,8 @@ export const logsCommand = defineCommand({
       return;
     }
     const limit = Number(args.limit);
-    if (!Number.isInteger(limit) || limit <= 0) throw new Error(`--limit expects a positive whole number, got "${args.limit}"`);
+    if (!Number.isInteger(limit) || limit <= 0)
+      throw new Error(`--limit expects a positive whole number, got "${args.limit}"`);
     let entries = listDeploys(cwd);
     if (args.app) entries = entries.filter((e) => e.app === args.app);
     if (args.failed) entries = entries.filter(isFailed);
@@ -150,7 +193,6 @@ export const logsCommand = defineCommand({
     else process.stdout.write(`${table(entries)}\n`);
   },
 });
-
 
 /** What an empty listing means: no history here at all, or none of the deploys asked for. */
 function nothingListed(cwd: string, failed: boolean | undefined, app: string | undefined): string {

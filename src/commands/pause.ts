@@ -6,7 +6,11 @@ import { knownApp } from "../control.ts";
 import { pause, pauseOf, resume } from "../deploy/pause.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
-const appArg = { type: "string", valueHint: "name", description: "Multi-app mode: only this app (default: every app)" } as const;
+const appArg = {
+  type: "string",
+  valueHint: "name",
+  description: "Multi-app mode: only this app (default: every app)",
+} as const;
 
 /** The app `--app` names, checked against the configuration: a pause of an app that does not exist would never apply. */
 function checkedApp(cwd: string, name: string | undefined): string | undefined {
@@ -22,12 +26,18 @@ export const pauseCommand = defineCommand({
       "Pause deploys: webhooks answer 200 [skipped] paused and start nothing, service deploy refuses (unless --force) " +
       "until service resume. A running deploy finishes; waiting ones wait. Survives restarts.",
   },
-  args: { app: appArg, reason: { type: "string", valueHint: "text", description: "Why (shown to forges, shells and service status)" }, cwd: cwdArg },
+  args: {
+    app: appArg,
+    reason: { type: "string", valueHint: "text", description: "Why (shown to forges, shells and service status)" },
+    cwd: cwdArg,
+  },
   run({ args }) {
     const cwd = serviceDir(args.cwd);
     const app = checkedApp(cwd, args.app);
     const done = pause(cwd, { app, reason: args.reason });
-    consola.info(`paused ${what(app)}: ${done.reason} (service resume${app === undefined ? "" : ` --app ${app}`} to lift it)`);
+    consola.info(
+      `paused ${what(app)}: ${done.reason} (service resume${app === undefined ? "" : ` --app ${app}`} to lift it)`,
+    );
   },
 });
 
@@ -39,7 +49,12 @@ export const resumeCommand = defineCommand({
     const app = checkedApp(cwd, args.app);
     const was = resume(cwd, { app });
     const still = pauseOf(cwd, app);
-    if (!was) throw new Error(`${what(app)} ${still ? `are paused by a pause of the whole service (${still.reason}): service resume without --app lifts it` : "are not paused"}`);
-    consola.info(`resumed ${what(app)}${still ? `; still paused by a pause of the whole service: ${still.reason}` : ""}`);
+    if (!was)
+      throw new Error(
+        `${what(app)} ${still ? `are paused by a pause of the whole service (${still.reason}): service resume without --app lifts it` : "are not paused"}`,
+      );
+    consola.info(
+      `resumed ${what(app)}${still ? `; still paused by a pause of the whole service: ${still.reason}` : ""}`,
+    );
   },
 });

@@ -27,6 +27,8 @@ export const rollbackCommand = defineCommand({
   async run({ args }) {
     const { cwd, apps, app } = chooseApp(args);
     const target = typeof args.target === "string" && args.target !== "" ? args.target : undefined;
-    await printLive((deployer, sink) => rollbackDeploy(deployer, target, { config: app, app: app.name, cwd, secrets: knownSecrets(apps, cwd), sink }));
+    await printLive((deployer, sink) =>
+      rollbackDeploy(deployer, target, { config: app, app: app.name, cwd, secrets: knownSecrets(apps, cwd), sink }),
+    );
   },
 });

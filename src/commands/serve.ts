@@ -35,12 +35,17 @@ export const serveCommand = defineCommand({
     // The server outlives the terminal or pipe it prints to: its deploys are not its output's business.
     survivesClosedOutput();
     // A wrong-typed value stops the start here; other problems are said below, as `service check` says them.
-    const config = loadConfig({ logger: consola.create({ level: LogLevels.silent }), strict: args.strict || undefined });
+    const config = loadConfig({
+      logger: consola.create({ level: LogLevels.silent }),
+      strict: args.strict || undefined,
+    });
     const apps = resolveApps(config, process.cwd());
     if (config.apps.length === 0) {
       const secret = ensureWebhookSecret(config);
       if (secret.generated) {
-        process.stdout.write(`Generated a webhook secret and saved it to ${SECRET_FILE} (mode 0600). It is shown only this once:\n\n  ${secret.secret}\n\n`);
+        process.stdout.write(
+          `Generated a webhook secret and saved it to ${SECRET_FILE} (mode 0600). It is shown only this once:\n\n  ${secret.secret}\n\n`,
+        );
       }
     }
     const appSecrets = ensureAppSecrets(apps, process.cwd());
@@ -50,13 +55,18 @@ export const serveCommand = defineCommand({
     }
     for (const added of appSecrets) {
       if (added.generated) {
-        process.stdout.write(`Generated a secret for app "${added.name}" and saved it to ${added.file} (mode 0600). It is shown only this once:\n\n  ${added.secret}\n\n`);
+        process.stdout.write(
+          `Generated a secret for app "${added.name}" and saved it to ${added.file} (mode 0600). It is shown only this once:\n\n  ${added.secret}\n\n`,
+        );
       }
     }
     if (config.adminPort !== undefined) {
       const admin = ensureAdminToken(config.adminToken, process.cwd());
       config.adminToken = admin.token;
-      if (admin.generated) process.stdout.write(`Generated an admin token and saved it to ${ADMIN_TOKEN_FILE} (mode 0600). It is shown only this once:\n\n  ${admin.token}\n\n`);
+      if (admin.generated)
+        process.stdout.write(
+          `Generated an admin token and saved it to ${ADMIN_TOKEN_FILE} (mode 0600). It is shown only this once:\n\n  ${admin.token}\n\n`,
+        );
     }
     for (const problem of checkConfig().problems) consola.warn(problem);
     if (shouldAskAboutHttps()) await askAboutHttps(config, apps);
@@ -66,7 +76,8 @@ export const serveCommand = defineCommand({
       await server.start();
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === "EADDRINUSE") throw new Error(`port ${config.port} is already in use: choose another with SERVICE_PORT or the port key`);
+      if (code === "EADDRINUSE")
+        throw new Error(`port ${config.port} is already in use: choose another with SERVICE_PORT or the port key`);
       throw error;
     }
     // One write: whoever reads the banner (a test, a supervisor's log) sees it whole, admin line included.
@@ -84,7 +95,9 @@ export const serveCommand = defineCommand({
         await Promise.race([server.stop({ force: true }), sleep(2000)]);
         process.exit(1);
       }
-      consola.info(`${signal}: accepting no new deploys, cancelling waiting ones, letting the running one finish (send it again to kill it)`);
+      consola.info(
+        `${signal}: accepting no new deploys, cancelling waiting ones, letting the running one finish (send it again to kill it)`,
+      );
       await server.stop();
       process.exit(0);
     };
@@ -100,7 +113,11 @@ function banner(port: number, multiApp: boolean, apps: ResolvedApp[]): string[] 
   const lines = [`listening on http://localhost:${port}`];
   for (const app of apps) {
     const prefix = multiApp ? `app ${app.name}: ` : "";
-    lines.push(`${prefix}webhook: POST ${multiApp ? app.host : ""}${app.path}`, `${prefix}repo: ${app.repoPath}`, `${prefix}run: ${scriptLines(app.runScript).join("; ")}`);
+    lines.push(
+      `${prefix}webhook: POST ${multiApp ? app.host : ""}${app.path}`,
+      `${prefix}repo: ${app.repoPath}`,
+      `${prefix}run: ${scriptLines(app.runScript).join("; ")}`,
+    );
   }
   lines.push("Auth: required");
   return lines;

@@ -8,7 +8,8 @@ import { cwdArg, serviceDir } from "./_cwd.ts";
 export const statusCommand = defineCommand({
   meta: {
     name: "status",
-    description: "Per app: the deployed commit, the pause, the running deploy, how many wait, and the last deploy's outcome.",
+    description:
+      "Per app: the deployed commit, the pause, the running deploy, how many wait, and the last deploy's outcome.",
   },
   args: {
     app: { type: "string", description: "Multi-app mode: only this app (default: every app)" },

@@ -8,7 +8,8 @@ import { currentExecStart, systemdUnit, unitUser } from "../systemd.ts";
 export const systemdCommand = defineCommand({
   meta: {
     name: "systemd",
-    description: "Print a systemd unit that runs this server with the current directory and config (or write it with --output).",
+    description:
+      "Print a systemd unit that runs this server with the current directory and config (or write it with --output).",
   },
   args: {
     user: { type: "string", description: "User to run as (default: the user who ran sudo, else the current user)" },
@@ -18,7 +19,12 @@ export const systemdCommand = defineCommand({
     const cwd = process.cwd();
     const user = unitUser(args.user);
     const config = loadConfig();
-    const unit = systemdUnit({ workingDirectory: cwd, execStart: currentExecStart(), user, apps: resolveApps(config, cwd) });
+    const unit = systemdUnit({
+      workingDirectory: cwd,
+      execStart: currentExecStart(),
+      user,
+      apps: resolveApps(config, cwd),
+    });
     if (!args.output) return void process.stdout.write(unit);
     const file = resolve(cwd, args.output);
     writeFileSync(file, unit);

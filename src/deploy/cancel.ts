@@ -87,7 +87,8 @@ export class CancelWatch {
         try {
           const request = JSON.parse(readNoFollow(join(resolve(cwd, CANCEL_DIR), name))) as { by?: unknown };
           // It goes into the deploy's stream and logs: one short line.
-          if (typeof request.by === "string" && request.by.length <= 200) by = request.by.replace(/[\u0000-\u001f\u007f]+/g, " ");
+          if (typeof request.by === "string" && request.by.length <= 200)
+            by = request.by.replace(/[\u0000-\u001f\u007f]+/g, " ");
         } catch {}
         rmSync(requestFile(cwd, id), { force: true });
         watched.take(by);
@@ -107,11 +108,15 @@ export interface CancelOutcome {
  * Throws with a message for the user: an unknown id, a deploy already finished, a holder that is gone.
  */
 export async function cancelDeploy(cwd: string, ref: string, by: string): Promise<CancelOutcome> {
-  if (ref === "last" || !isDeployRef(ref)) throw new Error(`"${ref}" is not a deploy id: give the id (or its start) that service logs shows`);
+  if (ref === "last" || !isDeployRef(ref))
+    throw new Error(`"${ref}" is not a deploy id: give the id (or its start) that service logs shows`);
   const queued = findQueued(cwd, ref);
   let id: string;
   if (queued) {
-    if (!queued.waiting) throw new Error(`deploy ${queued.record.id} never started and never will: the service process that queued it (pid ${queued.record.pid}) is gone`);
+    if (!queued.waiting)
+      throw new Error(
+        `deploy ${queued.record.id} never started and never will: the service process that queued it (pid ${queued.record.pid}) is gone`,
+      );
     id = queued.record.id;
   } else {
     const entry = findDeploy(cwd, ref);
@@ -129,7 +134,9 @@ export async function cancelDeploy(cwd: string, ref: string, by: string): Promis
     if (ended && ended.status === "cancelled") return { id, state: "cancelled" };
     if (ended) throw new Error(finished(ended));
     if (taken) return { id, state: "stopping" };
-    throw new Error(`deploy ${id} did not take the cancel within ${TAKE_MS / 1000} s: the process that holds it does not answer`);
+    throw new Error(
+      `deploy ${id} did not take the cancel within ${TAKE_MS / 1000} s: the process that holds it does not answer`,
+    );
   } finally {
     rmSync(file, { force: true });
   }
@@ -143,7 +150,8 @@ function endOf(cwd: string, id: string): HistoryEntry | undefined {
 }
 
 function finished(entry: HistoryEntry): string {
-  const how = entry.status === "done" ? (entry.ok ? (entry.rolledBack ? "rolled back" : "ok") : "failed") : entry.status;
+  const how =
+    entry.status === "done" ? (entry.ok ? (entry.rolledBack ? "rolled back" : "ok") : "failed") : entry.status;
   return `deploy ${entry.id} already finished (${how}): there is nothing to cancel`;
 }
 

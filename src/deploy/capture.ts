@@ -22,7 +22,9 @@ export class Capture {
 
   toString(): string {
     const tail = this.decoder.decode();
-    return this.dropped ? `${this.text}${tail}\n[truncated: ${this.dropped} more bytes in the .log file]\n` : this.text + tail;
+    return this.dropped
+      ? `${this.text}${tail}\n[truncated: ${this.dropped} more bytes in the .log file]\n`
+      : this.text + tail;
   }
 }
 

@@ -16,7 +16,12 @@ export function recordCancelled(options: PlannedDeploy, reason: string): Promise
 }
 
 /** A deploy that could not start: its result, stream and logs end with `text` and `error`, ok=false. */
-async function recordNotRun(options: PlannedDeploy, text: string, error: string, ending: Ending): Promise<DeployResult> {
+async function recordNotRun(
+  options: PlannedDeploy,
+  text: string,
+  error: string,
+  ending: Ending,
+): Promise<DeployResult> {
   const run = new DeployRun(options);
   run.step("deploy", text);
   const outcome = {
@@ -70,7 +75,12 @@ export class Deployer {
         limit: options.config.queueLimit,
         deploy: { id, logs: resolve(options.cwd, LOG_DIR) },
         onQueued: (position) => {
-          markQueued(options.cwd, { id, app: options.app, trigger: options.trigger, repoPath: options.config.repoPath });
+          markQueued(options.cwd, {
+            id,
+            app: options.app,
+            trigger: options.trigger,
+            repoPath: options.config.repoPath,
+          });
           options.sink?.({ type: "queued", position });
         },
         held: control.force ? undefined : () => pauseOf(options.cwd, options.app) !== undefined,
@@ -78,7 +88,11 @@ export class Deployer {
         onRefused: (reason) => done(recordNotRun(options, `not started: ${reason}`, reason, "done")),
       });
       // Watched once queued (a full queue throws above): a request taken while it waits ends it in the queue.
-      const unwatch = this.cancels.watch(options.cwd, id, (by) => this.queue.cancelOne(id, by) || cancellation.cancel(by));
+      const unwatch = this.cancels.watch(
+        options.cwd,
+        id,
+        (by) => this.queue.cancelOne(id, by) || cancellation.cancel(by),
+      );
       void result.finally(unwatch).catch(() => {});
       return result;
     } catch (error) {
@@ -86,7 +100,10 @@ export class Deployer {
       // No ticket, no turn: running anyway could overlap another deploy of the repository. The user's usual
       // cause is a service user that may not write the repository, which `git pull` needs as well.
       const why = `cannot join the deploy queue of ${key}: ${(error as Error).message}`;
-      const hint = (error as NodeJS.ErrnoException).code === "EACCES" ? " (the service's user must be able to write the repository, as git pull must)" : "";
+      const hint =
+        (error as NodeJS.ErrnoException).code === "EACCES"
+          ? " (the service's user must be able to write the repository, as git pull must)"
+          : "";
       return recordNotRun(options, `not started: ${why}${hint}`, why, "done");
     }
   }

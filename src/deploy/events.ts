@@ -86,7 +86,15 @@ export type Step = "deploy" | "pull" | "config" | "run" | "health" | "rollback" 
 
 export type DeployEvent =
   | { type: "queued"; position: number }
-  | { type: "start"; id: string; startedAt: Date; trigger: Trigger; repoPath: string; event?: string | null; delivery?: string | null }
+  | {
+      type: "start";
+      id: string;
+      startedAt: Date;
+      trigger: Trigger;
+      repoPath: string;
+      event?: string | null;
+      delivery?: string | null;
+    }
   /** A line the service writes about the deploy (not output of git or the script). */
   | { type: "step"; step: Step; text: string }
   | { type: "output"; step: Step; stream: "stdout" | "stderr"; data: Uint8Array }

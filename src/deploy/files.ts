@@ -1,5 +1,17 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fchmodSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { processAlive } from "./liveness.ts";
 
@@ -92,7 +104,8 @@ export function overwriteInPlace(file: string, text: string): void {
   const fd = openSync(file, O_WRONLY | O_NOFOLLOW);
   try {
     const size = fstatSync(fd).size;
-    if (bytes.length >= size) throw Object.assign(new Error(`needs ${bytes.length} bytes, ${size} reserved`), { code: "ENOSPC" });
+    if (bytes.length >= size)
+      throw Object.assign(new Error(`needs ${bytes.length} bytes, ${size} reserved`), { code: "ENOSPC" });
     writeAll(fd, Buffer.concat([bytes, Buffer.alloc(size - bytes.length - 1, " "), Buffer.from("\n")]), 0);
   } finally {
     closeSync(fd);
@@ -110,7 +123,8 @@ export function removeStaleTemps(dir: string, names?: string[]): void {
     const pid = TEMP_NAME.exec(name)?.[1];
     // This process's own writes are synchronous and clean up on every path: a temp bearing its pid is a
     // leftover of an earlier process that had the same pid (a container's pid 1).
-    const stale = pid !== undefined ? Number(pid) === process.pid || !processAlive(Number(pid)) : OLD_TEMP_NAME.test(name);
+    const stale =
+      pid !== undefined ? Number(pid) === process.pid || !processAlive(Number(pid)) : OLD_TEMP_NAME.test(name);
     // rm unlinks a link itself, never its target.
     if (stale) rmSync(join(dir, name), { force: true });
   }

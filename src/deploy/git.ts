@@ -13,7 +13,11 @@ export function gitEnv(env: Env): Env {
 }
 
 /** Runs git and collects its output (for small queries, not the streamed pull). */
-export async function gitQuery(repoPath: string, args: string[], env: Env): Promise<{ code: number | null; stdout: string }> {
+export async function gitQuery(
+  repoPath: string,
+  args: string[],
+  env: Env,
+): Promise<{ code: number | null; stdout: string }> {
   let stdout = "";
   const decoder = new TextDecoder();
   const outcome = await runProcess(["git", ...args], {
@@ -48,7 +52,10 @@ export async function inspectRepo(repoPath: string, env: Env): Promise<RepoState
   const [head, hasRemote] = [readHead(repoPath, env), readHasRemote(repoPath, env)];
   if (head !== undefined && hasRemote !== undefined) return { workTree: true, head, hasRemote };
   // `rev-parse --is-inside-work-tree HEAD` prints "true" then the commit (or "HEAD" and fails in an empty repository).
-  const [parsed, remotes] = await Promise.all([gitQuery(repoPath, ["rev-parse", "--is-inside-work-tree", "HEAD"], env), gitQuery(repoPath, ["remote"], env)]);
+  const [parsed, remotes] = await Promise.all([
+    gitQuery(repoPath, ["rev-parse", "--is-inside-work-tree", "HEAD"], env),
+    gitQuery(repoPath, ["remote"], env),
+  ]);
   const [inside, commit] = parsed.stdout.split("\n");
   const workTree = inside === "true";
   return {
@@ -76,7 +83,13 @@ export function gitResetHard(repoPath: string, commit: string, options: GitRunOp
  * The commit `ref` (a full ref name) points at on `remote`, or null when the remote has no such ref. Throws with
  * git's own last line of error when the remote cannot be asked (unreachable, bad credentials, over `timeoutMs`).
  */
-export async function lsRemote(repoPath: string, remote: string, ref: string, env: Env, timeoutMs = 30_000): Promise<string | null> {
+export async function lsRemote(
+  repoPath: string,
+  remote: string,
+  ref: string,
+  env: Env,
+  timeoutMs = 30_000,
+): Promise<string | null> {
   let stdout = "";
   let stderr = "";
   const decoder = new TextDecoder();
@@ -92,7 +105,12 @@ export async function lsRemote(repoPath: string, remote: string, ref: string, en
   if (outcome.timedOut) throw new Error(`git ls-remote ${remote} did not answer within ${timeoutMs / 1000} s`);
   if (outcome.exitCode !== 0) {
     // A remote URL may carry credentials (https://user:token@host/): never in a log line or a status.
-    const last = stderr.trim().split("\n").pop()?.replace(/\/\/[^/@\s]*@/g, "//***@").slice(0, 300);
+    const last = stderr
+      .trim()
+      .split("\n")
+      .pop()
+      ?.replace(/\/\/[^/@\s]*@/g, "//***@")
+      .slice(0, 300);
     const why = last || (outcome.error ?? `exit code ${outcome.exitCode}`);
     throw new Error(`git ls-remote ${remote} failed: ${why}`);
   }

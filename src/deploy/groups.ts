@@ -66,7 +66,12 @@ function processes(): Proc[] {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] !== "Z") found.push({ pid: Number(pid), pgid: Number(fields[2]), command: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) });
+      if (fields[0] !== "Z")
+        found.push({
+          pid: Number(pid),
+          pgid: Number(fields[2]),
+          command: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+        });
     } catch {}
   }
   return found;

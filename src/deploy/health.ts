@@ -5,7 +5,9 @@ import { deployInterrupted } from "./process.ts";
 import { runScript } from "./script.ts";
 
 /** The health check keys; the time keys take their defaults when unset (settings built by hand, as a library). */
-export type HealthSettings = Partial<Pick<ResolvedConfig, "healthCheckUrl" | "healthCheck" | "healthCheckTimeoutMs" | "healthCheckIntervalMs">>;
+export type HealthSettings = Partial<
+  Pick<ResolvedConfig, "healthCheckUrl" | "healthCheck" | "healthCheckTimeoutMs" | "healthCheckIntervalMs">
+>;
 
 const DEFAULTS = defaultConfig();
 
@@ -33,11 +35,22 @@ export const hasHealthCheck = (settings: HealthSettings) => Boolean(settings.hea
  * first attempt, each change of what was seen, and the last are said, so a long wait stays a few lines.
  */
 export async function runHealthCheck(given: HealthSettings, options: HealthCheckOptions): Promise<HealthCheckResult> {
-  const settings = { ...given, healthCheckTimeoutMs: given.healthCheckTimeoutMs ?? DEFAULTS.healthCheckTimeoutMs, healthCheckIntervalMs: given.healthCheckIntervalMs ?? DEFAULTS.healthCheckIntervalMs };
+  const settings = {
+    ...given,
+    healthCheckTimeoutMs: given.healthCheckTimeoutMs ?? DEFAULTS.healthCheckTimeoutMs,
+    healthCheckIntervalMs: given.healthCheckIntervalMs ?? DEFAULTS.healthCheckIntervalMs,
+  };
   const started = Date.now();
   const deadline = started + settings.healthCheckTimeoutMs;
-  const what = [settings.healthCheck && `\`${settings.healthCheck}\``, settings.healthCheckUrl && `GET ${settings.healthCheckUrl}`].filter(Boolean).join(" and ");
-  options.say(`checking ${what} every ${settings.healthCheckIntervalMs} ms, for at most ${settings.healthCheckTimeoutMs} ms`);
+  const what = [
+    settings.healthCheck && `\`${settings.healthCheck}\``,
+    settings.healthCheckUrl && `GET ${settings.healthCheckUrl}`,
+  ]
+    .filter(Boolean)
+    .join(" and ");
+  options.say(
+    `checking ${what} every ${settings.healthCheckIntervalMs} ms, for at most ${settings.healthCheckTimeoutMs} ms`,
+  );
   // Ctrl-C or a forced stop ends the check as it ends the commands: it must not wait out its timeout.
   const interrupted = deployInterrupted();
   let attempts = 0;
@@ -55,7 +68,9 @@ export async function runHealthCheck(given: HealthSettings, options: HealthCheck
     last = problem;
     const wait = Math.min(settings.healthCheckIntervalMs, deadline - Date.now());
     if (wait <= 0 || interrupted.aborted) {
-      const why = interrupted.aborted ? "stopped" : `still unhealthy after ${settings.healthCheckTimeoutMs} ms (healthCheckTimeoutMs)`;
+      const why = interrupted.aborted
+        ? "stopped"
+        : `still unhealthy after ${settings.healthCheckTimeoutMs} ms (healthCheckTimeoutMs)`;
       const error = `health check failed: ${why}, ${attempts} attempt${attempts === 1 ? "" : "s"}; last: ${problem}`;
       options.say(`failed after ${attempts} attempt${attempts === 1 ? "" : "s"} in ${seconds()} s: ${problem}`);
       return { ok: false, attempts, durationMs: Date.now() - started, error };
@@ -67,22 +82,40 @@ export async function runHealthCheck(given: HealthSettings, options: HealthCheck
 /** One attempt: undefined when healthy, else what was wrong. */
 const STOPPED = "the deploy was stopped";
 
-async function attempt(settings: HealthSettings & { healthCheckTimeoutMs: number }, options: HealthCheckOptions, deadline: number, interrupted: AbortSignal): Promise<string | undefined> {
+async function attempt(
+  settings: HealthSettings & { healthCheckTimeoutMs: number },
+  options: HealthCheckOptions,
+  deadline: number,
+  interrupted: AbortSignal,
+): Promise<string | undefined> {
   if (settings.healthCheck) {
     // Output is not kept: a check retried for a minute would fill the log with it; the exit code says enough.
-    const ran = await runScript(settings.healthCheck, { cwd: options.cwd, env: options.env, timeoutMs: Math.max(1, deadline - Date.now()), onOutput: () => {} });
+    const ran = await runScript(settings.healthCheck, {
+      cwd: options.cwd,
+      env: options.env,
+      timeoutMs: Math.max(1, deadline - Date.now()),
+      onOutput: () => {},
+    });
     if (ran.error) return ran.error;
     if (ran.timedOut) return "the command timed out";
     if (ran.exitCode !== 0) return `exit code ${ran.exitCode}`;
   }
-  if (settings.healthCheckUrl) return await get(settings.healthCheckUrl, Math.max(1, Math.min(HEALTH_REQUEST_LIMIT_MS, deadline - Date.now())), interrupted);
+  if (settings.healthCheckUrl)
+    return await get(
+      settings.healthCheckUrl,
+      Math.max(1, Math.min(HEALTH_REQUEST_LIMIT_MS, deadline - Date.now())),
+      interrupted,
+    );
   return undefined;
 }
 
 async function get(url: string, limitMs: number, interrupted: AbortSignal): Promise<string | undefined> {
   try {
     // A redirect is an answer, not health: a login page behind a 302 must not pass for the app being up.
-    const response = await fetch(url, { redirect: "manual", signal: AbortSignal.any([AbortSignal.timeout(limitMs), interrupted]) });
+    const response = await fetch(url, {
+      redirect: "manual",
+      signal: AbortSignal.any([AbortSignal.timeout(limitMs), interrupted]),
+    });
     await response.body?.cancel().catch(() => {});
     return response.status >= 200 && response.status < 300 ? undefined : `HTTP ${response.status}`;
   } catch (error) {
@@ -94,7 +127,15 @@ async function get(url: string, limitMs: number, interrupted: AbortSignal): Prom
 }
 
 /** The health stage of a deploy (and of its rollback's redeploy): undefined when no check is configured. */
-export async function healthStep(ctx: { config: HealthSettings & { repoPath: string }; env: Record<string, string | undefined>; run: { step: (name: Step, text: string) => void } }): Promise<HealthCheckResult | undefined> {
+export async function healthStep(ctx: {
+  config: HealthSettings & { repoPath: string };
+  env: Record<string, string | undefined>;
+  run: { step: (name: Step, text: string) => void };
+}): Promise<HealthCheckResult | undefined> {
   if (!hasHealthCheck(ctx.config)) return undefined;
-  return runHealthCheck(ctx.config, { cwd: ctx.config.repoPath, env: ctx.env, say: (text) => ctx.run.step("health", text) });
+  return runHealthCheck(ctx.config, {
+    cwd: ctx.config.repoPath,
+    env: ctx.env,
+    say: (text) => ctx.run.step("health", text),
+  });
 }

@@ -30,7 +30,11 @@ export class LatestDeploys {
   private readonly byId = new Map<string, Waiting>();
 
   /** Joins the deploy waiting for `key`, if there is one: `sink` hears its position now and every event after. */
-  join(key: string, delivery: string | null | undefined, sink: DeploySink): { id: string; position: number; result: Promise<DeployResult> } | undefined {
+  join(
+    key: string,
+    delivery: string | null | undefined,
+    sink: DeploySink,
+  ): { id: string; position: number; result: Promise<DeployResult> } | undefined {
     const waiting = this.waiting.get(key);
     if (!waiting) return undefined;
     waiting.joiners.push(sink);
@@ -61,10 +65,12 @@ export class LatestDeploys {
     this.waiting.set(key, waiting);
     this.byId.set(deploy.id, waiting);
     // A deploy that ends without a `done` event (an internal error) must not stay joinable, nor be remembered.
-    void deploy.result.catch(() => {}).finally(() => {
-      this.unjoinable(waiting);
-      this.byId.delete(deploy.id);
-    });
+    void deploy.result
+      .catch(() => {})
+      .finally(() => {
+        this.unjoinable(waiting);
+        this.byId.delete(deploy.id);
+      });
   }
 
   private unjoinable(waiting: Waiting): void {
@@ -74,7 +80,8 @@ export class LatestDeploys {
 
 function addServed(served: Served, delivery: string | null | undefined): void {
   served.requests++;
-  if (delivery && served.deliveries.length < MAX_SERVED_DELIVERIES) served.deliveries.push(delivery.slice(0, MAX_DELIVERY_LENGTH));
+  if (delivery && served.deliveries.length < MAX_SERVED_DELIVERIES)
+    served.deliveries.push(delivery.slice(0, MAX_DELIVERY_LENGTH));
 }
 
 function deliver(sink: DeploySink, event: DeployEvent): void {

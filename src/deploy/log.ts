@@ -96,7 +96,11 @@ export class DeployLog {
       if (this.outputBytes > this.maxLogBytes) {
         if (!this.truncated) {
           this.truncated = true;
-          this.writeBytes(this.transcript.line(`[log] truncated: the output passed maxLogBytes (${this.maxLogBytes} bytes); the live stream carried all of it`));
+          this.writeBytes(
+            this.transcript.line(
+              `[log] truncated: the output passed maxLogBytes (${this.maxLogBytes} bytes); the live stream carried all of it`,
+            ),
+          );
         }
         return;
       }
@@ -218,13 +222,16 @@ export class DeployLog {
   private fail(what: string, error: unknown): void {
     if (this.problem) return;
     this.problem = `${what}: ${(error as Error).message}`;
-    (this.options.logger ?? defaultLogger()).warn(`deploy ${this.header.id}: ${this.problem}; the deploy goes on without a complete log`);
+    (this.options.logger ?? defaultLogger()).warn(
+      `deploy ${this.header.id}: ${this.problem}; the deploy goes on without a complete log`,
+    );
   }
 }
 
 /** The record without the captured output, its long texts cut: small enough for the reserve of a full disk. */
 function compactRecord(record: DeployRecord, result: DeployResult, why: string): DeployRecord {
-  const cut = <T extends string | null>(text: T): T => (text && text.length > COMPACT_TEXT ? (`${text.slice(0, COMPACT_TEXT)}…` as T) : text);
+  const cut = <T extends string | null>(text: T): T =>
+    text && text.length > COMPACT_TEXT ? (`${text.slice(0, COMPACT_TEXT)}…` as T) : text;
   return {
     ...record,
     runScript: cut(record.runScript),
@@ -234,7 +241,9 @@ function compactRecord(record: DeployRecord, result: DeployResult, why: string):
       error: cut(result.error),
       pull: { ...result.pull, stdout: "", stderr: "" },
       run: { ...result.run, script: cut(result.run.script), stdout: "", stderr: "" },
-      ...(result.rollback ? { rollback: { ...result.rollback, stdout: "", stderr: "", error: cut(result.rollback.error) } } : {}),
+      ...(result.rollback
+        ? { rollback: { ...result.rollback, stdout: "", stderr: "", error: cut(result.rollback.error) } }
+        : {}),
     },
   };
 }

@@ -25,7 +25,8 @@ const DEFAULT_REASON = "deploys are paused";
 /** A reason is one line shown to forges and shells: bounded, no control characters. */
 const MAX_REASON = 200;
 
-const fileOf = (cwd: string, app: string | undefined) => resolve(cwd, PAUSE_DIR, app === undefined ? "service.json" : `app-${app}.json`);
+const fileOf = (cwd: string, app: string | undefined) =>
+  resolve(cwd, PAUSE_DIR, app === undefined ? "service.json" : `app-${app}.json`);
 
 function read(file: string): Pause | undefined {
   try {
@@ -44,7 +45,12 @@ export function pauseOf(cwd: string, app?: string): Pause | undefined {
 /** Pauses the deploys of `app`, or of every app; throws when the pause cannot be written. */
 export function pause(cwd: string, options: { app?: string; reason?: string } = {}): Pause {
   const reason = cleanReason(options.reason);
-  const record: Pause = { reason, ...(options.app === undefined ? {} : { app: options.app }), since: new Date().toISOString(), by: userName() };
+  const record: Pause = {
+    reason,
+    ...(options.app === undefined ? {} : { app: options.app }),
+    since: new Date().toISOString(),
+    by: userName(),
+  };
   ensurePrivateDir(resolve(cwd, PAUSE_DIR));
   writeFileAtomic(fileOf(cwd, options.app), `${JSON.stringify(record, null, 2)}\n`);
   return record;
@@ -60,7 +66,8 @@ export function resume(cwd: string, options: { app?: string } = {}): Pause | und
 
 function cleanReason(reason: string | undefined): string {
   const text = (reason ?? "").replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
-  if (text.length > MAX_REASON) throw new Error(`the reason is ${text.length} characters long; at most ${MAX_REASON} are kept`);
+  if (text.length > MAX_REASON)
+    throw new Error(`the reason is ${text.length} characters long; at most ${MAX_REASON} are kept`);
   return text || DEFAULT_REASON;
 }
 
@@ -77,7 +84,9 @@ export function pausedResponse(cwd: string, app: string | undefined, json: boole
   const paused = pauseOf(cwd, app);
   if (!paused) return undefined;
   if (json) return jsonResponse(200, { skipped: true, paused: true, reason: paused.reason });
-  return new Response(`[skipped] paused: ${paused.reason}\n`, { headers: { "content-type": "text/plain; charset=utf-8" } });
+  return new Response(`[skipped] paused: ${paused.reason}\n`, {
+    headers: { "content-type": "text/plain; charset=utf-8" },
+  });
 }
 
 /** What a starting service says of the pauses in force, one line each. */
@@ -86,6 +95,10 @@ export function pauseNotices(cwd: string, apps: (string | undefined)[]): string[
   if (all) return [`deploys are paused: ${all.reason} (since ${all.since}, by ${all.by}; service resume lifts it)`];
   return apps.flatMap((app) => {
     const paused = app === undefined ? undefined : pauseOf(cwd, app);
-    return paused ? [`deploys of app "${app}" are paused: ${paused.reason} (since ${paused.since}, by ${paused.by}; service resume --app ${app} lifts it)`] : [];
+    return paused
+      ? [
+          `deploys of app "${app}" are paused: ${paused.reason} (since ${paused.since}, by ${paused.by}; service resume --app ${app} lifts it)`,
+        ]
+      : [];
   });
 }

@@ -5,7 +5,16 @@ import type { ResolvedConfig } from "../config-schema.ts";
 import { resolveConfig } from "../resolve-config.ts";
 import type { Cancellation } from "./cancel.ts";
 import { captures } from "./capture.ts";
-import type { DeployResult, DeploySink, HealthCheckResult, RollbackResult, RollbackTarget, RunResult, Step, Trigger } from "./events.ts";
+import type {
+  DeployResult,
+  DeploySink,
+  HealthCheckResult,
+  RollbackResult,
+  RollbackTarget,
+  RunResult,
+  Step,
+  Trigger,
+} from "./events.ts";
 import { gitResetHard } from "./git.ts";
 import { healthStep, type HealthSettings } from "./health.ts";
 import type { Served } from "./latest.ts";
@@ -19,7 +28,16 @@ import { describeTimeout, runScript } from "./script.ts";
 /** What a deploy needs of the configuration (a single app's, or one `apps` entry's). */
 export type DeploySettings = Pick<
   ResolvedConfig,
-  "repoPath" | "runScript" | "runTimeoutMs" | "rollbackOnFailure" | "queueLimit" | "keepDeploys" | "keepDays" | "maxLogBytes" | "status" | "notify"
+  | "repoPath"
+  | "runScript"
+  | "runTimeoutMs"
+  | "rollbackOnFailure"
+  | "queueLimit"
+  | "keepDeploys"
+  | "keepDays"
+  | "maxLogBytes"
+  | "status"
+  | "notify"
 > &
   HealthSettings;
 
@@ -114,7 +132,11 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   let ended = false;
   const cancelled = () => options.cancellation?.reason;
   // Nothing follows the `[done]` line: a cancel that comes while the deploy ends changes nothing.
-  options.cancellation?.onCancel((by) => ended || step("deploy", `cancelled ${by}: stopping its commands (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`));
+  options.cancellation?.onCancel(
+    (by) =>
+      ended ||
+      step("deploy", `cancelled ${by}: stopping its commands (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`),
+  );
   try {
     error = options.target ? await resetStep(ctx, pulled, options.target.commit) : await pullStep(ctx, pulled);
     if (!cancelled()) {
@@ -126,7 +148,8 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
       if (ran.exitCode === 0 && !error && !cancelled()) healthCheck = await healthStep(ctx);
       if (healthCheck && !healthCheck.ok) error = healthCheck.error;
       // Rollback (README "Rollback").
-      if ((ran.exitCode !== 0 || healthCheck?.ok === false) && config.rollbackOnFailure) rolled = await rollBack(ctx, pulled);
+      if ((ran.exitCode !== 0 || healthCheck?.ok === false) && config.rollbackOnFailure)
+        rolled = await rollBack(ctx, pulled);
     }
   } catch (caught) {
     error = `internal error: ${(caught as Error).message}`;
@@ -180,7 +203,13 @@ type Emitter = (step: Step, text: string) => void;
  * that file's `apps` applies when there is one, else the file's top-level keys (a repository written for one
  * app); the environment sets the top level only, so it does not override an app.
  */
-function reloadFromRepo(config: DeploySettings, cwd: string, env: NodeJS.ProcessEnv, step: Emitter, app?: string): void {
+function reloadFromRepo(
+  config: DeploySettings,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  step: Emitter,
+  app?: string,
+): void {
   const file = repoConfigFile(config.repoPath, cwd, env);
   if (!file) return;
   const resolved = resolveConfig({ cwd, file: { path: file, read: readConfigText(file) }, env: app ? {} : env });
@@ -199,7 +228,11 @@ function reloadFromRepo(config: DeploySettings, cwd: string, env: NodeJS.Process
   step("config", `loaded ${file}`);
 }
 
-async function runStep(ctx: DeployContext, name: Step, onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void): Promise<StepRun> {
+async function runStep(
+  ctx: DeployContext,
+  name: Step,
+  onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void,
+): Promise<StepRun> {
   const { config, env, run } = ctx;
   const started = Date.now();
   const outcome = await runScript(config.runScript, {
@@ -213,11 +246,19 @@ async function runStep(ctx: DeployContext, name: Step, onOutput: (stream: "stdou
   if (outcome.error) run.step(name, outcome.error);
   else if (outcome.timedOut) run.step(name, describeTimeout(config.runTimeoutMs, outcome.stopped));
   else run.step(name, `exit code ${outcome.exitCode} after ${seconds} s`);
-  return { exitCode: outcome.exitCode, timedOut: outcome.timedOut, script: config.runScript, ...(outcome.error ? { error: outcome.error } : {}) };
+  return {
+    exitCode: outcome.exitCode,
+    timedOut: outcome.timedOut,
+    script: config.runScript,
+    ...(outcome.error ? { error: outcome.error } : {}),
+  };
 }
 
 /** Back to the commit from before the pull, and the run script again there (README "Rollback"). */
-async function rollBack(ctx: DeployContext, pulled: PullState): Promise<{ rollback?: RollbackResult; rolledBack: boolean }> {
+async function rollBack(
+  ctx: DeployContext,
+  pulled: PullState,
+): Promise<{ rollback?: RollbackResult; rolledBack: boolean }> {
   const { config, env, run } = ctx;
   const { step } = run;
   const { before, after } = pulled;
@@ -238,7 +279,11 @@ async function rollBack(ctx: DeployContext, pulled: PullState): Promise<{ rollba
     stderr: out.stderr.toString(),
   });
   step("rollback", `git reset --hard ${short(before)} (from ${short(after)})`);
-  const reset = await gitResetHard(config.repoPath, before, { env, deadline: Date.now() + 60_000, onOutput: run.output("rollback", out) });
+  const reset = await gitResetHard(config.repoPath, before, {
+    env,
+    deadline: Date.now() + 60_000,
+    onOutput: run.output("rollback", out),
+  });
   if (reset.exitCode !== 0) {
     const error = reset.error ?? `git reset --hard failed with exit code ${reset.exitCode}`;
     step("rollback", `failed: ${error}`);
@@ -251,7 +296,14 @@ async function rollBack(ctx: DeployContext, pulled: PullState): Promise<{ rollba
   const healthCheck = again.exitCode === 0 ? await healthStep(ctx) : undefined;
   const ok = again.exitCode === 0 && healthCheck?.ok !== false;
   step("rollback", ok ? "succeeded" : "failed");
-  const failure = again.exitCode !== 0 ? (describeFailure(again) ?? `exit code ${again.exitCode}`) : (healthCheck?.error ?? null);
-  const rollback = result({ ok, exitCode: again.exitCode, timedOut: again.timedOut, error: failure, ...(healthCheck ? { healthCheck } : {}) });
+  const failure =
+    again.exitCode !== 0 ? (describeFailure(again) ?? `exit code ${again.exitCode}`) : (healthCheck?.error ?? null);
+  const rollback = result({
+    ok,
+    exitCode: again.exitCode,
+    timedOut: again.timedOut,
+    error: failure,
+    ...(healthCheck ? { healthCheck } : {}),
+  });
   return { rollback, rolledBack: true };
 }

@@ -179,7 +179,8 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOEXEC" && argv[0] !== "/bin/sh") return runProcess(shellFallback(argv, options), options);
-    const reason = code === "ENOENT" ? "command not found" : code === "EACCES" ? "permission denied" : (error as Error).message;
+    const reason =
+      code === "ENOENT" ? "command not found" : code === "EACCES" ? "permission denied" : (error as Error).message;
     return { exitCode: null, timedOut: false, error: `cannot start "${argv[0]}": ${reason}` };
   }
   const pid = proc.pid;

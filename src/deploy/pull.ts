@@ -12,7 +12,13 @@ export class PullState {
   readonly out = captures();
 
   result(): PullResult {
-    return { success: this.success, stdout: this.out.stdout.toString(), stderr: this.out.stderr.toString(), before: this.before, after: this.after };
+    return {
+      success: this.success,
+      stdout: this.out.stdout.toString(),
+      stderr: this.out.stderr.toString(),
+      before: this.before,
+      after: this.after,
+    };
   }
 }
 
@@ -44,15 +50,21 @@ export async function pullStep(ctx: DeployContext, state: PullState): Promise<st
     step("pull", "no remote configured; nothing to pull");
   } else {
     step("pull", "git pull");
-    const pulled = await gitPull(config.repoPath, { env, deadline: Date.now() + config.runTimeoutMs, onOutput: run.output("pull", state.out) });
+    const pulled = await gitPull(config.repoPath, {
+      env,
+      deadline: Date.now() + config.runTimeoutMs,
+      onOutput: run.output("pull", state.out),
+    });
     state.success = pulled.exitCode === 0;
     if (!state.success) {
-      error = pulled.error ?? (pulled.timedOut ? "git pull timed out" : `git pull failed with exit code ${pulled.exitCode}`);
+      error =
+        pulled.error ?? (pulled.timedOut ? "git pull timed out" : `git pull failed with exit code ${pulled.exitCode}`);
       step("pull", `failed: ${error}`);
     }
   }
   const after = (state.after = repo.hasRemote ? await headCommit(config.repoPath, env) : before);
   env.SERVICE_COMMIT = after ?? "";
-  if (state.success) step("pull", before === after ? `up to date at ${short(after)}` : `${short(before)} -> ${short(after)}`);
+  if (state.success)
+    step("pull", before === after ? `up to date at ${short(after)}` : `${short(before)} -> ${short(after)}`);
   return error;
 }

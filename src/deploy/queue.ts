@@ -141,7 +141,8 @@ export class DeployQueue {
             .then(resolvePromise, reject)
             .finally(() => this.release(key, [entry]));
         },
-        end: (how, reason) => (how === "cancel" ? hooks.onCancel(reason) : hooks.onRefused(reason)).then(resolvePromise, reject),
+        end: (how, reason) =>
+          (how === "cancel" ? hooks.onCancel(reason) : hooks.onRefused(reason)).then(resolvePromise, reject),
       };
       laneRef.entries.push(entry);
       laneRef.entries.sort(byTicket);
@@ -201,7 +202,12 @@ export class DeployQueue {
       const gitDir = dirname(lane.dir);
       if (scan.missing && !existsSync(gitDir)) {
         // The repository was removed: recreating its directories would leave a skeleton a re-clone trips on.
-        this.endWaiting(key, lost, "refuse", `the repository ${key} was removed while this deploy waited (${gitDir} no longer exists)`);
+        this.endWaiting(
+          key,
+          lost,
+          "refuse",
+          `the repository ${key} was removed while this deploy waited (${gitDir} no longer exists)`,
+        );
         return positions;
       }
       // Its ticket was removed (the queue directory cleaned by hand): queue again, behind every live ticket.
@@ -209,14 +215,22 @@ export class DeployQueue {
         makeTicketDir(lane.dir);
         for (const entry of lost) entry.ticket = takeTicket(lane.dir, entry.content);
       } catch (error) {
-        this.endWaiting(key, lost, "refuse", `its queue ticket was removed and cannot be taken again: ${(error as Error).message}`);
+        this.endWaiting(
+          key,
+          lost,
+          "refuse",
+          `its queue ticket was removed and cannot be taken again: ${(error as Error).message}`,
+        );
         return positions;
       }
       lane.entries.sort(byTicket);
       scan = scanTickets(lane.dir);
     }
     for (const entry of lane.entries) positions.set(entry, scan.live.indexOf(entry.ticket));
-    for (const orphan of scan.orphans) void recoverOrphan(key, lane.dir, orphan, this.logger).then(() => this.lanes.get(key) === lane && this.startReady(key));
+    for (const orphan of scan.orphans)
+      void recoverOrphan(key, lane.dir, orphan, this.logger).then(
+        () => this.lanes.get(key) === lane && this.startReady(key),
+      );
     const head = lane.entries[0];
     if (!head || head.started) return positions;
     if (!scan.choosing && scan.live[0] === head.ticket && !head.held()) head.start();

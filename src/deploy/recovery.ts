@@ -22,7 +22,10 @@ export function markInterruptedDeploys(cwd: string, logger: Logger = defaultLogg
   const dir = resolve(cwd, LOG_DIR);
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => n.endsWith(".json")).sort().slice(-RECENT);
+    names = readdirSync(dir)
+      .filter((n) => n.endsWith(".json"))
+      .sort()
+      .slice(-RECENT);
   } catch {
     return [];
   }
@@ -47,7 +50,10 @@ export function markInterruptedDeploys(cwd: string, logger: Logger = defaultLogg
       continue;
     }
     if (ended) continue;
-    appendNoFollow(file.replace(/\.json$/, ".log"), "\n[interrupted] the service stopped before this deploy finished\n");
+    appendNoFollow(
+      file.replace(/\.json$/, ".log"),
+      "\n[interrupted] the service stopped before this deploy finished\n",
+    );
     marked.push(record.id);
     repos.add(queueKey(resolve(cwd, record.repoPath)));
   }
@@ -95,7 +101,12 @@ const recovering = new Map<string, Promise<void>>();
  * (SIGTERM, then SIGKILL after KILL_GRACE_MS), says so on the output and in that deploy's log, then frees the
  * queue. A group that even SIGKILL does not end keeps the queue held: two deploys never run at once.
  */
-export function recoverOrphan(repo: string, dir: string, orphan: { name: string; content: TicketContent }, log: Logger): Promise<void> {
+export function recoverOrphan(
+  repo: string,
+  dir: string,
+  orphan: { name: string; content: TicketContent },
+  log: Logger,
+): Promise<void> {
   const file = join(dir, orphan.name);
   let running = recovering.get(file);
   if (running) return running;
@@ -103,9 +114,15 @@ export function recoverOrphan(repo: string, dir: string, orphan: { name: string;
     const groups = orphan.content.groups.filter(groupAlive);
     const what = groups.map(named).join(", ");
     const deploy = orphan.content.id ? `deploy ${orphan.content.id}` : "a deploy";
-    log.warn(`${deploy} of ${repo} was interrupted and left ${what} running: stopping it (SIGTERM, then SIGKILL after ${KILL_GRACE_MS} ms) before the next deploy of that repository`);
+    log.warn(
+      `${deploy} of ${repo} was interrupted and left ${what} running: stopping it (SIGTERM, then SIGKILL after ${KILL_GRACE_MS} ms) before the next deploy of that repository`,
+    );
     const logFile = logOf(orphan.content.logs, orphan.content.id);
-    if (logFile) appendNoFollow(logFile, `\n[interrupted] this deploy's process died while ${what} ran; stopping it (SIGTERM, then SIGKILL) before the next deploy\n`);
+    if (logFile)
+      appendNoFollow(
+        logFile,
+        `\n[interrupted] this deploy's process died while ${what} ran; stopping it (SIGTERM, then SIGKILL) before the next deploy\n`,
+      );
     const stopped = (await Promise.all(groups.map((group) => stopGroup(group, KILL_GRACE_MS)))).every(Boolean);
     if (stopped) {
       dropTicket(dir, orphan.name);

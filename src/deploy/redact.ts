@@ -23,7 +23,9 @@ export class Redaction {
 
   constructor(secrets: (string | undefined)[]) {
     // Shorter secrets are refused at start; replacing "a" everywhere would destroy the output.
-    this.secrets = [...new Set(secrets.map((s) => s?.trim()).filter((s): s is string => !!s && s.length >= MIN_SECRET_LENGTH))]
+    this.secrets = [
+      ...new Set(secrets.map((s) => s?.trim()).filter((s): s is string => !!s && s.length >= MIN_SECRET_LENGTH)),
+    ]
       // Longest first, so a secret that contains another is replaced whole.
       .sort((a, b) => b.length - a.length)
       .map((s) => Buffer.from(s, "utf8").toString("latin1"));
@@ -69,7 +71,11 @@ export class Redaction {
    */
   unsafeTailLength(held: Uint8Array): number {
     const longest = this.secrets.length ? this.secrets[0]!.length : 1;
-    const tail = Buffer.from(held.buffer, held.byteOffset + Math.max(0, held.length - (longest - 1)), Math.min(held.length, longest - 1)).toString("latin1");
+    const tail = Buffer.from(
+      held.buffer,
+      held.byteOffset + Math.max(0, held.length - (longest - 1)),
+      Math.min(held.length, longest - 1),
+    ).toString("latin1");
     return tail.length - this.unsafeTail(tail);
   }
 

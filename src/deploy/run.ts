@@ -40,7 +40,16 @@ export class DeployRun {
     this.forge = forgeOf(options, this.redaction);
     this.log = new DeployLog(
       options.cwd,
-      { id: this.id, startedAt: this.startedAt, ...this.forge, trigger: options.trigger, repoPath: config.repoPath, runScript: this.redaction.text(config.runScript), app: options.app, served: servedOf(options, this.redaction) },
+      {
+        id: this.id,
+        startedAt: this.startedAt,
+        ...this.forge,
+        trigger: options.trigger,
+        repoPath: config.repoPath,
+        runScript: this.redaction.text(config.runScript),
+        app: options.app,
+        served: servedOf(options, this.redaction),
+      },
       { maxLogBytes: config.maxLogBytes, makeRoom: () => this.prune(), logger: options.logger },
     );
     // Commit statuses and notifications: a sink like the client's, that never holds the run or its `[done]`.
@@ -63,11 +72,19 @@ export class DeployRun {
   /** The `[deploy]` line that opens the stream. */
   start(): void {
     const { options, forge } = this;
-    this.emit({ type: "start", id: this.id, startedAt: this.startedAt, trigger: options.trigger, repoPath: options.config.repoPath, ...forge });
+    this.emit({
+      type: "start",
+      id: this.id,
+      startedAt: this.startedAt,
+      trigger: options.trigger,
+      repoPath: options.config.repoPath,
+      ...forge,
+    });
   }
 
   /** A line of the service's own about the deploy, redacted. */
-  readonly step = (name: Step, text: string): void => this.emit({ type: "step", step: name, text: this.redaction.text(text) });
+  readonly step = (name: Step, text: string): void =>
+    this.emit({ type: "step", step: name, text: this.redaction.text(text) });
 
   /** The output handler of a step: redacted, kept in `into`, and streamed. */
   output(name: Step, into: Captures): (stream: "stdout" | "stderr", data: Uint8Array) => void {
@@ -87,14 +104,23 @@ export class DeployRun {
   end(outcome: Outcome, ending: Ending = "done", finishedAt = new Date()): DeployResult {
     const { redaction, log } = this;
     const { rollback, healthCheck, target } = outcome;
-    const checked = (health: typeof healthCheck) => health && { ...health, error: health.error && redaction.text(health.error) };
+    const checked = (health: typeof healthCheck) =>
+      health && { ...health, error: health.error && redaction.text(health.error) };
     const result: DeployResult = {
       id: this.id,
       ok: outcome.ok,
       pull: outcome.pull,
       run: { ...outcome.run, script: redaction.text(outcome.run.script) },
       error: outcome.error && redaction.text(outcome.error),
-      ...(rollback ? { rollback: { ...rollback, error: rollback.error && redaction.text(rollback.error), ...(rollback.healthCheck ? { healthCheck: checked(rollback.healthCheck) } : {}) } } : {}),
+      ...(rollback
+        ? {
+            rollback: {
+              ...rollback,
+              error: rollback.error && redaction.text(rollback.error),
+              ...(rollback.healthCheck ? { healthCheck: checked(rollback.healthCheck) } : {}),
+            },
+          }
+        : {}),
       rolledBack: outcome.rolledBack,
       ...(healthCheck ? { healthCheck: checked(healthCheck) } : {}),
       ...(target ? { target } : {}),
@@ -146,7 +172,10 @@ export class DeployRun {
 
 /** The forge event and delivery id, redacted like every other text of a deploy, null when absent. */
 function forgeOf(options: DeployOptions, redaction: Redaction): { event: string | null; delivery: string | null } {
-  return { event: options.event ? redaction.text(options.event) : null, delivery: options.delivery ? redaction.text(options.delivery) : null };
+  return {
+    event: options.event ? redaction.text(options.event) : null,
+    delivery: options.delivery ? redaction.text(options.delivery) : null,
+  };
 }
 
 /** The requests a deploy served, their delivery ids redacted like its own (a copy: it is fixed once the deploy starts). */

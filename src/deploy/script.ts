@@ -4,9 +4,43 @@ import { runProcess, type ProcessOutcome } from "./process.ts";
 
 /** Words that only mean something to a shell (builtins and keywords): such a line goes through `sh -c`. */
 const SHELL_WORDS = new Set([
-  ".", ":", "alias", "bg", "break", "case", "cd", "command", "continue", "eval", "exec", "exit", "export",
-  "fg", "for", "function", "getopts", "hash", "if", "jobs", "read", "readonly", "return", "select", "set",
-  "shift", "source", "times", "trap", "type", "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
+  ".",
+  ":",
+  "alias",
+  "bg",
+  "break",
+  "case",
+  "cd",
+  "command",
+  "continue",
+  "eval",
+  "exec",
+  "exit",
+  "export",
+  "fg",
+  "for",
+  "function",
+  "getopts",
+  "hash",
+  "if",
+  "jobs",
+  "read",
+  "readonly",
+  "return",
+  "select",
+  "set",
+  "shift",
+  "source",
+  "times",
+  "trap",
+  "type",
+  "ulimit",
+  "umask",
+  "unalias",
+  "unset",
+  "until",
+  "wait",
+  "while",
 ]);
 
 /** Operators, expansions, globs, redirections, comments and escapes: anything a direct spawn would not honour. */
@@ -107,7 +141,11 @@ export interface ScriptOutcome extends ProcessOutcome {
  */
 export async function runScript(script: string, options: ScriptOptions): Promise<ScriptOutcome> {
   if (!existsSync(options.cwd)) {
-    return { exitCode: null, timedOut: false, error: `cannot start the run script: directory ${options.cwd} does not exist` };
+    return {
+      exitCode: null,
+      timedOut: false,
+      error: `cannot start the run script: directory ${options.cwd} does not exist`,
+    };
   }
   const deadline = Date.now() + options.timeoutMs;
   let outcome: ProcessOutcome = { exitCode: 0, timedOut: false };
@@ -140,6 +178,7 @@ export function describeTimeout(timeoutMs: number, stopped: StopReport | undefin
   const commands = names.slice(0, LISTED).join(", ") + (names.length > LISTED ? ", …" : "");
   const count = members.length === 1 ? "1 process" : `${members.length} processes`;
   let text = `${head}; stopped process group ${pgid}${members.length ? ` (${count}: ${commands})` : ""}`;
-  if (outside.length) text += `; not stopped: ${listed(outside)}, started by this deploy but outside its process group (setsid or a daemon)`;
+  if (outside.length)
+    text += `; not stopped: ${listed(outside)}, started by this deploy but outside its process group (setsid or a daemon)`;
   return text;
 }

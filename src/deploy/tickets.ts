@@ -1,5 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createExclusive, writeAll } from "./files.ts";
 import { join } from "node:path";
 import { groupAlive, type Group } from "./groups.ts";
@@ -44,7 +53,8 @@ export interface TicketScan {
   orphans: { name: string; content: TicketContent }[];
 }
 
-const owner = (pid: string | undefined, start: string | undefined) => !!pid && !!start && processAlive(Number(pid), start);
+const owner = (pid: string | undefined, start: string | undefined) =>
+  !!pid && !!start && processAlive(Number(pid), start);
 
 function remove(file: string): void {
   try {

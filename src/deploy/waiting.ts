@@ -29,7 +29,9 @@ const FILE = /^([0-9a-f-]{36})\.json$/;
 function read(file: string): QueuedRecord | undefined {
   try {
     const record = JSON.parse(readNoFollow(file)) as QueuedRecord;
-    return record && record.status === "queued" && typeof record.id === "string" && typeof record.pid === "number" ? record : undefined;
+    return record && record.status === "queued" && typeof record.id === "string" && typeof record.pid === "number"
+      ? record
+      : undefined;
   } catch {
     return undefined;
   }
@@ -62,7 +64,13 @@ export function markQueued(cwd: string, fields: Omit<QueuedRecord, "status" | "q
     for (const { file, record } of records(cwd)) if (!holderRunning(record)) rmSync(file, { force: true });
     const dir = resolve(cwd, QUEUED_DIR);
     ensurePrivateDir(dir);
-    const record: QueuedRecord = { status: "queued", ...fields, queuedAt: new Date().toISOString(), pid: process.pid, pidStart: OWN_START };
+    const record: QueuedRecord = {
+      status: "queued",
+      ...fields,
+      queuedAt: new Date().toISOString(),
+      pid: process.pid,
+      pidStart: OWN_START,
+    };
     const file = join(dir, `${fields.id}.json`);
     writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`);
   } catch {}

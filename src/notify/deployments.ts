@@ -5,25 +5,52 @@
 import type { OutboundAnswer, OutboundRequest } from "./outbound.ts";
 import { clipDescription, type StatusState, type StatusTarget } from "./status.ts";
 
-const HEADERS = { "content-type": "application/json", accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28" };
+const HEADERS = {
+  "content-type": "application/json",
+  accept: "application/vnd.github+json",
+  "x-github-api-version": "2022-11-28",
+};
 
 const repoPath = (repo: string) => repo.split("/").map(encodeURIComponent).join("/");
 
-export function createDeploymentRequest(target: StatusTarget, sha: string, environment: string, description: string): OutboundRequest {
+export function createDeploymentRequest(
+  target: StatusTarget,
+  sha: string,
+  environment: string,
+  description: string,
+): OutboundRequest {
   return {
     url: `${target.apiUrl}/repos/${repoPath(target.repo)}/deployments`,
     headers: { ...HEADERS, authorization: `Bearer ${target.token}` },
     // The service deploys what it pulled: no merge into it, and no wait for other checks (its own status is pending).
-    body: JSON.stringify({ ref: sha, environment, description: clipDescription(description), auto_merge: false, required_contexts: [] }),
+    body: JSON.stringify({
+      ref: sha,
+      environment,
+      description: clipDescription(description),
+      auto_merge: false,
+      required_contexts: [],
+    }),
   };
 }
 
-export function deploymentStatusRequest(target: StatusTarget, id: number, state: StatusState, description: string, url: string | undefined, environment: string): OutboundRequest {
+export function deploymentStatusRequest(
+  target: StatusTarget,
+  id: number,
+  state: StatusState,
+  description: string,
+  url: string | undefined,
+  environment: string,
+): OutboundRequest {
   const deploymentState = state === "pending" ? "in_progress" : state;
   return {
     url: `${target.apiUrl}/repos/${repoPath(target.repo)}/deployments/${id}/statuses`,
     headers: { ...HEADERS, authorization: `Bearer ${target.token}` },
-    body: JSON.stringify({ state: deploymentState, description: clipDescription(description), environment, ...(url ? { log_url: url } : {}) }),
+    body: JSON.stringify({
+      state: deploymentState,
+      description: clipDescription(description),
+      environment,
+      ...(url ? { log_url: url } : {}),
+    }),
   };
 }
 
@@ -41,7 +68,10 @@ export class GithubDeployment {
 
   async post(sha: string, state: StatusState, description: string, url: string | undefined): Promise<void> {
     if (state === "pending") {
-      const created = await this.send("deployment", createDeploymentRequest(this.target, sha, this.environment, description));
+      const created = await this.send(
+        "deployment",
+        createDeploymentRequest(this.target, sha, this.environment, description),
+      );
       this.id = created?.ok ? idOf(created.body) : undefined;
     }
     if (this.id === undefined) return;

@@ -71,7 +71,9 @@ export function notifyPayload(input: PayloadInput): NotifyPayload {
     trigger: input.trigger,
     event: input.forge?.event ?? null,
     delivery: input.forge?.delivery ?? null,
-    commit: result ? { before: result.pull.before, after: result.pull.after } : (input.commit ?? { before: null, after: null }),
+    commit: result
+      ? { before: result.pull.before, after: result.pull.after }
+      : (input.commit ?? { before: null, after: null }),
     outcome: input.outcome,
     ok: result ? result.ok : null,
     rolledBack: result ? result.rolledBack : false,
@@ -79,7 +81,13 @@ export function notifyPayload(input: PayloadInput): NotifyPayload {
     durationMs: result ? result.durationMs : null,
     error: result ? result.error : null,
     rollback: result?.rollback
-      ? { to: result.rollback.to, from: result.rollback.from, ok: result.rollback.ok, exitCode: result.rollback.exitCode, error: result.rollback.error }
+      ? {
+          to: result.rollback.to,
+          from: result.rollback.from,
+          ok: result.rollback.ok,
+          exitCode: result.rollback.exitCode,
+          error: result.rollback.error,
+        }
       : null,
     output: input.output,
     targetUrl: input.targetUrl ?? null,
@@ -135,20 +143,42 @@ export function notifyRequest(target: NotifyTarget, payload: NotifyPayload): Out
       return { url: target.url, headers: { ...JSON_HEADERS, ...own }, body: JSON.stringify(payload) };
     case "slack":
       // Slack reads <…> as links and mentions: output is shown as text.
-      return { url: target.url, headers: { ...JSON_HEADERS, ...own }, body: JSON.stringify({ text: slackEscape(messageText(payload, true)) }) };
+      return {
+        url: target.url,
+        headers: { ...JSON_HEADERS, ...own },
+        body: JSON.stringify({ text: slackEscape(messageText(payload, true)) }),
+      };
     case "discord": {
       // A deploy's output must not ping anyone (`@everyone` in a log line).
       const content = messageText(payload, true, DISCORD_MAX);
-      return { url: target.url, headers: { ...JSON_HEADERS, ...own }, body: JSON.stringify({ content, allowed_mentions: { parse: [] } }) };
+      return {
+        url: target.url,
+        headers: { ...JSON_HEADERS, ...own },
+        body: JSON.stringify({ content, allowed_mentions: { parse: [] } }),
+      };
     }
     case "ntfy": {
       const bad = payload.outcome === "failed" || payload.outcome === "rolled_back";
-      const tags = { started: "rocket", succeeded: "white_check_mark", failed: "x", rolled_back: "rewind", cancelled: "no_entry" }[payload.outcome];
+      const tags = {
+        started: "rocket",
+        succeeded: "white_check_mark",
+        failed: "x",
+        rolled_back: "rewind",
+        cancelled: "no_entry",
+      }[payload.outcome];
       // Header values are ASCII: the title stays plain.
-      const title = `deploy ${payload.app ?? ""} ${payload.outcome.replace("_", " ")}`.replace(/\s+/g, " ").replace(/[^\x20-\x7e]/g, "?");
+      const title = `deploy ${payload.app ?? ""} ${payload.outcome.replace("_", " ")}`
+        .replace(/\s+/g, " ")
+        .replace(/[^\x20-\x7e]/g, "?");
       return {
         url: target.url,
-        headers: { "content-type": "text/plain; charset=utf-8", title, priority: bad ? "high" : "default", tags, ...own },
+        headers: {
+          "content-type": "text/plain; charset=utf-8",
+          title,
+          priority: bad ? "high" : "default",
+          tags,
+          ...own,
+        },
         body: messageText(payload, false),
       };
     }

@@ -121,7 +121,12 @@ async function attempt(request: OutboundRequest, options: OutboundOptions, stop:
   return last;
 }
 
-async function once(request: OutboundRequest, timeoutMs: number, stop: AbortSignal, n: number): Promise<OutboundAnswer> {
+async function once(
+  request: OutboundRequest,
+  timeoutMs: number,
+  stop: AbortSignal,
+  n: number,
+): Promise<OutboundAnswer> {
   // One controller for the time limit and the stop (AbortSignal.any is missing from early Node 20 releases).
   const controller = new AbortController();
   let timedOut = false;
@@ -142,7 +147,13 @@ async function once(request: OutboundRequest, timeoutMs: number, stop: AbortSign
     const body = await boundedText(response, controller.signal);
     const text = body.slice(0, MAX_DETAIL).replace(/\s+/g, " ").trim();
     const detail = `${response.status}${response.statusText ? ` ${response.statusText}` : ""}${text ? `: ${text}` : ""}`;
-    return { ok: response.status >= 200 && response.status < 300, status: response.status, detail: clip(detail), body, tries: n };
+    return {
+      ok: response.status >= 200 && response.status < 300,
+      status: response.status,
+      detail: clip(detail),
+      body,
+      tries: n,
+    };
   } catch (error) {
     if (stop.aborted) return { ok: false, detail: NOT_SENT, tries: n };
     if (timedOut) return { ok: false, detail: `no answer within ${timeoutMs} ms`, tries: n };

@@ -53,12 +53,31 @@ export interface NotifyTarget {
   timeoutMs?: number;
 }
 
-const STATUS_KEYS = ["provider", "repo", "token", "tokenFile", "apiUrl", "context", "targetUrl", "timeoutMs", "deployments", "environment"];
+const STATUS_KEYS = [
+  "provider",
+  "repo",
+  "token",
+  "tokenFile",
+  "apiUrl",
+  "context",
+  "targetUrl",
+  "timeoutMs",
+  "deployments",
+  "environment",
+];
 const TARGET_KEYS = ["url", "format", "on", "headers", "timeoutMs"];
 
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-const isMapping = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
-const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : isMapping(value) ? "a mapping" : Array.isArray(value) ? "a list" : String(value));
+const isMapping = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+const show = (value: unknown) =>
+  typeof value === "string"
+    ? JSON.stringify(value)
+    : isMapping(value)
+      ? "a mapping"
+      : Array.isArray(value)
+        ? "a list"
+        : String(value);
 
 /** A URL the service may call: http or https, nothing else (no file:, no data:). */
 function httpUrl(value: unknown): boolean {
@@ -74,12 +93,19 @@ function httpUrl(value: unknown): boolean {
 function timeout(value: unknown, where: string, problems: string[]): number | undefined {
   const n = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof n === "number" && Number.isSafeInteger(n) && n > 0 && n <= MAX_TIMER_MS) return n;
-  problems.push(`${where}: timeoutMs: expected a positive integer of milliseconds, at most ${MAX_TIMER_MS}, got ${show(value)}`);
+  problems.push(
+    `${where}: timeoutMs: expected a positive integer of milliseconds, at most ${MAX_TIMER_MS}, got ${show(value)}`,
+  );
   return undefined;
 }
 
 /** The known keys of a mapping, camelCased; an unknown key is a problem (a typo would silently do nothing). */
-function entries(raw: Record<string, unknown>, allowed: string[], where: string, problems: string[]): [string, unknown][] {
+function entries(
+  raw: Record<string, unknown>,
+  allowed: string[],
+  where: string,
+  problems: string[],
+): [string, unknown][] {
   const out: [string, unknown][] = [];
   for (const [rawKey, value] of Object.entries(raw)) {
     const key = toCamel(rawKey);
@@ -92,16 +118,23 @@ function entries(raw: Record<string, unknown>, allowed: string[], where: string,
 /** Checks a `status` value; every problem goes to `problems`. Tokens are never shown in a problem. */
 export function normalizeStatus(value: unknown, where: string, problems: string[]): StatusSettings {
   if (!isMapping(value)) {
-    problems.push(`${where}: expected a mapping (provider, repo, token, apiUrl, context, targetUrl), got ${show(value)}`);
+    problems.push(
+      `${where}: expected a mapping (provider, repo, token, apiUrl, context, targetUrl), got ${show(value)}`,
+    );
     return {};
   }
   const out: Record<string, unknown> = {};
   for (const [key, item] of entries(value, STATUS_KEYS, where, problems)) {
     if (key === "timeoutMs") out[key] = timeout(item, where, problems);
-    else if (key === "deployments") typeof item === "boolean" ? (out[key] = item) : problems.push(`${where}: deployments: expected true or false, got ${show(item)}`);
+    else if (key === "deployments")
+      typeof item === "boolean"
+        ? (out[key] = item)
+        : problems.push(`${where}: deployments: expected true or false, got ${show(item)}`);
     else if (key === "repo" && typeof item === "number" && Number.isSafeInteger(item)) out[key] = String(item);
-    else if (typeof item !== "string" || item.trim() === "") problems.push(`${where}: ${key}: expected a non-empty string${key === "token" ? "" : `, got ${show(item)}`}`);
-    else if (key === "provider" && !(PROVIDERS as readonly string[]).includes(item)) problems.push(`${where}: provider: expected one of ${PROVIDERS.join(", ")}, got ${show(item)}`);
+    else if (typeof item !== "string" || item.trim() === "")
+      problems.push(`${where}: ${key}: expected a non-empty string${key === "token" ? "" : `, got ${show(item)}`}`);
+    else if (key === "provider" && !(PROVIDERS as readonly string[]).includes(item))
+      problems.push(`${where}: provider: expected one of ${PROVIDERS.join(", ")}, got ${show(item)}`);
     // Not shown: a URL may carry credentials.
     else if (key === "apiUrl" && !httpUrl(item)) problems.push(`${where}: apiUrl: expected an http(s) URL`);
     else out[key] = key === "apiUrl" ? item.replace(/\/+$/, "") : item;
@@ -127,7 +160,10 @@ export function normalizeNotify(value: unknown, where: string, problems: string[
       if (key === "timeoutMs") out[key] = timeout(item, at, problems);
       // The URL of a chat webhook is itself a secret: it is never repeated in a message.
       else if (key === "url") httpUrl(item) ? (out[key] = item) : problems.push(`${at}: url: expected an http(s) URL`);
-      else if (key === "format") (FORMATS as readonly unknown[]).includes(item) ? (out[key] = item) : problems.push(`${at}: format: expected one of ${FORMATS.join(", ")}, got ${show(item)}`);
+      else if (key === "format")
+        (FORMATS as readonly unknown[]).includes(item)
+          ? (out[key] = item)
+          : problems.push(`${at}: format: expected one of ${FORMATS.join(", ")}, got ${show(item)}`);
       else if (key === "on") out[key] = notifyOn(item, at, problems);
       else if (key === "headers") out[key] = headers(item, at, problems);
     }
@@ -158,8 +194,10 @@ function headers(value: unknown, where: string, problems: string[]): Record<stri
   const out: Record<string, string> = {};
   for (const [name, item] of Object.entries(value)) {
     // Values are not shown: an Authorization header is the usual reason for `headers`.
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) problems.push(`${where}: headers: ${JSON.stringify(name)} is not a header name`);
-    else if ((typeof item !== "string" && typeof item !== "number") || /[\r\n\0]/.test(String(item))) problems.push(`${where}: headers: the value of ${name} must be a one-line string`);
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+      problems.push(`${where}: headers: ${JSON.stringify(name)} is not a header name`);
+    else if ((typeof item !== "string" && typeof item !== "number") || /[\r\n\0]/.test(String(item)))
+      problems.push(`${where}: headers: the value of ${name} must be a one-line string`);
     else out[name] = String(item);
   }
   return out;

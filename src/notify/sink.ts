@@ -11,8 +11,21 @@ import { Redaction } from "../deploy/redact.ts";
 import { GithubDeployment } from "./deployments.ts";
 import { notifyPayload, notifyRequest, outcomeOf, Tail } from "./notify.ts";
 import { sendOutbound, trackOutbound, type OutboundRequest } from "./outbound.ts";
-import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent, type NotifyTarget, type StatusSettings } from "./settings.ts";
-import { fillTemplate, statusRequest, statusTarget, STATUS_TOKEN_ENV, type StatusState, type StatusTarget } from "./status.ts";
+import {
+  DEFAULT_ON,
+  DEFAULT_OUTBOUND_TIMEOUT_MS,
+  type NotifyEvent,
+  type NotifyTarget,
+  type StatusSettings,
+} from "./settings.ts";
+import {
+  fillTemplate,
+  statusRequest,
+  statusTarget,
+  STATUS_TOKEN_ENV,
+  type StatusState,
+  type StatusTarget,
+} from "./status.ts";
 
 export interface OutboundContext {
   id: string;
@@ -72,7 +85,13 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
     }
   };
 
-  const send = (kind: "status" | "notify", label: string, what: string, request: OutboundRequest, timeoutMs: number | undefined) =>
+  const send = (
+    kind: "status" | "notify",
+    label: string,
+    what: string,
+    request: OutboundRequest,
+    timeoutMs: number | undefined,
+  ) =>
     trackOutbound(
       sendOutbound(request, { timeoutMs: timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS }).then((answer) => {
         record(kind, label, what, answer.ok, answer.detail);
@@ -84,16 +103,31 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
     const wanted = targets.filter((t) => (t.on ?? DEFAULT_ON).includes(event));
     if (wanted.length === 0) return;
     const after = result ? result.pull.after : (commits?.after ?? null);
-    const targetUrl = ctx.config.status?.targetUrl ? fillTemplate(ctx.config.status.targetUrl, { id: ctx.id, app: ctx.app, commit: after ?? "" }) : undefined;
+    const targetUrl = ctx.config.status?.targetUrl
+      ? fillTemplate(ctx.config.status.targetUrl, { id: ctx.id, app: ctx.app, commit: after ?? "" })
+      : undefined;
     const output = tail.get().map((line) => redaction.text(line));
-    const payload = notifyPayload({ id: ctx.id, app: ctx.app, trigger: ctx.trigger, forge: ctx.forge, outcome: event, result, commit: { before: commits?.before ?? null, after }, output, targetUrl });
+    const payload = notifyPayload({
+      id: ctx.id,
+      app: ctx.app,
+      trigger: ctx.trigger,
+      forge: ctx.forge,
+      outcome: event,
+      result,
+      commit: { before: commits?.before ?? null, after },
+      output,
+      targetUrl,
+    });
     // The result is redacted of the webhook secrets already; not of the outbound ones.
     if (payload.error) payload.error = redaction.text(payload.error);
     if (payload.rollback?.error) payload.rollback.error = redaction.text(payload.rollback.error);
     for (const t of wanted) {
       const format = t.format ?? "json";
       // Named by format, numbered when several share one: the URL may be a credential.
-      const label = targets.filter((other) => (other.format ?? "json") === format).length > 1 ? `${format}#${targets.indexOf(t) + 1}` : format;
+      const label =
+        targets.filter((other) => (other.format ?? "json") === format).length > 1
+          ? `${format}#${targets.indexOf(t) + 1}`
+          : format;
       send("notify", label, event, notifyRequest(t, payload), t.timeoutMs);
     }
   };
@@ -101,25 +135,40 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
   const postStatus = (sha: string, state: StatusState, description: string) => {
     const settings = ctx.config.status;
     if (!settings) return;
-    target ??= originUrl(ctx.repoPath, ctx.env).then((origin) => statusTarget(settings, origin, ctx.app, ctx.cwd, ctx.env));
+    target ??= originUrl(ctx.repoPath, ctx.env).then((origin) =>
+      statusTarget(settings, origin, ctx.app, ctx.cwd, ctx.env),
+    );
     // In order: a slow `pending` must not land after the final state.
-    statusChain = trackOutbound(statusChain.then(async () => {
-      const resolved = await target!;
-      if ("problem" in resolved) {
-        // Said once: the final state would only repeat it.
-        if (!problemSaid) record("status", settings.provider ?? "forge", state, false, resolved.problem.replace(/^status: /, ""));
-        problemSaid = true;
-        return;
-      }
-      const url = resolved.targetUrl ? fillTemplate(resolved.targetUrl, { id: ctx.id, app: ctx.app, commit: sha }) : undefined;
-      await send("status", resolved.provider, state, statusRequest(resolved, sha, state, description, url), settings.timeoutMs);
-      if (resolved.provider === "github" && settings.deployments) {
-        deployment ??= new GithubDeployment(resolved, settings.environment ?? ctx.app ?? "production", (what, request) =>
-          send("status", "github", what, request, settings.timeoutMs),
+    statusChain = trackOutbound(
+      statusChain.then(async () => {
+        const resolved = await target!;
+        if ("problem" in resolved) {
+          // Said once: the final state would only repeat it.
+          if (!problemSaid)
+            record("status", settings.provider ?? "forge", state, false, resolved.problem.replace(/^status: /, ""));
+          problemSaid = true;
+          return;
+        }
+        const url = resolved.targetUrl
+          ? fillTemplate(resolved.targetUrl, { id: ctx.id, app: ctx.app, commit: sha })
+          : undefined;
+        await send(
+          "status",
+          resolved.provider,
+          state,
+          statusRequest(resolved, sha, state, description, url),
+          settings.timeoutMs,
         );
-        await deployment.post(sha, state, description, url);
-      }
-    }));
+        if (resolved.provider === "github" && settings.deployments) {
+          deployment ??= new GithubDeployment(
+            resolved,
+            settings.environment ?? ctx.app ?? "production",
+            (what, request) => send("status", "github", what, request, settings.timeoutMs),
+          );
+          await deployment.post(sha, state, description, url);
+        }
+      }),
+    );
   };
 
   return (event: DeployEvent) => {
@@ -129,7 +178,9 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
       const named = pulledCommits(event.text);
       if (!named) return;
       pulled = trackOutbound(
-        Promise.all([revParse(ctx.repoPath, named.before, ctx.env), revParse(ctx.repoPath, named.after, ctx.env)]).then(([before, after]) => ({ before, after })),
+        Promise.all([revParse(ctx.repoPath, named.before, ctx.env), revParse(ctx.repoPath, named.after, ctx.env)]).then(
+          ([before, after]) => ({ before, after }),
+        ),
       );
       void trackOutbound(
         pulled.then((commits = NO_COMMITS) => {

@@ -13,7 +13,10 @@ export const runtime: Runtime = {
       // and silently take half the connections instead of failing with EADDRINUSE.
       reusePort: false,
       fetch: (request, bunServer) =>
-        options.fetch(request, { noTimeout: () => bunServer.timeout(request, 0), remoteAddress: () => bunServer.requestIP(request)?.address ?? "" }),
+        options.fetch(request, {
+          noTimeout: () => bunServer.timeout(request, 0),
+          remoteAddress: () => bunServer.requestIP(request)?.address ?? "",
+        }),
       error: (error) => options.error(error),
     });
     return {
@@ -26,12 +29,22 @@ export const runtime: Runtime = {
 
   async spawn(argv, options): Promise<Child> {
     // Bun.spawn throws synchronously when the process cannot start; `detached` gives it its own process group.
-    const proc = Bun.spawn(argv, { cwd: options.cwd, env: options.env, stdin: "ignore", stdout: "pipe", stderr: "pipe", detached: true });
+    const proc = Bun.spawn(argv, {
+      cwd: options.cwd,
+      env: options.env,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      detached: true,
+    });
     return {
       pid: proc.pid,
       stdout: proc.stdout as ReadableStream<Uint8Array>,
       stderr: proc.stderr as ReadableStream<Uint8Array>,
-      exited: proc.exited.then(() => ({ exitCode: proc.exitCode, signal: proc.signalCode === null ? null : String(proc.signalCode) })),
+      exited: proc.exited.then(() => ({
+        exitCode: proc.exitCode,
+        signal: proc.signalCode === null ? null : String(proc.signalCode),
+      })),
     };
   },
 };

@@ -63,7 +63,10 @@ export const runtime: Runtime = {
         if (previous && (await previous)) return void res.destroy();
         let response: Response;
         try {
-          response = await options.fetch(toRequest(req), { noTimeout: () => req.socket.setTimeout(0), remoteAddress: () => req.socket.remoteAddress ?? "" });
+          response = await options.fetch(toRequest(req), {
+            noTimeout: () => req.socket.setTimeout(0),
+            remoteAddress: () => req.socket.remoteAddress ?? "",
+          });
         } catch (error) {
           response = options.error(error as Error);
         }

@@ -43,7 +43,13 @@ async function burst(bench: Bench, repo: string): Promise<void> {
     const sampler = rssSampler(server.pid);
     const t0 = performance.now();
     const texts = await bounded(
-      Promise.all(Array.from({ length: BURST }, () => post(server.url).then((r) => r.text()).catch((e: Error) => `fetch failed: ${e.message}`))),
+      Promise.all(
+        Array.from({ length: BURST }, () =>
+          post(server.url)
+            .then((r) => r.text())
+            .catch((e: Error) => `fetch failed: ${e.message}`),
+        ),
+      ),
       150_000,
       "the burst",
     );
@@ -51,7 +57,9 @@ async function burst(bench: Bench, repo: string): Promise<void> {
     const { peak, hwm, split } = sampler.stop();
     const ok = texts.filter((text) => lastLine(text).startsWith("[done] ok=true")).length;
     const ours = overlaps(ourFile);
-    bench.report.note(`burst: service took ${seconds.toFixed(1)} s for ${BURST} deploys (${((seconds * 1000) / BURST).toFixed(1)} ms each, one at a time); RSS ${fmtMB(before)} before, sampled peak ${fmtMB(peak)} (${split}), VmHWM ${fmtMB(hwm)}`);
+    bench.report.note(
+      `burst: service took ${seconds.toFixed(1)} s for ${BURST} deploys (${((seconds * 1000) / BURST).toFixed(1)} ms each, one at a time); RSS ${fmtMB(before)} before, sampled peak ${fmtMB(peak)} (${split}), VmHWM ${fmtMB(hwm)}`,
+    );
     let theirs: { runs: number; overlapping: number; ok: number; seconds: number } | undefined;
     if (hasWebhook) {
       const webhook = await bench.startWebhook(repo, [{ id: "burst", script: script(theirFile) }]);
@@ -68,7 +76,11 @@ async function burst(bench: Bench, repo: string): Promise<void> {
           150_000,
           "the webhook burst",
         );
-        theirs = { ...overlaps(theirFile), ok: statuses.filter((r) => r.status === 200).length, seconds: (performance.now() - t1) / 1000 };
+        theirs = {
+          ...overlaps(theirFile),
+          ok: statuses.filter((r) => r.status === 200).length,
+          seconds: (performance.now() - t1) / 1000,
+        };
         // Why the others failed: the most common last line of their output.
         const reasons = new Map<string, number>();
         for (const r of statuses.filter((r) => r.status !== 200)) {
@@ -78,15 +90,31 @@ async function burst(bench: Bench, repo: string): Promise<void> {
         const [topReason, topCount] = [...reasons].sort((a, b) => b[1] - a[1])[0] ?? ["", 0];
         bench.report.note(
           `burst: adnanh/webhook ran all ${BURST} at once in ${theirs.seconds.toFixed(1)} s: ${theirs.ok}/${BURST} answered 200` +
-            (topCount ? ` (of the others ${topCount} said "${topReason}": the concurrent git pulls trip over each other)` : "") +
+            (topCount
+              ? ` (of the others ${topCount} said "${topReason}": the concurrent git pulls trip over each other)`
+              : "") +
             `; ${theirs.runs} scripts ran, ${theirs.overlapping} of them overlapping another`,
         );
       } finally {
         await webhook.stop();
       }
     }
-    bench.report.row("burst: deploys ending `[done] ok=true`", `${BURST}/${BURST}`, `${ok}/${BURST}`, theirs ? `${theirs.ok}/${BURST} (HTTP 200)` : "n/a", "", ok === BURST);
-    bench.report.row("burst: overlapping runs", "0", `${ours.overlapping} of ${ours.runs}`, theirs ? `${theirs.overlapping} of ${theirs.runs}` : "n/a", "", ours.overlapping === 0 && ours.runs === BURST);
+    bench.report.row(
+      "burst: deploys ending `[done] ok=true`",
+      `${BURST}/${BURST}`,
+      `${ok}/${BURST}`,
+      theirs ? `${theirs.ok}/${BURST} (HTTP 200)` : "n/a",
+      "",
+      ok === BURST,
+    );
+    bench.report.row(
+      "burst: overlapping runs",
+      "0",
+      `${ours.overlapping} of ${ours.runs}`,
+      theirs ? `${theirs.overlapping} of ${theirs.runs}` : "n/a",
+      "",
+      ours.overlapping === 0 && ours.runs === BURST,
+    );
     const growth = Math.max(peak, hwm) - before;
     bench.report.row("burst: server RSS growth (peak − before)", "≤ 30 MB", fmtMB(growth), "", "", growth <= 30 * MB);
   } finally {

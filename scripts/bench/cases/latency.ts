@@ -33,9 +33,19 @@ async function latency(bench: Bench, repo: string): Promise<void> {
     };
     const bare = async () => {
       const t0 = performance.now();
-      const proc = Bun.spawn(["sh", "-c", "git pull && true"], { cwd: repo, env: baseEnv(), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawn(["sh", "-c", "git pull && true"], {
+        cwd: repo,
+        env: baseEnv(),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       bench.track(proc);
-      const [, , code] = await Promise.all([new Response(proc.stdout).arrayBuffer(), new Response(proc.stderr).arrayBuffer(), proc.exited]);
+      const [, , code] = await Promise.all([
+        new Response(proc.stdout).arrayBuffer(),
+        new Response(proc.stderr).arrayBuffer(),
+        proc.exited,
+      ]);
       const ms = performance.now() - t0;
       bench.untrack(proc);
       if (code !== 0) throw new Error(`bare git pull && true exited ${code}`);
@@ -54,12 +64,30 @@ async function latency(bench: Bench, repo: string): Promise<void> {
     const o = median(times.ours);
     const t = webhook ? median(times.theirs) : NaN;
     const b = median(times.bare);
-    bench.report.row("deploy latency p50 vs adnanh/webhook", "≤ adnanh/webhook's", fmtMs(o), webhook ? fmtMs(t) : "n/a", webhook ? fmtX(o / t) : "n/a", webhook ? o <= t : undefined);
-    bench.report.row("deploy latency p50 vs bare `git pull && true`", "≤ bare + 5 ms", fmtMs(o), `${fmtMs(b)} (+${fmtMs(o - b)})`, fmtX(o / b), o <= b + 5);
+    bench.report.row(
+      "deploy latency p50 vs adnanh/webhook",
+      "≤ adnanh/webhook's",
+      fmtMs(o),
+      webhook ? fmtMs(t) : "n/a",
+      webhook ? fmtX(o / t) : "n/a",
+      webhook ? o <= t : undefined,
+    );
+    bench.report.row(
+      "deploy latency p50 vs bare `git pull && true`",
+      "≤ bare + 5 ms",
+      fmtMs(o),
+      `${fmtMs(b)} (+${fmtMs(o - b)})`,
+      fmtX(o / b),
+      o <= b + 5,
+    );
     const durations = doneRecords(server.cwd).map((r) => r.durationMs);
-    bench.report.note(`deploy latency: the service's own durationMs (JSON log: HEAD, pull, script, from start to [done]) has median ${fmtMs(median(durations))}; the rest of its ${fmtMs(o)} is HTTP, the per-POST config reload, the queue and the log files`);
+    bench.report.note(
+      `deploy latency: the service's own durationMs (JSON log: HEAD, pull, script, from start to [done]) has median ${fmtMs(median(durations))}; the rest of its ${fmtMs(o)} is HTTP, the per-POST config reload, the queue and the log files`,
+    );
     const p90 = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length * 0.9)] ?? NaN;
-    bench.report.note(`deploy latency p90: service ${fmtMs(p90(times.ours))}, webhook ${webhook ? fmtMs(p90(times.theirs)) : "n/a"}, bare ${fmtMs(p90(times.bare))}`);
+    bench.report.note(
+      `deploy latency p90: service ${fmtMs(p90(times.ours))}, webhook ${webhook ? fmtMs(p90(times.theirs)) : "n/a"}, bare ${fmtMs(p90(times.bare))}`,
+    );
   } finally {
     await server.stop();
     await webhook?.stop();

@@ -12,14 +12,22 @@ import { BURST, overlaps } from "./burst.ts";
 async function latestBurst(bench: Bench, repo: string): Promise<void> {
   log(`latest: ${BURST} concurrent deploys on one repo, queuePolicy latest`);
   const file = join(bench.tmpRoot, "burst-latest.txt");
-  const server = await bench.startService(repo, `s=$(date +%s%N) && sleep 0.2 && echo "$s $(date +%s%N)" >> ${file}`, { SERVICE_QUEUE_POLICY: "latest" });
+  const server = await bench.startService(repo, `s=$(date +%s%N) && sleep 0.2 && echo "$s $(date +%s%N)" >> ${file}`, {
+    SERVICE_QUEUE_POLICY: "latest",
+  });
   try {
     await sleep(300);
     const before = procStatus(server.pid)?.rss ?? NaN;
     const sampler = rssSampler(server.pid);
     const t0 = performance.now();
     const texts = await bounded(
-      Promise.all(Array.from({ length: BURST }, () => post(server.url).then((r) => r.text()).catch((e: Error) => `fetch failed: ${e.message}`))),
+      Promise.all(
+        Array.from({ length: BURST }, () =>
+          post(server.url)
+            .then((r) => r.text())
+            .catch((e: Error) => `fetch failed: ${e.message}`),
+        ),
+      ),
       150_000,
       "the latest burst",
     );
@@ -27,9 +35,18 @@ async function latestBurst(bench: Bench, repo: string): Promise<void> {
     const { peak, hwm, split } = sampler.stop();
     const ok = texts.filter((text) => lastLine(text).startsWith("[done] ok=true")).length;
     const { runs, overlapping } = overlaps(file);
-    bench.report.note(`latest: ${BURST} requests served in ${seconds.toFixed(1)} s by ${runs} deploys; RSS ${fmtMB(before)} before, sampled peak ${fmtMB(peak)} (${split}), VmHWM ${fmtMB(hwm)}`);
+    bench.report.note(
+      `latest: ${BURST} requests served in ${seconds.toFixed(1)} s by ${runs} deploys; RSS ${fmtMB(before)} before, sampled peak ${fmtMB(peak)} (${split}), VmHWM ${fmtMB(hwm)}`,
+    );
     bench.report.row("latest: deploys run for the burst", "≤ 2", `${runs}`, "", "", runs <= 2 && overlapping === 0);
-    bench.report.row("latest: clients ending `[done] ok=true`", `${BURST}/${BURST}`, `${ok}/${BURST}`, "", "", ok === BURST);
+    bench.report.row(
+      "latest: clients ending `[done] ok=true`",
+      `${BURST}/${BURST}`,
+      `${ok}/${BURST}`,
+      "",
+      "",
+      ok === BURST,
+    );
     const growth = Math.max(peak, hwm) - before;
     bench.report.row("latest: server RSS growth (peak − before)", "≤ 30 MB", fmtMB(growth), "", "", growth <= 30 * MB);
   } finally {

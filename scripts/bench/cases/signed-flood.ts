@@ -37,7 +37,9 @@ function signedFloodClient(port: number): Promise<number> {
       if (head >= 0 && received.length - head - 4 >= length) finish();
     });
     socket.on("connect", async () => {
-      socket.write(`POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Hub-Signature-256: sha256=${"0".repeat(64)}\r\nContent-Length: ${FLOOD_BODY_BYTES}\r\n\r\n`);
+      socket.write(
+        `POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Hub-Signature-256: sha256=${"0".repeat(64)}\r\nContent-Length: ${FLOOD_BODY_BYTES}\r\n\r\n`,
+      );
       for (let sent = 0; sent < FLOOD_BODY_BYTES && !answered; sent += piece.length) {
         if (!socket.write(piece)) await new Promise<void>((resume) => (drained = resume));
       }
@@ -47,7 +49,9 @@ function signedFloodClient(port: number): Promise<number> {
 
 /** FLOOD_CLIENTS concurrent 25 MiB bodies with a wrong signature, and an authorized deploy in the middle of them. */
 async function signedFlood(bench: Bench, repo: string): Promise<void> {
-  log(`signed flood: ${FLOOD_CLIENTS} concurrent ${FLOOD_BODY_BYTES / MB} MiB bodies with a wrong signature, one authorized deploy during it`);
+  log(
+    `signed flood: ${FLOOD_CLIENTS} concurrent ${FLOOD_BODY_BYTES / MB} MiB bodies with a wrong signature, one authorized deploy during it`,
+  );
   const server = await bench.startService(repo, "true");
   try {
     await sleep(1000);
@@ -67,7 +71,11 @@ async function signedFlood(bench: Bench, repo: string): Promise<void> {
     // The deploy is sent once the first attackers have their answers: the server is in the middle of the flood.
     for (let i = 0; i < 2000 && answered < 16; i++) await sleep(5);
     const deployStart = performance.now();
-    const text = await bounded(post(server.url).then((r) => r.text()), 60_000, "the deploy during the flood");
+    const text = await bounded(
+      post(server.url).then((r) => r.text()),
+      60_000,
+      "the deploy during the flood",
+    );
     const deployMs = performance.now() - deployStart;
     const pendingAtDone = FLOOD_CLIENTS - answered;
     await bounded(attack, 150_000, "the signed flood");
@@ -75,9 +83,26 @@ async function signedFlood(bench: Bench, repo: string): Promise<void> {
     const { peak, hwm, split } = sampler.stop();
     const growth = Math.max(peak, hwm) - idle;
     const done = lastLine(text);
-    bench.report.row(`signed flood: server peak RSS (${FLOOD_CLIENTS} × ${FLOOD_BODY_BYTES / MB} MiB, wrong signature)`, "≤ idle + 64 MB", `idle + ${fmtMB(growth)}`, "", "", growth <= 64 * MB);
-    bench.report.row("signed flood: authorized deploy during it", "`[done] ok=true`", done.startsWith("[done] ok=true") ? "[done] ok=true" : done.slice(0, 40), "", "", done.startsWith("[done] ok=true"));
-    const counts = [...statuses].sort((a, b) => a[0] - b[0]).map(([status, n]) => `${n} × ${status || "closed"}`).join(", ");
+    bench.report.row(
+      `signed flood: server peak RSS (${FLOOD_CLIENTS} × ${FLOOD_BODY_BYTES / MB} MiB, wrong signature)`,
+      "≤ idle + 64 MB",
+      `idle + ${fmtMB(growth)}`,
+      "",
+      "",
+      growth <= 64 * MB,
+    );
+    bench.report.row(
+      "signed flood: authorized deploy during it",
+      "`[done] ok=true`",
+      done.startsWith("[done] ok=true") ? "[done] ok=true" : done.slice(0, 40),
+      "",
+      "",
+      done.startsWith("[done] ok=true"),
+    );
+    const counts = [...statuses]
+      .sort((a, b) => a[0] - b[0])
+      .map(([status, n]) => `${n} × ${status || "closed"}`)
+      .join(", ");
     bench.report.note(
       `signed flood: ${counts} in ${seconds.toFixed(1)} s; idle ${fmtMB(idle)}, sampled peak ${fmtMB(peak)} (${split}), VmHWM ${fmtMB(hwm)}; ` +
         `the deploy took ${fmtMs(deployMs)} and ended with ${pendingAtDone} attackers still unanswered`,

@@ -5,12 +5,26 @@
 import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { type Bench, SECRET } from "../lab.ts";
-import { bounded, doneRecords, fmtMB, fmtMs, fmtX, log, MB, median, procStatus, rssSampler, sleep } from "../measure.ts";
+import {
+  bounded,
+  doneRecords,
+  fmtMB,
+  fmtMs,
+  fmtX,
+  log,
+  MB,
+  median,
+  procStatus,
+  rssSampler,
+  sleep,
+} from "../measure.ts";
 import { GENERATOR, STREAM_BYTES, STREAM_RUNS } from "./stream-output.ts";
 
 /** `fastDurations`: the durationMs of the same deploys to a fast client. */
 export async function slowClient(bench: Bench, repo: string, fastDurations: number[]): Promise<void> {
-  log(`slow client: ${STREAM_RUNS} deploys of ${STREAM_BYTES / MB} MB to a client that reads only after the deploy is over`);
+  log(
+    `slow client: ${STREAM_RUNS} deploys of ${STREAM_BYTES / MB} MB to a client that reads only after the deploy is over`,
+  );
   const slowServer = await bench.startService(repo, GENERATOR);
   try {
     const slowBefore = procStatus(slowServer.pid)?.rss ?? NaN;
@@ -26,9 +40,15 @@ export async function slowClient(bench: Bench, repo: string, fastDurations: numb
       const socket: Socket = connect(slowServer.port, "127.0.0.1");
       socket.on("error", () => {});
       try {
-        await bounded(new Promise<void>((done) => socket.once("connect", () => done())), 5000, "the slow client's connect");
+        await bounded(
+          new Promise<void>((done) => socket.once("connect", () => done())),
+          5000,
+          "the slow client's connect",
+        );
         socket.pause();
-        socket.write(`POST / HTTP/1.1\r\nHost: 127.0.0.1:${slowServer.port}\r\nX-Service-Secret: ${SECRET}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+        socket.write(
+          `POST / HTTP/1.1\r\nHost: 127.0.0.1:${slowServer.port}\r\nX-Service-Secret: ${SECRET}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+        );
         const record = await bounded(
           (async () => {
             for (;;) {
@@ -69,15 +89,35 @@ export async function slowClient(bench: Bench, repo: string, fastDurations: numb
       }
     }
     const { peak, hwm, split } = sampler.stop();
-    bench.report.note(`slow client: server RSS ${fmtMB(slowBefore)} before, sampled peak ${fmtMB(peak)} (${split}), VmHWM ${fmtMB(hwm)}`);
+    bench.report.note(
+      `slow client: server RSS ${fmtMB(slowBefore)} before, sampled peak ${fmtMB(peak)} (${split}), VmHWM ${fmtMB(hwm)}`,
+    );
     const slow = median(durations);
     const fast = median(fastDurations);
-    bench.report.note(`slow client: deploy durationMs ${durations.join(", ")} (fast client ${fastDurations.join(", ")}); received ${received.map((b) => fmtMB(b)).join(", ")} of ${fmtMB(STREAM_BYTES)} output (the rest skipped with a [stream] skipped mark: ${skippedMark ? "yes" : "no"})`);
-    bench.report.note(`slow client: the .log holds ${fmtMB(logBytes)}: maxLogBytes (default 10 MiB) caps its output${truncatedMark ? ", with a [log] truncated mark" : ""}; the .json says done with the whole result`);
-    bench.report.row("slow client: deploy time vs fast client (durationMs)", "≤ 1.2×", fmtMs(slow), `${fmtMs(fast)} (fast client)`, fmtX(slow / fast), slow <= 1.2 * fast);
+    bench.report.note(
+      `slow client: deploy durationMs ${durations.join(", ")} (fast client ${fastDurations.join(", ")}); received ${received.map((b) => fmtMB(b)).join(", ")} of ${fmtMB(STREAM_BYTES)} output (the rest skipped with a [stream] skipped mark: ${skippedMark ? "yes" : "no"})`,
+    );
+    bench.report.note(
+      `slow client: the .log holds ${fmtMB(logBytes)}: maxLogBytes (default 10 MiB) caps its output${truncatedMark ? ", with a [log] truncated mark" : ""}; the .json says done with the whole result`,
+    );
+    bench.report.row(
+      "slow client: deploy time vs fast client (durationMs)",
+      "≤ 1.2×",
+      fmtMs(slow),
+      `${fmtMs(fast)} (fast client)`,
+      fmtX(slow / fast),
+      slow <= 1.2 * fast,
+    );
     const p = Math.max(peak, hwm);
     bench.report.row("slow client: server peak RSS", "≤ 80 MB", fmtMB(p), "", "", p <= 80 * MB);
-    bench.report.row("slow client: logs complete (.json done, .log ends with [done])", "yes", complete ? "yes" : "no", "", "", complete);
+    bench.report.row(
+      "slow client: logs complete (.json done, .log ends with [done])",
+      "yes",
+      complete ? "yes" : "no",
+      "",
+      "",
+      complete,
+    );
   } finally {
     await slowServer.stop();
   }

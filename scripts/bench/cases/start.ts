@@ -31,10 +31,24 @@ async function startAndIdle(bench: Bench, repo: string): Promise<void> {
   const theirs: number[] = [];
   for (let i = 0; i < START_RUNS; i++) {
     const port = await freePort();
-    ours.push(await timeStart([BIN], port, baseEnv({ SERVICE_PORT: String(port), SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_REPO_PATH: repo, SERVICE_RUN_SCRIPT: "true" })));
+    ours.push(
+      await timeStart(
+        [BIN],
+        port,
+        baseEnv({
+          SERVICE_PORT: String(port),
+          SERVICE_HOSTNAME: "127.0.0.1",
+          SERVICE_SECRET: SECRET,
+          SERVICE_REPO_PATH: repo,
+          SERVICE_RUN_SCRIPT: "true",
+        }),
+      ),
+    );
     if (hasWebhook) {
       const port2 = await freePort();
-      theirs.push(await timeStart(["webhook", "-hooks", hooks, "-ip", "127.0.0.1", "-port", String(port2)], port2, baseEnv()));
+      theirs.push(
+        await timeStart(["webhook", "-hooks", hooks, "-ip", "127.0.0.1", "-port", String(port2)], port2, baseEnv()),
+      );
     }
   }
   const ourStart = median(ours);
@@ -56,13 +70,26 @@ async function startAndIdle(bench: Bench, repo: string): Promise<void> {
     await sleep(1000);
     const status = procStatus(server.pid);
     const ourRss = status?.rss ?? NaN;
-    if (status) bench.report.note(`idle memory: ${fmtMB(status.anon)} anonymous + ${fmtMB(status.file)} file-backed (pages of the 107 MB executable: Bun's runtime and the JS it embeds)`);
+    if (status)
+      bench.report.note(
+        `idle memory: ${fmtMB(status.anon)} anonymous + ${fmtMB(status.file)} file-backed (pages of the 107 MB executable: Bun's runtime and the JS it embeds)`,
+      );
     const theirRss = webhook ? (procStatus(webhook.pid)?.rss ?? NaN) : NaN;
-    bench.report.row("idle memory (VmRSS 1 s after start)", "≤ 35 MB", fmtMB(ourRss), webhook ? fmtMB(theirRss) : "n/a", webhook ? fmtX(ourRss / theirRss) : "n/a", ourRss <= 35 * MB);
+    bench.report.row(
+      "idle memory (VmRSS 1 s after start)",
+      "≤ 35 MB",
+      fmtMB(ourRss),
+      webhook ? fmtMB(theirRss) : "n/a",
+      webhook ? fmtX(ourRss / theirRss) : "n/a",
+      ourRss <= 35 * MB,
+    );
   } finally {
     await server.stop();
     await webhook?.stop();
   }
 }
 
-export default { name: "start and idle memory", run: (bench) => startAndIdle(bench, bench.repo("repo")) } satisfies Case;
+export default {
+  name: "start and idle memory",
+  run: (bench) => startAndIdle(bench, bench.repo("repo")),
+} satisfies Case;

@@ -20,7 +20,11 @@ async function unauthorized(bench: Bench, repo: string): Promise<void> {
   const { hasWebhook, hasWrk } = bench;
   const figure = `unauthorized POSTs/s, one address (wrk -c32, ${WRK_SECONDS} s, median of ${WRK_ROUNDS}; service: 429 past the burst)`;
   if (!hasWrk || !hasWebhook) {
-    bench.report.na(figure, "≥ 2× adnanh/webhook", `needs ${[!hasWrk && "wrk", !hasWebhook && "webhook"].filter(Boolean).join(" and ")}`);
+    bench.report.na(
+      figure,
+      "≥ 2× adnanh/webhook",
+      `needs ${[!hasWrk && "wrk", !hasWebhook && "webhook"].filter(Boolean).join(" and ")}`,
+    );
     return;
   }
   log("unauthorized POSTs/s: wrk against each, alternating");
@@ -29,23 +33,35 @@ async function unauthorized(bench: Bench, repo: string): Promise<void> {
   const server = await bench.startService(repo, "true");
   const webhook = await bench.startWebhook(repo, [{ id: "true", script: "true" }]);
   try {
-    for (const [url, name] of [[server.url, "service"], [`${webhook.url}true`, "webhook"]] as const) {
+    for (const [url, name] of [
+      [server.url, "service"],
+      [`${webhook.url}true`, "webhook"],
+    ] as const) {
       const response = await post(url, WRONG);
       await response.arrayBuffer();
       if (response.status !== 401) throw new Error(`${name} answered ${response.status} to a wrong secret`);
     }
     const wrk = async (url: string): Promise<{ rps: number; non2xx: number; errors: string }> => {
-      const proc = Bun.spawn(["wrk", "-t2", "-c32", `-d${WRK_SECONDS}s`, "--timeout", "5s", "-s", script, url], { stdout: "pipe", stderr: "pipe", env: baseEnv() });
+      const proc = Bun.spawn(["wrk", "-t2", "-c32", `-d${WRK_SECONDS}s`, "--timeout", "5s", "-s", script, url], {
+        stdout: "pipe",
+        stderr: "pipe",
+        env: baseEnv(),
+      });
       bench.track(proc);
       const timer = setTimeout(() => proc.kill("SIGKILL"), (WRK_SECONDS + 20) * 1000);
-      const [out, , code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      const [out, , code] = await Promise.all([
+        new Response(proc.stdout).text(),
+        new Response(proc.stderr).text(),
+        proc.exited,
+      ]);
       clearTimeout(timer);
       bench.untrack(proc);
       const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN);
       if (code !== 0 || !Number.isFinite(rps)) throw new Error(`wrk failed (${code}): ${out}`);
       const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
       const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
-      if (non2xx < requests * 0.99) throw new Error(`wrk got ${requests - non2xx} of ${requests} answers that were not 401 or 429 from ${url}`);
+      if (non2xx < requests * 0.99)
+        throw new Error(`wrk got ${requests - non2xx} of ${requests} answers that were not 401 or 429 from ${url}`);
       return { rps, non2xx, errors: /Socket errors:.*/.exec(out)?.[0] ?? "" };
     };
     const ours: number[] = [];
@@ -55,11 +71,17 @@ async function unauthorized(bench: Bench, repo: string): Promise<void> {
       ours.push(a.rps);
       const b = await wrk(`${webhook.url}true`);
       theirs.push(b.rps);
-      for (const [name, r] of [["service", a], ["webhook", b]] as const) if (r.errors) bench.report.note(`wrk against ${name}: ${r.errors}`);
+      for (const [name, r] of [
+        ["service", a],
+        ["webhook", b],
+      ] as const)
+        if (r.errors) bench.report.note(`wrk against ${name}: ${r.errors}`);
     }
     const after = await post(server.url, WRONG);
     await after.arrayBuffer();
-    bench.report.note(`unauthorized POSTs/s: after the flood the service answers a wrong secret from the same address ${after.status} (429 is the failed-authentication backoff)`);
+    bench.report.note(
+      `unauthorized POSTs/s: after the flood the service answers a wrong secret from the same address ${after.status} (429 is the failed-authentication backoff)`,
+    );
     // The ceiling of any Bun handler here: Bun.serve answering the same 401 body at once, no work at all.
     const reference = join(bench.tmpRoot, "bun-401.ts");
     const refPort = await freePort();
@@ -68,18 +90,27 @@ async function unauthorized(bench: Bench, repo: string): Promise<void> {
       `const body = ${JSON.stringify(`${JSON.stringify({ error: "unauthorized", message: "missing or wrong secret" })}\n`)};\n` +
         `Bun.serve({ port: ${refPort}, hostname: "127.0.0.1", development: false, fetch: () => new Response(body, { status: 401, headers: { "content-type": "application/json; charset=utf-8" } }) });\n`,
     );
-    const refProc = Bun.spawn([process.execPath, reference], { stdin: "ignore", stdout: "ignore", stderr: "ignore", env: baseEnv() });
+    const refProc = Bun.spawn([process.execPath, reference], {
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+      env: baseEnv(),
+    });
     bench.track(refProc);
     try {
       await waitForListen(refPort, 10_000, () => refProc.exitCode === null);
       const ref = await wrk(`http://127.0.0.1:${refPort}/`);
-      bench.report.note(`unauthorized POSTs/s reference: a bare Bun.serve answering 401 at once (no routing, no config, no secret check) does ${ref.rps.toFixed(0)}/s here, ${(ref.rps / median(theirs)).toFixed(2)}× adnanh/webhook: the most any Bun handler gets with wrk on the same cores`);
+      bench.report.note(
+        `unauthorized POSTs/s reference: a bare Bun.serve answering 401 at once (no routing, no config, no secret check) does ${ref.rps.toFixed(0)}/s here, ${(ref.rps / median(theirs)).toFixed(2)}× adnanh/webhook: the most any Bun handler gets with wrk on the same cores`,
+      );
     } finally {
       await bench.stopProcess(refProc);
     }
     const o = median(ours);
     const t = median(theirs);
-    bench.report.note(`unauthorized POSTs/s per round: service ${ours.map((v) => v.toFixed(0)).join(", ")}; webhook ${theirs.map((v) => v.toFixed(0)).join(", ")}`);
+    bench.report.note(
+      `unauthorized POSTs/s per round: service ${ours.map((v) => v.toFixed(0)).join(", ")}; webhook ${theirs.map((v) => v.toFixed(0)).join(", ")}`,
+    );
     bench.report.row(figure, "≥ 2× adnanh/webhook", `${o.toFixed(0)}/s`, `${t.toFixed(0)}/s`, fmtX(o / t), o >= 2 * t);
   } finally {
     await server.stop();
