@@ -161,3 +161,40 @@ export function ensureAppSecrets(apps: ResolvedApp[], cwd: string): AppSecret[] 
   }
   return out;
 }
+
+/**
+ * The apps in force, resolved again only when the configuration changed (so a flood of requests reads no secret
+ * files); a list that became invalid keeps the last good one. Generated secrets are said once.
+ */
+export class AppsInForce {
+  private last: ResolvedApp[] = [];
+  private from: ResolvedConfig | undefined;
+
+  constructor(
+    private readonly cwd: string,
+    /** The secret a single app gets when its configuration names none (the server's, or one generated at start). */
+    private readonly secret: () => string | undefined,
+    private readonly logger: { info(message: string): void; warn(message: string): void },
+  ) {}
+
+  get lastGood(): ResolvedApp[] {
+    return this.last;
+  }
+
+  of(current: ResolvedConfig): ResolvedApp[] {
+    // The reloader hands out the same object while the configuration stays the same.
+    if (current === this.from) return this.last;
+    this.from = current;
+    try {
+      const apps = resolveApps(current, this.cwd);
+      if (current.apps.length === 0) apps[0]!.secret ??= this.secret();
+      for (const added of ensureAppSecrets(apps, this.cwd)) {
+        if (added.generated) this.logger.info(`generated a secret for app "${added.name}" in ${added.file}`);
+      }
+      this.last = apps;
+    } catch (error) {
+      this.logger.warn(`${(error as Error).message}; keeping the last good list of apps`);
+    }
+    return this.last;
+  }
+}

@@ -2,7 +2,7 @@ import { consola, type ConsolaInstance } from "consola";
 import { ensureAdminToken } from "./admin/auth.ts";
 import { startAdminListener, type AdminListener } from "./admin/listener.ts";
 import { Metrics } from "./admin/metrics.ts";
-import { ensureAppSecrets, resolveApps, type ResolvedApp } from "./apps.ts";
+import { AppsInForce, type ResolvedApp } from "./apps.ts";
 import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
 import { serverControl, type ServerControl } from "./control.ts";
 import { Deployer } from "./deploy/deployer.ts";
@@ -81,35 +81,15 @@ export function createServiceServer(
   const inFlight = new Set<Promise<unknown>>();
   let listener: Listener | undefined;
   let draining = false;
-  let lastGoodApps: ResolvedApp[] = [];
-  let appsFrom: ResolvedConfig | undefined;
   const metrics = new Metrics();
   let admin: AdminListener | undefined;
   let adminToken: string | undefined;
   let adminUrl: string | undefined;
   /** Every secret a deploy's output and the admin API's answers must not carry. */
-  const secrets = () => [...lastGoodApps.map((a) => a.secret ?? ""), adminToken ?? ""];
+  const secrets = () => [...appsInForce.lastGood.map((a) => a.secret ?? ""), adminToken ?? ""];
 
-  /**
-   * The apps in force, resolved again only when the configuration changed (so a flood of requests reads no
-   * secret files); a list that became invalid keeps the last good one.
-   */
-  const currentApps = (current: ResolvedConfig): ResolvedApp[] => {
-    // The reloader hands out the same object while the configuration stays the same.
-    if (current === appsFrom) return lastGoodApps;
-    appsFrom = current;
-    try {
-      const apps = resolveApps(current, cwd);
-      if (current.apps.length === 0) apps[0]!.secret ??= config.secret;
-      for (const added of ensureAppSecrets(apps, cwd)) {
-        if (added.generated) logger.info(`generated a secret for app "${added.name}" in ${added.file}`);
-      }
-      lastGoodApps = apps;
-    } catch (error) {
-      logger.warn(`${(error as Error).message}; keeping the last good list of apps`);
-    }
-    return lastGoodApps;
-  };
+  const appsInForce = new AppsInForce(cwd, () => config.secret, logger);
+  const currentApps = (current: ResolvedConfig) => appsInForce.of(current);
 
   const track = (id: string, result: Promise<unknown>, onError?: (error: Error) => void) => {
     inFlight.add(result);

@@ -1,5 +1,6 @@
 import { isDeployRef } from "../history.ts";
-import { DASHBOARD_CSS, DASHBOARD_JS } from "./assets.ts";
+import { DASHBOARD_JS } from "./assets.ts";
+import { DASHBOARD_CSS } from "./styles.ts";
 
 /**
  * The dashboard: one HTML shell per page, and the one script that fills it from the JSON API (every value goes

@@ -1,8 +1,4 @@
-import { existsSync } from "node:fs";
-import { relative, resolve, isAbsolute } from "node:path";
-import { CONFIG_FILE_NAMES, readConfigText } from "../config.ts";
 import type { ResolvedConfig } from "../config-schema.ts";
-import { resolveConfig } from "../resolve-config.ts";
 import type { Cancellation } from "./cancel.ts";
 import { captures } from "./capture.ts";
 import type {
@@ -21,6 +17,7 @@ import type { Served } from "./latest.ts";
 import type { Logger } from "./logger.ts";
 import { KILL_GRACE_MS } from "./process.ts";
 import { PullState, pullStep, short } from "./pull.ts";
+import { reloadFromRepo } from "./repo-config.ts";
 import { resetStep } from "./rollback.ts";
 import { DeployRun, type PlannedDeploy } from "./run.ts";
 import { describeTimeout, runScript } from "./script.ts";
@@ -70,20 +67,6 @@ export interface DeployOptions {
   cancellation?: Cancellation;
   /** Where the deploy's own warnings go (a log that cannot be written). @default consola.withTag("service") */
   logger?: Logger;
-}
-
-/**
- * The repository's own config file (README "Config from the repository"): auto-detected names, or SERVICE_CONFIG
- * when it points inside.
- */
-export function repoConfigFile(repoPath: string, cwd: string, env: NodeJS.ProcessEnv): string | undefined {
-  if (env.SERVICE_CONFIG) {
-    const file = resolve(cwd, env.SERVICE_CONFIG);
-    const rel = relative(repoPath, file);
-    const inside = rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
-    return inside && existsSync(file) ? file : undefined;
-  }
-  return CONFIG_FILE_NAMES.map((name) => resolve(repoPath, name)).find((file) => existsSync(file));
 }
 
 /** The environment of git and the run script: the service's own, without secrets, with the deploy context. */
@@ -193,39 +176,6 @@ function describeFailure(run: StepRun): string | null {
   if (run.error) return run.error;
   if (run.timedOut) return `run script timed out`;
   return null;
-}
-
-type Emitter = (step: Step, text: string) => void;
-
-/**
- * README "Config from the repository": after the pull, the repository's config file (if any) decides runScript
- * and runTimeoutMs. For a single app, its top-level keys apply and SERVICE_* variables still win. For an app of multi-app mode, its own entry in
- * that file's `apps` applies when there is one, else the file's top-level keys (a repository written for one
- * app); the environment sets the top level only, so it does not override an app.
- */
-function reloadFromRepo(
-  config: DeploySettings,
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  step: Emitter,
-  app?: string,
-): void {
-  const file = repoConfigFile(config.repoPath, cwd, env);
-  if (!file) return;
-  const resolved = resolveConfig({ cwd, file: { path: file, read: readConfigText(file) }, env: app ? {} : env });
-  // A wrong SERVICE_* value leaves the environment out here, as it does for the whole server.
-  const fromEnv = resolved.envErrors.length > 0 ? {} : resolved.envConfig;
-  const problem = resolved.invalid ?? (resolved.fileErrors.length > 0 ? resolved.fileErrors[0]!.join("\n") : undefined);
-  if (problem || !resolved.fileConfig) {
-    step("config", `${problem}; keeping the current run script and timeout`);
-    return;
-  }
-  const fileApps = resolved.fileConfig.apps ?? [];
-  const source = app && fileApps.length > 0 ? fileApps.find((entry) => entry.name === app) : resolved.fileConfig;
-  if (!source) return;
-  config.runScript = fromEnv.runScript ?? source.runScript ?? config.runScript;
-  config.runTimeoutMs = fromEnv.runTimeoutMs ?? source.runTimeoutMs ?? config.runTimeoutMs;
-  step("config", `loaded ${file}`);
 }
 
 async function runStep(

@@ -1,0 +1,39 @@
+/** The dashboard's stylesheet, embedded like its script (assets.ts): light and dark, readable at a phone's width. */
+export const DASHBOARD_CSS = `:root { color-scheme: light dark; --fg: #1b1f24; --bg: #fff; --muted: #5c6670; --line: #d5d9de; --ok: #1a7f37; --bad: #c62828; --warn: #9a6700; --accent: #0b5cad; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --bg: #16191d; --muted: #a0a8b0; --line: #363c44; --ok: #4cc26a; --bad: #ff6b6b; --warn: #e0b040; --accent: #6cb0ff; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
+header { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between; padding: .5rem 1rem; border-bottom: 1px solid var(--line); }
+header form { margin: 0; }
+nav a { margin-right: 1rem; font-weight: 600; }
+nav a[aria-current="page"] { text-decoration: underline 3px; }
+main { max-width: 70rem; margin: 0 auto; padding: 1rem; }
+h1 { font-size: 1.5rem; margin: .25rem 0 1rem; }
+h2 { font-size: 1.15rem; margin: 1rem 0 .5rem; overflow-wrap: anywhere; }
+a { color: var(--accent); }
+a:focus-visible, button:focus-visible, input:focus-visible, pre:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+button { font: inherit; padding: .4rem .9rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--bg); color: var(--fg); cursor: pointer; min-height: 2.5rem; }
+button:hover { border-color: var(--accent); }
+input[type="text"], input[type="password"] { font: inherit; padding: .4rem .6rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--bg); color: var(--fg); min-height: 2.5rem; max-width: 100%; }
+.apps { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 22rem), 1fr)); gap: 1rem; }
+.app { border: 1px solid var(--line); border-radius: .6rem; padding: .25rem 1rem 1rem; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: .5rem 0; }
+dt { color: var(--muted); }
+dd { margin: 0; overflow-wrap: anywhere; }
+.actions, .pause { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-top: .75rem; }
+.pause label { flex-basis: 100%; color: var(--muted); }
+.pause input { flex: 1 1 10rem; }
+.badge { display: inline-block; padding: 0 .5rem; border-radius: 1rem; font-size: .85rem; font-weight: 600; border: 1px solid currentColor; }
+.badge.ok { color: var(--ok); } .badge.failed, .badge.cancelled { color: var(--bad); } .badge.rolled_back, .badge.paused { color: var(--warn); } .badge.running { color: var(--accent); }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); white-space: nowrap; }
+pre { background: rgba(127, 127, 127, .1); border: 1px solid var(--line); border-radius: .4rem; padding: .75rem; max-height: 70vh; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; }
+.done { font-weight: 700; padding: .5rem .75rem; border-radius: .4rem; border: 2px solid currentColor; }
+.done.ok { color: var(--ok); } .done.failed { color: var(--bad); }
+#problem { color: var(--bad); } #notice:empty, #problem:empty, #outcome:empty { display: none; }
+.login { max-width: 24rem; margin-top: 3rem; }
+.login form { display: flex; flex-direction: column; gap: .5rem; }
+.hint { color: var(--muted); font-size: .9rem; }
+[hidden] { display: none !important; }
+`;
