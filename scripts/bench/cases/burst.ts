@@ -29,6 +29,28 @@ export function overlaps(file: string): { runs: number; overlapping: number } {
   return { runs: intervals.length, overlapping };
 }
 
+/** BURST concurrent authorized POSTs to `server`: how long they took, the server's memory, and how many ended ok. */
+export async function concurrentDeploys(server: { pid: number; url: string }, what: string) {
+  await sleep(300);
+  const before = procStatus(server.pid)?.rss ?? NaN;
+  const sampler = rssSampler(server.pid);
+  const t0 = performance.now();
+  const texts = await bounded(
+    Promise.all(
+      Array.from({ length: BURST }, () =>
+        post(server.url)
+          .then((r) => r.text())
+          .catch((e: Error) => `fetch failed: ${e.message}`),
+      ),
+    ),
+    150_000,
+    what,
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  const ok = texts.filter((text) => lastLine(text).startsWith("[done] ok=true")).length;
+  return { before, seconds, ok, ...sampler.stop() };
+}
+
 /** BURST concurrent authorized POSTs on one repo; the script records its start and end. */
 async function burst(bench: Bench, repo: string): Promise<void> {
   const { hasWebhook } = bench;
@@ -38,24 +60,7 @@ async function burst(bench: Bench, repo: string): Promise<void> {
   const theirFile = join(bench.tmpRoot, "burst-webhook.txt");
   const server = await bench.startService(repo, script(ourFile), { SERVICE_QUEUE_LIMIT: "250" });
   try {
-    await sleep(300);
-    const before = procStatus(server.pid)?.rss ?? NaN;
-    const sampler = rssSampler(server.pid);
-    const t0 = performance.now();
-    const texts = await bounded(
-      Promise.all(
-        Array.from({ length: BURST }, () =>
-          post(server.url)
-            .then((r) => r.text())
-            .catch((e: Error) => `fetch failed: ${e.message}`),
-        ),
-      ),
-      150_000,
-      "the burst",
-    );
-    const seconds = (performance.now() - t0) / 1000;
-    const { peak, hwm, split } = sampler.stop();
-    const ok = texts.filter((text) => lastLine(text).startsWith("[done] ok=true")).length;
+    const { before, seconds, peak, hwm, split, ok } = await concurrentDeploys(server, "the burst");
     const ours = overlaps(ourFile);
     bench.report.note(
       `burst: service took ${seconds.toFixed(1)} s for ${BURST} deploys (${((seconds * 1000) / BURST).toFixed(1)} ms each, one at a time); RSS ${fmtMB(before)} before, sampled peak ${fmtMB(peak)} (${split}), VmHWM ${fmtMB(hwm)}`,

@@ -4,10 +4,9 @@
  * `[done]`.
  */
 import { join } from "node:path";
-import { lastLine } from "../../../test/repo.ts";
-import { type Bench, type Case, post } from "../lab.ts";
-import { bounded, fmtMB, log, MB, procStatus, rssSampler, sleep } from "../measure.ts";
-import { BURST, overlaps } from "./burst.ts";
+import type { Bench, Case } from "../lab.ts";
+import { fmtMB, log, MB } from "../measure.ts";
+import { BURST, concurrentDeploys, overlaps } from "./burst.ts";
 
 async function latestBurst(bench: Bench, repo: string): Promise<void> {
   log(`latest: ${BURST} concurrent deploys on one repo, queuePolicy latest`);
@@ -16,24 +15,7 @@ async function latestBurst(bench: Bench, repo: string): Promise<void> {
     SERVICE_QUEUE_POLICY: "latest",
   });
   try {
-    await sleep(300);
-    const before = procStatus(server.pid)?.rss ?? NaN;
-    const sampler = rssSampler(server.pid);
-    const t0 = performance.now();
-    const texts = await bounded(
-      Promise.all(
-        Array.from({ length: BURST }, () =>
-          post(server.url)
-            .then((r) => r.text())
-            .catch((e: Error) => `fetch failed: ${e.message}`),
-        ),
-      ),
-      150_000,
-      "the latest burst",
-    );
-    const seconds = (performance.now() - t0) / 1000;
-    const { peak, hwm, split } = sampler.stop();
-    const ok = texts.filter((text) => lastLine(text).startsWith("[done] ok=true")).length;
+    const { before, seconds, peak, hwm, split, ok } = await concurrentDeploys(server, "the latest burst");
     const { runs, overlapping } = overlaps(file);
     bench.report.note(
       `latest: ${BURST} requests served in ${seconds.toFixed(1)} s by ${runs} deploys; RSS ${fmtMB(before)} before, sampled peak ${fmtMB(peak)} (${split}), VmHWM ${fmtMB(hwm)}`,
