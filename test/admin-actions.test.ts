@@ -147,7 +147,7 @@ describe("admin API actions", () => {
         reason: "web freeze",
       });
       const apps = (await (await fetch(`${admin}/api/apps`, { headers: auth })).json()).apps;
-      expect(apps.map((a: any) => [a.name, a.paused?.reason])).toEqual([
+      expect(apps.map((a: any) => [a.name, a.paused === false ? false : a.paused.reason])).toEqual([
         ["web", "web freeze"],
         ["api", false],
       ]);
