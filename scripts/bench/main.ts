@@ -1,5 +1,5 @@
 /**
- * `bun run bench`: measures the service side by side with adnanh/webhook (Debian package `webhook`) and with the
+ * `npm run bench`: measures the service side by side with adnanh/webhook (Debian package `webhook`) and with the
  * bare commands run by `sh`, on the same repositories (a bare remote and a clone in a temp dir), and prints
  * every figure against its target, first as an aligned table, then as Markdown for the README.
  *
@@ -7,7 +7,7 @@
  * case starts its own server, so each peak RSS (VmHWM) belongs to that case alone. Every step is bounded in
  * time; every process started here (and any process left running in the temp dir) is killed at the end.
  *
- * Usage: bun run bench [--no-build] [--only start,unauthorized,latency,burst,latest,stream,signed]   (BENCH_BIN=<binary> to measure another build)
+ * Usage: npm run bench -- [--no-build] [--only start,unauthorized,latency,burst,latest,stream,signed]   (BENCH_BIN=<binary> to measure another build)
  */
 import { Bench, type Case } from "./lab.ts";
 import { bounded, elapsedSeconds, log, which } from "./measure.ts";
