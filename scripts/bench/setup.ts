@@ -42,7 +42,9 @@ export async function ensureBinary(bench: Bench): Promise<void> {
   const stale = !existsSync(BIN) || statSync(BIN).mtimeMs < newestMtime(join(ROOT, "src"));
   if (!stale) return;
   if (process.argv.includes("--no-build"))
-    throw new Error("dist/service is missing or older than src/ (run `npm run build -- --only-host`, or leave out --no-build)");
+    throw new Error(
+      "dist/service is missing or older than src/ (run `npm run build -- --only-host`, or leave out --no-build)",
+    );
   log("building dist/service (bun scripts/build.ts --only-host)");
   const proc = Bun.spawn([process.execPath, join(ROOT, "scripts", "build.ts"), "--only-host"], {
     cwd: ROOT,
