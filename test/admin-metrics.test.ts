@@ -42,7 +42,7 @@ describe("GET /metrics", () => {
       metrics.observe(
         'odd"name\\',
         undefined,
-      )({ type: "done", result: { ...base, ok: false, error: "cancelled: stopping" } as never });
+      )({ type: "done", result: { ...base, ok: false, error: "cancelled: stopping" } as never, cancelled: true });
       metrics.deployEnded("web", "skipped");
       metrics.deployEnded("web", "failed", 90_000);
       metrics.deployEnded("web", "rolled_back", 4_000_000);

@@ -4,12 +4,12 @@ import type { ResolvedApp } from "../apps.ts";
 import { processAlive } from "../deploy/liveness.ts";
 import { headCommit } from "../deploy/git.ts";
 import { Redaction } from "../deploy/redact.ts";
-import type { RollbackTarget } from "../deploy/events.ts";
+import { outcomeOf, type RollbackTarget } from "../deploy/events.ts";
 import { findDeploy, isDeployRef, isFailed, listDeploys, type HistoryEntry } from "../history.ts";
 import { jsonResponse, STREAM_HEADERS } from "../response.ts";
 import { pauseOf } from "../deploy/pause.ts";
 import { pollStatus } from "../status.ts";
-import { outcomeOf, type Metrics } from "./metrics.ts";
+import type { Metrics } from "./metrics.ts";
 
 /** What the API needs of the service around it. */
 export interface AdminContext {
@@ -73,7 +73,7 @@ const belongsTo = (entry: HistoryEntry, app: ResolvedApp) => (entry.app ?? "defa
 
 function entryOutcome(entry: HistoryEntry): string {
   if (entry.status !== "done") return entry.status;
-  return outcomeOf({ ok: entry.ok === true, rolledBack: entry.rolledBack, error: null });
+  return outcomeOf({ ok: entry.ok === true, rolledBack: entry.rolledBack });
 }
 
 /** `GET /api/deploys?app=&limit=&failed=1`: the entries of `service logs --json`, newest first. */

@@ -1,18 +1,12 @@
 import pkg from "../../package.json" with { type: "json" };
-import type { DeployResult, DeploySink, Trigger } from "../deploy/events.ts";
+import { outcomeOf, type DeploySink, type Outcome as DeployOutcome, type Trigger } from "../deploy/events.ts";
 import type { PollResult } from "../poll.ts";
 
-/** How a deploy ended, as the metrics and the API name it. */
-export type Outcome = "ok" | "failed" | "rolled_back" | "cancelled" | "skipped";
+/** How a deploy ended, as the metrics name it; `skipped`: a delivery that deployed nothing. */
+export type Outcome = DeployOutcome | "skipped";
 
 /** Upper bounds of the deploy duration histogram, in seconds: from a quick restart to a long build. */
 const DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
-
-export function outcomeOf(result: Pick<DeployResult, "ok" | "rolledBack" | "error">): Outcome {
-  if (result.error?.startsWith("cancelled")) return "cancelled";
-  if (result.rolledBack) return "rolled_back";
-  return result.ok ? "ok" : "failed";
-}
 
 export interface RunningDeploy {
   id: string;
@@ -61,7 +55,7 @@ export class Metrics {
         this.running.set(app, { id: event.id, trigger: event.trigger, since: event.startedAt.toISOString() });
       if (event.type === "done") {
         if (this.running.get(app)?.id === event.result.id) this.running.delete(app);
-        this.deployEnded(app, outcomeOf(event.result), event.result.durationMs);
+        this.deployEnded(app, outcomeOf(event.result, event.cancelled), event.result.durationMs);
       }
       sink?.(event);
     };

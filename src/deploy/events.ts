@@ -98,9 +98,19 @@ export type DeployEvent =
   /** A line the service writes about the deploy (not output of git or the script). */
   | { type: "step"; step: Step; text: string }
   | { type: "output"; step: Step; stream: "stdout" | "stderr"; data: Uint8Array }
-  | { type: "done"; result: DeployResult };
+  /** The last event; `cancelled` when a cancel (a request, a shutdown) ended the deploy. */
+  | { type: "done"; result: DeployResult; cancelled?: boolean };
 
 export type DeploySink = (event: DeployEvent) => void;
+
+/** How a deploy that ended counts, for the metrics, the API and notifications: a rollback is not a success. */
+export type Outcome = "ok" | "failed" | "rolled_back" | "cancelled";
+
+export function outcomeOf(result: Pick<DeployResult, "ok" | "rolledBack">, cancelled = false): Outcome {
+  if (cancelled) return "cancelled";
+  if (result.rolledBack) return "rolled_back";
+  return result.ok ? "ok" : "failed";
+}
 
 /** The final stream line, exactly as the spec writes it. */
 export function doneLine(result: Pick<DeployResult, "ok" | "run" | "rollback">): string {

@@ -28,8 +28,6 @@ export class DeployRun {
   readonly forge: { event: string | null; delivery: string | null };
   private readonly log: DeployLog;
   private readonly sinks: DeploySink[];
-  /** How the deploy ended, once it has: the outbound sink tells a cancelled deploy from a failed one. */
-  private ending: Ending | undefined;
   /** Output held back by redactors (a secret may span two chunks), released before each line of the service. */
   private readonly redactors: OutputRedactor[] = [];
 
@@ -64,7 +62,6 @@ export class DeployRun {
       env: options.env ?? process.env,
       log: this.log,
       secrets: options.secrets ?? [],
-      cancelled: () => this.ending === "cancelled",
     });
     this.sinks = [options.sink, outbound].filter((sink): sink is DeploySink => sink !== undefined);
   }
@@ -129,18 +126,17 @@ export class DeployRun {
       finishedAt: finishedAt.toISOString(),
       durationMs: finishedAt.getTime() - this.startedAt.getTime(),
     };
-    this.ending = ending;
-    this.emit({ type: "done", result }, ending);
+    this.emit({ type: "done", result, ...(ending === "cancelled" ? { cancelled: true } : {}) });
     this.prune();
     return result;
   }
 
-  private emit(event: DeployEvent, ending: Ending = "done"): void {
+  private emit(event: DeployEvent): void {
     // The service's own lines come after the output before them: release what the redactors still hold.
     if (event.type !== "output") for (const redactor of this.redactors) redactor.flush();
     this.log.write(event);
     // The record is final before the client reads `[done]`, and a record that could not be kept is said before it.
-    if (event.type === "done") this.log.finish(event.result, ending);
+    if (event.type === "done") this.log.finish(event.result, event.cancelled ? "cancelled" : "done");
     this.tell(event);
   }
 

@@ -2,7 +2,7 @@
  * Notifications: what a deploy's outcome is, the JSON payload, and the message of each format (Slack and
  * Discord incoming webhooks, ntfy, the user's own endpoint).
  */
-import type { DeployResult, Trigger } from "../deploy/events.ts";
+import { outcomeOf, type DeployResult, type Trigger } from "../deploy/events.ts";
 import type { OutboundRequest } from "./outbound.ts";
 import type { NotifyEvent, NotifyTarget } from "./settings.ts";
 
@@ -18,11 +18,10 @@ export interface Delivery {
   delivery: string | null;
 }
 
-/** What a finished deploy counts as for `on`. */
-export function outcomeOf(result: DeployResult, cancelled: boolean): Exclude<NotifyEvent, "started"> {
-  if (cancelled) return "cancelled";
-  if (result.rolledBack) return "rolled_back";
-  return result.ok ? "succeeded" : "failed";
+/** What a finished deploy counts as for `on`: the deploy's outcome, where `ok` is called `succeeded`. */
+export function notifyOutcome(result: DeployResult, cancelled: boolean): Exclude<NotifyEvent, "started"> {
+  const outcome = outcomeOf(result, cancelled);
+  return outcome === "ok" ? "succeeded" : outcome;
 }
 
 /** The JSON payload (format `json`), documented in the README. */

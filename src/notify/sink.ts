@@ -9,7 +9,7 @@ import type { DeployLog } from "../deploy/log.ts";
 import { appendOutcomes, type OutboundOutcome } from "../deploy/record.ts";
 import { Redaction } from "../deploy/redact.ts";
 import { GithubDeployment } from "./deployments.ts";
-import { notifyPayload, notifyRequest, outcomeOf, Tail } from "./notify.ts";
+import { notifyPayload, notifyRequest, notifyOutcome, Tail } from "./notify.ts";
 import { sendOutbound, trackOutbound, type OutboundRequest } from "./outbound.ts";
 import {
   DEFAULT_ON,
@@ -40,8 +40,6 @@ export interface OutboundContext {
   secrets: string[];
   /** The forge's event and delivery id, when a forge sent the deploy. */
   forge?: { event: string | null; delivery: string | null };
-  /** Whether the deploy was cancelled: asked when it ends. */
-  cancelled?: () => boolean;
 }
 
 /** The secrets of the outbound settings themselves: tokens, webhook URLs (they are credentials), header values. */
@@ -190,7 +188,7 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
       );
     } else if (event.type === "done") {
       const result = event.result;
-      const outcome = outcomeOf(result, ctx.cancelled?.() ?? false);
+      const outcome = notifyOutcome(result, event.cancelled ?? false);
       const [state, description] = finalStatus(result, outcome);
       const after = pulled ?? Promise.resolve(NO_COMMITS);
       // The final status goes on the commit that got `pending`: the one pulled. Before the pull there is none.
