@@ -1,6 +1,7 @@
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { resolve } from "node:path";
-import { consola, type ConsolaInstance } from "consola";
+import type { ConsolaInstance } from "consola";
+import { defaultLogger } from "./deploy/logger.ts";
 import { envFlag } from "./config-keys.ts";
 import { ConfigError, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
 import { resolveConfig } from "./resolve-config.ts";
@@ -127,7 +128,7 @@ export function fileKey(file: string | undefined, read: ConfigText | undefined):
 export function loadConfig(options: LoadConfigOptions = {}): ResolvedConfig {
   const cwd = options.cwd ?? process.cwd();
   const env = options.env ?? process.env;
-  const logger = options.logger ?? consola.withTag("service");
+  const logger = options.logger ?? defaultLogger();
   const strict = options.strict ?? strictFromEnv(env);
   const file = findConfigFile(cwd, env);
   const read = file ? readConfigText(file) : undefined;

@@ -1,4 +1,5 @@
-import { consola, type ConsolaInstance } from "consola";
+import type { ConsolaInstance } from "consola";
+import { defaultLogger } from "./deploy/logger.ts";
 import { ensureAdminToken } from "./admin/auth.ts";
 import { startAdminListener, type AdminListener } from "./admin/listener.ts";
 import { Metrics } from "./admin/metrics.ts";
@@ -73,7 +74,7 @@ export function createServiceServer(
   config: UserConfig | ResolvedConfig,
   options: ServiceServerOptions = {},
 ): ServiceServer {
-  const logger = options.logger ?? consola.withTag("service");
+  const logger = options.logger ?? defaultLogger();
   const cwd = options.cwd ?? process.cwd();
   const reloader = new ConfigReloader(config, cwd, logger);
   const deployer = new Deployer({ logger });

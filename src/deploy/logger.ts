@@ -4,6 +4,6 @@ import { consola, type ConsolaInstance } from "consola";
 export type Logger = Pick<ConsolaInstance, "info" | "warn" | "error">;
 
 /** The logger of a caller that named none: the service's tagged console. */
-export function defaultLogger(): Logger {
+export function defaultLogger(): ConsolaInstance {
   return consola.withTag("service");
 }
