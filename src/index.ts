@@ -1,7 +1,7 @@
 export { createServiceServer, type ServiceServer, type ServiceServerOptions, type StopOptions } from "./server.ts";
-export { ensureWebhookSecret, type EnsuredSecret } from "./secret.ts";
-export { loadConfig, type LoadConfigOptions } from "./config.ts";
-export { ConfigError, type ResolvedConfig, type UserConfig } from "./config-schema.ts";
+export { ensureWebhookSecret, type EnsuredSecret } from "./config/secret.ts";
+export { loadConfig, type LoadConfigOptions } from "./config/load.ts";
+export { ConfigError, type ResolvedConfig, type UserConfig } from "./config/schema.ts";
 export type {
   DeployResult,
   PullResult,
@@ -11,8 +11,8 @@ export type {
   Trigger,
   HealthCheckResult,
   RollbackTarget,
-} from "./deploy/events.ts";
-export type { AppStatus } from "./status.ts";
-export type { ServerControl } from "./control.ts";
-export type { CancelOutcome } from "./deploy/cancel.ts";
-export type { Pause } from "./deploy/pause.ts";
+} from "./types.ts";
+export type { AppStatus } from "./control/status.ts";
+export type { ServerControl } from "./control/actions.ts";
+export type { CancelOutcome } from "./queue/cancel.ts";
+export type { Pause } from "./queue/pause.ts";

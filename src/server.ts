@@ -1,26 +1,26 @@
 import type { ConsolaInstance } from "consola";
-import { defaultLogger } from "./deploy/logger.ts";
+import { defaultLogger } from "./system/logger.ts";
 import { ensureAdminToken } from "./admin/auth.ts";
 import { startAdminListener, type AdminListener } from "./admin/listener.ts";
 import { Metrics } from "./admin/metrics.ts";
-import { AppsInForce, type ResolvedApp } from "./apps.ts";
-import type { ResolvedConfig, UserConfig } from "./config-schema.ts";
-import { serverControl, type ServerControl } from "./control.ts";
+import { AppsInForce, type ResolvedApp } from "./config/apps.ts";
+import type { ResolvedConfig, UserConfig } from "./config/schema.ts";
+import { serverControl, type ServerControl } from "./control/actions.ts";
 import { Deployer } from "./deploy/deployer.ts";
-import type { RollbackTarget } from "./deploy/events.ts";
-import { LatestDeploys } from "./deploy/latest.ts";
-import { pauseNotices } from "./deploy/pause.ts";
-import { queueKey, ticketDir } from "./deploy/queue.ts";
-import { scanTickets } from "./deploy/tickets.ts";
-import { Poller } from "./poll.ts";
-import { markInterruptedDeploys } from "./deploy/recovery.ts";
+import type { RollbackTarget } from "./types.ts";
+import { LatestDeploys } from "./queue/latest.ts";
+import { pauseNotices } from "./queue/pause.ts";
+import { queueKey, ticketDir } from "./queue/queue.ts";
+import { scanTickets } from "./queue/tickets.ts";
+import { Poller } from "./control/poll.ts";
+import { markInterruptedDeploys } from "./queue/recovery.ts";
 import { settleOutbound } from "./notify/outbound.ts";
-import { ConfigReloader } from "./reload.ts";
-import { jsonResponse } from "./response.ts";
+import { ConfigReloader } from "./config/reload.ts";
+import { jsonResponse } from "./http/response.ts";
 import { runtime } from "#runtime";
 import type { Listener } from "./runtime/types.ts";
-import { ensureWebhookSecret, weakSecretWarning } from "./secret.ts";
-import { acknowledgement, queueFull, webhookHandler } from "./webhook.ts";
+import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
+import { acknowledgement, queueFull, webhookHandler } from "./http/webhook.ts";
 
 export interface ServiceServerOptions {
   /** @default consola.withTag("service") */

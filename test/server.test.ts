@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { consola, LogLevels } from "consola";
 import { createServiceServer, loadConfig } from "../src/index.ts";
-import { lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer, waitFor } from "./helpers.ts";
+import { lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer, waitFor } from "./_support/helpers.ts";
 
 describe('HTTP endpoint (README "HTTP")', () => {
   test("the start banner lists the listening URL, the repository, the run command and Auth: required", async () => {

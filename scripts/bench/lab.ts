@@ -6,7 +6,7 @@
 import { mkdirSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { join, resolve } from "node:path";
-import { baseEnv, makeRepoIn, makeTempDir, post as postTo, ROOT } from "../../test/repo.ts";
+import { baseEnv, makeRepoIn, makeTempDir, post as postTo, ROOT } from "../../test/_support/repo.ts";
 import { Report } from "./report.ts";
 import { sleep } from "./measure.ts";
 

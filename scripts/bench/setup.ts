@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
-import { ROOT } from "../../test/repo.ts";
+import { ROOT } from "../../test/_support/repo.ts";
 import { BIN, type Bench } from "./lab.ts";
 import { log, which } from "./measure.ts";
 

@@ -1,9 +1,9 @@
-import { readBody } from "../body.ts";
-import type { ResolvedApp } from "../apps.ts";
-import { cancelDeploy, cancelledBy } from "../deploy/cancel.ts";
-import { pause, pauseOf, resume } from "../deploy/pause.ts";
-import { rollbackTarget, RollbackTargetError } from "../deploy/rollback.ts";
-import { jsonResponse } from "../response.ts";
+import { readBody } from "../http/body.ts";
+import type { ResolvedApp } from "../config/apps.ts";
+import { cancelDeploy, cancelledBy } from "../queue/cancel.ts";
+import { pause, pauseOf, resume } from "../queue/pause.ts";
+import { rollbackTarget, RollbackTargetError } from "../control/rollback.ts";
+import { jsonResponse } from "../http/response.ts";
 import { apiError, type AdminContext } from "./api.ts";
 
 /** Largest JSON body of an API action (`{"to": …}`, `{"reason": …}`). */

@@ -1,14 +1,14 @@
 import { closeSync, openSync, readFileSync, readSync, constants } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ResolvedApp } from "../apps.ts";
-import { processAlive } from "../deploy/liveness.ts";
-import { headCommit } from "../deploy/git.ts";
-import { Redaction } from "../deploy/redact.ts";
-import { outcomeOf, type RollbackTarget } from "../deploy/events.ts";
-import { findDeploy, isDeployRef, isFailed, listDeploys, type HistoryEntry } from "../history.ts";
-import { jsonResponse, STREAM_HEADERS } from "../response.ts";
-import { pauseOf } from "../deploy/pause.ts";
-import { pollStatus } from "../status.ts";
+import type { ResolvedApp } from "../config/apps.ts";
+import { processAlive } from "../system/liveness.ts";
+import { headCommit } from "../system/git.ts";
+import { Redaction } from "../system/redact.ts";
+import { outcomeOf, type RollbackTarget } from "../types.ts";
+import { findDeploy, isDeployRef, isFailed, listDeploys, type HistoryEntry } from "../history/read.ts";
+import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
+import { pauseOf } from "../queue/pause.ts";
+import { pollStatus } from "../control/status.ts";
 import type { Metrics } from "./metrics.ts";
 
 /** What the API needs of the service around it. */

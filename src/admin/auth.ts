@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { isIP } from "node:net";
 import { resolve } from "node:path";
-import { generateSecret, readSecretFile, secretsEqual, shortSecretError, writeSecretFile } from "../secret.ts";
+import { generateSecret, readSecretFile, secretsEqual, shortSecretError, writeSecretFile } from "../config/secret.ts";
 
 /** Where the generated admin token is kept, relative to the working directory. */
 export const ADMIN_TOKEN_FILE = ".service/admin.token";

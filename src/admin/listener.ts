@@ -1,10 +1,10 @@
 import type { ConsolaInstance } from "consola";
-import { pauseOf } from "../deploy/pause.ts";
-import { readBody } from "../body.ts";
-import { jsonResponse } from "../response.ts";
+import { pauseOf } from "../queue/pause.ts";
+import { readBody } from "../http/body.ts";
+import { jsonResponse } from "../http/response.ts";
 import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "../runtime/types.ts";
-import { clientAddress, clientKey, FailureThrottle } from "../throttle.ts";
+import { clientAddress, clientKey, FailureThrottle } from "../http/throttle.ts";
 import { apiError, appName, deployRecord, Follows, listApps, listDeployments, type AdminContext } from "./api.ts";
 import { cancelAction, pauseAction, resumeAction, rollbackAction } from "./actions.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";

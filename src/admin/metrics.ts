@@ -1,6 +1,6 @@
 import pkg from "../../package.json" with { type: "json" };
-import { outcomeOf, type DeploySink, type Outcome as DeployOutcome, type Trigger } from "../deploy/events.ts";
-import type { PollResult } from "../poll.ts";
+import { outcomeOf, type DeploySink, type Outcome as DeployOutcome, type Trigger } from "../types.ts";
+import type { PollResult } from "../control/poll.ts";
 
 /** How a deploy ended, as the metrics name it; `skipped`: a delivery that deployed nothing. */
 export type Outcome = DeployOutcome | "skipped";

@@ -1,4 +1,4 @@
-import { isDeployRef } from "../history.ts";
+import { isDeployRef } from "../history/read.ts";
 import { DASHBOARD_JS } from "./assets.ts";
 import { DASHBOARD_CSS } from "./styles.ts";
 

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { consola } from "consola";
-import { cancelDeploy, cancelledBy } from "../deploy/cancel.ts";
+import { cancelDeploy, cancelledBy } from "../queue/cancel.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
 export const cancelCommand = defineCommand({

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
-import { checkConfig, type CheckedValue } from "../check.ts";
-import { sendTestNotifications } from "../notify/check.ts";
+import { checkConfig, type CheckedValue } from "../ops/check.ts";
+import { sendTestNotifications } from "../notify/inspect.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
 export const checkCommand = defineCommand({

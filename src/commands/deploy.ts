@@ -1,13 +1,13 @@
 import { defineCommand } from "citty";
 import { join } from "node:path";
-import { appSecretFile, resolveApps, type ResolvedApp } from "../apps.ts";
-import { findConfigFile, loadConfig } from "../config.ts";
-import { Transcript, type DeployResult, type DeploySink } from "../deploy/events.ts";
+import { appSecretFile, resolveApps, type ResolvedApp } from "../config/apps.ts";
+import { findConfigFile, loadConfig } from "../config/load.ts";
+import { Transcript, type DeployResult, type DeploySink } from "../types.ts";
 import { Deployer } from "../deploy/deployer.ts";
-import { pauseOf } from "../deploy/pause.ts";
-import { queueKey } from "../deploy/queue.ts";
+import { pauseOf } from "../queue/pause.ts";
+import { queueKey } from "../queue/queue.ts";
 import { settleOutbound } from "../notify/outbound.ts";
-import { readSecretFile, SECRET_FILE } from "../secret.ts";
+import { readSecretFile, SECRET_FILE } from "../config/secret.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { processAlive } from "../deploy/liveness.ts";
+import { processAlive } from "../system/liveness.ts";
 import {
   endFromLog,
   findDeploy,
@@ -14,7 +14,7 @@ import {
   neverStarted,
   queuedMessage,
   type HistoryEntry,
-} from "../history.ts";
+} from "../history/read.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
 function duration(ms: number | null): string {

@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
 import { consola } from "consola";
-import { resolveApps } from "../apps.ts";
-import { loadConfig } from "../config.ts";
-import { knownApp } from "../control.ts";
-import { pause, pauseOf, resume } from "../deploy/pause.ts";
+import { resolveApps } from "../config/apps.ts";
+import { loadConfig } from "../config/load.ts";
+import { knownApp } from "../control/actions.ts";
+import { pause, pauseOf, resume } from "../queue/pause.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
 const appArg = {

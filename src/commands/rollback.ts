@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { rollbackDeploy } from "../deploy/rollback.ts";
+import { rollbackDeploy } from "../control/rollback.ts";
 import { cwdArg } from "./_cwd.ts";
 import { chooseApp, knownSecrets, printLive } from "./deploy.ts";
 

@@ -1,8 +1,8 @@
 import { defineCommand } from "citty";
-import { resolveApps } from "../apps.ts";
-import { loadConfig } from "../config.ts";
+import { resolveApps } from "../config/apps.ts";
+import { loadConfig } from "../config/load.ts";
 import { short } from "../deploy/pull.ts";
-import { readStatus, selectApps, type AppStatus } from "../status.ts";
+import { readStatus, selectApps, type AppStatus } from "../control/status.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
 export const statusCommand = defineCommand({

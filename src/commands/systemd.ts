@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { resolveApps } from "../apps.ts";
-import { loadConfig } from "../config.ts";
-import { currentExecStart, systemdUnit, unitUser } from "../systemd.ts";
+import { resolveApps } from "../config/apps.ts";
+import { loadConfig } from "../config/load.ts";
+import { currentExecStart, systemdUnit, unitUser } from "../ops/systemd.ts";
 
 export const systemdCommand = defineCommand({
   meta: {

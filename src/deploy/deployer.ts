@@ -1,14 +1,14 @@
-import { Cancellation, CancelWatch } from "./cancel.ts";
-import type { DeployResult } from "./events.ts";
+import { Cancellation, CancelWatch } from "../queue/cancel.ts";
+import type { DeployResult } from "../types.ts";
 import { resolve } from "node:path";
-import { LOG_DIR } from "./record.ts";
-import { defaultLogger, type Logger } from "./logger.ts";
+import { LOG_DIR } from "../history/record.ts";
+import { defaultLogger, type Logger } from "../system/logger.ts";
 import { runDeploy, type DeployOptions } from "./pipeline.ts";
-import { DeployQueue, QueueFullError, queueKey } from "./queue.ts";
-import { KILL_GRACE_MS, killGroup, RunningProcesses } from "./process.ts";
+import { DeployQueue, QueueFullError, queueKey } from "../queue/queue.ts";
+import { KILL_GRACE_MS, killGroup, RunningProcesses } from "../system/process.ts";
 import { DeployRun, type Ending, type PlannedDeploy } from "./run.ts";
-import { pauseOf } from "./pause.ts";
-import { markQueued, unmarkQueued } from "./waiting.ts";
+import { pauseOf } from "../queue/pause.ts";
+import { markQueued, unmarkQueued } from "../history/waiting.ts";
 
 /** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
 export function recordCancelled(options: PlannedDeploy, reason: string): Promise<DeployResult> {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { defaultConfig, type ResolvedConfig } from "../config-schema.ts";
-import type { HealthCheckResult, Step } from "./events.ts";
-import { deployInterrupted } from "./process.ts";
+import { defaultConfig, type ResolvedConfig } from "../config/schema.ts";
+import type { HealthCheckResult, Step } from "../types.ts";
+import { deployInterrupted } from "../system/process.ts";
 import { runScript } from "./script.ts";
 
 /** The health check keys; the time keys take their defaults when unset (settings built by hand, as a library). */

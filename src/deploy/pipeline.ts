@@ -1,5 +1,5 @@
-import type { ResolvedConfig } from "../config-schema.ts";
-import type { Cancellation } from "./cancel.ts";
+import type { ResolvedConfig } from "../config/schema.ts";
+import type { Cancellation } from "../queue/cancel.ts";
 import { captures } from "./capture.ts";
 import type {
   DeployResult,
@@ -10,15 +10,15 @@ import type {
   RunResult,
   Step,
   Trigger,
-} from "./events.ts";
-import { gitResetHard } from "./git.ts";
+} from "../types.ts";
+import { gitResetHard } from "../system/git.ts";
 import { healthStep, type HealthSettings } from "./health.ts";
-import type { Served } from "./latest.ts";
-import type { Logger } from "./logger.ts";
-import { KILL_GRACE_MS } from "./process.ts";
+import type { Served } from "../queue/latest.ts";
+import type { Logger } from "../system/logger.ts";
+import { KILL_GRACE_MS } from "../system/process.ts";
 import { PullState, pullStep, short } from "./pull.ts";
 import { reloadFromRepo } from "./repo-config.ts";
-import { resetStep } from "./rollback.ts";
+import { resetStep } from "../control/rollback.ts";
 import { DeployRun, type PlannedDeploy } from "./run.ts";
 import { describeTimeout, runScript } from "./script.ts";
 

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { captures } from "./capture.ts";
-import type { PullResult } from "./events.ts";
-import { gitPull, headCommit, inspectRepo } from "./git.ts";
+import type { PullResult } from "../types.ts";
+import { gitPull, headCommit, inspectRepo } from "../system/git.ts";
 import type { DeployContext } from "./pipeline.ts";
 
 /** What the pull step found, filled as it goes: a step that throws midway still leaves what it learnt. */

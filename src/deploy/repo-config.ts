@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
-import { CONFIG_FILE_NAMES, readConfigText } from "../config.ts";
-import { resolveConfig } from "../resolve-config.ts";
+import { CONFIG_FILE_NAMES, readConfigText } from "../config/load.ts";
+import { resolveConfig } from "../config/resolve.ts";
 import type { DeploySettings } from "./pipeline.ts";
 
 /**

@@ -1,10 +1,10 @@
 import type { Captures } from "./capture.ts";
-import type { DeployEvent, DeployResult, DeploySink, Step } from "./events.ts";
-import { pruneLogs } from "../retention.ts";
-import { DeployLog } from "./log.ts";
-import type { DeployRecord } from "./record.ts";
+import type { DeployEvent, DeployResult, DeploySink, Step } from "../types.ts";
+import { pruneLogs } from "../history/retention.ts";
+import { DeployLog } from "../history/log.ts";
+import type { DeployRecord } from "../history/record.ts";
 import type { DeployOptions } from "./pipeline.ts";
-import { OutputRedactor, Redaction } from "./redact.ts";
+import { OutputRedactor, Redaction } from "../system/redact.ts";
 import { outboundSink } from "../notify/sink.ts";
 
 /** A deploy's options once its id is fixed: the deployer makes the id, before the queue, and only there. */

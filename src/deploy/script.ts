@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
-import type { StopReport } from "./groups.ts";
-import { runProcess, type ProcessOutcome } from "./process.ts";
+import type { StopReport } from "../system/groups.ts";
+import { runProcess, type ProcessOutcome } from "../system/process.ts";
 
 /** Words that only mean something to a shell (builtins and keywords): such a line goes through `sh -c`. */
 const SHELL_WORDS = new Set([

@@ -3,13 +3,13 @@
  * `[done]` line: calls go out in the background, and each outcome is written back into the deploy's log
  * (while it runs, as a line of its transcript; after it finished, appended to both files).
  */
-import type { DeployEvent, DeployResult, DeploySink, Trigger } from "../deploy/events.ts";
-import { gitQuery } from "../deploy/git.ts";
-import type { DeployLog } from "../deploy/log.ts";
-import { appendOutcomes, type OutboundOutcome } from "../deploy/record.ts";
-import { Redaction } from "../deploy/redact.ts";
+import type { DeployEvent, DeployResult, DeploySink, Trigger } from "../types.ts";
+import { gitQuery } from "../system/git.ts";
+import type { DeployLog } from "../history/log.ts";
+import { appendOutcomes, type OutboundOutcome } from "../history/record.ts";
+import { Redaction } from "../system/redact.ts";
 import { GithubDeployment } from "./deployments.ts";
-import { notifyPayload, notifyRequest, notifyOutcome, Tail } from "./notify.ts";
+import { notifyPayload, notifyRequest, notifyOutcome, Tail } from "./payloads.ts";
 import { sendOutbound, trackOutbound, type OutboundRequest } from "./outbound.ts";
 import {
   DEFAULT_ON,
@@ -17,7 +17,7 @@ import {
   type NotifyEvent,
   type NotifyTarget,
   type StatusSettings,
-} from "./settings.ts";
+} from "../config/notify.ts";
 import {
   fillTemplate,
   statusRequest,
@@ -25,7 +25,7 @@ import {
   STATUS_TOKEN_ENV,
   type StatusState,
   type StatusTarget,
-} from "./status.ts";
+} from "./commit-status.ts";
 
 export interface OutboundContext {
   id: string;

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { lastLine } from "../../../test/repo.ts";
+import { lastLine } from "../../../test/_support/repo.ts";
 import { type Bench, type Case, post } from "../lab.ts";
 import { bounded, fmtMB, log, MB, procStatus, rssSampler, sleep } from "../measure.ts";
 

@@ -2,7 +2,7 @@
  * Deploy latency: sequential deploys of an up-to-date repository, the service, adnanh/webhook and a bare
  * `git pull && true` interleaved.
  */
-import { baseEnv, lastLine } from "../../../test/repo.ts";
+import { baseEnv, lastLine } from "../../../test/_support/repo.ts";
 import { type Bench, type Case, post } from "../lab.ts";
 import { bounded, doneRecords, fmtMs, fmtX, log, median } from "../measure.ts";
 

@@ -2,7 +2,7 @@
  * Many clients without the secret sending large signed bodies, and an authorized deploy in the middle of them.
  */
 import { connect } from "node:net";
-import { lastLine } from "../../../test/repo.ts";
+import { lastLine } from "../../../test/_support/repo.ts";
 import { type Bench, type Case, post } from "../lab.ts";
 import { bounded, fmtMB, fmtMs, log, MB, procStatus, rssSampler, sleep } from "../measure.ts";
 

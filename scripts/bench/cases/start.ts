@@ -3,7 +3,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { baseEnv } from "../../../test/repo.ts";
+import { baseEnv } from "../../../test/_support/repo.ts";
 import { BIN, type Bench, type Case, freePort, SECRET, type Server, waitForListen } from "../lab.ts";
 import { fmtMB, fmtMs, fmtX, log, MB, median, procStatus, sleep } from "../measure.ts";
 

@@ -2,7 +2,7 @@
  * 100 MB of deploy output: a fast client (throughput beside a bare `… | cat` pipe, then adnanh/webhook for
  * information), then a client that reads nothing until the deploy is over (slow-client.ts).
  */
-import { baseEnv, lastLine } from "../../../test/repo.ts";
+import { baseEnv, lastLine } from "../../../test/_support/repo.ts";
 import { type Bench, type Case, post, SECRET } from "../lab.ts";
 import { bounded, doneRecords, fmtMB, fmtMs, log, MB, median, procStatus, rssSampler, which } from "../measure.ts";
 import { slowClient } from "./slow-client.ts";

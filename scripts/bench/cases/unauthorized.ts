@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { baseEnv } from "../../../test/repo.ts";
+import { baseEnv } from "../../../test/_support/repo.ts";
 import { type Bench, type Case, freePort, post, waitForListen, WRONG } from "../lab.ts";
 import { fmtX, log, median } from "../measure.ts";
 

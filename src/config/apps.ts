@@ -1,0 +1,200 @@
+import { chmodSync, mkdirSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { ConfigError, type AppConfig, type ResolvedConfig } from "./schema.ts";
+import { CONFIGURED_SECRET, generateSecret, readSecretFile, shortSecretError, writeSecretFile } from "./secret.ts";
+
+/** What one request deploys: an app's settings, the top level filling in what it does not set. */
+export interface ResolvedApp
+  extends Omit<
+    ResolvedConfig,
+    "apps" | "port" | "hostname" | "trustProxy" | "adminPort" | "adminHostname" | "adminToken"
+  > {
+  /** The app's name; undefined in single-app mode. */
+  name?: string;
+  /** Host matched against the request (lower case); undefined = any host (single-app mode). */
+  host?: string;
+}
+
+/** Where a generated app secret lives: `.service/secrets/<name>.secret` in the working directory, mode 0600. */
+export function appSecretFile(cwd: string, name: string): string {
+  return join(resolve(cwd), ".service", "secrets", `${name}.secret`);
+}
+
+const REQUIRED = ["name", "host", "path", "repoPath", "runScript"] as const;
+
+/**
+ * The apps a request can be routed to: every `apps` entry (validated: required fields, unique names, unique
+ * host + path), or the single app of the top-level config. App secrets are never inherited from the top level.
+ * Throws the first problem `collectApps` finds.
+ */
+export function resolveApps(config: ResolvedConfig, cwd: string): ResolvedApp[] {
+  const { apps, problems } = collectApps(config, cwd);
+  if (problems.length > 0) throw new ConfigError(problems[0]!);
+  return apps;
+}
+
+/**
+ * Every valid app and every problem at once (`service check` lists them all). An entry with a problem is left
+ * out and takes no name or route, so the entries after it are judged as if it were not there.
+ */
+export function collectApps(config: ResolvedConfig, cwd: string): { apps: ResolvedApp[]; problems: string[] } {
+  // The admin listener's keys belong to the service, not to an app: its token must not travel with a deploy.
+  const {
+    apps,
+    port: _port,
+    hostname: _hostname,
+    trustProxy: _trust,
+    secret: topSecret,
+    adminPort: _ap,
+    adminHostname: _ah,
+    adminToken: _at,
+    ...shared
+  } = config;
+  if (apps.length === 0) {
+    const short = topSecret && shortSecretError(topSecret, CONFIGURED_SECRET);
+    return short ? { apps: [], problems: [short] } : { apps: [{ ...shared, secret: topSecret }], problems: [] };
+  }
+  const seenNames = new Map<string, number>();
+  const seenRoutes = new Map<string, string>();
+  const resolved: ResolvedApp[] = [];
+  const problems: string[] = [];
+  for (const [index, app] of (apps as AppConfig[]).entries()) {
+    const label = `apps entry ${index + 1}${app.name ? ` ("${app.name}")` : ""}`;
+    const problem = appProblem(app, label, seenNames);
+    if (problem) {
+      problems.push(problem);
+      continue;
+    }
+    const host = normalizeHost(app.host);
+    const route = `${host}${app.path}`;
+    const other = seenRoutes.get(route);
+    if (other) {
+      problems.push(`${label}: host "${host}" with path "${app.path}" is already the route of app "${other}"`);
+      continue;
+    }
+    seenNames.set(app.name, index + 1);
+    seenRoutes.set(route, app.name);
+    const repoPath = isAbsolute(app.repoPath) ? app.repoPath : resolve(cwd, app.repoPath);
+    resolved.push({ ...shared, secret: undefined, ...app, host, repoPath });
+  }
+  return { apps: resolved, problems };
+}
+
+/** What is wrong with one entry on its own, or with its name given the valid entries before it. */
+function appProblem(app: AppConfig, label: string, seenNames: Map<string, number>): string | undefined {
+  for (const field of REQUIRED) {
+    if (app[field] === undefined || app[field] === "") return `${label}: "${field}" is required`;
+  }
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(app.name)) {
+    return `${label}: name may only contain letters, digits, ".", "_" and "-" (it names the app's secret file)`;
+  }
+  if (seenNames.has(app.name))
+    return `${label}: the name "${app.name}" is already used by apps entry ${seenNames.get(app.name)}`;
+  // A URL or a host with a path would never equal a request's Host: say so now, not with 404s later.
+  if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s\x00-\x1f\x7f/:@?#[\]]+)(:\d*)?$/.test(app.host.trim())) {
+    return `${label}: host ${JSON.stringify(app.host)} is not a host name: write it like web.example.com (no scheme, no path)`;
+  }
+  // As for the top-level secret: header values arrive trimmed, so a blank secret would lock the app out.
+  if (app.secret !== undefined && app.secret !== "" && !app.secret.trim()) {
+    return `${label}: the secret is blank: set a real value, or remove it to have one generated`;
+  }
+  return (app.secret && shortSecretError(app.secret, `${label}: the secret`)) || undefined;
+}
+
+/** Host without port, lower case: `Example.com:443` → `example.com`, `[::1]:3141` → `[::1]`. */
+export function normalizeHost(host: string): string {
+  const trimmed = host.trim().toLowerCase();
+  if (trimmed.startsWith("[")) return trimmed.slice(0, trimmed.indexOf("]") + 1);
+  return trimmed.replace(/:\d*$/, "").replace(/\.$/, "");
+}
+
+/** The host a request was sent to: `Host`, or with `trustProxy` the first `X-Forwarded-Host`. */
+export function requestHost(request: Request, trustProxy: boolean): string {
+  const forwarded = trustProxy ? request.headers.get("x-forwarded-host")?.split(",")[0] : undefined;
+  return normalizeHost(forwarded || request.headers.get("host") || urlHost(request.url));
+}
+
+/** The host of an absolute URL; "" for a relative or unparsable one (Bun's `request.url` when Host is empty). */
+function urlHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * The app a request is for: its path, and its host for apps that have one. `host` is asked only then, so a
+ * single app (any host) never parses the Host header.
+ */
+export function routeRequest(apps: ResolvedApp[], pathname: string, host: () => string): ResolvedApp | undefined {
+  let requested: string | undefined;
+  return apps.find((app) => app.path === pathname && (app.host === undefined || app.host === (requested ??= host())));
+}
+
+export interface AppSecret {
+  name: string;
+  secret: string;
+  generated: boolean;
+  file: string;
+}
+
+/**
+ * Gives every app without a configured secret its own: read from its secret file, or generated (CSPRNG) and
+ * stored there (0600, directory 0700). Sets `app.secret`; returns what it read or generated.
+ */
+export function ensureAppSecrets(apps: ResolvedApp[], cwd: string): AppSecret[] {
+  const out: AppSecret[] = [];
+  for (const app of apps) {
+    if (app.secret || app.name === undefined) continue;
+    const file = appSecretFile(cwd, app.name);
+    let secret = readSecretFile(file);
+    const generated = secret === undefined;
+    if (secret === undefined) {
+      mkdirSync(join(file, ".."), { recursive: true, mode: 0o700 });
+      chmodSync(join(file, ".."), 0o700);
+      secret = generateSecret();
+      writeSecretFile(file, secret);
+    }
+    app.secret = secret;
+    out.push({ name: app.name, secret, generated, file });
+  }
+  return out;
+}
+
+/**
+ * The apps in force, resolved again only when the configuration changed (so a flood of requests reads no secret
+ * files); a list that became invalid keeps the last good one. Generated secrets are said once.
+ */
+export class AppsInForce {
+  private last: ResolvedApp[] = [];
+  private from: ResolvedConfig | undefined;
+
+  constructor(
+    private readonly cwd: string,
+    /** The secret a single app gets when its configuration names none (the server's, or one generated at start). */
+    private readonly secret: () => string | undefined,
+    private readonly logger: { info(message: string): void; warn(message: string): void },
+  ) {}
+
+  get lastGood(): ResolvedApp[] {
+    return this.last;
+  }
+
+  of(current: ResolvedConfig): ResolvedApp[] {
+    // The reloader hands out the same object while the configuration stays the same.
+    if (current === this.from) return this.last;
+    this.from = current;
+    try {
+      const apps = resolveApps(current, this.cwd);
+      if (current.apps.length === 0) apps[0]!.secret ??= this.secret();
+      for (const added of ensureAppSecrets(apps, this.cwd)) {
+        if (added.generated) this.logger.info(`generated a secret for app "${added.name}" in ${added.file}`);
+      }
+      this.last = apps;
+    } catch (error) {
+      this.logger.warn(`${(error as Error).message}; keeping the last good list of apps`);
+    }
+    return this.last;
+  }
+}

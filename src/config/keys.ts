@@ -1,0 +1,280 @@
+/**
+ * Every key of a configuration: its type, its environment variable, and how a value written in a file or the
+ * environment is checked and converted into it.
+ */
+import { isIP } from "node:net";
+import { ConfigError, MAX_TIMER_MS, type AppConfig, type UserConfig } from "./schema.ts";
+import { normalizeNotify, normalizeStatus } from "./notify.ts";
+
+type Kind =
+  | "port"
+  | "positiveInt"
+  | "count"
+  | "ms"
+  | "boolean"
+  | "string"
+  | "hostname"
+  | "names"
+  | "urlPath"
+  | "httpUrl"
+  | "apps"
+  | "status"
+  | "notify"
+  | "queuePolicy";
+
+const HOST_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+/** Every key: its type, its snake_case spelling and its environment variable. */
+export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: number }> = {
+  port: { kind: "port", env: "SERVICE_PORT" },
+  repoPath: { kind: "string", env: "SERVICE_REPO_PATH" },
+  runScript: { kind: "string", env: "SERVICE_RUN_SCRIPT" },
+  runTimeoutMs: { kind: "ms", env: "SERVICE_RUN_TIMEOUT_MS" },
+  rollbackOnFailure: { kind: "boolean", env: "SERVICE_ROLLBACK_ON_FAILURE" },
+  path: { kind: "urlPath", env: "SERVICE_PATH" },
+  secret: { kind: "string", env: "SERVICE_SECRET" },
+  queueLimit: { kind: "positiveInt", env: "SERVICE_QUEUE_LIMIT" },
+  queuePolicy: { kind: "queuePolicy", env: "SERVICE_QUEUE_POLICY" },
+  hostname: { kind: "hostname", env: "SERVICE_HOSTNAME" },
+  heartbeatMs: { kind: "ms", env: "SERVICE_HEARTBEAT_MS" },
+  branch: { kind: "string", env: "SERVICE_BRANCH" },
+  events: { kind: "names", env: "SERVICE_EVENTS" },
+  acknowledge: { kind: "boolean", env: "SERVICE_ACKNOWLEDGE" },
+  maxBodyBytes: { kind: "positiveInt", env: "SERVICE_MAX_BODY_BYTES" },
+  keepDeploys: { kind: "positiveInt", env: "SERVICE_KEEP_DEPLOYS" },
+  keepDays: { kind: "count", env: "SERVICE_KEEP_DAYS" },
+  maxLogBytes: { kind: "positiveInt", env: "SERVICE_MAX_LOG_BYTES" },
+  trustProxy: { kind: "boolean", env: "SERVICE_TRUST_PROXY" },
+  status: { kind: "status", env: "" },
+  notify: { kind: "notify", env: "" },
+  healthCheckUrl: { kind: "httpUrl", env: "SERVICE_HEALTH_CHECK_URL" },
+  healthCheck: { kind: "string", env: "SERVICE_HEALTH_CHECK" },
+  healthCheckTimeoutMs: { kind: "ms", env: "SERVICE_HEALTH_CHECK_TIMEOUT_MS" },
+  healthCheckIntervalMs: { kind: "ms", env: "SERVICE_HEALTH_CHECK_INTERVAL_MS" },
+  pollIntervalMs: { kind: "ms", env: "SERVICE_POLL_INTERVAL_MS", min: 5_000 },
+  apps: { kind: "apps", env: "" },
+  adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
+  adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
+  adminToken: { kind: "string", env: "SERVICE_ADMIN_TOKEN" },
+};
+
+/** Keys an `apps` entry may set: its own, and the per-deploy top-level keys. */
+const APP_KEYS = new Set([
+  "name",
+  "host",
+  ...Object.keys(KEYS).filter(
+    (k) => !["port", "hostname", "trustProxy", "apps", "adminPort", "adminHostname", "adminToken"].includes(k),
+  ),
+]);
+
+const KEY_NAMES = Object.keys(KEYS) as (keyof UserConfig)[];
+
+const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  try {
+    return String(value);
+  } catch {
+    // A mapping whose keys shadow toString/valueOf (`port: {toString: 1}`) has no string form.
+    return Object.prototype.toString.call(value);
+  }
+}
+
+function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min = 0): unknown {
+  const fail = (expected: string) => {
+    throw new ConfigError(`${where}: expected ${expected}, got ${describe(value)}`);
+  };
+  switch (kind) {
+    case "port":
+    case "count":
+    case "ms":
+    case "positiveInt": {
+      const n = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+      const expected = {
+        port: "an integer port (0-65535)",
+        count: "a whole number (0 or more)",
+        ms: `a positive integer of milliseconds, at most ${MAX_TIMER_MS} (about 24.8 days, the longest timer)`,
+        positiveInt: "a positive integer",
+      }[kind];
+      if (typeof n !== "number" || !Number.isSafeInteger(n)) return fail(expected);
+      if (kind === "count" && n < 0) return fail(expected);
+      if (kind === "port" && (n < 0 || n > 65535)) return fail(expected);
+      if ((kind === "positiveInt" || kind === "ms") && n <= 0) return fail(expected);
+      if (kind === "ms" && n > MAX_TIMER_MS) return fail(expected);
+      if (n < min) return fail(`at least ${min} milliseconds`);
+      return n;
+    }
+    case "boolean": {
+      if (typeof value === "boolean") return value;
+      const s = typeof value === "string" ? value.trim().toLowerCase() : undefined;
+      if (fromEnv || typeof value === "string") {
+        if (s && ["1", "true", "yes", "on"].includes(s)) return true;
+        if (s && ["0", "false", "no", "off"].includes(s)) return false;
+      }
+      return fail("true or false");
+    }
+    case "string":
+      if (typeof value === "string") return value;
+      if (typeof value === "number" && !fromEnv) return String(value);
+      return fail("a string");
+    case "names": {
+      // A list, or one string of comma-separated names (the environment's only form).
+      const items = typeof value === "string" ? value.split(",") : value;
+      if (!Array.isArray(items) || !items.every((item) => typeof item === "string")) return fail("a list of names");
+      const names = items.map((item: string) => item.trim()).filter(Boolean);
+      if (names.length === 0) return fail("a list of at least one name");
+      return names;
+    }
+    case "urlPath":
+      if (typeof value !== "string" || !value.startsWith("/")) return fail('a URL path starting with "/"');
+      // A request's path never holds these raw (they arrive percent-encoded): such a webhook could never match.
+      if (/[\x00-\x20\x7f?#]/.test(value))
+        return fail('a URL path starting with "/", without spaces, control characters, "?" or "#"');
+      return value;
+    case "httpUrl": {
+      // Checked now: a typo would otherwise fail every deploy, after the whole health check timeout.
+      const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
+      if (url && (url.protocol === "http:" || url.protocol === "https:")) return value;
+      return fail("an http:// or https:// URL (like http://127.0.0.1:8080/up)");
+    }
+    case "hostname":
+      // An address the listener can bind: a typo here must not leave the server on another address.
+      if (typeof value === "string" && (isIP(value) || HOST_NAME.test(value))) return value;
+      return fail(
+        "an IP address or host name to listen on (like 127.0.0.1, ::1, 0.0.0.0 or localhost; no scheme, no port)",
+      );
+    case "status":
+    case "notify": {
+      const problems: string[] = [];
+      const out = kind === "status" ? normalizeStatus(value, where, problems) : normalizeNotify(value, where, problems);
+      if (problems.length > 0) throw new ConfigError(problems);
+      return out;
+    }
+    case "queuePolicy":
+      if (value === "fifo" || value === "latest") return value;
+      return fail('"fifo" or "latest"');
+    case "apps": {
+      if (!Array.isArray(value)) return fail("a list of apps");
+      // Every problem of every entry is reported at once, so one `service check` shows them all.
+      const problems: string[] = [];
+      const apps = value.map((entry, index) => normalizeApp(entry, `${where}, entry ${index + 1}`, problems));
+      if (problems.length > 0) throw new ConfigError(problems);
+      return apps;
+    }
+  }
+}
+
+/**
+ * One `apps` entry: known keys only, each of the right type; required fields are checked by resolveApps. Each
+ * problem is added to `problems` and the entry's other keys are still looked at.
+ */
+function normalizeApp(raw: unknown, where: string, problems: string[]): AppConfig {
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    problems.push(`${where}: expected a mapping (name, host, path, repoPath, runScript, secret)`);
+    return {} as AppConfig;
+  }
+  const label =
+    typeof (raw as { name?: unknown }).name === "string" ? `${where} ("${(raw as { name: string }).name}")` : where;
+  const out: Record<string, unknown> = {};
+  for (const [rawKey, value] of Object.entries(raw)) {
+    const key = toCamel(rawKey);
+    if (!APP_KEYS.has(key)) {
+      problems.push(`${label}: key "${rawKey}" is not allowed in an app (allowed: ${[...APP_KEYS].join(", ")})`);
+      continue;
+    }
+    if (value === null || value === undefined) continue;
+    const spec = key === "name" || key === "host" ? { kind: "string" as const } : KEYS[key as keyof UserConfig];
+    try {
+      out[key] = coerce(spec.kind, value, false, `${label}: key "${rawKey}"`, "min" in spec ? spec.min : undefined);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+    }
+  }
+  return out as unknown as AppConfig;
+}
+
+function closest(key: string): string | undefined {
+  let best: string | undefined;
+  let bestScore = 3;
+  for (const candidate of KEY_NAMES) {
+    const score = editDistance(key.toLowerCase(), candidate.toLowerCase());
+    if (score < bestScore) [best, bestScore] = [candidate, score];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * Validates a parsed config mapping (snake_case or camelCase keys) into a UserConfig. An unknown key is added
+ * to `unknownKeys` and skipped. With `errors`, a wrong value is added to it (one ConfigError per key) and left
+ * out; without, the first one throws.
+ */
+export function normalizeUserConfig(
+  raw: unknown,
+  source: string,
+  unknownKeys: string[] = [],
+  errors?: ConfigError[],
+): UserConfig {
+  if (raw === null || raw === undefined) return {};
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    throw new ConfigError(`${source}: the top level must be a mapping of keys to values`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [rawKey, value] of Object.entries(raw)) {
+    const key = toCamel(rawKey) as keyof UserConfig;
+    // Own keys only: `toString: x` or `constructor: 1` are unknown keys, not Object.prototype's.
+    const spec = Object.hasOwn(KEYS, key) ? KEYS[key] : undefined;
+    if (!spec) {
+      const hint = closest(key);
+      unknownKeys.push(`${source}: unknown key "${rawKey}"${hint ? ` (did you mean "${hint}"?)` : ""}`);
+      continue;
+    }
+    if (value === null || value === undefined) continue;
+    try {
+      out[key] = coerce(spec.kind, value, false, `${source}: key "${rawKey}"`, spec.min);
+    } catch (error) {
+      if (!errors || !(error instanceof ConfigError)) throw error;
+      errors.push(error);
+    }
+  }
+  return out as UserConfig;
+}
+
+/** The `SERVICE_*` variables as a UserConfig. The only place the environment is read for options. */
+export function envConfig(env: NodeJS.ProcessEnv = process.env, errors?: string[]): UserConfig {
+  const out: Record<string, unknown> = {};
+  for (const key of KEY_NAMES) {
+    const { kind, env: name, min } = KEYS[key];
+    if (!name) continue;
+    const value = env[name];
+    if (value === undefined || value === "") continue;
+    try {
+      out[key] = coerce(kind, value, true, `environment variable ${name}`, min);
+    } catch (error) {
+      if (!errors || !(error instanceof ConfigError)) throw error;
+      errors.push(error.message);
+    }
+  }
+  return out as UserConfig;
+}
+
+/** A yes/no `SERVICE_*` variable that is not a config key (unset or empty: false); a value that is neither throws. */
+export function envFlag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = env[name];
+  if (value === undefined || value === "") return false;
+  return coerce("boolean", value, true, `environment variable ${name}`) as boolean;
+}

@@ -1,0 +1,204 @@
+/**
+ * The `status` and `notify` keys as a user writes them, and their checks. config-schema.ts calls these for its
+ * `status` and `notify` kinds; what the keys do is status.ts and notify.ts.
+ */
+import { MAX_TIMER_MS } from "./schema.ts";
+
+export const PROVIDERS = ["github", "gitlab", "gitea", "bitbucket"] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+export const FORMATS = ["json", "slack", "discord", "ntfy"] as const;
+export type NotifyFormat = (typeof FORMATS)[number];
+
+/** What a deploy can end as, plus its start: the values of `notify[].on`. */
+export const NOTIFY_EVENTS = ["started", "succeeded", "failed", "rolled_back", "cancelled"] as const;
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+export const DEFAULT_ON: NotifyEvent[] = ["failed", "rolled_back"];
+
+/** Time limit of one outbound HTTP call. */
+export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000;
+
+/** Commit statuses on the forge (key `status`, top level or per app). */
+export interface StatusSettings {
+  /** @default from the host of the `origin` URL when it is a known public host */
+  provider?: Provider;
+  /** `owner/name` (GitLab: also the numeric project id). @default from the `origin` URL */
+  repo?: string;
+  /** @default SERVICE_STATUS_TOKEN, or the content of `tokenFile` */
+  token?: string;
+  tokenFile?: string;
+  /** @default the provider's public API */
+  apiUrl?: string;
+  /** @default `deploy/<app>`, `deploy` in single-app mode */
+  context?: string;
+  /** A template with `{id}`, `{app}`, `{commit}`. */
+  targetUrl?: string;
+  /** @default 10000 */
+  timeoutMs?: number;
+  /** GitHub only: also create a Deployment per deploy and set its statuses. @default false */
+  deployments?: boolean;
+  /** The Deployment's environment. @default the app's name, or "production" */
+  environment?: string;
+}
+
+/** One entry of `notify`. */
+export interface NotifyTarget {
+  url: string;
+  /** @default "json" */
+  format?: NotifyFormat;
+  /** @default ["failed", "rolled_back"] */
+  on?: NotifyEvent[];
+  headers?: Record<string, string>;
+  /** @default 10000 */
+  timeoutMs?: number;
+}
+
+const STATUS_KEYS = [
+  "provider",
+  "repo",
+  "token",
+  "tokenFile",
+  "apiUrl",
+  "context",
+  "targetUrl",
+  "timeoutMs",
+  "deployments",
+  "environment",
+];
+const TARGET_KEYS = ["url", "format", "on", "headers", "timeoutMs"];
+
+const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const isMapping = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+const show = (value: unknown) =>
+  typeof value === "string"
+    ? JSON.stringify(value)
+    : isMapping(value)
+      ? "a mapping"
+      : Array.isArray(value)
+        ? "a list"
+        : String(value);
+
+/** A URL the service may call: http or https, nothing else (no file:, no data:). */
+function httpUrl(value: unknown): boolean {
+  if (typeof value !== "string") return false;
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+function timeout(value: unknown, where: string, problems: string[]): number | undefined {
+  const n = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
+  if (typeof n === "number" && Number.isSafeInteger(n) && n > 0 && n <= MAX_TIMER_MS) return n;
+  problems.push(
+    `${where}: timeoutMs: expected a positive integer of milliseconds, at most ${MAX_TIMER_MS}, got ${show(value)}`,
+  );
+  return undefined;
+}
+
+/** The known keys of a mapping, camelCased; an unknown key is a problem (a typo would silently do nothing). */
+function entries(
+  raw: Record<string, unknown>,
+  allowed: string[],
+  where: string,
+  problems: string[],
+): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  for (const [rawKey, value] of Object.entries(raw)) {
+    const key = toCamel(rawKey);
+    if (!allowed.includes(key)) problems.push(`${where}: unknown key "${rawKey}" (allowed: ${allowed.join(", ")})`);
+    else if (value !== null && value !== undefined) out.push([key, value]);
+  }
+  return out;
+}
+
+/** Checks a `status` value; every problem goes to `problems`. Tokens are never shown in a problem. */
+export function normalizeStatus(value: unknown, where: string, problems: string[]): StatusSettings {
+  if (!isMapping(value)) {
+    problems.push(
+      `${where}: expected a mapping (provider, repo, token, apiUrl, context, targetUrl), got ${show(value)}`,
+    );
+    return {};
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of entries(value, STATUS_KEYS, where, problems)) {
+    if (key === "timeoutMs") out[key] = timeout(item, where, problems);
+    else if (key === "deployments")
+      typeof item === "boolean"
+        ? (out[key] = item)
+        : problems.push(`${where}: deployments: expected true or false, got ${show(item)}`);
+    else if (key === "repo" && typeof item === "number" && Number.isSafeInteger(item)) out[key] = String(item);
+    else if (typeof item !== "string" || item.trim() === "")
+      problems.push(`${where}: ${key}: expected a non-empty string${key === "token" ? "" : `, got ${show(item)}`}`);
+    else if (key === "provider" && !(PROVIDERS as readonly string[]).includes(item))
+      problems.push(`${where}: provider: expected one of ${PROVIDERS.join(", ")}, got ${show(item)}`);
+    // Not shown: a URL may carry credentials.
+    else if (key === "apiUrl" && !httpUrl(item)) problems.push(`${where}: apiUrl: expected an http(s) URL`);
+    else out[key] = key === "apiUrl" ? item.replace(/\/+$/, "") : item;
+  }
+  return out as StatusSettings;
+}
+
+/** Checks a `notify` value (a list of targets; one mapping is taken as a list of one). */
+export function normalizeNotify(value: unknown, where: string, problems: string[]): NotifyTarget[] {
+  const list = isMapping(value) ? [value] : value;
+  if (!Array.isArray(list)) {
+    problems.push(`${where}: expected a list of { url, format, on, headers }, got ${show(value)}`);
+    return [];
+  }
+  return list.map((raw, index) => {
+    const at = `${where}, entry ${index + 1}`;
+    if (!isMapping(raw)) {
+      problems.push(`${at}: expected a mapping { url, format, on, headers }, got ${show(raw)}`);
+      return { url: "" };
+    }
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of entries(raw, TARGET_KEYS, at, problems)) {
+      if (key === "timeoutMs") out[key] = timeout(item, at, problems);
+      // The URL of a chat webhook is itself a secret: it is never repeated in a message.
+      else if (key === "url") httpUrl(item) ? (out[key] = item) : problems.push(`${at}: url: expected an http(s) URL`);
+      else if (key === "format")
+        (FORMATS as readonly unknown[]).includes(item)
+          ? (out[key] = item)
+          : problems.push(`${at}: format: expected one of ${FORMATS.join(", ")}, got ${show(item)}`);
+      else if (key === "on") out[key] = notifyOn(item, at, problems);
+      else if (key === "headers") out[key] = headers(item, at, problems);
+    }
+    if (!("url" in out) && !problems.some((p) => p.startsWith(`${at}: url`))) problems.push(`${at}: url is required`);
+    return out as unknown as NotifyTarget;
+  });
+}
+
+function notifyOn(value: unknown, where: string, problems: string[]): NotifyEvent[] {
+  const list = typeof value === "string" ? value.split(",").map((s) => s.trim()) : value;
+  if (!Array.isArray(list)) {
+    problems.push(`${where}: on: expected a list of ${NOTIFY_EVENTS.join(", ")}, got ${show(value)}`);
+    return [];
+  }
+  const out: NotifyEvent[] = [];
+  for (const item of list) {
+    if ((NOTIFY_EVENTS as readonly unknown[]).includes(item)) out.push(item as NotifyEvent);
+    else problems.push(`${where}: on: unknown event ${show(item)} (expected ${NOTIFY_EVENTS.join(", ")})`);
+  }
+  return out;
+}
+
+function headers(value: unknown, where: string, problems: string[]): Record<string, string> {
+  if (!isMapping(value)) {
+    problems.push(`${where}: headers: expected a mapping of header names to values`);
+    return {};
+  }
+  const out: Record<string, string> = {};
+  for (const [name, item] of Object.entries(value)) {
+    // Values are not shown: an Authorization header is the usual reason for `headers`.
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+      problems.push(`${where}: headers: ${JSON.stringify(name)} is not a header name`);
+    else if ((typeof item !== "string" && typeof item !== "number") || /[\r\n\0]/.test(String(item)))
+      problems.push(`${where}: headers: the value of ${name} must be a one-line string`);
+    else out[name] = String(item);
+  }
+  return out;
+}

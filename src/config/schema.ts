@@ -1,0 +1,164 @@
+/**
+ * What a configuration is: its types and defaults, and the error a value it cannot use raises. How a value
+ * written in a file or the environment is checked is config-keys.ts; how the layers resolve is resolve-config.ts.
+ */
+import type { NotifyTarget, StatusSettings } from "./notify.ts";
+
+/** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Options as a user writes them: every key optional. */
+export interface UserConfig {
+  /** TCP port to listen on. @default 3141 */
+  port?: number;
+  /** Directory where `git pull` and the run script execute. @default process.cwd() */
+  repoPath?: string;
+  /** Command run after the pull; may be multi-line. @default "npm run deploy" */
+  runScript?: string;
+  /** Maximum time the run script may take, in milliseconds. @default 1800000 */
+  runTimeoutMs?: number;
+  /** Roll back to the pre-pull commit when the run fails. @default false */
+  rollbackOnFailure?: boolean;
+  /** URL path that accepts the webhook. @default "/" */
+  path?: string;
+  /** Webhook secret. @default generated and stored in `.service.secret` */
+  secret?: string;
+  /** Most deploys waiting per repoPath; past it a POST gets 429. @default 100 */
+  queueLimit?: number;
+  /**
+   * `fifo`: every request queues its own deploy. `latest`: a request that arrives while a deploy of the same
+   * repository waits in the server joins that deploy (it will pull the newest commit anyway). @default "fifo"
+   */
+  queuePolicy?: "fifo" | "latest";
+  /** Address to listen on; `127.0.0.1` behind a reverse proxy on the same machine. @default "0.0.0.0" */
+  hostname?: string;
+  /** Silence after which a streamed deploy writes a heartbeat line, in milliseconds. @default 15000 */
+  heartbeatMs?: number;
+  /** Deploy only pushes to this branch: a push payload naming another ref is answered "skipped". @default none */
+  branch?: string;
+  /**
+   * Deploy only on these forge events (`push`, `Push Hook`, `repo:push`, …; `push` matches every forge's push
+   * event); another event is answered "skipped". @default every event
+   */
+  events?: string[];
+  /** Answer at once with the deploy id instead of streaming it (for Git hosts that time out). @default false */
+  acknowledge?: boolean;
+  /** Largest request body accepted (read only to check a signature or the branch); larger gets 413. @default 26214400 */
+  maxBodyBytes?: number;
+  /** Retention: the files of this many newest deploys are kept. @default 200 */
+  keepDeploys?: number;
+  /** Retention: deploy files older than this many days are removed; 0 keeps them whatever their age. @default 0 */
+  keepDays?: number;
+  /** Most output one deploy's .log keeps (a truncation mark follows); the live stream has everything. @default 10485760 */
+  maxLogBytes?: number;
+  /** Route by `X-Forwarded-Host` (set by your reverse proxy) instead of `Host`. @default false */
+  trustProxy?: boolean;
+  /** Commit statuses on the forge: pending, success, failure per deploy. @default none */
+  status?: StatusSettings;
+  /** Where to announce deploys (chat, ntfy, your own endpoint). @default none */
+  notify?: NotifyTarget[];
+  /** After the run script: GET this URL until it answers 2xx (the health check). @default none */
+  healthCheckUrl?: string;
+  /** After the run script: run this command line in repoPath until it exits 0 (the health check). @default none */
+  healthCheck?: string;
+  /** How long the health check may take before the deploy fails, in milliseconds. @default 60000 */
+  healthCheckTimeoutMs?: number;
+  /** Time between two health check attempts, in milliseconds. @default 2000 */
+  healthCheckIntervalMs?: number;
+  /**
+   * Ask the remote for the branch's commit this often and deploy a new one (`git ls-remote`, with a jitter);
+   * at least 5000. @default none (no polling)
+   */
+  pollIntervalMs?: number;
+  /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
+  apps?: AppConfig[];
+  /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
+  adminPort?: number;
+  /** Address of the admin listener. @default "127.0.0.1" */
+  adminHostname?: string;
+  /** Token of the admin API. @default generated and stored in `.service/admin.token` */
+  adminToken?: string;
+}
+
+/** One entry of `apps`; keys it does not set come from the top level (except `secret`, never inherited). */
+export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trustProxy" | "apps" | AdminKey> {
+  name: string;
+  /** Host name matched against the request (port stripped, case-insensitive). */
+  host: string;
+  path: string;
+  repoPath: string;
+  runScript: string;
+}
+
+/** Options after defaults, the config file and the environment are applied. */
+/** Keys of the service as a whole (its admin listener), not of an app. */
+type AdminKey = "adminPort" | "adminHostname" | "adminToken";
+
+export interface ResolvedConfig
+  extends Required<
+    Omit<
+      UserConfig,
+      | "secret"
+      | "branch"
+      | "events"
+      | "apps"
+      | "adminPort"
+      | "adminToken"
+      | "status"
+      | "notify"
+      | "healthCheckUrl"
+      | "healthCheck"
+      | "pollIntervalMs"
+    >
+  > {
+  pollIntervalMs?: number;
+  status?: StatusSettings;
+  notify?: NotifyTarget[];
+  healthCheckUrl?: string;
+  healthCheck?: string;
+  adminPort?: number;
+  adminToken?: string;
+  /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
+  secret?: string;
+  branch?: string;
+  events?: string[];
+  /** The `apps` entries as written (validated per field); empty in single-app mode. */
+  apps: AppConfig[];
+}
+
+export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
+  return {
+    port: 3141,
+    repoPath: cwd,
+    runScript: "npm run deploy",
+    runTimeoutMs: 1_800_000,
+    rollbackOnFailure: false,
+    path: "/",
+    queueLimit: 100,
+    queuePolicy: "fifo",
+    hostname: "0.0.0.0",
+    heartbeatMs: 15_000,
+    acknowledge: false,
+    maxBodyBytes: 25 * 1024 * 1024,
+    keepDeploys: 200,
+    keepDays: 0,
+    maxLogBytes: 10 * 1024 * 1024,
+    trustProxy: false,
+    healthCheckTimeoutMs: 60_000,
+    healthCheckIntervalMs: 2_000,
+    apps: [],
+    adminHostname: "127.0.0.1",
+  };
+}
+
+/** A config value the service cannot use; the message names the key and where it came from. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+  /** Each problem on its own (a list of apps can have several); the message is them, one per line. */
+  readonly problems: string[];
+  constructor(problems: string | string[]) {
+    const list = typeof problems === "string" ? [problems] : problems;
+    super(list.join("\n"));
+    this.problems = list;
+  }
+}

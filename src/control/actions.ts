@@ -1,0 +1,75 @@
+import type { ResolvedApp } from "../config/apps.ts";
+import { cancelDeploy, cancelledBy, type CancelOutcome } from "../queue/cancel.ts";
+import type { Deployer } from "../deploy/deployer.ts";
+import type { DeployResult, DeploySink } from "../types.ts";
+import { pause, resume, type Pause } from "../queue/pause.ts";
+import { rollbackDeploy } from "./rollback.ts";
+import { readStatus, selectApps, type AppStatus } from "./status.ts";
+
+/** The deploy-control actions of the server object (README "Library"): those of the CLI, through the same files. */
+export interface ServerControl {
+  /**
+   * Deploys an earlier commit through the server's queue and logs (`service rollback`): `target` is a deploy id,
+   * an id prefix, `last-ok` or a commit; none = the newest ok deploy whose commit differs from HEAD. Rejects
+   * (nothing queued) when the target names nothing deployable or the app is unknown.
+   */
+  rollback(target?: string, options?: { app?: string; sink?: DeploySink }): Promise<DeployResult>;
+  /** Each app's deployed commit, pause, running deploy, waiting count and last outcome (`service status --json`). */
+  status(options?: { app?: string }): Promise<AppStatus[]>;
+  /**
+   * Cancels a deploy by id (or its start), waiting or running, as `service cancel` does. Rejects with a message
+   * for the user when the id is unknown, or the deploy already finished.
+   */
+  cancel(id: string): Promise<CancelOutcome>;
+  /** Pauses the deploys of `app`, or of every app, as `service pause` does. Throws for an unknown app. */
+  pause(options?: { app?: string; reason?: string }): Pause;
+  /** Lifts a pause, as `service resume` does; returns the pause lifted (undefined when there was none). */
+  resume(options?: { app?: string }): Pause | undefined;
+}
+
+export interface ControlContext {
+  cwd: string;
+  deployer: Deployer;
+  /** The apps in force now. */
+  apps: () => ResolvedApp[];
+  secrets: () => string[];
+  /** Keeps a started deploy until it ends: a stop waits for it. */
+  track: (id: string, result: Promise<DeployResult>) => void;
+}
+
+/** The app `name` among the apps in force; throws when there is no such app (a pause of it would never apply). */
+export function knownApp(apps: { name?: string }[], name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  const names = apps.map((a) => a.name).filter((n): n is string => n !== undefined);
+  if (names.length === 0)
+    throw new Error(`--app ${name}: the configuration has no apps (single-app mode); leave out --app`);
+  if (!names.includes(name)) throw new Error(`no app named "${name}" (apps: ${names.join(", ")})`);
+  return name;
+}
+
+export function serverControl(ctx: ControlContext): ServerControl {
+  const { cwd } = ctx;
+  return {
+    async rollback(target, options = {}) {
+      const apps = selectApps(ctx.apps(), options.app);
+      if (apps.length !== 1)
+        throw new Error(`several apps: name the one to roll back (apps: ${apps.map((a) => a.name).join(", ")})`);
+      const app = apps[0]!;
+      const deploy = rollbackDeploy(ctx.deployer, target, {
+        config: app,
+        app: app.name,
+        cwd,
+        secrets: ctx.secrets(),
+        sink: options.sink,
+      });
+      ctx.track("rollback", deploy);
+      return deploy;
+    },
+    async status(options = {}) {
+      return readStatus(cwd, selectApps(ctx.apps(), options.app));
+    },
+    cancel: (id) => cancelDeploy(cwd, id, cancelledBy("library")),
+    pause: (options = {}) => pause(cwd, { ...options, app: knownApp(ctx.apps(), options.app) }),
+    resume: (options = {}) => resume(cwd, { app: knownApp(ctx.apps(), options.app) }),
+  };
+}

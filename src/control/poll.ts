@@ -1,0 +1,251 @@
+import { resolve } from "node:path";
+import type { ResolvedApp } from "../config/apps.ts";
+import { gitQuery, headCommit, lsRemote } from "../system/git.ts";
+import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
+import type { Logger } from "../system/logger.ts";
+import { pauseOf } from "../queue/pause.ts";
+
+/**
+ * Polling: for servers a forge cannot reach, and for deliveries a forge dropped. Each app with `pollIntervalMs`
+ * asks its remote for the branch's commit (`git ls-remote`) and queues a deploy (`trigger: "poll"`) when the
+ * commit is new: not HEAD, and not the one a poll already deployed or tried (a failed deploy is not retried at
+ * every interval). The last poll of each app is kept in `.service/poll/<app>.json` for `service status`.
+ */
+export const POLL_DIR = "poll";
+
+/** How a poll ended, as the metric `service_polls_total{result}` and the state file name it. */
+export type PollResult = "deployed" | "unchanged" | "skipped" | "failed";
+
+/** Longest wait between two polls of a failing remote. */
+const MAX_BACKOFF_MS = 10 * 60_000;
+/** Each wait is the interval plus up to this share of it at random: many servers do not ask at the same instant. */
+const JITTER = 0.1;
+/** How long one `git ls-remote` may take. */
+const LS_REMOTE_TIMEOUT_MS = 30_000;
+
+/** The last poll of an app, as written to its state file. */
+export interface PollState {
+  intervalMs: number;
+  /** When the last poll ended (ISO), and how. */
+  at: string;
+  result: PollResult;
+  /** The remote's commit of the polled branch, when the poll got it. */
+  commit?: string;
+  /** Why the last poll failed or skipped. */
+  detail?: string;
+  /** The last commit a poll deployed or tried: not deployed again by a poll, even after a restart. */
+  tried?: string;
+  /** Polls failed in a row. */
+  failures: number;
+  /** The wait before the next poll: the interval (plus jitter), doubled after each failure. */
+  nextInMs: number;
+}
+
+export interface PollerOptions {
+  cwd: string;
+  logger: Logger;
+  /** The apps in force; read again at every poll, so a reload applies at the next one. */
+  apps(): ResolvedApp[];
+  /** Whether a deploy of the app runs or waits: no poll then. */
+  busy(app: ResolvedApp): boolean;
+  /** Queues a deploy of the app with trigger "poll"; throws when the queue refuses it. */
+  deploy(app: ResolvedApp): void;
+  /** Each poll's result, for the metrics. */
+  counted(app: string, result: PollResult): void;
+  /** Internal, for tests: poll this often whatever `pollIntervalMs` says (the key's minimum is 5000). */
+  everyMs?: number;
+}
+
+const nameOf = (app: ResolvedApp) => app.name ?? "default";
+const stateFile = (cwd: string, app: string) => resolve(cwd, ".service", POLL_DIR, `${app}.json`);
+
+/** The last poll of `app` as the server recorded it; undefined when it never polled (or the file is unreadable). */
+export function readPollState(cwd: string, app: string | undefined): PollState | undefined {
+  try {
+    const state = JSON.parse(readNoFollow(stateFile(cwd, app ?? "default"))) as PollState;
+    return state && typeof state.at === "string" && typeof state.result === "string" ? state : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The two git queries a poll target is found from (the same for the server and for `service check`). */
+export const TARGET_QUERIES = [
+  ["symbolic-ref", "--quiet", "--short", "HEAD"],
+  ["config", "--get-regexp", "^(branch\\..*\\.(remote|merge)|remote\\..*\\.url)$"],
+] as const;
+
+export type PollTarget = { remote: string; ref: string };
+
+/**
+ * The remote and full ref a poll asks for, from the answers to TARGET_QUERIES (exit code and output each), or
+ * why the branch cannot be polled: `branch` when set (on the upstream's remote, else the first one), else the
+ * upstream of the checked-out branch.
+ */
+export function pollTargetOf(
+  repoPath: string,
+  branch: string | undefined,
+  answers: { code: number | null; stdout: string }[],
+): PollTarget | string {
+  const [head, config] = answers;
+  const current = head?.code === 0 && head.stdout ? head.stdout.trim() : undefined;
+  const values = new Map<string, string>();
+  const remotes: string[] = [];
+  for (const line of config?.code === 0 ? config.stdout.split("\n") : []) {
+    const space = line.indexOf(" ");
+    if (space < 0) continue;
+    const key = line.slice(0, space);
+    values.set(key, line.slice(space + 1));
+    const remote = /^remote\.(.+)\.url$/.exec(key)?.[1];
+    if (remote) remotes.push(remote);
+  }
+  const upstreamRemote = current ? values.get(`branch.${current}.remote`) : undefined;
+  if (branch) {
+    const remote = upstreamRemote ?? remotes[0];
+    if (!remote) return `repoPath ${repoPath} has no remote to poll`;
+    return { remote, ref: branch.startsWith("refs/") ? branch : `refs/heads/${branch}` };
+  }
+  if (!current)
+    return `repoPath ${repoPath} has no branch checked out (detached HEAD) and no "branch" key: nothing to poll`;
+  const merge = values.get(`branch.${current}.merge`);
+  if (!upstreamRemote || !merge) {
+    const why = remotes.length === 0 ? "the repository has no remote" : "git branch --set-upstream-to sets one";
+    return `branch ${current} of repoPath ${repoPath} has no upstream (${why}) and no "branch" key: it cannot be polled`;
+  }
+  return { remote: upstreamRemote, ref: merge };
+}
+
+/** The remote and ref a poll of `repoPath` asks for, or why there is none. */
+export async function pollTarget(
+  repoPath: string,
+  branch: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<PollTarget | string> {
+  const answers = await Promise.all(TARGET_QUERIES.map((args) => gitQuery(repoPath, [...args], env)));
+  return pollTargetOf(repoPath, branch, answers);
+}
+
+interface Loop {
+  timer?: ReturnType<typeof setTimeout>;
+  state?: PollState;
+  /** The last commit a poll deployed or tried. */
+  tried?: string;
+  /** The state file could not be written: said once, not at every poll. */
+  unwritable?: boolean;
+}
+
+/** One loop per app that has `pollIntervalMs`; apps added or changed by a reload are picked up within a minute. */
+export class Poller {
+  private readonly loops = new Map<string, Loop>();
+  private sync?: ReturnType<typeof setInterval>;
+  private stopped = true;
+
+  constructor(private readonly options: PollerOptions) {}
+
+  start(): void {
+    this.stopped = false;
+    this.refresh();
+    this.sync = setInterval(() => this.refresh(), Math.min(60_000, this.options.everyMs ?? 60_000));
+    this.sync.unref?.();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.sync);
+    for (const loop of this.loops.values()) clearTimeout(loop.timer);
+    this.loops.clear();
+  }
+
+  /** Starts the loop of each app that polls; a loop whose app no longer polls ends at its next turn. */
+  private refresh(): void {
+    if (this.stopped) return;
+    for (const app of this.options.apps()) {
+      if (app.pollIntervalMs === undefined || this.loops.has(nameOf(app))) continue;
+      const loop: Loop = { tried: readPollState(this.options.cwd, app.name)?.tried };
+      this.loops.set(nameOf(app), loop);
+      this.schedule(nameOf(app), loop, 0);
+    }
+  }
+
+  private schedule(name: string, loop: Loop, delayMs: number): void {
+    // A turn that ends after a stop (or a stop and a new start) belongs to no loop any more.
+    if (this.stopped || this.loops.get(name) !== loop) return;
+    loop.timer = setTimeout(() => void this.turn(name, loop), delayMs);
+    loop.timer.unref?.();
+  }
+
+  private async turn(name: string, loop: Loop): Promise<void> {
+    const app = this.options.apps().find((a) => nameOf(a) === name);
+    if (this.stopped || this.loops.get(name) !== loop) return;
+    if (!app?.pollIntervalMs) {
+      this.loops.delete(name);
+      return;
+    }
+    const interval = this.options.everyMs ?? app.pollIntervalMs;
+    const before = loop.state?.failures ?? 0;
+    let outcome: Omit<PollState, "at" | "intervalMs" | "failures" | "nextInMs">;
+    try {
+      outcome = await this.poll(app, loop);
+      if (before > 0) this.options.logger.info(`polling of ${label(app)} works again after ${before} failed poll(s)`);
+    } catch (error) {
+      outcome = { result: "failed", detail: (error as Error).message };
+      if (before === 0)
+        this.options.logger.warn(
+          `polling of ${label(app)} fails: ${outcome.detail}; trying again with a growing wait (at most ${MAX_BACKOFF_MS / 60_000} min), logged again when it works`,
+        );
+    }
+    const failures = outcome.result === "failed" ? before + 1 : 0;
+    // A failing remote is asked twice as late each time: a down forge is not hammered by every server.
+    const wait = Math.min(MAX_BACKOFF_MS, interval * 2 ** Math.min(failures, 20));
+    const nextInMs = Math.round(wait * (1 + Math.random() * JITTER));
+    this.record(app, loop, { ...outcome, failures, nextInMs });
+    this.schedule(name, loop, nextInMs);
+  }
+
+  /** One poll; throws when the remote cannot be asked. */
+  private async poll(
+    app: ResolvedApp,
+    loop: Loop,
+  ): Promise<Omit<PollState, "at" | "intervalMs" | "failures" | "nextInMs">> {
+    const { cwd } = this.options;
+    const paused = pauseOf(cwd, app.name);
+    if (paused) return { result: "skipped", detail: `paused: ${paused.reason}` };
+    if (this.options.busy(app)) return { result: "skipped", detail: "a deploy runs or waits" };
+    const target = await pollTarget(app.repoPath, app.branch);
+    if (typeof target === "string") throw new Error(target);
+    const commit = await lsRemote(app.repoPath, target.remote, target.ref, process.env, LS_REMOTE_TIMEOUT_MS);
+    if (!commit) throw new Error(`the remote ${target.remote} has no ${target.ref}`);
+    // Looked at again after the remote answered: a webhook's deploy may have started meanwhile.
+    if (this.options.busy(app)) return { result: "skipped", commit, detail: "a deploy runs or waits" };
+    // The service may have begun to stop while the remote answered: it takes no new deploy then.
+    if (this.stopped) return { result: "skipped", commit, detail: "the service is stopping" };
+    if (commit === loop.tried || commit === (await headCommit(app.repoPath, process.env)))
+      return { result: "unchanged", commit };
+    this.options.deploy(app);
+    loop.tried = commit;
+    return { result: "deployed", commit };
+  }
+
+  private record(app: ResolvedApp, loop: Loop, outcome: Omit<PollState, "at" | "intervalMs">): void {
+    const state: PollState = {
+      intervalMs: app.pollIntervalMs!,
+      at: new Date().toISOString(),
+      ...outcome,
+      ...(loop.tried ? { tried: loop.tried } : {}),
+    };
+    loop.state = state;
+    this.options.counted(nameOf(app), state.result);
+    try {
+      ensurePrivateDir(resolve(this.options.cwd, ".service", POLL_DIR));
+      writeFileAtomic(stateFile(this.options.cwd, nameOf(app)), `${JSON.stringify(state, null, 2)}\n`);
+      loop.unwritable = false;
+    } catch (error) {
+      // Only `service status` reads it: polling goes on without it.
+      if (!loop.unwritable)
+        this.options.logger.warn(`cannot write the poll state of ${label(app)}: ${(error as Error).message}`);
+      loop.unwritable = true;
+    }
+  }
+}
+
+const label = (app: ResolvedApp) => (app.name ? `app "${app.name}"` : app.repoPath);

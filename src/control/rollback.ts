@@ -1,0 +1,124 @@
+import { existsSync } from "node:fs";
+import { findDeploy, isDeployRef, listDeploys, readDeployRecord, type HistoryEntry } from "../history/read.ts";
+import type { Deployer } from "../deploy/deployer.ts";
+import type { DeployResult, RollbackTarget } from "../types.ts";
+import { gitResetHard, gitQuery, headCommit } from "../system/git.ts";
+import type { DeployContext, DeployOptions } from "../deploy/pipeline.ts";
+import { type PullState, short } from "../deploy/pull.ts";
+
+/** A rollback that cannot be queued: the target names nothing deployable. Nothing was queued. */
+export class RollbackTargetError extends Error {
+  override name = "RollbackTargetError";
+}
+
+/**
+ * The stage that replaces the pull in a `service rollback`: HEAD before, `git reset --hard <commit>`, HEAD
+ * after, recorded like a pull so the record is as usable a later target as any deploy's. Returns what went
+ * wrong, or null.
+ */
+export async function resetStep(ctx: DeployContext, state: PullState, commit: string): Promise<string | null> {
+  const { config, env, run } = ctx;
+  if (!existsSync(config.repoPath)) {
+    run.step("pull", `failed: repoPath ${config.repoPath} does not exist`);
+    return `repoPath ${config.repoPath} does not exist`;
+  }
+  const before = (state.before = await headCommit(config.repoPath, env));
+  env.SERVICE_COMMIT_BEFORE = before ?? "";
+  run.step("pull", `rollback: git reset --hard ${short(commit)} (from ${short(before)})`);
+  const reset = await gitResetHard(config.repoPath, commit, {
+    env,
+    deadline: Date.now() + config.runTimeoutMs,
+    onOutput: run.output("pull", state.out),
+  });
+  state.success = reset.exitCode === 0;
+  const after = (state.after = await headCommit(config.repoPath, env));
+  env.SERVICE_COMMIT = after ?? "";
+  if (state.success) {
+    run.step("pull", `${short(before)} -> ${short(after)}`);
+    return null;
+  }
+  const error = reset.error ?? `git reset --hard ${short(commit)} failed with exit code ${reset.exitCode}`;
+  run.step("pull", `failed: ${error}`);
+  return error;
+}
+
+/** The commit a deploy left checked out: the one its rollback reset to, else the one it pulled (or reset) to. */
+export function commitLeftBy(entry: HistoryEntry): string | null {
+  const result = readDeployRecord(entry.jsonPath)?.result as
+    | { pull?: { after?: unknown }; rollback?: { to?: unknown } }
+    | undefined;
+  const commit = entry.rolledBack ? result?.rollback?.to : result?.pull?.after;
+  return typeof commit === "string" && /^[0-9a-f]{40,64}$/.test(commit) ? commit : null;
+}
+
+const wasOk = (entry: HistoryEntry) => entry.status === "done" && entry.ok === true && !entry.rolledBack;
+
+/**
+ * What `service rollback [<ref>]` deploys, in the repository at `repoPath`: `ref` is a deploy id (or prefix,
+ * or `last-ok`) whose commit is taken, or a commit of the repository; none is the newest ok deploy whose
+ * commit differs from HEAD. `app` limits the deploys looked at (multi-app mode). Throws RollbackTargetError.
+ */
+export async function rollbackTarget(
+  cwd: string,
+  repoPath: string,
+  ref: string | undefined,
+  app: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<RollbackTarget> {
+  const mine = (entry: HistoryEntry) => app === undefined || entry.app === app;
+  const fromDeploy = (entry: HistoryEntry): RollbackTarget => {
+    const commit = commitLeftBy(entry);
+    if (!commit)
+      throw new RollbackTargetError(
+        `deploy ${entry.id} left no commit checked out to go back to (its outcome: ${entry.ok ? "ok" : "failed"})`,
+      );
+    return { commit, deployId: entry.id };
+  };
+  if (ref === undefined || ref === "last-ok") {
+    const head = ref === undefined ? await headCommit(repoPath, env) : null;
+    const found = listDeploys(cwd).find(
+      (entry) => mine(entry) && wasOk(entry) && (ref !== undefined || (commitLeftBy(entry) ?? head) !== head),
+    );
+    if (!found)
+      throw new RollbackTargetError(
+        ref === undefined
+          ? `no earlier ok deploy with a commit other than the current HEAD${head ? ` (${short(head)})` : ""} to roll back to`
+          : "no ok deploy to roll back to",
+      );
+    return fromDeploy(found);
+  }
+  if (isDeployRef(ref) && ref !== "last") {
+    const found = findDeploy(cwd, ref);
+    if (typeof found !== "string") {
+      if (!mine(found))
+        throw new RollbackTargetError(
+          `deploy ${found.id} is a deploy of app "${found.app ?? "(none)"}", not of "${app}"`,
+        );
+      return fromDeploy(found);
+    }
+    if (found.includes("matches")) throw new RollbackTargetError(found);
+  }
+  // Not a deploy: a commit of the repository (a hash, a tag, a branch), resolved here so nothing is queued for a typo.
+  if (ref.startsWith("-")) throw new RollbackTargetError(`"${ref}" is neither a deploy id nor a commit`);
+  const { code, stdout } = existsSync(repoPath)
+    ? await gitQuery(repoPath, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`], env)
+    : { code: 1, stdout: "" };
+  if (code !== 0 || !stdout)
+    throw new RollbackTargetError(`"${ref}" is neither a deploy id nor a commit of the repository ${repoPath}`);
+  return { commit: stdout, deployId: null };
+}
+
+/**
+ * `service rollback` and `server.rollback`: resolves `ref` (see rollbackTarget), then deploys that commit through
+ * the same queue and logs as any deploy, with `trigger: "rollback"`. Throws RollbackTargetError, with nothing
+ * queued, when `ref` names nothing deployable; QueueFullError when the queue is full.
+ */
+export async function rollbackDeploy(
+  deployer: Deployer,
+  ref: string | undefined,
+  options: Omit<DeployOptions, "trigger" | "target">,
+): Promise<DeployResult> {
+  const env = options.env ?? process.env;
+  const target = await rollbackTarget(options.cwd, options.config.repoPath, ref, options.app, env);
+  return deployer.deploy({ ...options, trigger: "rollback", target });
+}

@@ -1,0 +1,105 @@
+import type { ResolvedApp } from "../config/apps.ts";
+import { headCommit } from "../system/git.ts";
+import { processAlive } from "../system/liveness.ts";
+import { isActiveHere } from "../history/log.ts";
+import { pauseOf, type Pause } from "../queue/pause.ts";
+import { queueKey, ticketDir } from "../queue/queue.ts";
+import { readPollState, type PollResult } from "./poll.ts";
+import { scanTickets } from "../queue/tickets.ts";
+import { listDeploys, outcomeOf, readDeployRecord, type HistoryEntry } from "../history/read.ts";
+
+/**
+ * One app's state, as `service status --json`, `server.status()` and the admin listener give it: plain data,
+ * read from the files the queue and the logs share, whether or not the server runs.
+ */
+export interface AppStatus {
+  /** The app's name; null in single-app mode. */
+  app: string | null;
+  repoPath: string;
+  /** The commit checked out in repoPath (HEAD); null when there is none. */
+  commit: string | null;
+  /** The pause in force (reason, since), or null. */
+  paused: Pause | null;
+  /** The deploy running now: its id, who asked for it, and since when (ISO). */
+  running: { id: string; trigger: string | null; since: string } | null;
+  /** Deploys of the repository waiting in its queue. */
+  waiting: number;
+  /** The newest deploy that ended: its id, outcome (as `service logs` says it), end time (ISO) and age in ms. */
+  last: { id: string; outcome: string; finishedAt: string; ageMs: number } | null;
+  /**
+   * Polling (`pollIntervalMs`), null when off: the interval, and the last poll the server recorded (its time,
+   * result, the remote's commit, why it failed or skipped, failures in a row), null before the first.
+   */
+  poll: {
+    intervalMs: number;
+    last: {
+      at: string;
+      ageMs: number;
+      result: PollResult;
+      commit: string | null;
+      detail: string | null;
+      failures: number;
+    } | null;
+  } | null;
+}
+
+/** The apps `name` picks: all of them without a name; throws for a name that is not an app's. */
+export function selectApps(apps: ResolvedApp[], name: string | undefined): ResolvedApp[] {
+  if (name === undefined) return apps;
+  const app = apps.find((a) => a.name === name);
+  if (app) return [app];
+  if (!apps.some((a) => a.name))
+    throw new Error(`--app ${name}: the configuration has no apps (single-app mode); leave out --app`);
+  throw new Error(`no app named "${name}" (apps: ${apps.map((a) => a.name).join(", ")})`);
+}
+
+/** A deploy whose record says running and whose process still lives (this one, or another). */
+function stillRunning(entry: HistoryEntry): boolean {
+  if (entry.status !== "running") return false;
+  if (isActiveHere(entry.jsonPath)) return true;
+  const record = readDeployRecord(entry.jsonPath);
+  return typeof record?.pid === "number" && processAlive(record.pid, record.pidStart);
+}
+
+/** The status of each app in the service directory `cwd`. */
+export async function readStatus(cwd: string, apps: ResolvedApp[], now = Date.now()): Promise<AppStatus[]> {
+  const history = listDeploys(cwd);
+  return Promise.all(apps.map((app) => appStatus(cwd, app, history, now)));
+}
+
+async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[], now: number): Promise<AppStatus> {
+  const mine = history.filter((entry) => (app.name ? entry.app === app.name : true));
+  const current = mine.find(stillRunning);
+  const ended = mine.find((entry) => entry.status !== "running");
+  // The queue's tickets count every process deploying the repository; the running deploy holds one of them.
+  const tickets = scanTickets(ticketDir(queueKey(app.repoPath))).live.length;
+  const finishedAt = ended && new Date(Date.parse(ended.startedAt) + (ended.durationMs ?? 0)).toISOString();
+  return {
+    app: app.name ?? null,
+    repoPath: app.repoPath,
+    commit: await headCommit(app.repoPath, process.env),
+    paused: pauseOf(cwd, app.name) ?? null,
+    running: current ? { id: current.id, trigger: current.trigger, since: current.startedAt } : null,
+    waiting: Math.max(0, tickets - (current ? 1 : 0)),
+    poll: pollStatus(cwd, app, now),
+    last:
+      ended && finishedAt
+        ? { id: ended.id, outcome: outcomeOf(ended), finishedAt, ageMs: Math.max(0, now - Date.parse(finishedAt)) }
+        : null,
+  };
+}
+
+/** An app's polling as `service status` and the admin API give it: null when it does not poll. */
+export function pollStatus(cwd: string, app: ResolvedApp, now: number): AppStatus["poll"] {
+  if (app.pollIntervalMs === undefined) return null;
+  const state = readPollState(cwd, app.name);
+  const last = state && {
+    at: state.at,
+    ageMs: Math.max(0, now - Date.parse(state.at)),
+    result: state.result,
+    commit: state.commit ?? null,
+    detail: state.detail ?? null,
+    failures: state.failures,
+  };
+  return { intervalMs: app.pollIntervalMs, last: last ?? null };
+}

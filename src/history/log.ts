@@ -1,0 +1,256 @@
+import { closeSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Transcript, type DeployEvent, type DeployResult } from "../types.ts";
+import {
+  createExclusive,
+  ensurePrivateDir,
+  isNoSpace,
+  overwriteInPlace,
+  writeAll,
+  writeFileAtomic,
+} from "../system/files.ts";
+import { OWN_START } from "../system/liveness.ts";
+import { defaultLogger, type Logger } from "../system/logger.ts";
+import { LOG_DIR, logStem, type DeployRecord, type DeployRecordHeader } from "./record.ts";
+
+/** Bytes a "running" record takes on disk, so that its final outcome fits in place when the disk is full. */
+const RECORD_RESERVE = 8192;
+/** The longest text a record keeps of each script and error when it has to fit in that reserve. */
+const COMPACT_TEXT = 1000;
+
+/** This process's deploys whose log is still open, by .json path, with their start time in ms. */
+const active = new Map<string, number>();
+/** Final records this process could not write for want of room, written at the next chance (a bounded few). */
+const pending = new Map<string, { startedAt: number; retry: () => boolean }>();
+const MAX_PENDING = 100;
+
+/** Whether `jsonPath` belongs to a deploy this process is running now: retention never removes its files. */
+export function isActiveHere(jsonPath: string): boolean {
+  return active.has(jsonPath);
+}
+
+/** The start time (ms) of a deploy of this process whose record may not be on disk (running, or pending). */
+export function startKnownHere(jsonPath: string): number | undefined {
+  return active.get(jsonPath) ?? pending.get(jsonPath)?.startedAt;
+}
+
+/** Tries again to write the final records that did not fit; called when room may have come back. */
+export function retryPendingRecords(): void {
+  for (const [jsonPath, entry] of pending) if (entry.retry()) pending.delete(jsonPath);
+}
+
+/** Drops the pending record of a deploy whose files retention removed. */
+export function forgetPendingRecord(jsonPath: string): void {
+  pending.delete(jsonPath);
+}
+
+export interface DeployLogOptions {
+  /** Most output bytes the .log keeps. */
+  maxLogBytes?: number;
+  /** Frees room (retention) when a write finds the disk full. */
+  makeRoom?: () => void;
+  /** Where a log that cannot be written is reported. @default consola.withTag("service") */
+  logger?: Logger;
+}
+
+/**
+ * Writes one deploy's two files: every event to the human `.log` as it happens, and the `.json` record at the
+ * start and at the end (atomically, so a reader never sees half a file).
+ *
+ * The files record the deploy; they are not part of it. A log that cannot be written (a file where the
+ * directory should be, no permission, a full disk) is reported once on the service's own output and in the
+ * deploy's stream (`takeNotice`), and the deploy goes on: nothing here throws, because a throw would leave the
+ * deploy without its `[done]` line and its HTTP stream open forever. On a full disk the record still ends: old
+ * deploys are pruned to make room, else the final record is written without the output into the room the
+ * "running" record reserved, else it is kept in memory and written once there is room.
+ */
+export class DeployLog {
+  readonly jsonPath: string;
+  readonly logPath: string;
+  /** Why the files are incomplete, when they are. */
+  problem: string | undefined;
+  private noticed = false;
+  /** A write found the disk full (not a permission or a path problem): worth trying again later. */
+  private noSpace = false;
+  private readonly fd: number | undefined;
+  /** The .log stopped (could not be opened or written); the .json record is still tried. */
+  private logBroken = false;
+  private readonly transcript = new Transcript();
+  /** Output bytes written so far; past `maxLogBytes` output is no longer written (the service's lines still are). */
+  private outputBytes = 0;
+  private truncated = false;
+  private readonly maxLogBytes: number;
+
+  constructor(
+    cwd: string,
+    private readonly header: DeployRecordHeader,
+    private readonly options: DeployLogOptions = {},
+  ) {
+    this.maxLogBytes = options.maxLogBytes ?? Infinity;
+    const dir = resolve(cwd, LOG_DIR);
+    const stem = logStem(header.startedAt, header.id);
+    this.jsonPath = join(dir, `${stem}.json`);
+    this.logPath = join(dir, `${stem}.log`);
+    active.set(this.jsonPath, header.startedAt.getTime());
+    retryPendingRecords();
+    this.fd = this.open(dir);
+    this.writeRecord(this.record({ status: "running" }), true);
+  }
+
+  write(event: DeployEvent): void {
+    if (event.type === "output") {
+      this.outputBytes += event.data.length;
+      if (this.outputBytes > this.maxLogBytes) {
+        if (!this.truncated) {
+          this.truncated = true;
+          this.writeBytes(
+            this.transcript.line(
+              `[log] truncated: the output passed maxLogBytes (${this.maxLogBytes} bytes); the live stream carried all of it`,
+            ),
+          );
+        }
+        return;
+      }
+    }
+    // Rendered even when it cannot be written, so the transcript's line state stays right.
+    this.writeBytes(this.transcript.render(event));
+  }
+
+  /** The line for the deploy's stream saying why its log files are incomplete: once, when they are. */
+  takeNotice(): string | undefined {
+    if (!this.problem || this.noticed) return undefined;
+    this.noticed = true;
+    return `${this.problem}; the deploy goes on and this stream carries all of its output`;
+  }
+
+  private writeBytes(bytes: Uint8Array | undefined): void {
+    if (!bytes || this.fd === undefined || this.logBroken) return;
+    let rest = bytes;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        writeAll(this.fd, rest);
+        return;
+      } catch (error) {
+        rest = rest.subarray((error as { written?: number }).written ?? 0);
+        if (attempt === 0 && this.makeRoom(error)) continue;
+        this.logBroken = true;
+        this.fail(`cannot write ${this.logPath}`, error);
+        return;
+      }
+    }
+  }
+
+  finish(result: DeployResult, status: "done" | "cancelled" = "done"): void {
+    if (this.fd !== undefined) {
+      try {
+        closeSync(this.fd);
+      } catch {}
+    }
+    // Tried even after a .log failure: a few hundred bytes may still fit where megabytes of output did not.
+    const full = this.record({ status, finishedAt: result.finishedAt, durationMs: result.durationMs, result });
+    if (!this.writeRecord(full)) {
+      const compact = `${JSON.stringify(compactRecord(full, result, this.problem ?? "the record could not be written"), null, 2)}\n`;
+      if (!this.tryWrite(() => overwriteInPlace(this.jsonPath, compact)) && this.noSpace) {
+        // Room may come back (retention, an operator): the outcome waits in memory, the newest ones kept.
+        // Only the compact record is held: a few KiB each, where the full one can be megabytes.
+        if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value!);
+        const retry = () => this.tryWrite(() => writeFileAtomic(this.jsonPath, compact));
+        pending.set(this.jsonPath, { startedAt: this.header.startedAt.getTime(), retry });
+      }
+    }
+    active.delete(this.jsonPath);
+  }
+
+  private open(dir: string): number | undefined {
+    try {
+      ensurePrivateDir(dir);
+      return createExclusive(this.logPath);
+    } catch (error) {
+      this.fail(`cannot create the deploy log in ${dir}`, error);
+      return undefined;
+    }
+  }
+
+  private record(extra: Partial<DeployRecord>): DeployRecord {
+    return {
+      status: "running",
+      id: this.header.id,
+      ...(this.header.app ? { app: this.header.app } : {}),
+      trigger: this.header.trigger,
+      event: this.header.event ?? null,
+      delivery: this.header.delivery ?? null,
+      repoPath: this.header.repoPath,
+      runScript: this.header.runScript,
+      ...(this.header.served ? { served: this.header.served } : {}),
+      startedAt: this.header.startedAt.toISOString(),
+      pid: process.pid,
+      pidStart: OWN_START,
+      ...extra,
+    };
+  }
+
+  /** Writes the record atomically, once more after making room; `reserve` pads it for the final outcome. */
+  private writeRecord(record: DeployRecord, reserve = false): boolean {
+    const json = JSON.stringify(record, null, 2);
+    const text = reserve && json.length < RECORD_RESERVE ? `${json.padEnd(RECORD_RESERVE - 1)}\n` : `${json}\n`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        writeFileAtomic(this.jsonPath, text);
+        return true;
+      } catch (error) {
+        if (attempt === 0 && this.makeRoom(error)) continue;
+        this.fail(`cannot write ${this.jsonPath}`, error);
+        return false;
+      }
+    }
+  }
+
+  private tryWrite(write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** On a full disk, runs retention for room; true when a retry is worth it. */
+  private makeRoom(error: unknown): boolean {
+    if (!isNoSpace(error)) return false;
+    this.noSpace = true;
+    if (!this.options.makeRoom) return false;
+    try {
+      this.options.makeRoom();
+    } catch {}
+    return true;
+  }
+
+  /** Reports the first failure only: one deploy should not flood the output with the same complaint. */
+  private fail(what: string, error: unknown): void {
+    if (this.problem) return;
+    this.problem = `${what}: ${(error as Error).message}`;
+    (this.options.logger ?? defaultLogger()).warn(
+      `deploy ${this.header.id}: ${this.problem}; the deploy goes on without a complete log`,
+    );
+  }
+}
+
+/** The record without the captured output, its long texts cut: small enough for the reserve of a full disk. */
+function compactRecord(record: DeployRecord, result: DeployResult, why: string): DeployRecord {
+  const cut = <T extends string | null>(text: T): T =>
+    text && text.length > COMPACT_TEXT ? (`${text.slice(0, COMPACT_TEXT)}…` as T) : text;
+  return {
+    ...record,
+    runScript: cut(record.runScript),
+    note: `the captured output is not kept (${cut(why)})`,
+    result: {
+      ...result,
+      error: cut(result.error),
+      pull: { ...result.pull, stdout: "", stderr: "" },
+      run: { ...result.run, script: cut(result.run.script), stdout: "", stderr: "" },
+      ...(result.rollback
+        ? { rollback: { ...result.rollback, stdout: "", stderr: "", error: cut(result.rollback.error) } }
+        : {}),
+    },
+  };
+}

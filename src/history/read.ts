@@ -1,0 +1,245 @@
+import { closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { readNoFollow } from "../system/files.ts";
+import { LOG_DIR, LOG_FILE_NAME, type DeployRecord } from "./record.ts";
+import { holderRunning, queuedDeploys, type QueuedRecord } from "./waiting.ts";
+
+/** One deploy as the history shows it, read from its JSON log (or from its file name when that is corrupt). */
+export interface HistoryEntry {
+  id: string;
+  /** ISO start time. */
+  startedAt: string;
+  status: DeployRecord["status"] | "corrupt";
+  app: string | null;
+  trigger: string | null;
+  /** The forge event and delivery id of a webhook deploy (null when the request carried none). */
+  event: string | null;
+  delivery: string | null;
+  durationMs: number | null;
+  ok: boolean | null;
+  exitCode: number | null;
+  /** The pulled commit was taken back: even with `ok`, what was pushed is not live. */
+  rolledBack: boolean;
+  jsonPath: string;
+  logPath: string;
+  /** Why the JSON file could not be read (a crash mid-write, an edit by hand). */
+  problem?: string;
+}
+
+export function logDir(cwd: string): string {
+  return resolve(cwd, LOG_DIR);
+}
+
+/** One deploy from its stem; `files` says which of its two files exist. */
+function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
+  const [, date, hh, mm, ss, id] = LOG_FILE_NAME.exec(`${stem}.json`)!;
+  const jsonPath = join(dir, `${stem}.json`);
+  const logPath = join(dir, `${stem}.log`);
+  const base: HistoryEntry = {
+    id: id!,
+    startedAt: `${date}T${hh}:${mm}:${ss}Z`,
+    status: "corrupt",
+    app: null,
+    trigger: null,
+    event: null,
+    delivery: null,
+    durationMs: null,
+    ok: null,
+    exitCode: null,
+    rolledBack: false,
+    jsonPath,
+    logPath,
+  };
+  // A crash between the two files' creation leaves a .log alone: listed, not hidden.
+  if (!files.has(".json"))
+    return {
+      ...base,
+      startedAt: preciseStart(undefined, logPath) ?? base.startedAt,
+      problem: "the .json file is missing",
+    };
+  let text: string | undefined;
+  let record: DeployRecord & { app?: string };
+  try {
+    text = readNoFollow(jsonPath);
+    record = JSON.parse(text);
+    if (!record || typeof record !== "object" || typeof record.status !== "string")
+      throw new Error("not a deploy record");
+  } catch (error) {
+    const problem = `unreadable JSON log: ${(error as Error).message.split("\n")[0]}`;
+    return { ...base, startedAt: preciseStart(text, logPath) ?? base.startedAt, problem };
+  }
+  // Read defensively: a record edited by hand may lack any field, and a listing must not throw on it.
+  // A repaired record's result has only `ok` and `run.exitCode`.
+  const result:
+    | { ok?: boolean; run?: { exitCode?: number | null }; rollback?: { exitCode: number | null }; rolledBack?: boolean }
+    | undefined = record.result && typeof record.result === "object" ? record.result : undefined;
+  return {
+    ...base,
+    startedAt: typeof record.startedAt === "string" ? record.startedAt : base.startedAt,
+    status: record.status,
+    app: record.app ?? null,
+    trigger: record.trigger ?? null,
+    event: typeof record.event === "string" ? record.event : null,
+    delivery: typeof record.delivery === "string" ? record.delivery : null,
+    durationMs: record.durationMs ?? null,
+    ok: typeof result?.ok === "boolean" ? result.ok : null,
+    exitCode: (result?.rollback ? result.rollback.exitCode : result?.run?.exitCode) ?? null,
+    // Records from before `rolledBack` existed: a rollback object is the best sign there is.
+    rolledBack: typeof result?.rolledBack === "boolean" ? result.rolledBack : Boolean(result?.rollback),
+    // The outcome is known, but `service logs <id>` has nothing to show.
+    ...(files.has(".log") ? {} : { problem: "the .log file is missing" }),
+  };
+}
+
+/**
+ * The millisecond start time of a deploy whose record cannot be parsed, so it still sorts among the deploys
+ * of the same second: from what is left of the record (a truncated one), else from the .log's first line.
+ */
+export function preciseStart(jsonText: string | undefined, logPath: string): string | undefined {
+  const fromJson = jsonText && /"startedAt"\s*:\s*"([^"]+)"/.exec(jsonText)?.[1];
+  if (fromJson && !Number.isNaN(Date.parse(fromJson))) return fromJson;
+  try {
+    const head = Buffer.alloc(512);
+    const fd = openSync(logPath, constants.O_RDONLY | constants.O_NOFOLLOW);
+    let read: number;
+    try {
+      read = readSync(fd, head, 0, head.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+    const fromLog = /^\[deploy\] [0-9a-f-]{36} started (\S+)/.exec(head.subarray(0, read).toString("utf8"))?.[1];
+    if (fromLog && !Number.isNaN(Date.parse(fromLog))) return fromLog;
+  } catch {}
+  return undefined;
+}
+
+/** A deploy that did not succeed: a rolled-back one did not, whatever its redeploy did; a running one has not failed (yet). */
+export function isFailed(entry: HistoryEntry): boolean {
+  return entry.status !== "running" && !(entry.status === "done" && entry.ok && !entry.rolledBack);
+}
+
+/** A deploy's outcome in one word, as `service logs` and `service status` show it. */
+export function outcomeOf(entry: HistoryEntry): string {
+  if (entry.status === "corrupt") return "corrupt";
+  if (entry.status !== "done") return entry.status;
+  if (!entry.ok) return "FAILED";
+  // The spec's ok (the redeploy of the previous commit worked), but what was pushed is not live.
+  return entry.rolledBack ? "rolled back" : "ok";
+}
+
+/** Start time in ms for ordering; an unparsable one sorts as the epoch rather than breaking the sort. */
+const startMs = (entry: HistoryEntry) => Date.parse(entry.startedAt) || 0;
+
+/** Every deploy in `.service/logs/`, newest first. Never throws on a bad file: it is listed as corrupt. */
+export function listDeploys(cwd: string): HistoryEntry[] {
+  const dir = logDir(cwd);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const stems = new Map<string, Set<string>>();
+  for (const name of names) {
+    if (!LOG_FILE_NAME.test(name)) continue;
+    const ext = name.endsWith(".log") ? ".log" : ".json";
+    const stem = name.slice(0, -ext.length);
+    const files = stems.get(stem) ?? new Set<string>();
+    files.add(ext);
+    stems.set(stem, files);
+  }
+  // File names carry the start time to the second only: deploys of the same second are ordered by the
+  // record's millisecond start time, not by their (random) ids.
+  return [...stems]
+    .map(([stem, files]) => entryOf(dir, stem, files))
+    .sort((a, b) => startMs(b) - startMs(a) || (b.jsonPath < a.jsonPath ? -1 : b.jsonPath > a.jsonPath ? 1 : 0));
+}
+
+/** The deploy named by a full id, an id prefix, or `last`; an error message when none or several match. */
+export function findDeploy(cwd: string, ref: string): HistoryEntry | string {
+  const all = listDeploys(cwd);
+  const missing = missingLogDir(cwd);
+  if (ref === "last") return all[0] ?? (missing ? `no deploys here: ${missing}` : `no deploys in ${logDir(cwd)} yet`);
+  const needle = ref.toLowerCase();
+  const matches = all.filter((entry) => entry.id.startsWith(needle));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0) return `no deploy with id "${ref}" in ${logDir(cwd)}${missing ? ` (${missing})` : ""}`;
+  return `"${ref}" matches ${matches.length} deploys (${matches
+    .slice(0, 5)
+    .map((m) => m.id.slice(0, 12))
+    .join(", ")}${matches.length > 5 ? ", …" : ""}): give more of the id`;
+}
+
+/** True when `ref` can name a deploy: `last`, or the start of a deploy id (a UUID). */
+export function isDeployRef(ref: string): boolean {
+  return ref === "last" || /^[0-9a-f][0-9a-f-]{0,35}$/i.test(ref);
+}
+
+/**
+ * Why there is no history to read, when the log directory does not exist: most likely this is not the
+ * service's working directory (the service runs elsewhere, the shell is in the repository).
+ */
+export function missingLogDir(cwd: string): string | undefined {
+  const dir = logDir(cwd);
+  if (existsSync(dir)) return undefined;
+  return `${dir} does not exist; run service logs in the service's working directory, or point to it with --cwd DIR`;
+}
+
+/** An acknowledged deploy that has not started, by id or id prefix; `waiting` is false when it never will. */
+export function findQueued(cwd: string, ref: string): { record: QueuedRecord; waiting: boolean } | undefined {
+  if (ref === "last" || !isDeployRef(ref)) return undefined;
+  const [only, ...more] = queuedDeploys(cwd, ref);
+  if (!only || more.length > 0) return undefined;
+  return { record: only, waiting: holderRunning(only) };
+}
+
+/** What `service logs <id>` says of a deploy that waits in the queue; `follow` is the command that follows it. */
+export function queuedMessage(record: QueuedRecord, follow: string): string {
+  return [
+    `deploy ${record.id} is queued (since ${record.queuedAt}): it starts when the deploys before it have finished`,
+    `follow it with: ${follow}`,
+  ].join("\n");
+}
+
+/** Why a deploy that was queued will not start: the service that held it in its queue is gone. */
+export function neverStarted(record: QueuedRecord): string {
+  return `deploy ${record.id} never started: the service process that queued it (pid ${record.pid}) is gone`;
+}
+
+/**
+ * The end of a record whose deploy ended while the record could not say so (a full disk, then a stop of the
+ * service): the `[done]` line the .log ends with is written only when the deploy is over, so its outcome is
+ * known. Undefined when the .log does not end with one (the deploy was really cut short).
+ */
+export function endFromLog(logPath: string): Pick<DeployRecord, "status" | "result" | "note"> | undefined {
+  let tail: string;
+  try {
+    const fd = openSync(logPath, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      const size = fstatSync(fd).size;
+      const buffer = Buffer.alloc(Math.min(size, 256));
+      tail = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, size - buffer.length)).toString("utf8");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
+  const done = /(?:^|\n)\[done\] ok=(true|false) exitCode=(-?\d+|null)\n$/.exec(tail);
+  if (!done) return undefined;
+  return {
+    status: "done",
+    result: { ok: done[1] === "true", run: { exitCode: done[2] === "null" ? null : Number(done[2]) } },
+    note: "the final record could not be written; the outcome is the .log's [done] line",
+  };
+}
+
+/** A record read for retention: not through a link, and undefined when it cannot be read. */
+export function readDeployRecord(jsonPath: string): DeployRecord | undefined {
+  try {
+    const record = JSON.parse(readNoFollow(jsonPath)) as DeployRecord;
+    return record && typeof record === "object" ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}

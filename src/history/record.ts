@@ -1,0 +1,104 @@
+/**
+ * A deploy's two log files as the README's "Log files" section describes them: where they are, their names,
+ * and the JSON record's shape; and what is added to a finished record (late outbound outcomes).
+ */
+import { closeSync } from "node:fs";
+import { join } from "node:path";
+import type { DeployResult, Trigger } from "../types.ts";
+import { openForAppend, readNoFollow, writeAll, writeFileAtomic } from "../system/files.ts";
+import type { Served } from "../queue/latest.ts";
+
+/** Log directory, relative to the working directory. */
+export const LOG_DIR = join(".service", "logs");
+
+/** A deploy's log file name: date, hour, minute, second (UTC), the deploy id, the extension. */
+export const LOG_FILE_NAME = /^(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})-(\d{2})Z_([0-9a-f-]{36})\.(json|log)$/;
+
+/** `YYYY-MM-DD_HH-mm-ssZ_<id>`: the UTC start time then the deploy id, so names sort by time. */
+export function logStem(startedAt: Date, id: string): string {
+  const iso = startedAt.toISOString(); // 2026-11-22T15:05:21.123Z
+  return `${iso.slice(0, 10)}_${iso.slice(11, 19).replaceAll(":", "-")}Z_${id}`;
+}
+
+export interface DeployRecordHeader {
+  id: string;
+  /** The app deployed (multi-app mode). */
+  app?: string;
+  startedAt: Date;
+  trigger: Trigger;
+  /** The forge event and delivery id of a webhook deploy. */
+  event?: string | null;
+  delivery?: string | null;
+  repoPath: string;
+  runScript: string;
+  /** With `queuePolicy: latest`: the requests this one deploy served (see latest.ts). */
+  served?: Served;
+}
+
+/** The JSON log file: "running" while the deploy runs, the whole result once it is done. */
+export interface DeployRecord {
+  status: "running" | "done" | "interrupted" | "cancelled";
+  id: string;
+  app?: string;
+  trigger: Trigger;
+  /** The forge event and delivery id (`X-GitHub-Event`, …); null when the request carried none, or from the CLI. */
+  event: string | null;
+  delivery: string | null;
+  repoPath: string;
+  runScript: string;
+  startedAt: string;
+  pid: number;
+  /** The start time of `pid` (see liveness.ts), so a reused pid is not mistaken for the deploy's process. */
+  pidStart?: string;
+  finishedAt?: string;
+  durationMs?: number;
+  result?: DeployResult | OutcomeOnly;
+  /** Set when the record could not hold everything (a full disk): what is missing and why. */
+  note?: string;
+  served?: Served;
+  /** Outcomes of the outbound calls (commit statuses, notifications), in the order they ended. */
+  outbound?: OutboundOutcome[];
+}
+
+/** One outbound call's outcome as the record keeps it. */
+export interface OutboundOutcome {
+  kind: "status" | "notify";
+  /** The provider or the format (`github`, `slack`…); never a URL, which may hold a secret. */
+  target: string;
+  /** The commit state posted, or the notified event. */
+  what: string;
+  ok: boolean;
+  detail: string;
+  at: string;
+}
+
+/** What a repaired record knows of a deploy whose final record was lost: its `[done]` line, no more. */
+export interface OutcomeOnly {
+  ok: boolean;
+  run: { exitCode: number | null };
+  rolledBack?: boolean;
+}
+
+/**
+ * Adds outbound outcomes to a deploy whose record is finished: their lines to the end of the `.log`, the
+ * entries to the record's `outbound`. Files that are gone (pruned) stay gone, links are never followed, and
+ * nothing here throws.
+ */
+export function appendOutcomes(jsonPath: string, logPath: string, lines: string[], outcomes: OutboundOutcome[]): void {
+  if (lines.length > 0) {
+    try {
+      // No O_CREAT: a pruned deploy does not come back as a log of a few lines.
+      const fd = openForAppend(logPath);
+      try {
+        writeAll(fd, Buffer.from(lines.map((line) => `${line}\n`).join("")));
+      } finally {
+        closeSync(fd);
+      }
+    } catch {}
+  }
+  try {
+    const record = JSON.parse(readNoFollow(jsonPath)) as DeployRecord;
+    record.outbound = [...(record.outbound ?? []), ...outcomes];
+    writeFileAtomic(jsonPath, `${JSON.stringify(record, null, 2)}\n`);
+  } catch {}
+}

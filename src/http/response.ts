@@ -1,0 +1,140 @@
+import { Transcript, type DeployEvent, type DeployResult, type DeploySink } from "../types.ts";
+
+/** Output held for a client that reads slower than the script prints; past it, output is skipped (the .log has it). */
+export const MAX_PENDING_BYTES = 4 * 1024 * 1024;
+
+export const STREAM_HEADERS = {
+  "content-type": "text/plain; charset=utf-8",
+  "cache-control": "no-cache, no-transform",
+  "x-accel-buffering": "no",
+  "x-content-type-options": "nosniff",
+};
+
+/** The text of bodies answered again and again (404, 401): a flood of refused requests serialises nothing. */
+const serialized = new WeakMap<object, string>();
+
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  let text = typeof body === "object" && body !== null ? serialized.get(body) : undefined;
+  if (text === undefined) {
+    text = `${JSON.stringify(body)}\n`;
+    if (typeof body === "object" && body !== null && Object.isFrozen(body)) serialized.set(body, text);
+  }
+  return new Response(text, {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  });
+}
+
+/**
+ * The live text response of one deploy. The deploy writes into it through the returned sink and never waits
+ * for the client: a slow client gets skipped output (with a mark) instead of slowing the deploy, and a client
+ * that goes away only stops the writing. During silences a heartbeat line keeps proxies from closing the
+ * connection.
+ */
+export function streamingResponse(heartbeatMs: number): {
+  response: Response;
+  sink: DeploySink;
+  fail: (message: string) => void;
+} {
+  const transcript = new Transcript();
+  const chunks: Uint8Array[] = [];
+  let pending = 0;
+  let skipped = 0;
+  let finished = false;
+  let gone = false;
+  let wake: (() => void) | undefined;
+  let lastWrite = Date.now();
+  const started = Date.now();
+  /** Between `[queued]` and the deploy's start: the heartbeat must not say the deploy runs. */
+  let waiting = false;
+
+  const push = (bytes: Uint8Array | undefined) => {
+    if (!bytes || gone) return;
+    chunks.push(bytes);
+    pending += bytes.length;
+    lastWrite = Date.now();
+    wake?.();
+  };
+
+  // Started by the first read, not here: a response built and then dropped (the request was refused after
+  // all) must not leave a timer that ticks, and fills `chunks`, forever.
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  const startHeartbeat = () => {
+    heartbeat ??= setInterval(
+      () => {
+        if (Date.now() - lastWrite >= heartbeatMs) {
+          push(
+            transcript.line(
+              `[heartbeat] still ${waiting ? "waiting" : "running"} after ${Math.round((Date.now() - started) / 1000)} s`,
+            ),
+          );
+        }
+      },
+      Math.max(50, Math.min(heartbeatMs, 1000)),
+    );
+  };
+
+  const sink: DeploySink = (event: DeployEvent) => {
+    if (gone) return;
+    if (event.type === "queued" || event.type === "start") waiting = event.type === "queued";
+    if (event.type === "output" && pending > MAX_PENDING_BYTES) {
+      skipped += event.data.length;
+      return;
+    }
+    if (skipped > 0) {
+      push(
+        transcript.line(
+          `[stream] skipped ${skipped} bytes of output while this client was not reading; the .log file has all of it`,
+        ),
+      );
+      skipped = 0;
+    }
+    push(transcript.render(event));
+    if (event.type === "done") {
+      finished = true;
+      clearInterval(heartbeat);
+      wake?.();
+    }
+  };
+
+  /** Ends the stream as a failed deploy when the deploy itself could not report (it never should). */
+  const fail = (message: string) => {
+    if (finished) return;
+    push(transcript.line(`[deploy] ${message}`));
+    push(transcript.line("[done] ok=false exitCode=null"));
+    finished = true;
+    clearInterval(heartbeat);
+    wake?.();
+  };
+
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (!finished && !gone) startHeartbeat();
+        while (chunks.length === 0 && !finished) await new Promise<void>((r) => (wake = r));
+        wake = undefined;
+        if (chunks.length > 0) {
+          const chunk = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+          chunks.length = 0;
+          pending = 0;
+          controller.enqueue(chunk);
+        } else {
+          controller.close();
+        }
+      },
+      cancel() {
+        gone = true;
+        chunks.length = 0;
+        pending = 0;
+        clearInterval(heartbeat);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { response: new Response(stream, { status: 200, headers: STREAM_HEADERS }), sink, fail };
+}
+
+/** The buffered JSON response (`?format=json`). */
+export async function jsonResult(result: Promise<DeployResult>): Promise<Response> {
+  return jsonResponse(200, await result);
+}

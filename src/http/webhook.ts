@@ -1,0 +1,238 @@
+/**
+ * The webhook port's one endpoint, as the README's "HTTP" section says: route (host + path), refuse what is
+ * too large, authenticate (a plain secret on the headers; a signature over a body read within the shared
+ * budget), skip a filtered delivery or a paused app, then queue the deploy and answer with its stream, its JSON
+ * result or an acknowledgement.
+ */
+import type { Metrics } from "../admin/metrics.ts";
+import { requestHost, routeRequest, type ResolvedApp } from "../config/apps.ts";
+import {
+  BODY_READ_DEADLINE_MS,
+  ByteBudget,
+  declaredLength,
+  readBody,
+  UNAUTHENTICATED_BODY_BUDGET_BYTES,
+  type BodyRead,
+} from "./body.ts";
+import type { ResolvedConfig } from "../config/schema.ts";
+import type { Deployer } from "../deploy/deployer.ts";
+import type { DeployEvent, DeployResult } from "../types.ts";
+import type { LatestDeploys } from "../queue/latest.ts";
+import { pausedResponse } from "../queue/pause.ts";
+import { QueueFullError, queueKey } from "../queue/queue.ts";
+import { forgeDelivery, skippedResponse, skipReason } from "./forge.ts";
+import type { ConfigReloader } from "../config/reload.ts";
+import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
+import type { RequestControl } from "../runtime/types.ts";
+import { bodySigner, hasBodySignature, verifyRequestSecret } from "../config/secret.ts";
+import { clientAddress, FailureThrottle } from "./throttle.ts";
+
+/** What the webhook endpoint reads and uses of its server. */
+export interface WebhookContext {
+  cwd: string;
+  reloader: ConfigReloader;
+  /** The apps in force for a configuration (the last good list when it became invalid). */
+  currentApps: (config: ResolvedConfig) => ResolvedApp[];
+  deployer: Deployer;
+  latest: LatestDeploys;
+  metrics: Metrics;
+  draining: () => boolean;
+  /** Every secret a deploy's output must not carry. */
+  secrets: () => string[];
+  /** Keeps a started deploy until it ends (a stop waits for it); `onError` hears a failure inside the service. */
+  track: (id: string, result: Promise<DeployResult>, onError?: (error: Error) => void) => void;
+}
+
+const NOT_FOUND = Object.freeze({
+  error: "not found",
+  message: "this service accepts POST requests on its webhook path only",
+});
+const SHUTTING_DOWN = Object.freeze({
+  error: "shutting down",
+  message: "the service is stopping and accepts no new deploys",
+});
+
+const BUSY = Object.freeze({
+  error: "busy",
+  message: `too many signed request bodies are being read at once (${UNAUTHENTICATED_BODY_BUDGET_BYTES / 1024 ** 2} MiB budget); try again later`,
+});
+const TIMED_OUT = Object.freeze({
+  error: "request timeout",
+  message: `the request body did not arrive within ${BODY_READ_DEADLINE_MS / 1000} s`,
+});
+const GONE = Object.freeze({
+  error: "connection closed",
+  message: "the connection closed before the deploy was accepted; nothing was deployed",
+});
+
+const truthy = (value: string | null) => value !== null && ["", "1", "true", "yes"].includes(value.toLowerCase());
+
+/** The handler of every request to the webhook port; each answer is counted per app and status. */
+export function webhookHandler(
+  context: WebhookContext,
+): (request: Request, control: RequestControl) => Promise<Response> {
+  const { cwd, reloader, currentApps, deployer, latest, metrics, draining, secrets, track } = context;
+  const throttle = new FailureThrottle();
+  /** The memory budget of bodies read before their request is authenticated. */
+  const unauthenticatedBodies = new ByteBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
+  /** The app each request was routed to, for its status counter. */
+  const routedTo = new WeakMap<Request, string>();
+  return async (request, control) => {
+    const response = await handle(request, control);
+    metrics.webhookRequest(routedTo.get(request) ?? "", response.status);
+    return response;
+  };
+
+  async function handle(request: Request, control: RequestControl): Promise<Response> {
+    if (request.method !== "POST") return jsonResponse(404, NOT_FOUND);
+    if (draining()) return jsonResponse(503, SHUTTING_DOWN, { "retry-after": "30" });
+    const current = reloader.current();
+    const url = requestUrl(request);
+    if (!url) return jsonResponse(404, NOT_FOUND);
+    const app = routeRequest(currentApps(current), url.pathname, () => requestHost(request, current.trustProxy));
+    if (!app) return jsonResponse(404, NOT_FOUND);
+    routedTo.set(request, app.name ?? "default");
+    // The secret is checked before the client's failures are counted: a right one is never slowed.
+    const refuse = () => throttle.refuse(clientAddress(request.headers, control.remoteAddress, current.trustProxy));
+    if (!app.secret) return refuse();
+
+    const tooLarge = {
+      error: "payload too large",
+      message: `the request body is over maxBodyBytes (${app.maxBodyBytes} bytes)`,
+    };
+    // Refused before any work, whatever the credentials: a deploy whose client then gets a broken pipe could not tell.
+    if ((declaredLength(request) ?? 0) > app.maxBodyBytes) return jsonResponse(413, tooLarge);
+
+    // The body is read only when a signature covers it or a branch filter needs it. A signed request is not
+    // authenticated until it is read: its read is charged to the shared budget, and the body is kept only when
+    // something needs it whole (otherwise it is hashed as it streams in).
+    const signed = hasBodySignature(request.headers);
+    if (!signed && !verifyRequestSecret(request.headers, app.secret)) return refuse();
+    let body: Uint8Array | undefined;
+    if (signed || app.branch) {
+      const signer = signed ? bodySigner(request.headers, app.secret) : undefined;
+      const read = await readBody(request, {
+        limit: app.maxBodyBytes,
+        keep: Boolean(app.branch),
+        budget: signer && unauthenticatedBodies,
+        onChunk: signer?.update,
+      });
+      if (!read.ok) return refusedBody(read.reason, tooLarge);
+      body = read.body;
+      const authorized = !signer || verifyRequestSecret(request.headers, app.secret, signer.digests());
+      read.release();
+      if (!authorized) return refuse();
+    }
+
+    const wantsJson = url.searchParams.get("format") === "json";
+    const forge = forgeDelivery(request.headers);
+    const skip = skipReason(app, forge, body, request.headers.get("content-type"));
+    const skipped = skip ? skippedResponse(skip, wantsJson) : pausedResponse(cwd, app.name, wantsJson);
+    if (skipped) {
+      metrics.deployEnded(app.name ?? "default", "skipped");
+      return skipped;
+    }
+
+    // Bun 1.4.5 closes a connection when a request is pipelined behind one still being answered, and both are
+    // lost. That close happens while the read that brought them is parsed: after one turn of the event loop a
+    // request on such a connection is aborted, and is refused before it deploys (its client got no byte).
+    await new Promise((resolve) => setImmediate(resolve));
+    if (request.signal.aborted) return jsonResponse(400, GONE);
+
+    // An authorized deploy may stay silent for minutes: no idle cut for this request.
+    control.noTimeout();
+    const acknowledge = app.acknowledge || truthy(url.searchParams.get("ack"));
+    const stream = wantsJson || acknowledge ? undefined : streamingResponse(app.heartbeatMs);
+    // queuePolicy latest: a deploy waiting for this repository serves this request too (latest.ts).
+    const key = `${app.name ?? ""}\0${queueKey(app.repoPath)}`;
+    const joined =
+      app.queuePolicy === "latest" ? latest.join(key, forge.delivery, (event) => stream?.sink(event)) : undefined;
+    const id = joined?.id ?? crypto.randomUUID();
+    let position = joined?.position ?? 0;
+    const sink = metrics.observe(app.name ?? "default", (event: DeployEvent) => {
+      if (event.type === "queued") position = event.position;
+      stream?.sink(event);
+      latest.forward(id, event);
+    });
+    let result: Promise<DeployResult>;
+    if (joined) result = joined.result;
+    else
+      try {
+        const notices = reloader.problem ? [reloader.problem] : [];
+        const served = app.queuePolicy === "latest" ? latest.served(forge.delivery) : undefined;
+        result = deployer.deploy({
+          id,
+          app: app.name,
+          config: app,
+          trigger: "webhook",
+          ...forge,
+          cwd,
+          sink,
+          notices,
+          secrets: secrets(),
+          served,
+        });
+        if (served && position > 0) latest.offer(key, { id, position, result, served });
+      } catch (error) {
+        return queueFull(app, error);
+      }
+    track(id, result, (error) => stream?.fail(`internal error: ${error.message}`));
+    // One deploy per connection: a client must not pipeline another request behind a deploy (see above).
+    const response = acknowledge
+      ? acknowledgement(id, position, app, cwd, wantsJson)
+      : stream
+        ? stream.response
+        : await jsonResult(result);
+    response.headers.set("connection", "close");
+    return response;
+  }
+}
+
+/** 429 for a repository whose queue is full; any other error goes on up. */
+export function queueFull(app: ResolvedApp, error: unknown): Response {
+  if (!(error instanceof QueueFullError)) throw error;
+  return jsonResponse(
+    429,
+    { error: "queue full", message: `${error.message}; try again later (queueLimit is ${app.queueLimit})` },
+    { "retry-after": "30" },
+  );
+}
+
+/**
+ * The request's URL. Bun builds `request.url` from the Host header, so a request with an empty or malformed
+ * Host (`Host: [::1`, `Host: a b`, `Host: x:99999`, HTTP/1.0 without one) has a relative or unparsable URL:
+ * `new URL` would throw and the request end in a 500. Only the path and query are used from it.
+ */
+function requestUrl(request: Request): URL | undefined {
+  try {
+    return new URL(request.url);
+  } catch {}
+  const target = request.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, "");
+  try {
+    return new URL(`http://localhost${target.startsWith("/") ? target : `/${target}`}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The answer to a body that could not be read. */
+function refusedBody(reason: Exclude<BodyRead, { ok: true }>["reason"], tooLarge: object): Response {
+  if (reason === "too large") return jsonResponse(413, tooLarge);
+  if (reason === "busy") return jsonResponse(503, BUSY, { "retry-after": "30" });
+  // The rest of a trickling body is not waited for: the connection closes with the answer.
+  if (reason === "timeout") return jsonResponse(408, TIMED_OUT, { connection: "close" });
+  return jsonResponse(400, GONE);
+}
+
+/** The opt-in immediate answer: the deploy id and where its logs will be; the deploy runs on. */
+export function acknowledgement(id: string, position: number, app: ResolvedApp, cwd: string, json: boolean): Response {
+  const logs = `${cwd}/.service/logs/*_${id}.{json,log}`;
+  const state = position > 0 ? `queued at position ${position}` : "started";
+  if (json) return jsonResponse(200, { accepted: true, id, app: app.name ?? null, state, position, logs });
+  const lines = [
+    `[accepted] deploy ${id} ${state}`,
+    `[accepted] logs: ${logs}`,
+    `[accepted] follow it with: service logs ${id.slice(0, 8)} --follow`,
+  ];
+  return new Response(`${lines.join("\n")}\n`, { headers: { "content-type": "text/plain; charset=utf-8" } });
+}

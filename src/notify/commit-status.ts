@@ -1,0 +1,213 @@
+/**
+ * Commit statuses per forge: which forge and repository (from the settings or the `origin` URL), the token,
+ * and the documented request of each API.
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import type { OutboundRequest } from "./outbound.ts";
+import type { Provider, StatusSettings } from "../config/notify.ts";
+
+/** The public hosts whose forge and API are known without an `apiUrl`. */
+const PUBLIC_HOSTS: Record<string, { provider: Provider; apiUrl: string }> = {
+  "github.com": { provider: "github", apiUrl: "https://api.github.com" },
+  "gitlab.com": { provider: "gitlab", apiUrl: "https://gitlab.com/api/v4" },
+  "codeberg.org": { provider: "gitea", apiUrl: "https://codeberg.org/api/v1" },
+  "gitea.com": { provider: "gitea", apiUrl: "https://gitea.com/api/v1" },
+  "bitbucket.org": { provider: "bitbucket", apiUrl: "https://api.bitbucket.org/2.0" },
+};
+
+/** The public API of each provider, for a repository whose origin does not name a self-hosted one. Gitea has none. */
+const PUBLIC_API: Partial<Record<Provider, string>> = {
+  github: "https://api.github.com",
+  gitlab: "https://gitlab.com/api/v4",
+  bitbucket: "https://api.bitbucket.org/2.0",
+};
+
+/** The token variable, for an entry that sets neither `token` nor `tokenFile`. */
+export const STATUS_TOKEN_ENV = "SERVICE_STATUS_TOKEN";
+
+/** The state of a deploy as a commit status; each forge names it its own way. */
+export type StatusState = "pending" | "success" | "failure" | "error";
+
+/** Host and `owner/name` of a remote URL: https, ssh (`ssh://`, `git@host:owner/name`); undefined for a path. */
+export function parseRemote(url: string): { host: string; repo: string } | undefined {
+  const text = url.trim();
+  const scp = /^(?:[^@/\s]+@)?([^:/\s]+):(?!\/)(.+)$/.exec(text);
+  let host: string;
+  let path: string;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+    try {
+      const parsed = new URL(text);
+      if (parsed.protocol === "file:") return undefined;
+      host = parsed.hostname;
+      path = decodeURIComponent(parsed.pathname);
+    } catch {
+      return undefined;
+    }
+  } else if (scp) {
+    [, host, path] = scp as unknown as [string, string, string];
+  } else {
+    return undefined;
+  }
+  const repo = path.replace(/^\/+|\/+$/g, "").replace(/\.git$/, "");
+  if (!host || !repo.includes("/")) return undefined;
+  return { host: host.toLowerCase(), repo };
+}
+
+export interface StatusTarget {
+  provider: Provider;
+  repo: string;
+  apiUrl: string;
+  token: string;
+  context: string;
+  targetUrl?: string;
+}
+
+/**
+ * Fills in what the settings leave out, from the `origin` URL. Returns the target, or what is missing (one
+ * message; `service check` and the deploy's log say the same).
+ */
+export function statusTarget(
+  settings: StatusSettings,
+  origin: string | undefined,
+  app: string | undefined,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): StatusTarget | { problem: string } {
+  const remote = origin ? parseRemote(origin) : undefined;
+  const known = remote ? PUBLIC_HOSTS[remote.host.replace(/^www\./, "")] : undefined;
+  const provider = settings.provider ?? known?.provider;
+  if (!provider) {
+    const from = remote
+      ? `the origin host ${remote.host} is not a known public forge`
+      : "the repository has no origin URL to infer it from";
+    return { problem: `status: set provider (github, gitlab, gitea, bitbucket): ${from}` };
+  }
+  // An origin on another host is self-hosted (GitHub Enterprise, a GitLab or Gitea of its own): its API must be named.
+  const apiUrl =
+    settings.apiUrl ??
+    (known ? (known.provider === provider ? known.apiUrl : undefined) : remote ? undefined : PUBLIC_API[provider]);
+  if (!apiUrl)
+    return {
+      problem: `status: set apiUrl: the ${provider} API of ${remote ? remote.host : "this repository"} is not a known public one`,
+    };
+  const repo = settings.repo ?? remote?.repo;
+  if (!repo)
+    return {
+      problem: `status: set repo (owner/name${provider === "gitlab" ? " or the project id" : ""}): the origin URL does not name it`,
+    };
+  const token = statusToken(settings, cwd, env);
+  if ("problem" in token) return token;
+  const context = settings.context ?? (app ? `deploy/${app}` : "deploy");
+  return {
+    provider,
+    repo,
+    apiUrl,
+    token: token.token,
+    context,
+    ...(settings.targetUrl ? { targetUrl: settings.targetUrl } : {}),
+  };
+}
+
+/** `token`, else the first line of `tokenFile`, else SERVICE_STATUS_TOKEN: what the entry names wins. */
+export function statusToken(
+  settings: StatusSettings,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): { token: string } | { problem: string } {
+  if (settings.token) return { token: settings.token.trim() };
+  if (settings.tokenFile) {
+    const file = resolve(cwd, settings.tokenFile);
+    try {
+      const token = readFileSync(file, "utf8").split("\n")[0]!.trim();
+      if (token) return { token };
+      return { problem: `status: the token file ${file} is empty` };
+    } catch (error) {
+      return {
+        problem: `status: cannot read the token file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      };
+    }
+  }
+  const fromEnv = env[STATUS_TOKEN_ENV]?.trim();
+  if (fromEnv) return { token: fromEnv };
+  return { problem: `status: no token: set token, tokenFile or ${STATUS_TOKEN_ENV}` };
+}
+
+/** `{id}`, `{app}`, `{commit}` filled in (URL-encoded). */
+export function fillTemplate(template: string, values: { id: string; app?: string; commit: string }): string {
+  return template.replace(/\{(id|app|commit)\}/g, (_, name: "id" | "app" | "commit") =>
+    encodeURIComponent(values[name] ?? ""),
+  );
+}
+
+/** GitHub and Gitea limit the description to 140 characters; the others are shown cut even shorter. */
+export function clipDescription(text: string): string {
+  return text.length < 140 ? text : `${text.slice(0, 138)}…`;
+}
+
+const json = { "content-type": "application/json", accept: "application/json" };
+
+/** The documented call of each forge's commit-status API. */
+export function statusRequest(
+  target: StatusTarget,
+  sha: string,
+  state: StatusState,
+  description: string,
+  url: string | undefined,
+): OutboundRequest {
+  const { apiUrl, repo, token, context } = target;
+  const desc = clipDescription(description);
+  const path = (value: string) => value.split("/").map(encodeURIComponent).join("/");
+  switch (target.provider) {
+    case "github":
+      return {
+        url: `${apiUrl}/repos/${path(repo)}/statuses/${sha}`,
+        headers: {
+          ...json,
+          accept: "application/vnd.github+json",
+          authorization: `Bearer ${token}`,
+          "x-github-api-version": "2022-11-28",
+        },
+        body: JSON.stringify({ state, description: desc, context, ...(url ? { target_url: url } : {}) }),
+      };
+    case "gitea":
+      return {
+        url: `${apiUrl}/repos/${path(repo)}/statuses/${sha}`,
+        headers: { ...json, authorization: `token ${token}` },
+        body: JSON.stringify({ state, description: desc, context, ...(url ? { target_url: url } : {}) }),
+      };
+    case "gitlab": {
+      const gitlabState = { pending: "running", success: "success", failure: "failed", error: "canceled" }[state];
+      return {
+        // A path (group/sub/name) is one URL-encoded id; a numeric id is used as it is.
+        url: `${apiUrl}/projects/${encodeURIComponent(repo)}/statuses/${sha}`,
+        headers: { ...json, "private-token": token },
+        body: JSON.stringify({
+          state: gitlabState,
+          name: context,
+          description: desc,
+          ...(url ? { target_url: url } : {}),
+        }),
+      };
+    }
+    case "bitbucket": {
+      const bitbucketState = { pending: "INPROGRESS", success: "SUCCESSFUL", failure: "FAILED", error: "STOPPED" }[
+        state
+      ];
+      // An app password is written `username:app-password` (Basic); an access token alone is a Bearer token.
+      const authorization = token.includes(":") ? `Basic ${Buffer.from(token).toString("base64")}` : `Bearer ${token}`;
+      return {
+        url: `${apiUrl}/repositories/${path(repo)}/commit/${sha}/statuses/build`,
+        headers: { ...json, authorization },
+        // Bitbucket requires `url`; without a targetUrl the commit's own page stands in. Keys are at most 40 characters.
+        body: JSON.stringify({
+          key: context.slice(0, 40),
+          state: bitbucketState,
+          name: context,
+          url: url ?? `https://bitbucket.org/${repo}/commits/${sha}`,
+          description: desc,
+        }),
+      };
+    }
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * Notifications: what a deploy's outcome is, the JSON payload, and the message of each format (Slack and
+ * Discord incoming webhooks, ntfy, the user's own endpoint).
+ */
+import { outcomeOf, type DeployResult, type Trigger } from "../types.ts";
+import type { OutboundRequest } from "./outbound.ts";
+import type { NotifyEvent, NotifyTarget } from "../config/notify.ts";
+
+/** Lines of output a notification carries. */
+export const TAIL_LINES = 20;
+
+/** Discord refuses a `content` over 2000 characters. */
+const DISCORD_MAX = 2000;
+
+/** The forge's event name and delivery id of the request that asked for the deploy; null when absent. */
+export interface Delivery {
+  event: string | null;
+  delivery: string | null;
+}
+
+/** What a finished deploy counts as for `on`: the deploy's outcome, where `ok` is called `succeeded`. */
+export function notifyOutcome(result: DeployResult, cancelled: boolean): Exclude<NotifyEvent, "started"> {
+  const outcome = outcomeOf(result, cancelled);
+  return outcome === "ok" ? "succeeded" : outcome;
+}
+
+/** The JSON payload (format `json`), documented in the README. */
+export interface NotifyPayload {
+  id: string;
+  app: string | null;
+  trigger: Trigger;
+  event: string | null;
+  delivery: string | null;
+  commit: { before: string | null; after: string | null };
+  outcome: NotifyEvent;
+  /** null while the deploy has not ended (`started`). */
+  ok: boolean | null;
+  rolledBack: boolean;
+  exitCode: number | null;
+  durationMs: number | null;
+  error: string | null;
+  rollback: { to: string; from: string | null; ok: boolean; exitCode: number | null; error: string | null } | null;
+  /** The last lines of the deploy's transcript, secrets redacted. */
+  output: string[];
+  targetUrl: string | null;
+  /** True for `service check --send-test`. */
+  test?: boolean;
+}
+
+export interface PayloadInput {
+  id: string;
+  app?: string;
+  trigger: Trigger;
+  outcome: NotifyEvent;
+  result?: DeployResult;
+  commit?: { before: string | null; after: string | null };
+  output: string[];
+  targetUrl?: string;
+  /** The forge's event and delivery id of a webhook deploy. */
+  forge?: Delivery;
+}
+
+export function notifyPayload(input: PayloadInput): NotifyPayload {
+  const { result } = input;
+  // As the `[done]` line says it: after a rollback, the redeploy's exit code.
+  const exitCode = result ? (result.rollback ? result.rollback.exitCode : result.run.exitCode) : null;
+  return {
+    id: input.id,
+    app: input.app ?? null,
+    trigger: input.trigger,
+    event: input.forge?.event ?? null,
+    delivery: input.forge?.delivery ?? null,
+    commit: result
+      ? { before: result.pull.before, after: result.pull.after }
+      : (input.commit ?? { before: null, after: null }),
+    outcome: input.outcome,
+    ok: result ? result.ok : null,
+    rolledBack: result ? result.rolledBack : false,
+    exitCode,
+    durationMs: result ? result.durationMs : null,
+    error: result ? result.error : null,
+    rollback: result?.rollback
+      ? {
+          to: result.rollback.to,
+          from: result.rollback.from,
+          ok: result.rollback.ok,
+          exitCode: result.rollback.exitCode,
+          error: result.rollback.error,
+        }
+      : null,
+    output: input.output,
+    targetUrl: input.targetUrl ?? null,
+  };
+}
+
+const short = (commit: string | null) => (commit ? commit.slice(0, 7) : "?");
+
+/** One line a person reads: what, where, which commit, how it ended. */
+export function summary(payload: NotifyPayload): string {
+  const what = `${payload.test ? "Test notification: " : ""}deploy ${payload.app ? `of ${payload.app} ` : ""}`;
+  const commit = payload.commit.after ? ` at ${short(payload.commit.after)}` : "";
+  const took = payload.durationMs !== null ? ` in ${(payload.durationMs / 1000).toFixed(1)} s` : "";
+  switch (payload.outcome) {
+    case "started":
+      return `${what}started${commit} (${payload.trigger})`;
+    case "succeeded":
+      return `${what}succeeded${commit}${took}`;
+    case "failed":
+      return `${what}FAILED${commit}${took}${payload.error ? `: ${payload.error}` : ` (exit code ${payload.exitCode})`}`;
+    case "rolled_back":
+      return `${what}FAILED${commit} and was rolled back to ${short(payload.rollback?.to ?? null)}${payload.rollback?.ok ? "" : " (the rollback failed too)"}`;
+    case "cancelled":
+      return `${what}cancelled${payload.error ? `: ${payload.error}` : ""}`;
+  }
+}
+
+/** The message text of chat formats: the summary, the link, and the last lines of output. */
+function messageText(payload: NotifyPayload, fence: boolean, max = Infinity): string {
+  const head = `${summary(payload)}${payload.targetUrl ? `\n${payload.targetUrl}` : ""}`;
+  if (payload.output.length === 0) return head.slice(0, max);
+  const open = fence ? "\n```\n" : "\n\n";
+  const close = fence ? "\n```" : "";
+  const lines = [...payload.output];
+  // Drop the oldest lines until it fits: the last ones say why a deploy failed.
+  let text = `${head}${open}${lines.join("\n")}${close}`;
+  while (text.length > max && lines.length > 0) {
+    lines.shift();
+    text = `${head}${open}${lines.join("\n")}${close}`;
+  }
+  return text.length > max ? head.slice(0, max) : text;
+}
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+const slackEscape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/** The request of one target; `headers` of the entry come last, so the user's auth header is sent as written. */
+export function notifyRequest(target: NotifyTarget, payload: NotifyPayload): OutboundRequest {
+  const own = target.headers ?? {};
+  switch (target.format ?? "json") {
+    case "json":
+      return { url: target.url, headers: { ...JSON_HEADERS, ...own }, body: JSON.stringify(payload) };
+    case "slack":
+      // Slack reads <…> as links and mentions: output is shown as text.
+      return {
+        url: target.url,
+        headers: { ...JSON_HEADERS, ...own },
+        body: JSON.stringify({ text: slackEscape(messageText(payload, true)) }),
+      };
+    case "discord": {
+      // A deploy's output must not ping anyone (`@everyone` in a log line).
+      const content = messageText(payload, true, DISCORD_MAX);
+      return {
+        url: target.url,
+        headers: { ...JSON_HEADERS, ...own },
+        body: JSON.stringify({ content, allowed_mentions: { parse: [] } }),
+      };
+    }
+    case "ntfy": {
+      const bad = payload.outcome === "failed" || payload.outcome === "rolled_back";
+      const tags = {
+        started: "rocket",
+        succeeded: "white_check_mark",
+        failed: "x",
+        rolled_back: "rewind",
+        cancelled: "no_entry",
+      }[payload.outcome];
+      // Header values are ASCII: the title stays plain.
+      const title = `deploy ${payload.app ?? ""} ${payload.outcome.replace("_", " ")}`
+        .replace(/\s+/g, " ")
+        .replace(/[^\x20-\x7e]/g, "?");
+      return {
+        url: target.url,
+        headers: {
+          "content-type": "text/plain; charset=utf-8",
+          title,
+          priority: bad ? "high" : "default",
+          tags,
+          ...own,
+        },
+        body: messageText(payload, false),
+      };
+    }
+  }
+}
+
+/** The bounded tail of a transcript: the last TAIL_LINES lines, each cut to a readable length. */
+export class Tail {
+  private lines: string[] = [];
+  private partial = "";
+  private readonly decoder = new TextDecoder();
+
+  add(data: Uint8Array | string): void {
+    const text = this.partial + (typeof data === "string" ? data : this.decoder.decode(data, { stream: true }));
+    const parts = text.split(/\r?\n|\r/);
+    this.partial = (parts.pop() ?? "").slice(-1000);
+    for (const line of parts) this.push(line);
+  }
+
+  private push(line: string): void {
+    this.lines.push(line.length > 300 ? `${line.slice(0, 299)}…` : line);
+    if (this.lines.length > TAIL_LINES) this.lines.shift();
+  }
+
+  /** The lines so far, the unfinished one included. */
+  get(): string[] {
+    const out = this.partial ? [...this.lines, this.partial.slice(0, 300)] : [...this.lines];
+    return out.slice(-TAIL_LINES);
+  }
+}

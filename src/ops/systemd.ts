@@ -1,0 +1,114 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import type { ResolvedApp } from "../config/apps.ts";
+import { STRICT_ENV } from "../config/load.ts";
+import { deployLimitSeconds } from "./deploy-limit.ts";
+
+export interface UnitOptions {
+  /** The working directory of the service: its config, `.service.secret` and `.service/logs/`. */
+  workingDirectory: string;
+  /** The command that starts the server, as argv. */
+  execStart: string[];
+  /** The user the service runs as. */
+  user: string;
+  /** Every app's settings (one in single-app mode): the stop timeout must outlast the longest deploy. */
+  apps: Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure">[];
+}
+
+/** The passwd entries as [name, uid] (the local file; `id` below also sees directory users). */
+function passwd(): [string, string][] {
+  try {
+    return readFileSync("/etc/passwd", "utf8")
+      .split("\n")
+      .map((line) => line.split(":"))
+      .filter((fields) => fields.length > 2)
+      .map((fields) => [fields[0]!, fields[2]!]);
+  } catch {
+    return [];
+  }
+}
+
+/** `id` with these arguments: its output, or undefined when it fails or is not installed. */
+function id(...args: string[]): string | undefined {
+  const result = spawnSync("id", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  return result.status === 0 ? result.stdout.trim() || undefined : undefined;
+}
+
+export function userExists(name: string): boolean {
+  return passwd().some(([user]) => user === name) || id("-u", "--", name) !== undefined;
+}
+
+/**
+ * The user to run as: `--user`, else the one who called sudo, else the current one. The runtime's own user info
+ * says "unknown" without USER, so the current user is looked up by uid. A name that is not a user throws: a
+ * unit with a wrong `User=` fails only when systemd starts it.
+ */
+export function unitUser(given: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  const [name, from] = given
+    ? [given, "--user"]
+    : env.SUDO_USER
+      ? [env.SUDO_USER, "SUDO_USER"]
+      : env.USER
+        ? [env.USER, "USER"]
+        : [currentUserName(), ""];
+  if (!name) throw new Error(`cannot tell the name of the current user (uid ${process.getuid?.()}): pass --user NAME`);
+  if (!userExists(name))
+    throw new Error(
+      `user ${JSON.stringify(name)}${from ? ` (${from})` : ""} does not exist on this machine: pass --user with an existing user`,
+    );
+  return name;
+}
+
+function currentUserName(): string | undefined {
+  const uid = String(process.getuid?.());
+  return passwd().find(([, entry]) => entry === uid)?.[0] ?? id("-un");
+}
+
+/**
+ * How this process was started, to start the same way under systemd: the single binary, bun + cli.ts, or node +
+ * the npm package's `service` command. Only Bun loads a .env by itself (and Node rejects --no-env-file).
+ */
+export function currentExecStart(): string[] {
+  const script = process.argv[1];
+  const compiled = !script || script.startsWith("/$bunfs/") || resolve(script) === resolve(process.execPath);
+  if (compiled) return [process.execPath];
+  return process.versions.bun
+    ? [process.execPath, "--no-env-file", resolve(script)]
+    : [process.execPath, resolve(script)];
+}
+
+const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `"${word.replace(/(["\\$`])/g, "\\$1")}"`);
+
+/**
+ * A systemd unit for the server. KillMode=mixed sends SIGTERM to the service alone (it stops taking deploys and
+ * lets the running one finish); TimeoutStopSec outlasts the longest deploy before systemd kills what is left.
+ */
+export function systemdUnit(options: UnitOptions): string {
+  const stopSeconds = deployLimitSeconds(options.apps);
+  return `[Unit]
+Description=Deploy webhook (service) in ${options.workingDirectory}
+After=network-online.target
+Wants=network-online.target
+
+[Service]
+Type=simple
+User=${options.user}
+WorkingDirectory=${options.workingDirectory}
+ExecStart=${options.execStart.map(quote).join(" ")}
+Environment=SERVICE_SKIP_HTTPS_PROMPT=1
+# An unreadable or invalid config file stops the start instead of falling back to the defaults (0.0.0.0, a new secret).
+Environment=${STRICT_ENV}=1
+Restart=on-failure
+RestartSec=2
+# SIGTERM to the service only: it refuses new deploys, cancels queued ones and finishes the running one.
+KillMode=mixed
+KillSignal=SIGTERM
+# The longest a deploy can take (pull and run script each up to runTimeoutMs, a rollback's run too, plus 60 s),
+# so a running deploy can finish before systemd kills it.
+TimeoutStopSec=${stopSeconds}
+
+[Install]
+WantedBy=multi-user.target
+`;
+}

@@ -1,0 +1,165 @@
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { userInfo } from "node:os";
+import { join, resolve } from "node:path";
+import { findDeploy, findQueued, isDeployRef, type HistoryEntry } from "../history/read.ts";
+import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
+
+/**
+ * Cancelling a deploy from any process of the working directory: `service cancel` (or the library) leaves a
+ * request file `.service/cancel/<id>.json`; the process that holds the deploy (a server, a `service deploy` in
+ * a shell) looks for requests while it has deploys, acts on its own, and removes the request to say it did.
+ */
+export const CANCEL_DIR = join(".service", "cancel");
+
+/** How often a process with deploys looks for cancel requests. */
+const WATCH_MS = 200;
+/** How long a cancel waits for the deploy's process to take the request. */
+const TAKE_MS = 5_000;
+/** How long a cancel waits, once taken, for the deploy to end (its commands get TERM, then KILL, then maybe a rollback). */
+const END_MS = 15_000;
+
+const UUID = /^[0-9a-f-]{36}$/;
+const requestFile = (cwd: string, id: string) => resolve(cwd, CANCEL_DIR, `${id}.json`);
+
+/** Who asked, as logs and the client see it: "by alice (service cancel)". */
+export function cancelledBy(how: string): string {
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    user = `uid ${process.getuid?.() ?? "?"}`;
+  }
+  return `by ${user} (${how})`;
+}
+
+/** One deploy's cancellation: said once, heard by whoever listens (the pipeline, the queue). */
+export class Cancellation {
+  reason: string | undefined;
+  private readonly listeners: ((reason: string) => void)[] = [];
+
+  cancel(reason: string): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    for (const listener of this.listeners.splice(0)) listener(reason);
+  }
+
+  onCancel(listener: (reason: string) => void): void {
+    if (this.reason !== undefined) listener(this.reason);
+    else this.listeners.push(listener);
+  }
+}
+
+/** The cancel requests for one process's deploys: one timer, running only while the process has deploys. */
+export class CancelWatch {
+  private readonly watched = new Map<string, { cwd: string; take: (by: string) => void }>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  /** Calls `take(by)` when a request for `id` appears; returns the function that stops watching. */
+  watch(cwd: string, id: string, take: (by: string) => void): () => void {
+    this.watched.set(id, { cwd, take });
+    if (!this.timer) {
+      this.timer = setInterval(() => this.look(), WATCH_MS);
+      this.timer.unref?.();
+    }
+    return () => {
+      this.watched.delete(id);
+      if (this.watched.size === 0) {
+        clearInterval(this.timer);
+        this.timer = undefined;
+      }
+    };
+  }
+
+  private look(): void {
+    const cwds = new Set([...this.watched.values()].map((w) => w.cwd));
+    for (const cwd of cwds) {
+      let names: string[];
+      try {
+        names = readdirSync(resolve(cwd, CANCEL_DIR));
+      } catch {
+        continue;
+      }
+      for (const name of names) {
+        const id = name.replace(/\.json$/, "");
+        const watched = this.watched.get(id);
+        if (!watched || watched.cwd !== cwd) continue;
+        let by = "by another process";
+        try {
+          const request = JSON.parse(readNoFollow(join(resolve(cwd, CANCEL_DIR), name))) as { by?: unknown };
+          // It goes into the deploy's stream and logs: one short line.
+          if (typeof request.by === "string" && request.by.length <= 200)
+            by = request.by.replace(/[\u0000-\u001f\u007f]+/g, " ");
+        } catch {}
+        rmSync(requestFile(cwd, id), { force: true });
+        watched.take(by);
+      }
+    }
+  }
+}
+
+export interface CancelOutcome {
+  id: string;
+  /** "cancelled": it ended cancelled; "stopping": the holder took the request and the deploy still ends (a rollback). */
+  state: "cancelled" | "stopping";
+}
+
+/**
+ * Cancels the deploy `ref` (an id or its start) of the service in `cwd`, waiting or running, wherever it runs.
+ * Throws with a message for the user: an unknown id, a deploy already finished, a holder that is gone.
+ */
+export async function cancelDeploy(cwd: string, ref: string, by: string): Promise<CancelOutcome> {
+  if (ref === "last" || !isDeployRef(ref))
+    throw new Error(`"${ref}" is not a deploy id: give the id (or its start) that service logs shows`);
+  const queued = findQueued(cwd, ref);
+  let id: string;
+  if (queued) {
+    if (!queued.waiting)
+      throw new Error(
+        `deploy ${queued.record.id} never started and never will: the service process that queued it (pid ${queued.record.pid}) is gone`,
+      );
+    id = queued.record.id;
+  } else {
+    const entry = findDeploy(cwd, ref);
+    if (typeof entry === "string") throw new Error(entry);
+    if (entry.status !== "running") throw new Error(finished(entry));
+    id = entry.id;
+  }
+  if (!UUID.test(id)) throw new Error(`"${ref}" is not a deploy id`);
+  const file = requestFile(cwd, id);
+  ensurePrivateDir(resolve(cwd, CANCEL_DIR));
+  writeFileAtomic(file, `${JSON.stringify({ id, by, at: new Date().toISOString() })}\n`);
+  try {
+    const taken = await until(() => !existsSync(file), TAKE_MS);
+    const ended = await until(() => endOf(cwd, id), taken ? END_MS : 0);
+    if (ended && ended.status === "cancelled") return { id, state: "cancelled" };
+    if (ended) throw new Error(finished(ended));
+    if (taken) return { id, state: "stopping" };
+    throw new Error(
+      `deploy ${id} did not take the cancel within ${TAKE_MS / 1000} s: the process that holds it does not answer`,
+    );
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+/** The deploy's record once it no longer runs nor waits. */
+function endOf(cwd: string, id: string): HistoryEntry | undefined {
+  if (findQueued(cwd, id)) return undefined;
+  const entry = findDeploy(cwd, id);
+  return typeof entry !== "string" && entry.status !== "running" ? entry : undefined;
+}
+
+function finished(entry: HistoryEntry): string {
+  const how =
+    entry.status === "done" ? (entry.ok ? (entry.rolledBack ? "rolled back" : "ok") : "failed") : entry.status;
+  return `deploy ${entry.id} already finished (${how}): there is nothing to cancel`;
+}
+
+async function until<T>(check: () => T, ms: number): Promise<T | undefined> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = check();
+    if (value || Date.now() >= end) return value || undefined;
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}

@@ -1,0 +1,167 @@
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { createExclusive, writeAll } from "../system/files.ts";
+import { join } from "node:path";
+import { groupAlive, type Group } from "../system/groups.ts";
+import { processAlive, OWN_START } from "../system/liveness.ts";
+
+/**
+ * The ticket files of one repository's deploy queue, shared by every process that deploys it.
+ *
+ * The order is Lamport's bakery, on files, and never the wall clock (a clock stepped back once made a later
+ * arrival sort first and wedged the queue): a ticket's number is 1 + the largest number present, taken while
+ * a `.choosing-<pid>-<start>` marker says so, and a waiter runs only when no other process is choosing and its
+ * ticket is the smallest live one. A number taken while another is being chosen can be equal (the pid breaks
+ * the tie), never smaller than a running deploy's: that one was the smallest when it started and could not
+ * start while anyone chose.
+ *
+ * A ticket is `<number>-<pid>-<start>`; the pid and its start time tell whether its holder lives. Its content
+ * names the deploy and, while a command of the deploy runs, that command's process group: a holder killed
+ * mid-deploy leaves a ticket that still holds the queue while its group has processes (see recovery.ts).
+ */
+
+const TICKET = /^(\d{15})-(\d+)-(\d+)$/;
+const CHOOSING = /^\.choosing-(\d+)-(\d+)$/;
+const TEMP = /^\.tmp-(\d+)-(\d+)-/;
+
+export interface TicketContent {
+  /** The deploy's id, to find its log when it has to be marked. */
+  id?: string;
+  /** The directory of the deploy's log files. */
+  logs?: string;
+  /** The process groups of the deploy's commands running now. */
+  groups: Group[];
+}
+
+export interface TicketScan {
+  /** The ticket directory is gone (removed with its repository, or by hand). */
+  missing: boolean;
+  /** Another live process is taking a ticket: nobody may start until it has one (`live` may lack it yet). */
+  choosing: boolean;
+  /** Live tickets in queue order: held by a live process, or left by a dead one with a group still running. */
+  live: string[];
+  /** The tickets of dead holders whose process groups still run. */
+  orphans: { name: string; content: TicketContent }[];
+}
+
+const owner = (pid: string | undefined, start: string | undefined) =>
+  !!pid && !!start && processAlive(Number(pid), start);
+
+function remove(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {}
+}
+
+function list(dir: string): string[] | undefined {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Takes a ticket behind every live one. Throws when the directory cannot be written (it is never created here). */
+export function takeTicket(dir: string, content: TicketContent): string {
+  const marker = join(dir, `.choosing-${process.pid}-${OWN_START}`);
+  remove(marker);
+  createNew(marker, "");
+  try {
+    let largest = 0;
+    for (const name of readdirSync(dir)) {
+      const match = TICKET.exec(name);
+      if (match) largest = Math.max(largest, Number(match[1]));
+    }
+    const name = `${String(largest + 1).padStart(15, "0")}-${String(process.pid).padStart(10, "0")}-${OWN_START}`;
+    writeFileSync(join(dir, name), JSON.stringify(content), { flag: "wx" });
+    return name;
+  } finally {
+    remove(marker);
+  }
+}
+
+/** Replaces a ticket's content atomically (a reader never sees half of it); a ticket gone stays gone. */
+export function updateTicket(dir: string, name: string, content: TicketContent): void {
+  const temp = join(dir, `.tmp-${process.pid}-${OWN_START}-${randomBytes(8).toString("hex")}-${name}`);
+  try {
+    // Only a ticket still there: a rename would otherwise bring back a ticket removed by hand.
+    if (!existsSync(join(dir, name))) return;
+    createNew(temp, JSON.stringify(content));
+    renameSync(temp, join(dir, name));
+  } catch {
+    remove(temp);
+  }
+}
+
+/** Creates `file`, which must not exist: never through a link planted at its name. */
+function createNew(file: string, text: string): void {
+  const fd = createExclusive(file);
+  try {
+    writeAll(fd, Buffer.from(text));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function dropTicket(dir: string, name: string): void {
+  remove(join(dir, name));
+}
+
+export function readTicket(dir: string, name: string): TicketContent {
+  try {
+    const content = JSON.parse(readFileSync(join(dir, name), "utf8")) as TicketContent;
+    return { ...content, groups: Array.isArray(content.groups) ? content.groups : [] };
+  } catch {
+    return { groups: [] };
+  }
+}
+
+/** The queue as it stands. Tickets, markers and temp files of dead processes are removed on the way. */
+export function scanTickets(dir: string): TicketScan {
+  // Markers first, tickets after (bakery): a process not choosing now took its number after our ticket existed.
+  const first = list(dir);
+  if (!first) return { missing: true, choosing: false, live: [], orphans: [] };
+  let choosing = false;
+  for (const name of first) {
+    const marker = CHOOSING.exec(name) ?? TEMP.exec(name);
+    if (!marker) continue;
+    const mine = Number(marker[1]) === process.pid && marker[2] === OWN_START;
+    if (!owner(marker[1], marker[2])) remove(join(dir, name));
+    else if (!mine && name.startsWith(".choosing-")) choosing = true;
+  }
+  const names = list(dir) ?? [];
+  const live: string[] = [];
+  const orphans: TicketScan["orphans"] = [];
+  for (const name of names.sort()) {
+    const match = TICKET.exec(name);
+    if (!match) continue;
+    if (owner(match[2], match[3])) {
+      live.push(name);
+      continue;
+    }
+    const content = readTicket(dir, name);
+    if (content.groups.some(groupAlive)) {
+      live.push(name);
+      orphans.push({ name, content });
+    } else remove(join(dir, name));
+  }
+  return { missing: false, choosing, live, orphans };
+}
+
+/** Makes the ticket directory, only inside a git directory that exists: never a skeleton of a removed repository. */
+export function makeTicketDir(dir: string): void {
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+}

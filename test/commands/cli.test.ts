@@ -1,0 +1,383 @@
+/**
+ * The command-line tool (README "CLI"): help,
+ * version, the `deploy` exit code, unknown commands, and the interactive HTTPS question, which is asked only
+ * when stdin is a terminal (checked under a real pseudo-terminal from util-linux `script`).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { StreamReader } from "../_support/gate.ts";
+import {
+  CLI,
+  baseEnv,
+  lastLine,
+  logFiles,
+  makeRepo,
+  readJson,
+  ROOT,
+  runCli,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+} from "../_support/helpers.ts";
+import { markerProcesses } from "../_support/hostile-fixtures.ts";
+
+const QUESTION = /set\s*up\s*https/i;
+/**
+ * The question is Linux-only (README "Running it for real: server, HTTPS, systemd"), and `script -qfec` is the
+ * util-linux form.
+ */
+const noPty = process.platform !== "linux" || Bun.which("script") === null;
+
+describe("help and version", () => {
+  test("--help exits 0 and describes the commands", async () => {
+    const { code, stdout } = await runCli(["--help"], { cwd: tempDir() });
+    expect(code).toBe(0);
+    expect(stdout).toContain("USAGE");
+    expect(stdout).toMatch(/^\s*serve\s+\S/m);
+    expect(stdout).toMatch(/^\s*deploy\s+\S/m);
+  });
+
+  test("deploy --help exits 0 and describes the deploy command", async () => {
+    const { code, stdout } = await runCli(["deploy", "--help"], { cwd: tempDir() });
+    expect(code).toBe(0);
+    expect(stdout).toContain("USAGE");
+    expect(stdout).toContain("deploy");
+    expect(stdout).toContain("git pull");
+  });
+
+  test("--version prints the version of package.json", async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+    const { code, stdout } = await runCli(["--version"], { cwd: tempDir() });
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe(version);
+  });
+
+  test("an unknown subcommand exits non-zero with a message naming it, and starts nothing", async () => {
+    const cwd = tempDir();
+    const { code, stdout, stderr } = await runCli(["frobnicate"], {
+      cwd,
+      env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0" },
+      timeoutMs: 10_000,
+    });
+    expect(code).not.toBe(0);
+    expect(code).not.toBeNull();
+    expect(`${stdout}${stderr}`).toMatch(/unknown command\W+frobnicate/i);
+    expect(stdout).not.toContain("listening on");
+    expect(logFiles(cwd)).toEqual([]);
+  });
+});
+
+describe('deploy subcommand (README "CLI")', () => {
+  test("deploy exits 0 when the deploy is ok, printing the transcript up to [done] ok=true", async () => {
+    const repo = makeRepo();
+    const { code, stdout } = await runCli(["deploy"], {
+      cwd: repo.clone,
+      env: { SERVICE_RUN_SCRIPT: "echo deployed-by-cli" },
+    });
+    expect(code).toBe(0);
+    expect(stdout).toContain("deployed-by-cli\n");
+    expect(lastLine(stdout)).toBe("[done] ok=true exitCode=0");
+  });
+
+  test("deploy exits 1 when the run script fails", async () => {
+    const repo = makeRepo();
+    const { code, stdout } = await runCli(["deploy"], {
+      cwd: repo.clone,
+      env: { SERVICE_RUN_SCRIPT: "sh -c 'exit 3'" },
+    });
+    expect(code).toBe(1);
+    expect(lastLine(stdout)).toBe("[done] ok=false exitCode=3");
+  });
+
+  test("deploy exits 1 when the run script cannot be started", async () => {
+    const repo = makeRepo();
+    const { code, stdout } = await runCli(["deploy"], {
+      cwd: repo.clone,
+      env: { SERVICE_RUN_SCRIPT: "no-such-command-service-test" },
+    });
+    expect(code).toBe(1);
+    expect(lastLine(stdout)).toBe("[done] ok=false exitCode=null");
+  });
+
+  for (const [signal, cause] of [
+    ["SIGINT", "Ctrl-C"],
+    ["SIGHUP", "its terminal closed"],
+  ] as const) {
+    test(`deploy stopped by ${signal} (${cause}): the script's tree is stopped, the deploy ends with [done] and complete logs, exit 1`, async () => {
+      const repo = makeRepo();
+      const marker = `marker-${crypto.randomUUID()}`;
+      const proc = Bun.spawn([...CLI, "deploy"], {
+        cwd: repo.clone,
+        env: baseEnv({ SERVICE_RUN_SCRIPT: `sh -c "echo waiting; sleep 300 # ${marker}"` }),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const out = new StreamReader(new Response(proc.stdout));
+      const alive = () => markerProcesses(marker).length;
+      await waitFor(() => out.text.includes("waiting\n") && alive() > 0, "the script to run");
+      proc.kill(signal);
+      expect(await proc.exited).toBe(1);
+      expect(lastLine(await out.done)).toStartWith("[done] ok=false");
+      await waitFor(() => alive() === 0, "the script's processes to end");
+      const [json, log] = logFiles(repo.clone).map((f) => join(repo.clone, ".service", "logs", f));
+      expect(readJson(json!).status).toBe("done");
+      expect(lastLine(readFileSync(log!, "utf8"))).toStartWith("[done] ok=false");
+    });
+  }
+});
+
+/** Strips terminal control sequences and carriage returns from what a pseudo-terminal showed. */
+const plain = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r/g, "");
+
+/** Pseudo-terminal sessions still open; killed at the end even when a test timed out before its finally. */
+const ptys = new Set<Bun.Subprocess>();
+afterAll(() => {
+  for (const proc of ptys) proc.kill("SIGKILL");
+});
+
+const readIfThere = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : "");
+
+const shellQuote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+
+/**
+ * Starts the server CLI with a pseudo-terminal as stdin and stdout (`script` allocates it; `stty` gives it a
+ * real size so prompts render as on a terminal). Keystrokes go through `type`.
+ */
+function startInPty(cwd: string, env: Record<string, string | undefined>, options: { stdoutTo?: string } = {}) {
+  const redirect = options.stdoutTo ? ` > ${shellQuote(options.stdoutTo)} 2>&1` : "";
+  const command = `stty cols 120 rows 40; exec ${CLI.map(shellQuote).join(" ")}${redirect}`;
+  const proc = Bun.spawn(["script", "-qfec", command, "/dev/null"], {
+    cwd,
+    env: baseEnv({ SERVICE_PORT: "0", SERVICE_SECRET: SECRET, ...env }),
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  ptys.add(proc);
+  void proc.exited.then(() => ptys.delete(proc));
+  const out = { text: "" };
+  void (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stdout) out.text += decoder.decode(chunk, { stream: true });
+  })();
+  /** What the user sees; with `stdoutTo`, what went to that file. */
+  const screen = () => plain(options.stdoutTo ? readIfThere(options.stdoutTo) : out.text);
+  return {
+    proc,
+    screen,
+    type(keys: string) {
+      proc.stdin.write(keys);
+      proc.stdin.flush();
+    },
+    /** The port of the banner, once it is there. */
+    banner: () =>
+      waitFor(() => {
+        if (proc.exitCode !== null) throw new Error(`exited with ${proc.exitCode}: ${screen()}`);
+        const match = /listening on http:\/\/localhost:(\d+)/.exec(screen());
+        return match ? Number(match[1]) : undefined;
+      }, "the server banner"),
+    /** Ctrl-C through the terminal (a graceful stop), then a hard kill if it is still there. */
+    async stop() {
+      if (proc.exitCode === null) {
+        this.type("\x03");
+        const timer = setTimeout(() => proc.kill("SIGKILL"), 3_000);
+        await proc.exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+// Timeouts above waitFor's 20 s, so a failure says what never came rather than "test timed out".
+describe("the HTTPS question", () => {
+  test("a non-interactive start (stdin not a terminal) never asks, even without SERVICE_SKIP_HTTPS_PROMPT", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_SKIP_HTTPS_PROMPT: undefined });
+    try {
+      expect(server.stdout.text).toContain("Auth: required");
+      expect(`${server.stdout.text}${server.stderr.text}`).not.toMatch(QUESTION);
+      const res = await fetch(server.url);
+      expect(res.status).toBe(404);
+      await res.text();
+    } finally {
+      await server.stop();
+    }
+  }, 25_000);
+
+  test.skipIf(noPty)(
+    "an interactive start asks; y and a domain write a Caddyfile and an nginx block under .service/, then the server starts",
+    async () => {
+      const repo = makeRepo();
+      const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined, SERVICE_PORT: "0" });
+      try {
+        await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
+        expect(pty.screen()).not.toContain("listening on");
+        pty.type("y");
+        await waitFor(() => /domain name/i.test(pty.screen()), "the domain question");
+        pty.type("not a domain\r");
+        await waitFor(() => /is not a domain name/.test(pty.screen()), "the domain to be refused");
+        pty.type("deploy.example.com\r");
+        // Where Caddy is installed and writable, the offer to install comes next: decline it.
+        await waitFor(() => /Caddy is installed here|listening on http:/.test(pty.screen()), "the offer or the banner");
+        if (/Caddy is installed here/.test(pty.screen())) pty.type("n");
+        const port = await pty.banner();
+        const screen = pty.screen();
+        const howTo = screen.slice(screen.search(QUESTION));
+        expect(howTo).toContain("sudo systemctl reload caddy");
+        expect(howTo).toContain("nginx");
+        expect(howTo.indexOf("Caddyfile")).toBeLessThan(howTo.indexOf("listening on"));
+        const caddy = readFileSync(join(repo.clone, ".service", "Caddyfile"), "utf8");
+        expect(caddy).toContain("deploy.example.com {");
+        expect(caddy).toContain("flush_interval -1");
+        const nginx = readFileSync(join(repo.clone, ".service", "nginx.conf"), "utf8");
+        expect(nginx).toContain("server_name deploy.example.com;");
+        expect(nginx).toContain("proxy_buffering off;");
+        expect(nginx).toContain("proxy_set_header Host $host;");
+        expect(nginx).toMatch(/proxy_read_timeout (\d+)s;/);
+        expect(Number(/proxy_read_timeout (\d+)s;/.exec(nginx)![1]) * 1000).toBeGreaterThan(1_800_000);
+        const res = await fetch(`http://localhost:${port}/`, {
+          method: "POST",
+          headers: { "x-service-secret": "wrong" },
+        });
+        expect(res.status).toBe(401);
+        await res.text();
+      } finally {
+        await pty.stop();
+      }
+    },
+    40_000,
+  );
+
+  test.skipIf(noPty)(
+    "an interactive start answered with Enter (no, the default) starts without the setup text",
+    async () => {
+      const repo = makeRepo();
+      const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined });
+      try {
+        await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
+        pty.type("\r");
+        await pty.banner();
+        expect(pty.screen()).not.toContain("Caddy");
+        expect(pty.screen()).not.toContain("nginx");
+      } finally {
+        await pty.stop();
+      }
+    },
+    25_000,
+  );
+
+  test.skipIf(noPty)(
+    "with SERVICE_SKIP_HTTPS_PROMPT=1 an interactive start does not ask",
+    async () => {
+      const repo = makeRepo();
+      const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: "1" });
+      try {
+        await pty.banner();
+        expect(pty.screen()).not.toMatch(QUESTION);
+        expect(pty.screen()).toContain("Auth: required");
+      } finally {
+        await pty.stop();
+      }
+    },
+    25_000,
+  );
+
+  test.skipIf(noPty)(
+    "an interactive start whose output goes to a file (not a terminal) does not ask a question nobody sees",
+    async () => {
+      const repo = makeRepo();
+      const output = join(tempDir(), "service.out");
+      const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined }, { stdoutTo: output });
+      try {
+        await pty.banner();
+        expect(pty.screen()).not.toMatch(QUESTION);
+      } finally {
+        await pty.stop();
+      }
+    },
+    25_000,
+  );
+});
+
+describe("the environment comes from the process only", () => {
+  test("a .env file in the working directory is not loaded (its values could override the config or leak secrets)", async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo.clone, ".env"), "SERVICE_RUN_SCRIPT=echo from-dotenv\nSERVICE_PATH=/dotenv\n");
+    const { code, stdout } = await runCli(["check"], { cwd: repo.clone });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/runScript\s+npm run deploy\s+\[default\]/);
+    expect(stdout).toMatch(/path\s+\/\s+\[default\]/);
+  });
+});
+
+describe("one service per port", () => {
+  test("a second start on a port in use exits 1 naming the port, and the first service keeps every request", async () => {
+    const repo = makeRepo();
+    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo from-the-first", SERVICE_HOSTNAME: "0.0.0.0" };
+    const first = await startServer(repo.clone, env);
+    try {
+      const second = await runCli([], {
+        cwd: repo.clone,
+        env: { ...env, SERVICE_PORT: String(first.port), SERVICE_RUN_SCRIPT: "echo from-the-second" },
+        timeoutMs: 10_000,
+      });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`port ${first.port} is already in use`);
+      expect(second.stdout).not.toContain("listening on");
+      // Had both bound it (SO_REUSEPORT), the kernel would share the connections between them.
+      for (let i = 0; i < 6; i++) {
+        const res = await fetch(`${first.url}/?format=json`, {
+          method: "POST",
+          headers: { "x-service-secret": SECRET },
+        });
+        expect((await res.json()).run.stdout).toBe("from-the-first\n");
+      }
+    } finally {
+      await first.stop();
+    }
+  });
+});
+
+describe("arguments a command does not define are refused, not ignored", () => {
+  const mistakes: [string[], string][] = [
+    [["--prot=8080"], "unknown option --prot (see service serve --help)"],
+    [["serve", "--bogus"], "unknown option --bogus (see service serve --help)"],
+    [["deploy", "now"], 'unexpected argument "now" (see service deploy --help)'],
+    [["deploy", "--app", "web"], "--app web: the configuration has no apps (single-app mode)"],
+    [["deploy", "--app="], "option --app needs a value"],
+    [["logs", "last", "extra"], 'unexpected argument "extra" (see service logs --help)'],
+    [["logs", "-x"], "unknown option -x (see service logs --help)"],
+    [["check", "--json"], "unknown option --json (see service check --help)"],
+    [["systemd", "-o"], "option -o needs a value (see service systemd --help)"],
+  ];
+  for (const [args, message] of mistakes) {
+    test(`service ${args.join(" ")}: exit 1 with "${message}", nothing started or deployed`, async () => {
+      const repo = makeRepo();
+      const { code, stdout, stderr } = await runCli(args, {
+        cwd: repo.clone,
+        env: { SERVICE_SECRET: SECRET, SERVICE_PORT: "0", SERVICE_RUN_SCRIPT: "echo ran" },
+        timeoutMs: 10_000,
+      });
+      expect(code).toBe(1);
+      expect(stderr).toContain(message);
+      expect(stdout).not.toContain("listening on");
+      expect(logFiles(repo.clone)).toEqual([]);
+    });
+  }
+
+  test("the options a command defines still work: logs -f, --limit 5, --no-json, a string option's value that starts with a dash", async () => {
+    const repo = makeRepo();
+    for (const args of [
+      ["logs", "-f"],
+      ["logs", "--limit", "5"],
+      ["logs", "--limit=5", "--no-json", "--failed"],
+      ["systemd", "--output", "-unit.service"],
+    ]) {
+      const { code, stderr } = await runCli(args, { cwd: repo.clone });
+      expect({ args, code, stderr }).toEqual({ args, code: 0, stderr: "" });
+    }
+  });
+});

@@ -1,0 +1,367 @@
+/**
+ * README "Running it for real: server, HTTPS, systemd", for real: the proxies the HTTPS setup configures, from
+ * Debian's packages, in front of the service on loopback. Caddy with `tls internal`, nginx with a self-signed
+ * certificate: an HTTPS POST through each streams live and ends with `[done] ok=true`. Adding the site to a Caddy
+ * that serves other sites keeps them. Skipped where Caddy or nginx is not installed; `.ci/run` installs both.
+ */
+import { describe, expect, test } from "bun:test";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  caddyfile,
+  caddySiteFile,
+  installCaddySite,
+  nginxConf,
+  setupSteps,
+  type ProxySetup,
+} from "../../src/ops/https.ts";
+import { makeGate, StreamReader } from "../_support/gate.ts";
+import { lastLine, makeRepo, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
+
+const noCaddy = Bun.which("caddy") === null;
+const nginx = Bun.which("nginx") ?? ["/usr/sbin/nginx", "/sbin/nginx"].find((path) => existsSync(path)) ?? null;
+const openssl = Bun.which("openssl");
+if (noCaddy) console.warn("caddy is not installed: the Caddy tests are skipped (apt-get install caddy)");
+if (!nginx || !openssl)
+  console.warn("nginx or openssl is not installed: the nginx tests are skipped (apt-get install nginx openssl)");
+
+const tls = { rejectUnauthorized: false };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function setupFor(port: number, domain = "localhost"): ProxySetup {
+  return { domain, port, maxBodyBytes: 1_000_000, timeoutSeconds: 3660 };
+}
+
+/** Waits until `url` answers over TLS with `status`, failing early with the proxy's output if it exited. */
+async function waitForProxy(
+  proc: Bun.Subprocess<"ignore", "pipe", "pipe">,
+  url: string,
+  status: number,
+  what: string,
+): Promise<void> {
+  await waitFor(async () => {
+    if (proc.exitCode !== null)
+      throw new Error(`${what} exited with ${proc.exitCode}: ${await new Response(proc.stderr).text()}`);
+    try {
+      const res = await fetch(url, { tls } as RequestInit);
+      await res.text();
+      return res.status === status;
+    } catch {
+      return false;
+    }
+  }, `${what} to serve ${url}`);
+}
+
+/** A deploy POSTed to `url` streams through the proxy while its script waits at a gate, then ends ok; a wrong secret is 401. */
+async function expectLiveDeploy(url: string, gate: ReturnType<typeof makeGate>): Promise<void> {
+  const res = await fetch(url, { method: "POST", headers: { "x-service-secret": SECRET }, tls } as RequestInit);
+  expect(res.status).toBe(200);
+  const reader = new StreamReader(res);
+  await waitFor(() => reader.text.includes("[run] $"), "the run line through the proxy");
+  expect(gate.lines()).toHaveLength(1);
+  expect(reader.text).not.toContain("[done]");
+  gate.open();
+  expect(lastLine(await reader.done)).toBe("[done] ok=true exitCode=0");
+  const wrong = await fetch(url, { method: "POST", headers: { "x-service-secret": "wrong" }, tls } as RequestInit);
+  expect(wrong.status).toBe(401);
+  await wrong.text();
+}
+
+/** Runs `action` with Caddy's data and config dirs (which `caddy validate` writes) in `home`, not the real HOME. */
+function withCaddyHome<T>(home: string, action: () => T): T {
+  const saved = { XDG_DATA_HOME: process.env.XDG_DATA_HOME, XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME };
+  process.env.XDG_DATA_HOME = join(home, "data");
+  process.env.XDG_CONFIG_HOME = join(home, "config");
+  try {
+    return action();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
+}
+
+function startCaddy(config: string, home: string) {
+  return Bun.spawn(["caddy", "run", "--config", config, "--adapter", "caddyfile"], {
+    cwd: home,
+    env: { ...process.env, HOME: home, XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config") },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+}
+
+describe("HTTPS through the generated Caddy config", () => {
+  test.skipIf(noCaddy)(
+    "an HTTPS POST through Caddy streams the deploy live and ends with [done] ok=true",
+    async () => {
+      const repo = makeRepo();
+      const gate = makeGate();
+      const service = await startServer(repo.clone, {
+        SERVICE_SECRET: SECRET,
+        SERVICE_RUN_SCRIPT: gate.script,
+        ...gate.env,
+      });
+      const home = tempDir("service-caddy-");
+      const [httpsPort, httpPort] = [await freePort(), await freePort()];
+      const config = join(home, "Caddyfile");
+      writeFileSync(
+        config,
+        caddyfile(setupFor(service.port), {
+          address: `https://localhost:${httpsPort}`,
+          tlsInternal: true,
+          globalOptions: [
+            "admin off",
+            "skip_install_trust",
+            `http_port ${httpPort}`,
+            `https_port ${httpsPort}`,
+            "auto_https disable_redirects",
+          ],
+        }),
+      );
+      const caddy = startCaddy(config, home);
+      try {
+        // A GET is a 404 from the service behind it.
+        await waitForProxy(caddy, `https://localhost:${httpsPort}/`, 404, "Caddy");
+        await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
+      } finally {
+        caddy.kill("SIGKILL");
+        gate.open();
+        await service.stop();
+      }
+    },
+    60_000,
+  );
+
+  test.skipIf(noCaddy)(
+    "adding the site to a running Caddy keeps its other sites, imports the site once, and deploys through it",
+    async () => {
+      const repo = makeRepo();
+      const gate = makeGate();
+      const service = await startServer(repo.clone, {
+        SERVICE_SECRET: SECRET,
+        SERVICE_RUN_SCRIPT: gate.script,
+        ...gate.env,
+      });
+      const home = tempDir("service-caddy-");
+      const [adminPort, httpsPort, httpPort, otherPort] = [
+        await freePort(),
+        await freePort(),
+        await freePort(),
+        await freePort(),
+      ];
+      const config = join(home, "Caddyfile");
+      const original = [
+        "{",
+        `\tadmin 127.0.0.1:${adminPort}`,
+        "\tskip_install_trust",
+        "\tlocal_certs",
+        `\thttp_port ${httpPort}`,
+        `\thttps_port ${httpsPort}`,
+        "\tauto_https disable_redirects",
+        "}",
+        "",
+        `http://127.0.0.1:${otherPort} {`,
+        '\trespond "the other site"',
+        "}",
+        "",
+      ].join("\n");
+      writeFileSync(config, original);
+      const caddy = startCaddy(config, home);
+      try {
+        const other = `http://127.0.0.1:${otherPort}/`;
+        await waitFor(
+          async () =>
+            (await fetch(other)
+              .then((r) => r.text())
+              .catch(() => "")) === "the other site",
+          "Caddy's other site",
+        );
+
+        // The site as the HTTPS setup writes it (for the domain "localhost", which Caddy certifies itself here).
+        const site = join(tempDir(), "Caddyfile");
+        writeFileSync(site, caddyfile(setupFor(service.port)));
+        const message = withCaddyHome(home, () => installCaddySite(site, "localhost", config));
+        expect(message).toContain("reloaded Caddy");
+        const after = readFileSync(config, "utf8");
+        expect(after.startsWith(original)).toBe(true);
+        expect(after).toContain(`import ${caddySiteFile(config, "localhost")}\n`);
+        expect(readdirSync(home).filter((name) => name.startsWith("Caddyfile.before-service-"))).toHaveLength(1);
+
+        await waitForProxy(caddy, `https://localhost:${httpsPort}/`, 404, "Caddy");
+        expect(await (await fetch(other)).text()).toBe("the other site");
+        await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
+
+        // Again (say, a new port): the site file is replaced, the import stays one line.
+        expect(withCaddyHome(home, () => installCaddySite(site, "localhost", config))).toContain("reloaded Caddy");
+        expect(readFileSync(config, "utf8").split(`import ${caddySiteFile(config, "localhost")}`)).toHaveLength(2);
+      } finally {
+        caddy.kill("SIGKILL");
+        gate.open();
+        await service.stop();
+      }
+    },
+    60_000,
+  );
+
+  test.skipIf(noCaddy)(
+    "a Caddyfile that already serves the domain is left as it was, and the message says so",
+    () => {
+      const home = tempDir("service-caddy-");
+      const config = join(home, "Caddyfile");
+      const original = '{\n\tadmin off\n}\n\nlocalhost {\n\trespond "mine"\n}\n';
+      writeFileSync(config, original);
+      const site = join(tempDir(), "Caddyfile");
+      writeFileSync(site, caddyfile(setupFor(3141)));
+      const message = withCaddyHome(home, () => installCaddySite(site, "localhost", config));
+      expect(message).toContain("left it as it was");
+      expect(readFileSync(config, "utf8")).toBe(original);
+      expect(readdirSync(home)).toEqual(["Caddyfile"]);
+    },
+    30_000,
+  );
+});
+
+/** A self-signed certificate for localhost in `dir`. */
+function selfSigned(dir: string): { certificate: string; certificateKey: string } {
+  const certificate = join(dir, "cert.pem");
+  const certificateKey = join(dir, "key.pem");
+  const made = Bun.spawnSync(
+    [
+      openssl!,
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=localhost",
+      "-keyout",
+      certificateKey,
+      "-out",
+      certificate,
+    ],
+    { stdout: "pipe", stderr: "pipe" },
+  );
+  if (made.exitCode !== 0) throw new Error(`openssl failed: ${made.stderr}`);
+  return { certificate, certificateKey };
+}
+
+/** A whole nginx.conf around the generated server blocks, everything under `prefix` (no /etc, /var or root needed). */
+function nginxMain(prefix: string, site: string): string {
+  const user = process.getuid?.() === 0 ? "user root;\n" : "";
+  return `${user}daemon off;
+master_process off;
+pid ${prefix}/nginx.pid;
+error_log ${prefix}/error.log;
+events { worker_connections 64; }
+http {
+    access_log off;
+    client_body_temp_path ${prefix}/body;
+    proxy_temp_path ${prefix}/proxy;
+    fastcgi_temp_path ${prefix}/fastcgi;
+    uwsgi_temp_path ${prefix}/uwsgi;
+    scgi_temp_path ${prefix}/scgi;
+    include ${site};
+}
+`;
+}
+
+describe("HTTPS through the generated nginx config", () => {
+  test("the printed nginx steps get the certificate before enabling the site and running nginx -t", () => {
+    const steps = setupSteps(
+      setupFor(3141, "deploy.example.com"),
+      { caddy: "/srv/app/.service/Caddyfile", nginx: "/srv/app/.service/nginx.conf" },
+      "0.0.0.0",
+    );
+    const certbot = steps.indexOf("sudo certbot certonly --nginx -d deploy.example.com");
+    const enable = steps.indexOf(
+      "sudo ln -sf /etc/nginx/sites-available/service-deploy.example.com /etc/nginx/sites-enabled/",
+    );
+    const check = steps.indexOf("sudo nginx -t && sudo systemctl reload nginx");
+    expect(certbot).toBeGreaterThan(-1);
+    expect(enable).toBeGreaterThan(certbot);
+    expect(check).toBeGreaterThan(enable);
+  });
+
+  test.skipIf(!nginx || !openssl)(
+    "nginx -t fails on the site before its certificate exists (why certbot comes first) and passes after",
+    () => {
+      const prefix = tempDir("service-nginx-");
+      const site = join(prefix, "site.conf");
+      const main = join(prefix, "nginx.conf");
+      writeFileSync(main, nginxMain(prefix, site));
+      const [https, http] = ["127.0.0.1:1", "127.0.0.1:2"];
+      writeFileSync(
+        site,
+        nginxConf(setupFor(3141), {
+          https,
+          http,
+          certificate: join(prefix, "missing", "fullchain.pem"),
+          certificateKey: join(prefix, "missing", "privkey.pem"),
+        }),
+      );
+      const before = Bun.spawnSync([nginx!, "-t", "-p", prefix, "-c", main], { stdout: "pipe", stderr: "pipe" });
+      expect(before.exitCode).not.toBe(0);
+      expect(before.stderr.toString()).toContain("fullchain.pem");
+      writeFileSync(site, nginxConf(setupFor(3141), { https, http, ...selfSigned(prefix) }));
+      const after = Bun.spawnSync([nginx!, "-t", "-p", prefix, "-c", main], { stdout: "pipe", stderr: "pipe" });
+      expect(after.stderr.toString()).toContain("test is successful");
+      expect(after.exitCode).toBe(0);
+    },
+  );
+
+  test.skipIf(!nginx || !openssl)(
+    "an HTTPS POST through nginx streams the deploy live and ends with [done] ok=true",
+    async () => {
+      const repo = makeRepo();
+      const gate = makeGate();
+      const service = await startServer(repo.clone, {
+        SERVICE_SECRET: SECRET,
+        SERVICE_RUN_SCRIPT: gate.script,
+        ...gate.env,
+      });
+      const prefix = tempDir("service-nginx-");
+      const [httpsPort, httpPort] = [await freePort(), await freePort()];
+      const site = join(prefix, "site.conf");
+      const main = join(prefix, "nginx.conf");
+      writeFileSync(
+        site,
+        nginxConf(setupFor(service.port), {
+          https: `127.0.0.1:${httpsPort}`,
+          http: `127.0.0.1:${httpPort}`,
+          ...selfSigned(prefix),
+        }),
+      );
+      writeFileSync(main, nginxMain(prefix, site));
+      const proc = Bun.spawn([nginx!, "-p", prefix, "-c", main], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      try {
+        await waitForProxy(proc, `https://localhost:${httpsPort}/`, 404, "nginx");
+        // Plain HTTP is sent to HTTPS.
+        const redirect = await fetch(`http://localhost:${httpPort}/hook`, { redirect: "manual" });
+        expect(redirect.status).toBe(301);
+        expect(redirect.headers.get("location")).toBe("https://localhost/hook");
+        await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
+      } finally {
+        proc.kill("SIGKILL");
+        gate.open();
+        await service.stop();
+      }
+    },
+    60_000,
+  );
+});
