@@ -10,11 +10,11 @@ import { Deployer } from "./deploy/deployer.ts";
 import type { RollbackTarget } from "./types.ts";
 import { LatestDeploys } from "./queue/latest.ts";
 import { pauseNotices } from "./queue/pause.ts";
-import { queueKey, ticketDir } from "./queue/queue.ts";
-import { scanTickets } from "./queue/tickets.ts";
+import { queueKey, scanTickets, ticketDir } from "./queue/tickets.ts";
 import { Poller } from "./control/poll.ts";
 import { markInterruptedDeploys } from "./queue/recovery.ts";
-import { settleOutbound } from "./notify/outbound.ts";
+import { OutboundCalls } from "./notify/outbound.ts";
+import { outboundSinks } from "./notify/sink.ts";
 import { ConfigReloader } from "./config/reload.ts";
 import { jsonResponse } from "./http/response.ts";
 import { runtime } from "#runtime";
@@ -77,7 +77,9 @@ export function createServiceServer(
   const logger = options.logger ?? defaultLogger();
   const cwd = options.cwd ?? process.cwd();
   const reloader = new ConfigReloader(config, cwd, logger);
-  const deployer = new Deployer({ logger });
+  // Its own outbound calls: stopping this server never touches another's (two servers in one process).
+  const outbound = new OutboundCalls();
+  const deployer = new Deployer({ logger, outbound: outboundSinks(outbound) });
   const latest = new LatestDeploys();
   const inFlight = new Set<Promise<unknown>>();
   let listener: Listener | undefined;
@@ -253,7 +255,7 @@ export function createServiceServer(
         if (options.force) deployer.processes.resume();
       }
       // Commit statuses and notifications still in flight get a short grace; the rest are recorded as not sent.
-      await settleOutbound(options.force ? 0 : OUTBOUND_GRACE_MS);
+      await outbound.settle(options.force ? 0 : OUTBOUND_GRACE_MS);
       // A forced stop may come while a graceful one waits: the first to get here closes the listener.
       const current = listener;
       if (!current) return;

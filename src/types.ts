@@ -106,59 +106,14 @@ export type DeploySink = (event: DeployEvent) => void;
 /** How a deploy that ended counts, for the metrics, the API and notifications: a rollback is not a success. */
 export type Outcome = "ok" | "failed" | "rolled_back" | "cancelled";
 
-export function outcomeOf(result: Pick<DeployResult, "ok" | "rolledBack">, cancelled = false): Outcome {
-  if (cancelled) return "cancelled";
-  if (result.rolledBack) return "rolled_back";
-  return result.ok ? "ok" : "failed";
+/** The requests a deploy served (in its record): how many, and their forge delivery ids. */
+export interface Served {
+  requests: number;
+  deliveries: string[];
 }
 
-/** The final stream line, exactly as the spec writes it. */
-export function doneLine(result: Pick<DeployResult, "ok" | "run" | "rollback">): string {
-  const exitCode = result.rollback ? result.rollback.exitCode : result.run.exitCode;
-  return `[done] ok=${result.ok} exitCode=${exitCode === null ? "null" : exitCode}`;
-}
-
-const encoder = new TextEncoder();
-
-/**
- * Turns events into the text transcript shared by the HTTP stream, the terminal and the .log file. Output is
- * passed through byte for byte; the service's own lines always start on a line of their own.
- */
-export class Transcript {
-  private atLineStart = true;
-
-  render(event: DeployEvent): Uint8Array | undefined {
-    if (event.type === "output") {
-      if (event.data.length === 0) return undefined;
-      this.atLineStart = event.data[event.data.length - 1] === 10;
-      return event.data;
-    }
-    return this.line(textOf(event));
-  }
-
-  /** A line of the service's own, on a line of its own. */
-  line(text: string): Uint8Array {
-    const prefix = this.atLineStart ? "" : "\n";
-    this.atLineStart = true;
-    return encoder.encode(`${prefix}${text}\n`);
-  }
-
-  get midLine(): boolean {
-    return !this.atLineStart;
-  }
-}
-
-function textOf(event: Exclude<DeployEvent, { type: "output" }>): string {
-  switch (event.type) {
-    case "queued":
-      return `[queued] waiting; position=${event.position}`;
-    case "start": {
-      const forge = event.event ? `, event ${event.event}${event.delivery ? `, delivery ${event.delivery}` : ""}` : "";
-      return `[deploy] ${event.id} started ${event.startedAt.toISOString()} (${event.trigger}${forge}) in ${event.repoPath}`;
-    }
-    case "step":
-      return `[${event.step}] ${event.text}`;
-    case "done":
-      return doneLine(event.result);
-  }
+/** The forge event and delivery id of the request that asked for a deploy; null when it carries none (curl, a CI job). */
+export interface ForgeDelivery {
+  event: string | null;
+  delivery: string | null;
 }

@@ -64,7 +64,7 @@ export const DASHBOARD_JS = `"use strict";
   }
   function short(commit) { return commit ? String(commit).slice(0, 8) : "–"; }
   function deployLink(id, text) { return el("a", { href: root + "deploys/" + encodeURIComponent(id), text: text || id.slice(0, 8) }); }
-  function outcomeOf(entry) {
+  function outcomeLabel(entry) {
     if (entry.status === "running") return "running";
     if (entry.status === "cancelled") return "cancelled";
     if (entry.status !== "done") return entry.status;
@@ -157,7 +157,7 @@ export const DASHBOARD_JS = `"use strict";
         var rows = el("tbody");
         entries.forEach(function (entry) {
           rows.appendChild(el("tr", {}, el("td", {}, deployLink(entry.id)), el("td", { text: entry.app || "default" }), el("td", { text: entry.trigger || "" }),
-            el("td", {}, badge(outcomeOf(entry))), el("td", { text: age(entry.startedAt) }), el("td", { text: entry.durationMs === null ? "" : (entry.durationMs / 1000).toFixed(1) + " s" })));
+            el("td", {}, badge(outcomeLabel(entry))), el("td", { text: age(entry.startedAt) }), el("td", { text: entry.durationMs === null ? "" : (entry.durationMs / 1000).toFixed(1) + " s" })));
         });
         if (entries.length === 0) rows.appendChild(el("tr", {}, el("td", { colspan: "6", text: failed ? "No failed deploys." : "No deploys yet." })));
         table.appendChild(rows);
@@ -200,7 +200,7 @@ export const DASHBOARD_JS = `"use strict";
       field(info, "Deploy", el("code", { text: record.id }));
       field(info, "App", record.app || "default");
       field(info, "Trigger", record.trigger || "");
-      field(info, "Outcome", badge(outcomeOf({ status: record.status, ok: result.ok, rolledBack: result.rolledBack })));
+      field(info, "Outcome", badge(outcomeLabel({ status: record.status, ok: result.ok, rolledBack: result.rolledBack })));
       field(info, "Started", record.startedAt ? new Date(record.startedAt).toLocaleString() + " (" + age(record.startedAt) + ")" : "");
       if (record.durationMs !== undefined && record.durationMs !== null) field(info, "Duration", (record.durationMs / 1000).toFixed(1) + " s");
       if (pull.before || pull.after) field(info, "Commit", el("code", { text: short(pull.before) + " → " + short(pull.after) }));

@@ -1,7 +1,8 @@
-import { mkdirSync } from "node:fs";
 import { isIP } from "node:net";
-import { resolve } from "node:path";
-import { generateSecret, readSecretFile, secretsEqual, shortSecretError, writeSecretFile } from "../config/secret.ts";
+import { dirname, resolve } from "node:path";
+import { ensurePrivateDir } from "../system/files.ts";
+import { generateSecret, readSecretFile, shortSecretError, writeSecretFile } from "../config/secret.ts";
+import { secretsEqual } from "../http/signature.ts";
 
 /** Where the generated admin token is kept, relative to the working directory. */
 export const ADMIN_TOKEN_FILE = ".service/admin.token";
@@ -33,7 +34,7 @@ export function ensureAdminToken(configured: string | undefined, cwd: string): E
   const file = resolve(cwd, ADMIN_TOKEN_FILE);
   const existing = readSecretFile(file);
   if (existing) return { token: existing, generated: false, file };
-  mkdirSync(resolve(cwd, ".service"), { recursive: true });
+  ensurePrivateDir(dirname(file));
   const token = generateSecret();
   writeSecretFile(file, token);
   return { token, generated: true, file };

@@ -1,9 +1,10 @@
 import pkg from "../../package.json" with { type: "json" };
-import { outcomeOf, type DeploySink, type Outcome as DeployOutcome, type Trigger } from "../types.ts";
+import { outcomeOf } from "../history/record.ts";
+import type { DeploySink, Outcome, Trigger } from "../types.ts";
 import type { PollResult } from "../control/poll.ts";
 
 /** How a deploy ended, as the metrics name it; `skipped`: a delivery that deployed nothing. */
-export type Outcome = DeployOutcome | "skipped";
+export type CountedOutcome = Outcome | "skipped";
 
 /** Upper bounds of the deploy duration histogram, in seconds: from a quick restart to a long build. */
 const DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
@@ -29,7 +30,7 @@ export class Metrics {
   }
 
   /** A deploy that ended, or a request that was answered "skipped" (it never became a deploy). */
-  deployEnded(app: string, outcome: Outcome, durationMs?: number): void {
+  deployEnded(app: string, outcome: CountedOutcome, durationMs?: number): void {
     bump(this.deploys, labels({ app, outcome }));
     this.last.set(labels({ app, outcome }), Date.now() / 1000);
     if (durationMs === undefined) return;

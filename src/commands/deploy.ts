@@ -2,11 +2,13 @@ import { defineCommand } from "citty";
 import { join } from "node:path";
 import { appSecretFile, resolveApps, type ResolvedApp } from "../config/apps.ts";
 import { findConfigFile, loadConfig } from "../config/load.ts";
-import { Transcript, type DeployResult, type DeploySink } from "../types.ts";
+import { Transcript } from "../history/transcript.ts";
+import type { DeployResult, DeploySink } from "../types.ts";
 import { Deployer } from "../deploy/deployer.ts";
 import { pauseOf } from "../queue/pause.ts";
-import { queueKey } from "../queue/queue.ts";
-import { settleOutbound } from "../notify/outbound.ts";
+import { queueKey } from "../queue/tickets.ts";
+import { OutboundCalls } from "../notify/outbound.ts";
+import { outboundSinks } from "../notify/sink.ts";
 import { readSecretFile, SECRET_FILE } from "../config/secret.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
@@ -66,7 +68,8 @@ export function chooseApp(args: { cwd?: string; app?: string }): {
 export async function printLive(start: (deployer: Deployer, sink: DeploySink) => Promise<DeployResult>): Promise<void> {
   const transcript = new Transcript();
   const stdoutOpen = survivesClosedOutput();
-  const deployer = new Deployer();
+  const outbound = new OutboundCalls();
+  const deployer = new Deployer({ outbound: outboundSinks(outbound) });
   let signals = 0;
   // Once the deploy is over, a signal ends the wait for its notifications (they are recorded as not sent);
   // one during the deploy stops the script only, and the failure is still announced.
@@ -86,7 +89,7 @@ export async function printLive(start: (deployer: Deployer, sink: DeploySink) =>
     });
     deployed = true;
     // The commit status and notifications of this deploy go out before the process ends (each is time-limited).
-    await settleOutbound(CLI_OUTBOUND_GRACE_MS, outboundCut.signal);
+    await outbound.settle(CLI_OUTBOUND_GRACE_MS, outboundCut.signal);
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, stop);
   }

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
-import { short } from "../deploy/pull.ts";
+import { short } from "../system/git.ts";
 import { readStatus, selectApps, type AppStatus } from "../control/status.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 

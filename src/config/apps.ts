@@ -1,5 +1,5 @@
-import { chmodSync, mkdirSync } from "node:fs";
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { ensurePrivateDir } from "../system/files.ts";
 import { ConfigError, type AppConfig, type ResolvedConfig } from "./schema.ts";
 import { CONFIGURED_SECRET, generateSecret, readSecretFile, shortSecretError, writeSecretFile } from "./secret.ts";
 
@@ -151,8 +151,7 @@ export function ensureAppSecrets(apps: ResolvedApp[], cwd: string): AppSecret[] 
     let secret = readSecretFile(file);
     const generated = secret === undefined;
     if (secret === undefined) {
-      mkdirSync(join(file, ".."), { recursive: true, mode: 0o700 });
-      chmodSync(join(file, ".."), 0o700);
+      ensurePrivateDir(dirname(file));
       secret = generateSecret();
       writeSecretFile(file, secret);
     }

@@ -4,7 +4,7 @@ import type { ConsolaInstance } from "consola";
 import { defaultLogger } from "../system/logger.ts";
 import { envFlag } from "./keys.ts";
 import { ConfigError, type ResolvedConfig, type UserConfig } from "./schema.ts";
-import { resolveConfig } from "./resolve.ts";
+import { type ConfigText, resolveConfig } from "./resolve.ts";
 
 /** Config file names looked up in the working directory, first existing wins. */
 export const CONFIG_FILE_NAMES = ["service.yaml", "service.yml", ".service.yaml", ".service.yml"] as const;
@@ -29,9 +29,6 @@ export function strictFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /** Strict mode's suffix to a problem with the config file, so the message says why it is not only a warning. */
 export const STRICT_REFUSES = `strict mode (${STRICT_ENV}=1 or --strict) does not start without a valid config file`;
-
-/** The text of a config file, or why it cannot be read (`missing` when it does not exist). */
-export type ConfigText = { text: string } | { invalid: string; missing: boolean };
 
 /** The largest config file read: it is read again whenever it changes, on a request path before authentication. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;

@@ -1,17 +1,9 @@
 import { statSync } from "node:fs";
 import type { ConsolaInstance } from "consola";
-import {
-  fileKey,
-  findConfigFile,
-  loadedFromOf,
-  readConfigText,
-  strictFromEnv,
-  type ConfigText,
-  type LoadedFrom,
-} from "./load.ts";
+import { fileKey, findConfigFile, loadedFromOf, readConfigText, strictFromEnv, type LoadedFrom } from "./load.ts";
 import { envConfig } from "./keys.ts";
 import type { ResolvedConfig, UserConfig } from "./schema.ts";
-import { resolveConfig } from "./resolve.ts";
+import { type ConfigText, resolveConfig } from "./resolve.ts";
 
 /**
  * Looks at the config file on every call (README "Configuration": every POST sees edits), reads it again only

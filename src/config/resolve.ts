@@ -5,11 +5,13 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import type { ConfigText } from "./load.ts";
 import { envConfig, normalizeUserConfig } from "./keys.ts";
 import { type ConfigError, defaultConfig, type ResolvedConfig, type UserConfig } from "./schema.ts";
 
 /** Where a value came from: the defaults, the caller's base, the config file, SERVICE_* variables, or a caller's layer over them. */
+/** The text of a config file, or why it cannot be read (`missing` when it does not exist). */
+export type ConfigText = { text: string } | { invalid: string; missing: boolean };
+
 export type Source = "default" | "base" | "file" | "env" | "caller";
 
 export interface ConfigInput {

@@ -1,5 +1,5 @@
 import type { ResolvedApp } from "../config/apps.ts";
-import { cancelDeploy, cancelledBy, type CancelOutcome } from "../queue/cancel.ts";
+import { cancelDeploy, cancelledBy, type CancelResult } from "../queue/cancel.ts";
 import type { Deployer } from "../deploy/deployer.ts";
 import type { DeployResult, DeploySink } from "../types.ts";
 import { pause, resume, type Pause } from "../queue/pause.ts";
@@ -20,7 +20,7 @@ export interface ServerControl {
    * Cancels a deploy by id (or its start), waiting or running, as `service cancel` does. Rejects with a message
    * for the user when the id is unknown, or the deploy already finished.
    */
-  cancel(id: string): Promise<CancelOutcome>;
+  cancel(id: string): Promise<CancelResult>;
   /** Pauses the deploys of `app`, or of every app, as `service pause` does. Throws for an unknown app. */
   pause(options?: { app?: string; reason?: string }): Pause;
   /** Lifts a pause, as `service resume` does; returns the pause lifted (undefined when there was none). */

@@ -3,10 +3,9 @@ import { headCommit } from "../system/git.ts";
 import { processAlive } from "../system/liveness.ts";
 import { isActiveHere } from "../history/log.ts";
 import { pauseOf, type Pause } from "../queue/pause.ts";
-import { queueKey, ticketDir } from "../queue/queue.ts";
 import { readPollState, type PollResult } from "./poll.ts";
-import { scanTickets } from "../queue/tickets.ts";
-import { listDeploys, outcomeOf, readDeployRecord, type HistoryEntry } from "../history/read.ts";
+import { queueKey, scanTickets, ticketDir } from "../queue/tickets.ts";
+import { listDeploys, resultLabel, readDeployRecord, type HistoryEntry } from "../history/read.ts";
 
 /**
  * One app's state, as `service status --json`, `server.status()` and the admin listener give it: plain data,
@@ -84,7 +83,7 @@ async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[],
     poll: pollStatus(cwd, app, now),
     last:
       ended && finishedAt
-        ? { id: ended.id, outcome: outcomeOf(ended), finishedAt, ageMs: Math.max(0, now - Date.parse(finishedAt)) }
+        ? { id: ended.id, outcome: resultLabel(ended), finishedAt, ageMs: Math.max(0, now - Date.parse(finishedAt)) }
         : null,
   };
 }

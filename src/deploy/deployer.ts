@@ -1,14 +1,16 @@
-import { Cancellation, CancelWatch } from "../queue/cancel.ts";
-import type { DeployResult } from "../types.ts";
 import { resolve } from "node:path";
 import { LOG_DIR } from "../history/record.ts";
-import { defaultLogger, type Logger } from "../system/logger.ts";
-import { runDeploy, type DeployOptions } from "./pipeline.ts";
-import { DeployQueue, QueueFullError, queueKey } from "../queue/queue.ts";
-import { KILL_GRACE_MS, killGroup, RunningProcesses } from "../system/process.ts";
-import { DeployRun, type Ending, type PlannedDeploy } from "./run.ts";
-import { pauseOf } from "../queue/pause.ts";
 import { markQueued, unmarkQueued } from "../history/waiting.ts";
+import { Cancellation, CancelWatch } from "../queue/cancel.ts";
+import { pauseOf } from "../queue/pause.ts";
+import { DeployQueue, QueueFullError } from "../queue/queue.ts";
+import { queueKey } from "../queue/tickets.ts";
+import { defaultLogger, type Logger } from "../system/logger.ts";
+import { KILL_GRACE_MS, killGroup, RunningProcesses } from "../system/process.ts";
+import type { DeployResult } from "../types.ts";
+import { runDeploy } from "./pipeline.ts";
+import { DeployRun, type Ending } from "./run.ts";
+import type { DeployOptions, OutboundSinks, PlannedDeploy } from "./types.ts";
 
 /** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
 export function recordCancelled(options: PlannedDeploy, reason: string): Promise<DeployResult> {
@@ -24,7 +26,7 @@ async function recordNotRun(
 ): Promise<DeployResult> {
   const run = new DeployRun(options);
   run.step("deploy", text);
-  const outcome = {
+  const produced = {
     ok: false,
     pull: { success: false, stdout: "", stderr: "", before: null, after: null },
     run: { stdout: "", stderr: "", exitCode: null, timedOut: false, script: options.config.runScript },
@@ -32,18 +34,21 @@ async function recordNotRun(
     rolledBack: false,
   };
   // Nothing ran: it ends the moment it starts.
-  return run.end(outcome, ending, run.startedAt);
+  return run.end(produced, ending, run.startedAt);
 }
 
 export interface DeployerOptions {
   /** Where the deploys' own warnings go, and the queue's about deploys a dead process left running. */
   logger?: Logger;
+  /** Makes each deploy's outbound sink (commit statuses, notifications); the owner tracks their calls. */
+  outbound?: OutboundSinks;
 }
 
 /** Queues deploys per repoPath (FIFO, across processes) and runs them. */
 export class Deployer {
   readonly queue: DeployQueue;
   private readonly logger: Logger;
+  private readonly outbound: OutboundSinks | undefined;
   /** The commands its deploys are running, and only those: what a shutdown or Ctrl-C stops. */
   readonly processes = new RunningProcesses();
   /** The cancel requests (`service cancel`) for this deployer's deploys. */
@@ -51,6 +56,7 @@ export class Deployer {
 
   constructor(options: DeployerOptions = {}) {
     this.logger = options.logger ?? defaultLogger();
+    this.outbound = options.outbound;
     this.queue = new DeployQueue(this.logger);
   }
 
@@ -58,7 +64,12 @@ export class Deployer {
   deploy(requested: DeployOptions, control: { force?: boolean } = {}): Promise<DeployResult> {
     // The id is made here, once, before the queue: its ticket names it, so a process that finds it interrupted can
     // mark its log.
-    const options: PlannedDeploy = { logger: this.logger, ...requested, id: requested.id ?? crypto.randomUUID() };
+    const options: PlannedDeploy = {
+      logger: this.logger,
+      outbound: this.outbound,
+      ...requested,
+      id: requested.id ?? crypto.randomUUID(),
+    };
     const key = queueKey(options.config.repoPath);
     try {
       // An acknowledged deploy's id is known before it starts: while it waits, `service logs <id>` says so. The

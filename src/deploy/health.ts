@@ -1,13 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { defaultConfig, type ResolvedConfig } from "../config/schema.ts";
+import { defaultConfig } from "../config/schema.ts";
 import type { HealthCheckResult, Step } from "../types.ts";
 import { deployInterrupted } from "../system/process.ts";
 import { runScript } from "./script.ts";
-
-/** The health check keys; the time keys take their defaults when unset (settings built by hand, as a library). */
-export type HealthSettings = Partial<
-  Pick<ResolvedConfig, "healthCheckUrl" | "healthCheck" | "healthCheckTimeoutMs" | "healthCheckIntervalMs">
->;
+import type { HealthSettings } from "./types.ts";
 
 const DEFAULTS = defaultConfig();
 

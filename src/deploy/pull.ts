@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { captures } from "./capture.ts";
 import type { PullResult } from "../types.ts";
-import { gitPull, headCommit, inspectRepo } from "../system/git.ts";
-import type { DeployContext } from "./pipeline.ts";
+import { gitPull, headCommit, inspectRepo, short } from "../system/git.ts";
+import type { DeployContext } from "./types.ts";
 
 /** What the pull step found, filled as it goes: a step that throws midway still leaves what it learnt. */
 export class PullState {
@@ -21,8 +21,6 @@ export class PullState {
     };
   }
 }
-
-export const short = (commit: string | null) => (commit ? commit.slice(0, 12) : "(no commit)");
 
 /**
  * The pull step (README "The deploy"): HEAD before, `git pull` when there is a remote, HEAD after. The

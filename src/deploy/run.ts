@@ -1,17 +1,13 @@
 import type { Captures } from "./capture.ts";
-import type { DeployEvent, DeployResult, DeploySink, Step } from "../types.ts";
+import type { DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step } from "../types.ts";
 import { pruneLogs } from "../history/retention.ts";
 import { DeployLog } from "../history/log.ts";
 import type { DeployRecord } from "../history/record.ts";
-import type { DeployOptions } from "./pipeline.ts";
 import { OutputRedactor, Redaction } from "../system/redact.ts";
-import { outboundSink } from "../notify/sink.ts";
-
-/** A deploy's options once its id is fixed: the deployer makes the id, before the queue, and only there. */
-export type PlannedDeploy = DeployOptions & { id: string };
+import type { DeployOptions, PlannedDeploy, RunTranscript } from "./types.ts";
 
 /** What a deploy produced; its ending adds the id, the log files and the times. */
-export type Outcome = Omit<DeployResult, "id" | "log" | "startedAt" | "finishedAt" | "durationMs">;
+export type Produced = Omit<DeployResult, "id" | "log" | "startedAt" | "finishedAt" | "durationMs">;
 
 /** How a deploy's record ends: it ran (whatever its result), or it was cancelled before it started. */
 export type Ending = Extract<DeployRecord["status"], "done" | "cancelled">;
@@ -21,11 +17,11 @@ export type Ending = Extract<DeployRecord["status"], "done" | "cancelled">;
  * and then to the sinks; `end` builds the result, writes the final record before the `[done]` line reaches a
  * sink, and runs retention. Texts the service writes are redacted here, once.
  */
-export class DeployRun {
+export class DeployRun implements RunTranscript {
   readonly id: string;
   readonly startedAt = new Date();
   private readonly redaction: Redaction;
-  readonly forge: { event: string | null; delivery: string | null };
+  readonly forge: ForgeDelivery;
   private readonly log: DeployLog;
   private readonly sinks: DeploySink[];
   /** Output held back by redactors (a secret may span two chunks), released before each line of the service. */
@@ -51,7 +47,7 @@ export class DeployRun {
       { maxLogBytes: config.maxLogBytes, makeRoom: () => this.prune(), logger: options.logger },
     );
     // Commit statuses and notifications: a sink like the client's, that never holds the run or its `[done]`.
-    const outbound = outboundSink({
+    const outbound = options.outbound?.({
       id: this.id,
       app: options.app,
       trigger: options.trigger,
@@ -98,17 +94,17 @@ export class DeployRun {
   }
 
   /** The one ending of every deploy: the result, its final record, the `[done]` line, then retention. */
-  end(outcome: Outcome, ending: Ending = "done", finishedAt = new Date()): DeployResult {
+  end(produced: Produced, ending: Ending = "done", finishedAt = new Date()): DeployResult {
     const { redaction, log } = this;
-    const { rollback, healthCheck, target } = outcome;
+    const { rollback, healthCheck, target } = produced;
     const checked = (health: typeof healthCheck) =>
       health && { ...health, error: health.error && redaction.text(health.error) };
     const result: DeployResult = {
       id: this.id,
-      ok: outcome.ok,
-      pull: outcome.pull,
-      run: { ...outcome.run, script: redaction.text(outcome.run.script) },
-      error: outcome.error && redaction.text(outcome.error),
+      ok: produced.ok,
+      pull: produced.pull,
+      run: { ...produced.run, script: redaction.text(produced.run.script) },
+      error: produced.error && redaction.text(produced.error),
       ...(rollback
         ? {
             rollback: {
@@ -118,7 +114,7 @@ export class DeployRun {
             },
           }
         : {}),
-      rolledBack: outcome.rolledBack,
+      rolledBack: produced.rolledBack,
       ...(healthCheck ? { healthCheck: checked(healthCheck) } : {}),
       ...(target ? { target } : {}),
       log: { id: this.id, json: log.jsonPath, log: log.logPath },
@@ -167,7 +163,7 @@ export class DeployRun {
 }
 
 /** The forge event and delivery id, redacted like every other text of a deploy, null when absent. */
-function forgeOf(options: DeployOptions, redaction: Redaction): { event: string | null; delivery: string | null } {
+function forgeOf(options: DeployOptions, redaction: Redaction): ForgeDelivery {
   return {
     event: options.event ? redaction.text(options.event) : null,
     delivery: options.delivery ? redaction.text(options.delivery) : null,

@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
 import type { StopReport } from "../system/groups.ts";
-import { runProcess, type ProcessOutcome } from "../system/process.ts";
+import { runProcess, type ProcessExit } from "../system/process.ts";
+import type { RunResult, Step } from "../types.ts";
+import type { DeployContext } from "./types.ts";
 
 /** Words that only mean something to a shell (builtins and keywords): such a line goes through `sh -c`. */
 const SHELL_WORDS = new Set([
@@ -130,7 +132,7 @@ export interface ScriptOptions {
   onLine?: (line: string) => void;
 }
 
-export interface ScriptOutcome extends ProcessOutcome {
+export interface ScriptExit extends ProcessExit {
   /** The line that failed (non-zero, timed out or could not start). */
   failedLine?: string;
 }
@@ -139,7 +141,7 @@ export interface ScriptOutcome extends ProcessOutcome {
  * Runs a run script line by line, stopping at the first line that does not exit 0. `timeoutMs` bounds the
  * whole script, not each line.
  */
-export async function runScript(script: string, options: ScriptOptions): Promise<ScriptOutcome> {
+export async function runScript(script: string, options: ScriptOptions): Promise<ScriptExit> {
   if (!existsSync(options.cwd)) {
     return {
       exitCode: null,
@@ -148,7 +150,7 @@ export async function runScript(script: string, options: ScriptOptions): Promise
     };
   }
   const deadline = Date.now() + options.timeoutMs;
-  let outcome: ProcessOutcome = { exitCode: 0, timedOut: false };
+  let outcome: ProcessExit = { exitCode: 0, timedOut: false };
   for (const line of scriptLines(script)) {
     options.onLine?.(line);
     outcome = await runProcess(planLine(line).argv, { ...options, deadline });
@@ -181,4 +183,41 @@ export function describeTimeout(timeoutMs: number, stopped: StopReport | undefin
   if (outside.length)
     text += `; not stopped: ${listed(outside)}, started by this deploy but outside its process group (setsid or a daemon)`;
   return text;
+}
+
+/** How one run of the script went, without its output (kept by the caller). */
+export type StepRun = Omit<RunResult, "stdout" | "stderr"> & { error?: string };
+
+/** Why a run of the script failed, when it did not exit non-zero on its own (it could not start, it timed out). */
+export function describeFailure(run: StepRun): string | null {
+  if (run.error) return run.error;
+  if (run.timedOut) return `run script timed out`;
+  return null;
+}
+
+/** The run stage: the run script in repoPath, each line said before it runs, and how it ended. */
+export async function scriptStep(
+  ctx: DeployContext,
+  name: Step,
+  onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void,
+): Promise<StepRun> {
+  const { config, env, run } = ctx;
+  const started = Date.now();
+  const outcome = await runScript(config.runScript, {
+    cwd: config.repoPath,
+    env,
+    timeoutMs: config.runTimeoutMs,
+    onOutput,
+    onLine: (line) => run.step(name, `$ ${line}`),
+  });
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  if (outcome.error) run.step(name, outcome.error);
+  else if (outcome.timedOut) run.step(name, describeTimeout(config.runTimeoutMs, outcome.stopped));
+  else run.step(name, `exit code ${outcome.exitCode} after ${seconds} s`);
+  return {
+    exitCode: outcome.exitCode,
+    timedOut: outcome.timedOut,
+    script: config.runScript,
+    ...(outcome.error ? { error: outcome.error } : {}),
+  };
 }

@@ -1,6 +1,7 @@
 import { closeSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Transcript, type DeployEvent, type DeployResult } from "../types.ts";
+import { Transcript } from "./transcript.ts";
+import type { DeployEvent, DeployResult } from "../types.ts";
 import {
   createExclusive,
   ensurePrivateDir,

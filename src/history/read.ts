@@ -119,7 +119,7 @@ export function isFailed(entry: HistoryEntry): boolean {
 }
 
 /** A deploy's outcome in one word, as `service logs` and `service status` show it. */
-export function outcomeOf(entry: HistoryEntry): string {
+export function resultLabel(entry: HistoryEntry): string {
   if (entry.status === "corrupt") return "corrupt";
   if (entry.status !== "done") return entry.status;
   if (!entry.ok) return "FAILED";

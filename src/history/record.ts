@@ -4,9 +4,8 @@
  */
 import { closeSync } from "node:fs";
 import { join } from "node:path";
-import type { DeployResult, Trigger } from "../types.ts";
+import type { DeployResult, Outcome, Served, Trigger } from "../types.ts";
 import { openForAppend, readNoFollow, writeAll, writeFileAtomic } from "../system/files.ts";
-import type { Served } from "../queue/latest.ts";
 
 /** Log directory, relative to the working directory. */
 export const LOG_DIR = join(".service", "logs");
@@ -52,16 +51,16 @@ export interface DeployRecord {
   pidStart?: string;
   finishedAt?: string;
   durationMs?: number;
-  result?: DeployResult | OutcomeOnly;
+  result?: DeployResult | DoneLineOnly;
   /** Set when the record could not hold everything (a full disk): what is missing and why. */
   note?: string;
   served?: Served;
   /** Outcomes of the outbound calls (commit statuses, notifications), in the order they ended. */
-  outbound?: OutboundOutcome[];
+  outbound?: OutboundEntry[];
 }
 
 /** One outbound call's outcome as the record keeps it. */
-export interface OutboundOutcome {
+export interface OutboundEntry {
   kind: "status" | "notify";
   /** The provider or the format (`github`, `slack`…); never a URL, which may hold a secret. */
   target: string;
@@ -73,7 +72,7 @@ export interface OutboundOutcome {
 }
 
 /** What a repaired record knows of a deploy whose final record was lost: its `[done]` line, no more. */
-export interface OutcomeOnly {
+export interface DoneLineOnly {
   ok: boolean;
   run: { exitCode: number | null };
   rolledBack?: boolean;
@@ -84,7 +83,7 @@ export interface OutcomeOnly {
  * entries to the record's `outbound`. Files that are gone (pruned) stay gone, links are never followed, and
  * nothing here throws.
  */
-export function appendOutcomes(jsonPath: string, logPath: string, lines: string[], outcomes: OutboundOutcome[]): void {
+export function appendOutbound(jsonPath: string, logPath: string, lines: string[], outcomes: OutboundEntry[]): void {
   if (lines.length > 0) {
     try {
       // No O_CREAT: a pruned deploy does not come back as a log of a few lines.
@@ -101,4 +100,11 @@ export function appendOutcomes(jsonPath: string, logPath: string, lines: string[
     record.outbound = [...(record.outbound ?? []), ...outcomes];
     writeFileAtomic(jsonPath, `${JSON.stringify(record, null, 2)}\n`);
   } catch {}
+}
+
+/** How a deploy that ended counts, for the metrics, the API and notifications: a rollback is not a success. */
+export function outcomeOf(result: Pick<DeployResult, "ok" | "rolledBack">, cancelled = false): Outcome {
+  if (cancelled) return "cancelled";
+  if (result.rolledBack) return "rolled_back";
+  return result.ok ? "ok" : "failed";
 }

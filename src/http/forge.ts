@@ -4,12 +4,7 @@
  */
 import { branchOfPush } from "./payload.ts";
 import { jsonResponse } from "./response.ts";
-
-/** The forge event and delivery id of a request; null when it carries none (curl, a CI job). */
-export interface Delivery {
-  event: string | null;
-  delivery: string | null;
-}
+import type { ForgeDelivery } from "../types.ts";
 
 /**
  * Each forge's event and delivery headers. Gitea and Forgejo also send Gogs' and GitHub's headers, with the
@@ -35,7 +30,7 @@ function clean(value: string | null): string | null {
   return printable.length > MAX_HEADER_CHARS ? `${printable.slice(0, MAX_HEADER_CHARS)}…` : printable;
 }
 
-export function forgeDelivery(headers: Headers): Delivery {
+export function forgeDelivery(headers: Headers): ForgeDelivery {
   for (const [event, delivery] of HEADERS) {
     const name = clean(headers.get(event));
     if (name !== null) return { event: name, delivery: clean(headers.get(delivery)) };
@@ -57,7 +52,7 @@ function listed(events: readonly string[], event: string): boolean {
   });
 }
 
-export interface Skip extends Delivery {
+export interface Skip extends ForgeDelivery {
   message: string;
   ref?: string;
 }
@@ -70,7 +65,7 @@ export interface Skip extends Delivery {
  */
 export function skipReason(
   app: { branch?: string; events?: readonly string[] },
-  delivery: Delivery,
+  delivery: ForgeDelivery,
   body: Uint8Array | undefined,
   contentType: string | null,
 ): Skip | undefined {

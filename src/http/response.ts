@@ -1,4 +1,6 @@
-import { Transcript, type DeployEvent, type DeployResult, type DeploySink } from "../types.ts";
+import { Transcript } from "../history/transcript.ts";
+import { pauseOf } from "../queue/pause.ts";
+import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
 
 /** Output held for a client that reads slower than the script prints; past it, output is skipped (the .log has it). */
 export const MAX_PENDING_BYTES = 4 * 1024 * 1024;
@@ -137,4 +139,14 @@ export function streamingResponse(heartbeatMs: number): {
 /** The buffered JSON response (`?format=json`). */
 export async function jsonResult(result: Promise<DeployResult>): Promise<Response> {
   return jsonResponse(200, await result);
+}
+
+/** The webhook's answer while paused: 200, so forges do not count a failure and disable the hook. */
+export function pausedResponse(cwd: string, app: string | undefined, json: boolean): Response | undefined {
+  const paused = pauseOf(cwd, app);
+  if (!paused) return undefined;
+  if (json) return jsonResponse(200, { skipped: true, paused: true, reason: paused.reason });
+  return new Response(`[skipped] paused: ${paused.reason}\n`, {
+    headers: { "content-type": "text/plain; charset=utf-8" },
+  });
 }

@@ -4,7 +4,6 @@
  * budget), skip a filtered delivery or a paused app, then queue the deploy and answer with its stream, its JSON
  * result or an acknowledgement.
  */
-import type { Metrics } from "../admin/metrics.ts";
 import { requestHost, routeRequest, type ResolvedApp } from "../config/apps.ts";
 import {
   BODY_READ_DEADLINE_MS,
@@ -16,16 +15,25 @@ import {
 } from "./body.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
 import type { Deployer } from "../deploy/deployer.ts";
-import type { DeployEvent, DeployResult } from "../types.ts";
+import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
 import type { LatestDeploys } from "../queue/latest.ts";
-import { pausedResponse } from "../queue/pause.ts";
-import { QueueFullError, queueKey } from "../queue/queue.ts";
+import { QueueFullError } from "../queue/queue.ts";
+import { queueKey } from "../queue/tickets.ts";
 import { forgeDelivery, skippedResponse, skipReason } from "./forge.ts";
 import type { ConfigReloader } from "../config/reload.ts";
-import { jsonResponse, jsonResult, streamingResponse } from "./response.ts";
+import { jsonResponse, jsonResult, pausedResponse, streamingResponse } from "./response.ts";
 import type { RequestControl } from "../runtime/types.ts";
-import { bodySigner, hasBodySignature, verifyRequestSecret } from "../config/secret.ts";
+import { bodySigner, hasBodySignature, verifyRequestSecret } from "./signature.ts";
 import { clientAddress, FailureThrottle } from "./throttle.ts";
+
+/** What the webhook tells the counters (the admin listener's metrics, admin/metrics.ts). */
+export interface WebhookCounters {
+  webhookRequest(app: string, status: number): void;
+  /** A request answered "skipped": it never became a deploy. */
+  deployEnded(app: string, outcome: "skipped"): void;
+  /** `sink` wrapped so the counters hear the deploy of `app` start and end. */
+  observe(app: string, sink: DeploySink | undefined): DeploySink;
+}
 
 /** What the webhook endpoint reads and uses of its server. */
 export interface WebhookContext {
@@ -35,7 +43,7 @@ export interface WebhookContext {
   currentApps: (config: ResolvedConfig) => ResolvedApp[];
   deployer: Deployer;
   latest: LatestDeploys;
-  metrics: Metrics;
+  metrics: WebhookCounters;
   draining: () => boolean;
   /** Every secret a deploy's output must not carry. */
   secrets: () => string[];

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { OutboundRequest } from "./outbound.ts";
-import type { Provider, StatusSettings } from "../config/notify.ts";
+import type { Provider, StatusSettings } from "../config/schema.ts";
 
 /** The public hosts whose forge and API are known without an `apiUrl`. */
 const PUBLIC_HOSTS: Record<string, { provider: Provider; apiUrl: string }> = {

@@ -5,8 +5,8 @@
 import { spawnSync } from "node:child_process";
 import { Redaction } from "../system/redact.ts";
 import { notifyPayload, notifyRequest } from "./payloads.ts";
-import { sendOutbound } from "./outbound.ts";
-import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyTarget, type StatusSettings } from "../config/notify.ts";
+import { OutboundCalls } from "./outbound.ts";
+import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyTarget, type StatusSettings } from "../config/schema.ts";
 import { statusTarget, statusToken } from "./commit-status.ts";
 import { outboundSecrets } from "./sink.ts";
 
@@ -106,7 +106,7 @@ export async function sendTestNotifications(
         }),
         test: true,
       };
-      const answer = await sendOutbound(notifyRequest(target, payload), {
+      const answer = await new OutboundCalls().send(notifyRequest(target, payload), {
         timeoutMs: target.timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS,
       });
       if (!answer.ok) failed++;

@@ -1,7 +1,7 @@
 /**
  * One outbound HTTP call (a commit status, a notification): a time limit per try, three tries with backoff on
- * network errors and 5xx, none on 4xx. Never throws. Calls in flight are tracked so a stopping service can
- * give them a short grace period and then record them as not sent.
+ * network errors and 5xx, none on 4xx. Never throws. Calls in flight are tracked per owner (OutboundCalls) so a
+ * stopping server can give its own a short grace period and then record them as not sent.
  */
 
 export interface OutboundRequest {
@@ -35,72 +35,77 @@ const MAX_BODY = 64 * 1024;
 
 const MAX_DETAIL = 200;
 
-/** Calls in flight, each with the way to stop it. */
-const inFlight = new Map<Promise<OutboundAnswer>, AbortController>();
-
 /** Why a call was stopped: the service stopped before it ended. */
 export const NOT_SENT = "not sent: the service stopped before the call ended";
 
-/** While above 0, a stop is under way: calls asked for now are not sent (a final status chained after a pending one). */
-let closing = 0;
-
-/** Work that leads to calls (finding the commit, a status waiting for the one before it) and records outcomes. */
-const pending = new Set<Promise<unknown>>();
-
 /**
- * Counts `work` as outbound work until it settles: a stopping service waits for it too. Never rejects (an
- * unexpected error ends as undefined): background work must not become an unhandled rejection.
+ * The outbound calls of one owner (a server, a `service deploy`), and the work that leads to them: what its
+ * stop waits for, then aborts. Two servers in one process each have their own, so stopping one never touches
+ * the other's calls.
  */
-export function trackOutbound<T>(work: Promise<T>): Promise<T | undefined> {
-  const tracked: Promise<T | undefined> = work.catch(() => undefined).finally(() => pending.delete(tracked));
-  pending.add(tracked);
-  return tracked;
-}
+export class OutboundCalls {
+  /** Calls in flight, each with the way to stop it. */
+  private readonly inFlight = new Map<Promise<OutboundAnswer>, AbortController>();
+  /** Work that leads to calls (finding the commit, a status waiting for the one before it) and records outcomes. */
+  private readonly pending = new Set<Promise<unknown>>();
+  /** While above 0, a stop is under way: calls asked for now are not sent (a final status chained after a pending one). */
+  private closing = 0;
 
-export function outboundInFlight(): number {
-  return inFlight.size + pending.size;
-}
-
-/**
- * Waits up to `graceMs` for the calls in flight (and the ones they lead to), then stops the rest: each ends
- * with NOT_SENT, which its caller records like any other outcome. `cut` ends the wait early (a Ctrl-C).
- */
-export async function settleOutbound(graceMs: number, cut?: AbortSignal): Promise<void> {
-  const deadline = Date.now() + graceMs;
-  // Bounded: every round either ends a call or the grace runs out (or `cut` ends it early).
-  while (outboundInFlight() > 0 && Date.now() < deadline && !cut?.aborted) {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let onCut: (() => void) | undefined;
-    const left = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, deadline - Date.now());
-      onCut = resolve;
-      cut?.addEventListener("abort", onCut, { once: true });
-    });
-    await Promise.race([Promise.allSettled([...inFlight.keys(), ...pending]), left]);
-    clearTimeout(timer);
-    if (onCut) cut?.removeEventListener("abort", onCut);
-    // A finished call's outcome is written by its caller's `.then`: let that run before looking again.
-    await new Promise((resolve) => setImmediate(resolve));
+  /**
+   * Counts `work` as outbound work until it settles: a stop waits for it too. Never rejects (an unexpected error
+   * ends as undefined): background work must not become an unhandled rejection.
+   */
+  track<T>(work: Promise<T>): Promise<T | undefined> {
+    const tracked: Promise<T | undefined> = work.catch(() => undefined).finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
+    return tracked;
   }
-  closing++;
-  try {
-    // Bounded: what is left after the aborts only records outcomes, and new calls end at once as not sent.
-    for (let round = 0; round < 10 && outboundInFlight() > 0; round++) {
-      for (const controller of inFlight.values()) controller.abort(new Error(NOT_SENT));
-      await Promise.allSettled([...inFlight.keys(), ...pending]);
+
+  get size(): number {
+    return this.inFlight.size + this.pending.size;
+  }
+
+  /**
+   * Waits up to `graceMs` for the calls in flight (and the ones they lead to), then stops the rest: each ends
+   * with NOT_SENT, which its caller records like any other outcome. `cut` ends the wait early (a Ctrl-C).
+   */
+  async settle(graceMs: number, cut?: AbortSignal): Promise<void> {
+    const deadline = Date.now() + graceMs;
+    // Bounded: every round either ends a call or the grace runs out (or `cut` ends it early).
+    while (this.size > 0 && Date.now() < deadline && !cut?.aborted) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let onCut: (() => void) | undefined;
+      const left = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, deadline - Date.now());
+        onCut = resolve;
+        cut?.addEventListener("abort", onCut, { once: true });
+      });
+      await Promise.race([Promise.allSettled([...this.inFlight.keys(), ...this.pending]), left]);
+      clearTimeout(timer);
+      if (onCut) cut?.removeEventListener("abort", onCut);
+      // A finished call's outcome is written by its caller's `.then`: let that run before looking again.
       await new Promise((resolve) => setImmediate(resolve));
     }
-  } finally {
-    closing--;
+    this.closing++;
+    try {
+      // Bounded: what is left after the aborts only records outcomes, and new calls end at once as not sent.
+      for (let round = 0; round < 10 && this.size > 0; round++) {
+        for (const controller of this.inFlight.values()) controller.abort(new Error(NOT_SENT));
+        await Promise.allSettled([...this.inFlight.keys(), ...this.pending]);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      this.closing--;
+    }
   }
-}
 
-export function sendOutbound(request: OutboundRequest, options: OutboundOptions): Promise<OutboundAnswer> {
-  if (closing > 0) return Promise.resolve({ ok: false, detail: NOT_SENT, tries: 0 });
-  const controller = new AbortController();
-  const call = attempt(request, options, controller.signal).finally(() => inFlight.delete(call));
-  inFlight.set(call, controller);
-  return call;
+  send(request: OutboundRequest, options: OutboundOptions): Promise<OutboundAnswer> {
+    if (this.closing > 0) return Promise.resolve({ ok: false, detail: NOT_SENT, tries: 0 });
+    const controller = new AbortController();
+    const call = attempt(request, options, controller.signal).finally(() => this.inFlight.delete(call));
+    this.inFlight.set(call, controller);
+    return call;
+  }
 }
 
 async function attempt(request: OutboundRequest, options: OutboundOptions, stop: AbortSignal): Promise<OutboundAnswer> {

@@ -2,21 +2,16 @@
  * Notifications: what a deploy's outcome is, the JSON payload, and the message of each format (Slack and
  * Discord incoming webhooks, ntfy, the user's own endpoint).
  */
-import { outcomeOf, type DeployResult, type Trigger } from "../types.ts";
+import { outcomeOf } from "../history/record.ts";
+import type { DeployResult, ForgeDelivery, Trigger } from "../types.ts";
 import type { OutboundRequest } from "./outbound.ts";
-import type { NotifyEvent, NotifyTarget } from "../config/notify.ts";
+import type { NotifyEvent, NotifyTarget } from "../config/schema.ts";
 
 /** Lines of output a notification carries. */
 export const TAIL_LINES = 20;
 
 /** Discord refuses a `content` over 2000 characters. */
 const DISCORD_MAX = 2000;
-
-/** The forge's event name and delivery id of the request that asked for the deploy; null when absent. */
-export interface Delivery {
-  event: string | null;
-  delivery: string | null;
-}
 
 /** What a finished deploy counts as for `on`: the deploy's outcome, where `ok` is called `succeeded`. */
 export function notifyOutcome(result: DeployResult, cancelled: boolean): Exclude<NotifyEvent, "started"> {
@@ -57,7 +52,7 @@ export interface PayloadInput {
   output: string[];
   targetUrl?: string;
   /** The forge's event and delivery id of a webhook deploy. */
-  forge?: Delivery;
+  forge?: ForgeDelivery;
 }
 
 export function notifyPayload(input: PayloadInput): NotifyPayload {

@@ -3,21 +3,15 @@
  * `[done]` line: calls go out in the background, and each outcome is written back into the deploy's log
  * (while it runs, as a line of its transcript; after it finished, appended to both files).
  */
-import type { DeployEvent, DeployResult, DeploySink, Trigger } from "../types.ts";
+import type { OutboundDeploy, OutboundSinks } from "../deploy/types.ts";
+import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
 import { gitQuery } from "../system/git.ts";
-import type { DeployLog } from "../history/log.ts";
-import { appendOutcomes, type OutboundOutcome } from "../history/record.ts";
+import { appendOutbound, type OutboundEntry } from "../history/record.ts";
 import { Redaction } from "../system/redact.ts";
 import { GithubDeployment } from "./deployments.ts";
 import { notifyPayload, notifyRequest, notifyOutcome, Tail } from "./payloads.ts";
-import { sendOutbound, trackOutbound, type OutboundRequest } from "./outbound.ts";
-import {
-  DEFAULT_ON,
-  DEFAULT_OUTBOUND_TIMEOUT_MS,
-  type NotifyEvent,
-  type NotifyTarget,
-  type StatusSettings,
-} from "../config/notify.ts";
+import type { OutboundCalls, OutboundRequest } from "./outbound.ts";
+import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent } from "../config/schema.ts";
 import {
   fillTemplate,
   statusRequest,
@@ -27,23 +21,8 @@ import {
   type StatusTarget,
 } from "./commit-status.ts";
 
-export interface OutboundContext {
-  id: string;
-  app?: string;
-  trigger: Trigger;
-  cwd: string;
-  repoPath: string;
-  config: { status?: StatusSettings; notify?: NotifyTarget[] };
-  env: NodeJS.ProcessEnv;
-  log: DeployLog;
-  /** The deploy's secrets (the webhook secrets): kept out of every line and payload, as in the logs. */
-  secrets: string[];
-  /** The forge's event and delivery id, when a forge sent the deploy. */
-  forge?: { event: string | null; delivery: string | null };
-}
-
 /** The secrets of the outbound settings themselves: tokens, webhook URLs (they are credentials), header values. */
-export function outboundSecrets(config: OutboundContext["config"], env: NodeJS.ProcessEnv): string[] {
+export function outboundSecrets(config: OutboundDeploy["config"], env: NodeJS.ProcessEnv): string[] {
   const status = config.status;
   return [
     status?.token,
@@ -52,8 +31,17 @@ export function outboundSecrets(config: OutboundContext["config"], env: NodeJS.P
   ].filter((s): s is string => !!s);
 }
 
-/** The sink of one deploy; undefined when neither `status` nor `notify` is set. */
-export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
+/** The outbound sinks of an owner's deploys (a server's, a `service deploy`'s), their calls tracked by `calls`. */
+export const outboundSinks =
+  (calls: OutboundCalls): OutboundSinks =>
+  (deploy) =>
+    outboundSink(deploy, calls);
+
+/**
+ * The sink of one deploy, its calls tracked by `calls` (its server's, or its `service deploy`'s); undefined when
+ * neither `status` nor `notify` is set.
+ */
+export function outboundSink(ctx: OutboundDeploy, calls: OutboundCalls): DeploySink | undefined {
   const targets = ctx.config.notify ?? [];
   if (!ctx.config.status && targets.length === 0) return undefined;
   const redaction = new Redaction([...ctx.secrets, ...outboundSecrets(ctx.config, ctx.env)]);
@@ -66,17 +54,17 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
   let problemSaid = false;
   let deployment: GithubDeployment | undefined;
   /** Outcomes written to the .log while the deploy ran; the record gets them once it is finished. */
-  const held: OutboundOutcome[] = [];
+  const held: OutboundEntry[] = [];
 
   const record = (kind: "status" | "notify", label: string, what: string, ok: boolean, detail: string) => {
     const text = redaction.text(detail);
-    const outcome: OutboundOutcome = { kind, target: label, what, ok, detail: text, at: new Date().toISOString() };
+    const outcome: OutboundEntry = { kind, target: label, what, ok, detail: text, at: new Date().toISOString() };
     const said = ok
       ? `${label}: ${what} ${kind === "status" ? "posted" : "notification sent"}`
       : text.startsWith("not sent")
         ? `${label}: ${what} ${text}`
         : `${label} failed: ${text} (${what})`;
-    if (finished) appendOutcomes(ctx.log.jsonPath, ctx.log.logPath, [`[${kind}] ${said}`], [outcome]);
+    if (finished) appendOutbound(ctx.log.jsonPath, ctx.log.logPath, [`[${kind}] ${said}`], [outcome]);
     else {
       ctx.log.write({ type: "step", step: kind, text: said });
       held.push(outcome);
@@ -90,8 +78,8 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
     request: OutboundRequest,
     timeoutMs: number | undefined,
   ) =>
-    trackOutbound(
-      sendOutbound(request, { timeoutMs: timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS }).then((answer) => {
+    calls.track(
+      calls.send(request, { timeoutMs: timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS }).then((answer) => {
         record(kind, label, what, answer.ok, answer.detail);
         return answer;
       }),
@@ -137,7 +125,7 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
       statusTarget(settings, origin, ctx.app, ctx.cwd, ctx.env),
     );
     // In order: a slow `pending` must not land after the final state.
-    statusChain = trackOutbound(
+    statusChain = calls.track(
       statusChain.then(async () => {
         const resolved = await target!;
         if ("problem" in resolved) {
@@ -175,12 +163,12 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
     if (event.type === "step" && event.step === "pull" && !pulled) {
       const named = pulledCommits(event.text);
       if (!named) return;
-      pulled = trackOutbound(
+      pulled = calls.track(
         Promise.all([revParse(ctx.repoPath, named.before, ctx.env), revParse(ctx.repoPath, named.after, ctx.env)]).then(
           ([before, after]) => ({ before, after }),
         ),
       );
-      void trackOutbound(
+      void calls.track(
         pulled.then((commits = NO_COMMITS) => {
           notify("started", undefined, commits);
           if (commits.after) postStatus(commits.after, "pending", "Deploying…");
@@ -192,12 +180,12 @@ export function outboundSink(ctx: OutboundContext): DeploySink | undefined {
       const [state, description] = finalStatus(result, outcome);
       const after = pulled ?? Promise.resolve(NO_COMMITS);
       // The final status goes on the commit that got `pending`: the one pulled. Before the pull there is none.
-      void trackOutbound(after.then((commits) => commits?.after && postStatus(commits.after, state, description)));
-      void trackOutbound(after.then(() => notify(outcome, result)));
+      void calls.track(after.then((commits) => commits?.after && postStatus(commits.after, state, description)));
+      void calls.track(after.then(() => notify(outcome, result)));
       finished = true;
       // The record is finished right after this event: the outcomes so far join it then.
       queueMicrotask(() => {
-        if (held.length > 0) appendOutcomes(ctx.log.jsonPath, ctx.log.logPath, [], held.splice(0));
+        if (held.length > 0) appendOutbound(ctx.log.jsonPath, ctx.log.logPath, [], held.splice(0));
       });
     }
   };

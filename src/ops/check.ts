@@ -5,7 +5,7 @@ import { appSecretFile, collectApps } from "../config/apps.ts";
 import { findConfigFile, readConfigText, strictFromEnv } from "../config/load.ts";
 import { KEYS } from "../config/keys.ts";
 import type { UserConfig } from "../config/schema.ts";
-import { queueKey, ticketDirProblem } from "../queue/queue.ts";
+import { queueKey, ticketDirProblem } from "../queue/tickets.ts";
 import { describeOutbound, outboundProblems, type OutboundSettings } from "../notify/inspect.ts";
 import { pollTargetOf, TARGET_QUERIES } from "../control/poll.ts";
 import { resolveConfig, type Source as ValueSource } from "../config/resolve.ts";

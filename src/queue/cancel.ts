@@ -97,7 +97,7 @@ export class CancelWatch {
   }
 }
 
-export interface CancelOutcome {
+export interface CancelResult {
   id: string;
   /** "cancelled": it ended cancelled; "stopping": the holder took the request and the deploy still ends (a rollback). */
   state: "cancelled" | "stopping";
@@ -107,7 +107,7 @@ export interface CancelOutcome {
  * Cancels the deploy `ref` (an id or its start) of the service in `cwd`, waiting or running, wherever it runs.
  * Throws with a message for the user: an unknown id, a deploy already finished, a holder that is gone.
  */
-export async function cancelDeploy(cwd: string, ref: string, by: string): Promise<CancelOutcome> {
+export async function cancelDeploy(cwd: string, ref: string, by: string): Promise<CancelResult> {
   if (ref === "last" || !isDeployRef(ref))
     throw new Error(`"${ref}" is not a deploy id: give the id (or its start) that service logs shows`);
   const queued = findQueued(cwd, ref);

@@ -1,10 +1,4 @@
-import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
-
-/** The requests a deploy served (in its record): how many, and their forge delivery ids. */
-export interface Served {
-  requests: number;
-  deliveries: string[];
-}
+import type { DeployEvent, DeployResult, DeploySink, Served } from "../types.ts";
 
 /** A record lists at most this many delivery ids; `requests` still counts every request served. */
 const MAX_SERVED_DELIVERIES = 100;

@@ -2,7 +2,6 @@ import { rmSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
-import { jsonResponse } from "../http/response.ts";
 
 /**
  * Paused deploys: one small file per pause under `.service/paused/`, so a pause outlives restarts and every
@@ -77,16 +76,6 @@ function userName(): string {
   } catch {
     return `uid ${process.getuid?.() ?? "?"}`;
   }
-}
-
-/** The webhook's answer while paused: 200, so forges do not count a failure and disable the hook. */
-export function pausedResponse(cwd: string, app: string | undefined, json: boolean): Response | undefined {
-  const paused = pauseOf(cwd, app);
-  if (!paused) return undefined;
-  if (json) return jsonResponse(200, { skipped: true, paused: true, reason: paused.reason });
-  return new Response(`[skipped] paused: ${paused.reason}\n`, {
-    headers: { "content-type": "text/plain; charset=utf-8" },
-  });
 }
 
 /** What a starting service says of the pauses in force, one line each. */

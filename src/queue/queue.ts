@@ -1,57 +1,20 @@
-import { createHash } from "node:crypto";
-import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
 import { deployGroups, type GroupRecorder } from "../system/groups.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
 import { recoverOrphan } from "./recovery.ts";
-import { dropTicket, makeTicketDir, scanTickets, takeTicket, updateTicket, type TicketContent } from "./tickets.ts";
-
-/** The queue key of a repository: its real path, so two spellings of one directory share a queue. */
-export function queueKey(repoPath: string): string {
-  try {
-    return realpathSync(repoPath);
-  } catch {
-    return resolve(repoPath);
-  }
-}
+import {
+  dropTicket,
+  makeTicketDir,
+  scanTickets,
+  takeTicket,
+  ticketDir,
+  type TicketContent,
+  updateTicket,
+} from "./tickets.ts";
 
 /** How often a waiter looks at the other processes' tickets (same-process hand-overs are immediate). */
 const POLL_MS = 100;
-
-/**
- * Where the tickets of a repository live: under its git directory, so every process deploying it (the server,
- * a `deploy` in a shell) sees the same queue. A directory that is not a repository uses the temp dir.
- */
-export function ticketDir(key: string): string {
-  const dotGit = join(key, ".git");
-  try {
-    const st = statSync(dotGit);
-    if (st.isDirectory()) return join(dotGit, "service-deploy-queue");
-    // A worktree or submodule: `.git` is a file naming the real git directory.
-    const match = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, "utf8"));
-    if (match) return join(resolve(key, match[1]!.trim()), "service-deploy-queue");
-  } catch {}
-  return join(tmpdir(), `service-deploy-queue-${createHash("sha256").update(key).digest("hex").slice(0, 16)}`);
-}
-
-/**
- * Why deploys of a repository could not take queue tickets, if they could not: the ticket directory is not a
- * directory, or this user may not write it (or, before it exists, its parent). For `service check`.
- */
-export function ticketDirProblem(key: string): string | undefined {
-  const dir = ticketDir(key);
-  try {
-    if (!statSync(dir).isDirectory()) return `${dir} is not a directory: deploys cannot queue (remove it)`;
-  } catch {}
-  const target = existsSync(dir) ? dir : dirname(dir);
-  try {
-    accessSync(target, constants.W_OK);
-    return undefined;
-  } catch {
-    return `${target} is not writable by this user: deploys cannot queue, and git pull cannot write either`;
-  }
-}
 
 interface Entry {
   ticket: string;

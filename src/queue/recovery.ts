@@ -7,8 +7,7 @@ import { endFromLog } from "../history/read.ts";
 import { LOG_DIR, type DeployRecord } from "../history/record.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
-import { queueKey, ticketDir } from "./queue.ts";
-import { dropTicket, scanTickets, type TicketContent } from "./tickets.ts";
+import { dropTicket, queueKey, scanTickets, ticketDir, type TicketContent } from "./tickets.ts";
 
 /** How many of the newest JSON logs are looked at on start: a crash leaves its record among the last ones. */
 const RECENT = 200;

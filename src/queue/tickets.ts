@@ -1,16 +1,21 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import {
+  accessSync,
   closeSync,
+  constants,
   existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
+  statSync,
   unlinkSync,
   writeFileSync,
 } from "node:fs";
 import { createExclusive, writeAll } from "../system/files.ts";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { groupAlive, type Group } from "../system/groups.ts";
 import { processAlive, OWN_START } from "../system/liveness.ts";
 
@@ -163,5 +168,48 @@ export function makeTicketDir(dir: string): void {
     mkdirSync(dir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+}
+
+/** The queue key of a repository: its real path, so two spellings of one directory share a queue. */
+export function queueKey(repoPath: string): string {
+  try {
+    return realpathSync(repoPath);
+  } catch {
+    return resolve(repoPath);
+  }
+}
+
+/**
+ * Where the tickets of a repository live: under its git directory, so every process deploying it (the server,
+ * a `deploy` in a shell) sees the same queue. A directory that is not a repository uses the temp dir.
+ */
+export function ticketDir(key: string): string {
+  const dotGit = join(key, ".git");
+  try {
+    const st = statSync(dotGit);
+    if (st.isDirectory()) return join(dotGit, "service-deploy-queue");
+    // A worktree or submodule: `.git` is a file naming the real git directory.
+    const match = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, "utf8"));
+    if (match) return join(resolve(key, match[1]!.trim()), "service-deploy-queue");
+  } catch {}
+  return join(tmpdir(), `service-deploy-queue-${createHash("sha256").update(key).digest("hex").slice(0, 16)}`);
+}
+
+/**
+ * Why deploys of a repository could not take queue tickets, if they could not: the ticket directory is not a
+ * directory, or this user may not write it (or, before it exists, its parent). For `service check`.
+ */
+export function ticketDirProblem(key: string): string | undefined {
+  const dir = ticketDir(key);
+  try {
+    if (!statSync(dir).isDirectory()) return `${dir} is not a directory: deploys cannot queue (remove it)`;
+  } catch {}
+  const target = existsSync(dir) ? dir : dirname(dir);
+  try {
+    accessSync(target, constants.W_OK);
+    return undefined;
+  } catch {
+    return `${target} is not writable by this user: deploys cannot queue, and git pull cannot write either`;
   }
 }

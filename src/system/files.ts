@@ -4,6 +4,7 @@ import {
   constants,
   fchmodSync,
   fstatSync,
+  fsyncSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -23,7 +24,10 @@ import { processAlive } from "./liveness.ts";
 
 const { O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_WRONLY } = constants;
 
-/** Creates `dir` (and missing parents) with mode 0700: deploy logs carry scripts and output. */
+/**
+ * Creates `dir` (and missing parents) with mode 0700, whatever the umask: the one way `.service/` and its folders
+ * are made (deploy logs carry scripts and output; tokens and secrets live there).
+ */
 export function ensurePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
 }
@@ -76,14 +80,18 @@ const TEMP_NAME = /\.(\d+)\.[0-9a-f]{16}\.tmp$/;
 /** The predictable temp name of earlier versions: whoever left one is long gone. */
 const OLD_TEMP_NAME = /Z_[0-9a-f-]{36}\.json\.tmp$/;
 
-/** Replaces `file` with `text` atomically (a reader sees the old or the new file, never half). Throws. */
-export function writeFileAtomic(file: string, text: string, mode = 0o640): void {
+/**
+ * Replaces `file` with `text` atomically (a reader sees the old or the new file, never half). `sync`: on disk
+ * before the rename (a secret that was shown must survive a crash). Throws.
+ */
+export function writeFileAtomic(file: string, text: string, mode = 0o640, sync = false): void {
   const temp = `${file}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`;
   let fd: number | undefined;
   try {
     fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
     fchmodSync(fd, mode);
     writeAll(fd, Buffer.from(text));
+    if (sync) fsyncSync(fd);
     closeSync(fd);
     fd = undefined;
     // rename replaces a link at `file`; it never writes to the link's target.

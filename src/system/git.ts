@@ -1,5 +1,5 @@
 import { readHasRemote, readHead } from "./gitdir.ts";
-import { runProcess, type ProcessOutcome } from "./process.ts";
+import { runProcess, type ProcessExit } from "./process.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -71,11 +71,11 @@ export interface GitRunOptions {
   onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void;
 }
 
-export function gitPull(repoPath: string, options: GitRunOptions): Promise<ProcessOutcome> {
+export function gitPull(repoPath: string, options: GitRunOptions): Promise<ProcessExit> {
   return runProcess(["git", "pull"], { cwd: repoPath, ...options, env: gitEnv(options.env) });
 }
 
-export function gitResetHard(repoPath: string, commit: string, options: GitRunOptions): Promise<ProcessOutcome> {
+export function gitResetHard(repoPath: string, commit: string, options: GitRunOptions): Promise<ProcessExit> {
   return runProcess(["git", "reset", "--hard", commit], { cwd: repoPath, ...options, env: gitEnv(options.env) });
 }
 
@@ -120,3 +120,6 @@ export async function lsRemote(
   }
   return null;
 }
+
+/** A commit as the stream and the CLI show it: its first 12 hex digits. */
+export const short = (commit: string | null) => (commit ? commit.slice(0, 12) : "(no commit)");

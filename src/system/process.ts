@@ -19,7 +19,7 @@ export interface ProcessOptions {
   onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void;
 }
 
-export interface ProcessOutcome {
+export interface ProcessExit {
   /** Exit code; 128 + signal number when killed by a signal; null when it could not be started. */
   exitCode: number | null;
   timedOut: boolean;
@@ -172,7 +172,7 @@ const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
  * is done; a child that keeps writing to its pipes after that gets EPIPE, so long-running apps should
  * redirect their output.)
  */
-export async function runProcess(argv: string[], options: ProcessOptions): Promise<ProcessOutcome> {
+export async function runProcess(argv: string[], options: ProcessOptions): Promise<ProcessExit> {
   let proc: Child;
   try {
     proc = await runtime.spawn(argv, { cwd: options.cwd, env: options.env });

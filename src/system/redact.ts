@@ -1,7 +1,11 @@
-import { MIN_SECRET_LENGTH } from "../config/secret.ts";
-
 /** What replaces a secret in output, logs and results. */
 export const REDACTED = "***";
+
+/**
+ * Shorter secrets are refused: redacting one from deploy output would replace every `a` or `ab` in it, and
+ * it is guessed in moments.
+ */
+export const MIN_SECRET_LENGTH = 4;
 
 /** Credentials in a URL: `scheme://user:token@host` or `scheme://token@host`. */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:'"]+(?::[^\s/@'"]*)?@/gi;

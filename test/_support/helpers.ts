@@ -58,13 +58,18 @@ afterAll(async () => {
   for (const server of running) server.proc.kill("SIGKILL");
 });
 
-/** Starts the real CLI server in `cwd` on a free port and waits for its banner. */
+/**
+ * Starts the real CLI server in `cwd` on a free port and waits for its banner. `umask` (e.g. "022") starts it
+ * through `sh -c 'umask …; exec …'`: the modes of the files it makes must not depend on the umask it inherits.
+ */
 export async function startServer(
   cwd: string,
   env: Record<string, string | undefined> = {},
   args: string[] = [],
+  options: { umask?: string } = {},
 ): Promise<RunningServer> {
-  const proc = Bun.spawn([...CLI, ...args], {
+  const command = options.umask ? ["sh", "-c", `umask ${options.umask}; exec "$@"`, "sh", ...CLI] : CLI;
+  const proc = Bun.spawn([...command, ...args], {
     cwd,
     env: baseEnv({ SERVICE_PORT: "0", ...env }),
     stdin: "pipe",

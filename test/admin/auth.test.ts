@@ -23,6 +23,19 @@ describe("admin listener: turning it on and off", () => {
     }
   });
 
+  test("with the listener on, .service/ is made 0700 and admin.token 0600 under umask 022", async () => {
+    const repo = makeRepo();
+    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_ADMIN_PORT: "0" }, [], {
+      umask: "022",
+    });
+    try {
+      expect(statSync(join(repo.clone, ".service")).mode & 0o777).toBe(0o700);
+      expect(statSync(join(repo.clone, ".service", "admin.token")).mode & 0o777).toBe(0o600);
+    } finally {
+      await server.stop();
+    }
+  });
+
   test("the admin token is generated into .service/admin.token (0600) on the first start, printed that once, reused", async () => {
     const repo = makeRepo();
     const env = { SERVICE_SECRET: SECRET, SERVICE_ADMIN_PORT: "0" };

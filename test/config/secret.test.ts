@@ -1,75 +1,19 @@
-import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createConsola } from "consola";
 import { loadConfig } from "../../src/config/load.ts";
 import { createServiceServer, ensureWebhookSecret } from "../../src/index.ts";
-import { generateSecret, SECRET_FILE, secretsEqual, verifyRequestSecret } from "../../src/config/secret.ts";
-import {
-  baseEnv,
-  CLI,
-  lastLine,
-  makeRepo,
-  post,
-  runCli,
-  SECRET,
-  startServer,
-  tempDir,
-  waitFor,
-} from "../_support/helpers.ts";
+import { generateSecret, SECRET_FILE } from "../../src/config/secret.ts";
+import { secretsEqual, verifyRequestSecret } from "../../src/http/signature.ts";
+import { lastLine, makeRepo, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
 
 // bunfig.toml's [test] timeout is not applied by this Bun (5 s default): real servers and deploys need more room.
 setDefaultTimeout(30_000);
 
-interface Started {
-  url: string;
-  stdout: { text: string };
-  stderr: { text: string };
-  stop(): Promise<number | null>;
-}
-
-const started = new Set<Bun.Subprocess>();
-afterAll(() => {
-  for (const proc of started) proc.kill("SIGKILL");
-});
-
-/**
- * Starts the real CLI server through `sh -c 'umask 000; exec ...'`: the file mode of `.service.secret` must
- * not depend on the umask the service inherits. Waits for the banner.
- */
-async function startUnderUmask000(cwd: string, env: Record<string, string | undefined> = {}): Promise<Started> {
-  const proc = Bun.spawn(["sh", "-c", 'umask 000; exec "$@"', "sh", ...CLI], {
-    cwd,
-    env: baseEnv({ SERVICE_PORT: "0", ...env }),
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  started.add(proc);
-  const stdout = { text: "" };
-  const stderr = { text: "" };
-  const collect = async (stream: ReadableStream<Uint8Array>, into: { text: string }) => {
-    const decoder = new TextDecoder();
-    for await (const chunk of stream) into.text += decoder.decode(chunk, { stream: true });
-  };
-  void collect(proc.stdout, stdout);
-  void collect(proc.stderr, stderr);
-  const match = await waitFor(() => {
-    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}: ${stdout.text}${stderr.text}`);
-    return /listening on http:\/\/localhost:(\d+)/.exec(stdout.text);
-  }, "the server banner");
-  return {
-    url: `http://localhost:${match[1]}`,
-    stdout,
-    stderr,
-    async stop() {
-      proc.kill("SIGTERM");
-      const code = await proc.exited;
-      started.delete(proc);
-      return code;
-    },
-  };
-}
+/** The real CLI server under `umask 000`: the file mode of `.service.secret` must not depend on the umask it inherits. */
+const startUnderUmask000 = (cwd: string, env: Record<string, string | undefined> = {}) =>
+  startServer(cwd, env, [], { umask: "000" });
 
 /** Deploys with `secret` and returns the last line, or the status when it is not 200. */
 async function deployWith(url: string, secret: string): Promise<string | number> {

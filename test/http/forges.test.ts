@@ -21,7 +21,7 @@ import {
 } from "../_support/helpers.ts";
 import { envConfig, normalizeUserConfig } from "../../src/config/keys.ts";
 import { ConfigError } from "../../src/config/schema.ts";
-import { verifyRequestSecret } from "../../src/config/secret.ts";
+import { verifyRequestSecret } from "../../src/http/signature.ts";
 import {
   bitbucketHeaders,
   bitbucketPush,

@@ -3,13 +3,17 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig } from "../../src/config/schema.ts";
 import { runDeploy } from "../../src/deploy/pipeline.ts";
-import { settleOutbound } from "../../src/notify/outbound.ts";
+import { OutboundCalls } from "../../src/notify/outbound.ts";
+import { outboundSinks } from "../../src/notify/sink.ts";
 import { parseRemote, statusTarget } from "../../src/notify/commit-status.ts";
-import type { StatusSettings } from "../../src/config/notify.ts";
+import type { StatusSettings } from "../../src/config/schema.ts";
 import { baseEnv, git, makeLocalRepo, makeRepo, readJson, tempDir, waitFor } from "../_support/helpers.ts";
 import { fakeApi } from "../_support/outbound-fixtures.ts";
 
 const TOKEN = "forge-token-abcdef123456";
+
+/** The outbound calls of the deploys below, as a server tracks its own. */
+const calls = new OutboundCalls();
 
 async function deploy(
   repoPath: string,
@@ -26,6 +30,7 @@ async function deploy(
   };
   const result = await runDeploy({
     id: crypto.randomUUID(),
+    outbound: outboundSinks(calls),
     config,
     trigger: "cli",
     cwd,
@@ -228,7 +233,7 @@ describe("commit statuses", () => {
     });
     expect(result.pull.success).toBe(false);
     // Every outbound call the deploy led to has ended (or never started).
-    await settleOutbound(30_000);
+    await calls.settle(30_000);
     expect(api.seen).toEqual([]);
     expect(readJson(result.log.json).outbound).toBeUndefined();
   });
@@ -286,7 +291,7 @@ describe("commit statuses", () => {
     const repo = makeRepo();
     const { result } = await deploy(repo.clone, { token: TOKEN });
     const list = await outcomes(result.log.json, 1);
-    await settleOutbound(30_000);
+    await calls.settle(30_000);
     expect(readJson(result.log.json).outbound).toHaveLength(1);
     expect(list[0].ok).toBe(false);
     expect(list[0].detail).toContain("set provider");

@@ -5,8 +5,9 @@ import { resolveApps } from "../../src/config/apps.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { defaultConfig } from "../../src/config/schema.ts";
 import { runDeploy } from "../../src/deploy/pipeline.ts";
-import { settleOutbound } from "../../src/notify/outbound.ts";
-import type { NotifyTarget, StatusSettings } from "../../src/config/notify.ts";
+import { OutboundCalls } from "../../src/notify/outbound.ts";
+import { outboundSinks } from "../../src/notify/sink.ts";
+import type { NotifyTarget, StatusSettings } from "../../src/config/schema.ts";
 import {
   logFiles,
   makeLocalRepo,
@@ -26,6 +27,9 @@ import { closedUrl, fakeApi } from "../_support/outbound-fixtures.ts";
 const WEBHOOK_SECRET = "webhook-secret-0123456789";
 const HEADER_TOKEN = "endpoint-token-9876543210";
 
+/** The outbound calls of the deploys below, as a server tracks its own. */
+const calls = new OutboundCalls();
+
 async function deploy(
   repoPath: string,
   notify: NotifyTarget[],
@@ -42,6 +46,7 @@ async function deploy(
   };
   return runDeploy({
     id: crypto.randomUUID(),
+    outbound: outboundSinks(calls),
     config,
     trigger: "webhook",
     cwd,
@@ -127,7 +132,7 @@ describe("notifications", () => {
     const result = await deploy(repo, [{ url: `${api.url}/default` }, { url: `${api.url}/ok`, on: ["succeeded"] }]);
     expect(result.ok).toBe(true);
     await outcomes(result.log.json, 1);
-    await settleOutbound(30_000);
+    await calls.settle(30_000);
     expect(api.seen.map((s) => [s.path, s.json().outcome])).toEqual([["/ok", "succeeded"]]);
   });
 
@@ -242,7 +247,7 @@ describe("outbound calls", () => {
       { url: api.url, on: ["succeeded"], headers: { authorization: `Bearer ${HEADER_TOKEN}` } },
     ]);
     const list = await outcomes(result.log.json, 1);
-    await settleOutbound(30_000);
+    await calls.settle(30_000);
     expect(api.seen).toHaveLength(1);
     expect(list[0].detail).toContain("401");
     expect(list[0].detail).toContain("***");

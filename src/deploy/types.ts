@@ -1,0 +1,109 @@
+/**
+ * The types the pipeline's stages share: what a deploy is asked with (DeployOptions), what it needs of the
+ * configuration (DeploySettings), and what every stage works with (DeployContext).
+ */
+import type { ResolvedConfig } from "../config/schema.ts";
+import type { DeployLog } from "../history/log.ts";
+import type { Cancellation } from "../queue/cancel.ts";
+import type { Logger } from "../system/logger.ts";
+import type { DeploySink, ForgeDelivery, RollbackTarget, Served, Step, Trigger } from "../types.ts";
+import type { Captures } from "./capture.ts";
+
+/** The health check keys; the time keys take their defaults when unset (settings built by hand, as a library). */
+export type HealthSettings = Partial<
+  Pick<ResolvedConfig, "healthCheckUrl" | "healthCheck" | "healthCheckTimeoutMs" | "healthCheckIntervalMs">
+>;
+
+/** What a deploy needs of the configuration (a single app's, or one `apps` entry's). */
+export type DeploySettings = Pick<
+  ResolvedConfig,
+  | "repoPath"
+  | "runScript"
+  | "runTimeoutMs"
+  | "rollbackOnFailure"
+  | "queueLimit"
+  | "keepDeploys"
+  | "keepDays"
+  | "maxLogBytes"
+  | "status"
+  | "notify"
+> &
+  HealthSettings;
+
+export interface DeployOptions {
+  /** The configuration in force when the deploy was requested. */
+  config: DeploySettings;
+  /** The deploy id. @default a new UUID */
+  id?: string;
+  /** The app deployed (multi-app mode); named in the logs and the script's environment. */
+  app?: string;
+  trigger: Trigger;
+  /** A `service rollback`: reset to this commit instead of pulling (README "service rollback"). */
+  target?: RollbackTarget;
+  /** The forge event and delivery id of a webhook deploy (recorded, and given to the script). */
+  event?: string | null;
+  delivery?: string | null;
+  /** Working directory: where `.service/logs/` lives and relative config paths resolve. */
+  cwd: string;
+  /** Receives every event as it happens (the HTTP stream, the terminal). The log files always get them too. */
+  sink?: DeploySink;
+  /** Environment of git and the run script (secrets removed). @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Problems with the configuration in force, said at the start of the deploy (an invalid config file). */
+  notices?: string[];
+  /** Secrets to redact from the output, the result and the logs (the webhook secrets). */
+  secrets?: string[];
+  /** With `queuePolicy: latest`: the requests it serves, filled in while it waits (see queue/latest.ts). */
+  served?: Served;
+  /** Set when the deploy is cancelled while it runs (`service cancel`). */
+  cancellation?: Cancellation;
+  /** Where the deploy's own warnings go (a log that cannot be written). @default consola.withTag("service") */
+  logger?: Logger;
+  /** The deploy's outbound sink (commit statuses, notifications), made by its owner; none when absent. */
+  outbound?: OutboundSinks;
+}
+
+/** A deploy's options once its id is fixed: the deployer makes the id, before the queue, and only there. */
+export type PlannedDeploy = DeployOptions & { id: string };
+
+/** What an outbound sink is told of the deploy it follows (see notify/sink.ts). */
+export interface OutboundDeploy {
+  id: string;
+  app?: string;
+  trigger: Trigger;
+  cwd: string;
+  repoPath: string;
+  config: Pick<DeploySettings, "status" | "notify">;
+  env: NodeJS.ProcessEnv;
+  /** The deploy's log files: outcomes are written back into them. */
+  log: DeployLog;
+  /** The deploy's secrets (the webhook secrets): kept out of every line and payload, as in the logs. */
+  secrets: string[];
+  /** The forge's event and delivery id, when a forge sent the deploy. */
+  forge?: ForgeDelivery;
+}
+
+/** Makes the outbound sink of one deploy; undefined when the deploy has nothing to send. */
+export type OutboundSinks = (deploy: OutboundDeploy) => DeploySink | undefined;
+
+/** What a stage writes into the deploy's transcript (see run.ts). */
+export interface RunTranscript {
+  readonly id: string;
+  /** A line of the service's own about the deploy, redacted. */
+  step(name: Step, text: string): void;
+  /** The output handler of a step: redacted, kept in `into`, and streamed. */
+  output(name: Step, into: Captures): (stream: "stdout" | "stderr", data: Uint8Array) => void;
+}
+
+/** What every stage of one deploy works with. */
+export interface DeployContext {
+  run: RunTranscript;
+  /** The settings in force: the post-pull reload changes the run script and its timeout. */
+  config: DeploySettings;
+  /** Environment of git and the run script: the service's own without secrets, with the deploy's variables. */
+  env: Record<string, string | undefined>;
+  /** The service's own environment, where the reload reads SERVICE_* settings. */
+  processEnv: NodeJS.ProcessEnv;
+  cwd: string;
+  app?: string;
+}

@@ -1,0 +1,52 @@
+import type { DeployEvent, DeployResult } from "../types.ts";
+
+/** The final stream line, exactly as the spec writes it. */
+export function doneLine(result: Pick<DeployResult, "ok" | "run" | "rollback">): string {
+  const exitCode = result.rollback ? result.rollback.exitCode : result.run.exitCode;
+  return `[done] ok=${result.ok} exitCode=${exitCode === null ? "null" : exitCode}`;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Turns events into the text transcript shared by the HTTP stream, the terminal and the .log file. Output is
+ * passed through byte for byte; the service's own lines always start on a line of their own.
+ */
+export class Transcript {
+  private atLineStart = true;
+
+  render(event: DeployEvent): Uint8Array | undefined {
+    if (event.type === "output") {
+      if (event.data.length === 0) return undefined;
+      this.atLineStart = event.data[event.data.length - 1] === 10;
+      return event.data;
+    }
+    return this.line(textOf(event));
+  }
+
+  /** A line of the service's own, on a line of its own. */
+  line(text: string): Uint8Array {
+    const prefix = this.atLineStart ? "" : "\n";
+    this.atLineStart = true;
+    return encoder.encode(`${prefix}${text}\n`);
+  }
+
+  get midLine(): boolean {
+    return !this.atLineStart;
+  }
+}
+
+function textOf(event: Exclude<DeployEvent, { type: "output" }>): string {
+  switch (event.type) {
+    case "queued":
+      return `[queued] waiting; position=${event.position}`;
+    case "start": {
+      const forge = event.event ? `, event ${event.event}${event.delivery ? `, delivery ${event.delivery}` : ""}` : "";
+      return `[deploy] ${event.id} started ${event.startedAt.toISOString()} (${event.trigger}${forge}) in ${event.repoPath}`;
+    }
+    case "step":
+      return `[${event.step}] ${event.text}`;
+    case "done":
+      return doneLine(event.result);
+  }
+}
