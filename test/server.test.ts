@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { consola, LogLevels } from "consola";
 import { createServiceServer, loadConfig } from "../src/index.ts";
 import { lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer, waitFor } from "./_support/helpers.ts";
+import { fakeApi } from "./_support/outbound-fixtures.ts";
 
 describe('HTTP endpoint (README "HTTP")', () => {
   test("the start banner lists the listening URL, the repository, the run command and Auth: required", async () => {
@@ -230,6 +231,45 @@ describe("Library (README: Library)", () => {
       for (const response of responses) expect((await (await response).json()).ok).toBe(false);
     } finally {
       for (const server of servers) await server.stop({ force: true });
+    }
+  });
+});
+
+describe("two library servers in one process", () => {
+  test("stopping one leaves the other's notifications in flight alone: they are delivered and recorded as sent", async () => {
+    const api = fakeApi(["hang"]);
+    const quiet = consola.create({ level: LogLevels.silent });
+    const start = async (repoPath: string) => {
+      const server = createServiceServer(
+        {
+          ...loadConfig({ cwd: repoPath, env: {} }),
+          port: 0,
+          hostname: "127.0.0.1",
+          secret: SECRET,
+          runScript: "echo deployed",
+          notify: [{ url: `${api.url}/hook`, on: ["succeeded"] }],
+        },
+        { cwd: repoPath, logger: quiet },
+      );
+      await server.start();
+      return server;
+    };
+    const a = await start(makeRepo().clone);
+    const b = await start(makeRepo().clone);
+    try {
+      const res = await post(`${b.url}/?format=json`, { secret: SECRET });
+      const result = await res.json();
+      expect(result.ok).toBe(true);
+      await waitFor(() => api.held() === 1, "b's notification at the receiver");
+      // A forced stop gives its own calls no grace: it must not abort b's.
+      await a.stop({ force: true });
+      api.release();
+      const sent = await waitFor(() => readJson(result.log.json).outbound?.[0], "b's notification recorded");
+      expect(sent).toMatchObject({ kind: "notify", ok: true, what: "succeeded" });
+    } finally {
+      api.release();
+      await a.stop({ force: true });
+      await b.stop();
     }
   });
 });
