@@ -63,7 +63,7 @@ export interface RollbackResult {
   healthCheck?: HealthCheckResult;
 }
 
-/** The health check of a deploy (README "Health check"). */
+/** The health check of a deploy (docs/deploy-control.md "Health check"). */
 export interface HealthCheckResult {
   ok: boolean;
   attempts: number;

@@ -6,7 +6,7 @@ import { createServiceServer, loadConfig } from "../src/index.ts";
 import { lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer, waitFor } from "./_support/helpers.ts";
 import { fakeApi } from "./_support/outbound-fixtures.ts";
 
-describe('HTTP endpoint (README "HTTP")', () => {
+describe('HTTP endpoint (docs/http.md "HTTP")', () => {
   test("the start banner lists the listening URL, the repository, the run command and Auth: required", async () => {
     const repo = makeRepo();
     const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo hello" });

@@ -1,6 +1,6 @@
 /**
  * The dashboard's one script, embedded so the binary serves it itself and a page needs no other host. Plain
- * browser JavaScript: no build step, no framework (see README "The admin listener"). Its stylesheet: styles.ts.
+ * browser JavaScript: no build step, no framework (see docs/admin.md "The admin listener"). Its stylesheet: styles.ts.
  */
 export const DASHBOARD_JS = `"use strict";
 (function () {

@@ -6,7 +6,7 @@ import type { ResolvedConfig, UserConfig } from "./schema.ts";
 import { type ConfigText, resolveConfig } from "./resolve.ts";
 
 /**
- * Looks at the config file on every call (README "Configuration": every POST sees edits), reads it again only
+ * Looks at the config file on every call (docs/configuration.md "Configuration": every POST sees edits), reads it again only
  * when its stat changed and resolves it again only when its text changed, so warnings are not repeated per
  * request. Keeps the last good file values when the file becomes invalid, so a half-saved edit does not break
  * deploys. In strict mode an unknown key or a deleted file counts as invalid too.

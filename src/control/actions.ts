@@ -6,7 +6,7 @@ import { pause, resume, type Pause } from "../queue/pause.ts";
 import { rollbackDeploy } from "./rollback.ts";
 import { readStatus, selectApps, type AppStatus } from "./status.ts";
 
-/** The deploy-control actions of the server object (README "Library"): those of the CLI, through the same files. */
+/** The deploy-control actions of the server object (docs/library.md "Library"): those of the CLI, through the same files. */
 export interface ServerControl {
   /**
    * Deploys an earlier commit through the server's queue and logs (`service rollback`): `target` is a deploy id,

@@ -28,7 +28,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   let error: string | null = null;
   let healthCheck: HealthCheckResult | undefined;
   let rolled: { rollback?: RollbackResult; rolledBack: boolean } = { rolledBack: false };
-  // README "service cancel": its commands are stopped (deployer.ts); what has not started does not start, but a
+  // docs/deploy-control.md "Cancel: `service cancel <id>`": its commands are stopped (deployer.ts); what has not started does not start, but a
   // script cut short is rolled back like any failed one.
   let ended = false;
   const cancelled = () => options.cancellation?.reason;
@@ -41,14 +41,14 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   try {
     error = options.target ? await resetStep(ctx, pulled, options.target.commit) : await pullStep(ctx, pulled);
     if (!cancelled()) {
-      // Post-pull reload (README "Config from the repository"), then the run script.
+      // Post-pull reload (docs/configuration.md "Config from the repository"), then the run script.
       reloadFromRepo(config, ctx.cwd, ctx.processEnv, step, ctx.app);
       ran = await scriptStep(ctx, "run", run.output("run", runOut));
       if (ran.exitCode !== 0 && !error) error = describeFailure(ran);
-      // A script that exited 0 has not proven the app is up (README "Health check").
+      // A script that exited 0 has not proven the app is up (docs/deploy-control.md "Health check").
       if (ran.exitCode === 0 && !error && !cancelled()) healthCheck = await healthStep(ctx);
       if (healthCheck && !healthCheck.ok) error = healthCheck.error;
-      // Rollback (README "Rollback").
+      // Rollback (docs/deploy-control.md "Rollback").
       if ((ran.exitCode !== 0 || healthCheck?.ok === false) && config.rollbackOnFailure)
         rolled = await rollBack(ctx, pulled);
     }

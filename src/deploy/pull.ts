@@ -23,7 +23,7 @@ export class PullState {
 }
 
 /**
- * The pull step (README "The deploy"): HEAD before, `git pull` when there is a remote, HEAD after. The
+ * The pull step (docs/deploy-control.md "The deploy"): HEAD before, `git pull` when there is a remote, HEAD after. The
  * commits go into the script's environment. Returns what went wrong, or null.
  */
 export async function pullStep(ctx: DeployContext, state: PullState): Promise<string | null> {

@@ -5,7 +5,7 @@ import { resolveConfig } from "../config/resolve.ts";
 import type { DeploySettings } from "./types.ts";
 
 /**
- * The repository's own config file (README "Config from the repository"): auto-detected names, or SERVICE_CONFIG
+ * The repository's own config file (docs/configuration.md "Config from the repository"): auto-detected names, or SERVICE_CONFIG
  * when it points inside.
  */
 export function repoConfigFile(repoPath: string, cwd: string, env: NodeJS.ProcessEnv): string | undefined {
@@ -19,7 +19,7 @@ export function repoConfigFile(repoPath: string, cwd: string, env: NodeJS.Proces
 }
 
 /**
- * README "Config from the repository": after the pull, the repository's config file (if any) decides runScript
+ * docs/configuration.md "Config from the repository": after the pull, the repository's config file (if any) decides runScript
  * and runTimeoutMs. For a single app, its top-level keys apply and SERVICE_* variables still win. For an app of multi-app mode, its own entry in
  * that file's `apps` applies when there is one, else the file's top-level keys (a repository written for one
  * app); the environment sets the top level only, so it does not override an app.

@@ -7,7 +7,7 @@ import { reloadFromRepo } from "./repo-config.ts";
 import { describeFailure, scriptStep } from "./script.ts";
 import type { DeployContext } from "./types.ts";
 
-/** Back to the commit from before the pull, and the run script again there (README "Rollback"). */
+/** Back to the commit from before the pull, and the run script again there (docs/deploy-control.md "Rollback"). */
 export async function rollBack(
   ctx: DeployContext,
   pulled: PullState,

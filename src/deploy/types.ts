@@ -38,7 +38,7 @@ export interface DeployOptions {
   /** The app deployed (multi-app mode); named in the logs and the script's environment. */
   app?: string;
   trigger: Trigger;
-  /** A `service rollback`: reset to this commit instead of pulling (README "service rollback"). */
+  /** A `service rollback`: reset to this commit instead of pulling (docs/deploy-control.md "`service rollback`"). */
   target?: RollbackTarget;
   /** The forge event and delivery id of a webhook deploy (recorded, and given to the script). */
   event?: string | null;

@@ -1,5 +1,5 @@
 /**
- * Retention (README "Log files"): which deploys' files go after each deploy. A deploy that may still run is
+ * Retention (docs/log-files.md "Log files"): which deploys' files go after each deploy. A deploy that may still run is
  * never removed; one that ended always may be, even when its record could not say so (a full disk).
  */
 import { closeSync, constants, openSync, readdirSync, readSync, rmSync } from "node:fs";

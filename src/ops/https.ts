@@ -9,7 +9,7 @@ import { deployLimitSeconds } from "./deploy-limit.ts";
 import { ensurePrivateDir } from "../system/files.ts";
 
 /**
- * README "Running it for real: server, HTTPS, systemd": on Linux, an interactive start asks about HTTPS unless
+ * docs/production.md "Running it for real: server, HTTPS, systemd": on Linux, an interactive start asks about HTTPS unless
  * SERVICE_SKIP_HTTPS_PROMPT=1. Interactive means a terminal on both sides: with stdout sent to a file
  * (`service > service.log` typed at a terminal) the question would land in the file and the server would wait for
  * an answer nobody can see.

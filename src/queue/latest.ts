@@ -14,7 +14,7 @@ interface Waiting {
 }
 
 /**
- * `queuePolicy: latest` (README "Queue"): a request that arrives while a deploy of the same repository waits in
+ * `queuePolicy: latest` (docs/deploy-control.md "Queue"): a request that arrives while a deploy of the same repository waits in
  * this server joins that deploy instead of queueing one more: the waiting deploy pulls the newest commit anyway.
  * Every joined client gets the joined deploy's position, then its whole output and its `[done]` line. A deploy
  * can be joined only while it waits: once it started, it may have pulled before the newer push.

@@ -1,5 +1,5 @@
 /**
- * The command-line tool (README "CLI"): help,
+ * The command-line tool (docs/cli.md "CLI"): help,
  * version, the `deploy` exit code, unknown commands, and the interactive HTTPS question, which is asked only
  * when stdin is a terminal (checked under a real pseudo-terminal from util-linux `script`).
  */
@@ -25,7 +25,7 @@ import { markerProcesses } from "../_support/hostile-fixtures.ts";
 
 const QUESTION = /set\s*up\s*https/i;
 /**
- * The question is Linux-only (README "Running it for real: server, HTTPS, systemd"), and `script -qfec` is the
+ * The question is Linux-only (docs/production.md "Running it for real: server, HTTPS, systemd"), and `script -qfec` is the
  * util-linux form.
  */
 const noPty = process.platform !== "linux" || Bun.which("script") === null;
@@ -69,7 +69,7 @@ describe("help and version", () => {
   });
 });
 
-describe('deploy subcommand (README "CLI")', () => {
+describe('deploy subcommand (docs/cli.md "CLI")', () => {
   test("deploy exits 0 when the deploy is ok, printing the transcript up to [done] ok=true", async () => {
     const repo = makeRepo();
     const { code, stdout } = await runCli(["deploy"], {

@@ -1,5 +1,5 @@
 /**
- * Multi-app mode (README "Multi-app mode"): one server, several apps,
+ * Multi-app mode (docs/multi-app.md "Multi-app mode"): one server, several apps,
  * each routed by host + path, with its own repository, run script, secret and queue. Real repositories, the
  * real CLI, real HTTP; the Host header chooses the app.
  */
@@ -436,7 +436,7 @@ describe("per-app settings (any top-level key may be set per app, the top level 
   });
 });
 
-describe('post-pull reload per app (README "Config from the repository": each app reloads from its own repository)', () => {
+describe('post-pull reload per app (docs/configuration.md "Config from the repository": each app reloads from its own repository)', () => {
   test("a service.yaml pushed to an app's repository sets that app's run script after the pull; the other app keeps its own", async () => {
     const web = makeRepo();
     const api = makeRepo();
@@ -477,7 +477,7 @@ describe('post-pull reload per app (README "Config from the repository": each ap
   });
 });
 
-describe('concurrency between apps (README "Queue": a queue per repoPath)', () => {
+describe('concurrency between apps (docs/deploy-control.md "Queue": a queue per repoPath)', () => {
   test("two apps on different repositories deploy at the same time: B completes while A is blocked", async () => {
     const blocked = makeRepo();
     const free = makeRepo();

@@ -44,7 +44,7 @@ function bannerLine(stdout: string, prefix: string): string | undefined {
 
 const CONFIG_NAMES = ["service.yaml", "service.yml", ".service.yaml", ".service.yml"] as const;
 
-describe('Configuration lookup (README "Configuration", lookup order)', () => {
+describe('Configuration lookup (docs/configuration.md "Configuration", lookup order)', () => {
   // Each row: the names present in the working directory, and the one that must win.
   const cases: { present: string[]; wins: string }[] = [
     { present: [...CONFIG_NAMES], wins: "service.yaml" },
@@ -90,7 +90,7 @@ describe('Configuration lookup (README "Configuration", lookup order)', () => {
   });
 });
 
-describe('SERVICE_CONFIG (README "Configuration", SERVICE_CONFIG names a different path)', () => {
+describe('SERVICE_CONFIG (docs/configuration.md "Configuration", SERVICE_CONFIG names a different path)', () => {
   test("SERVICE_CONFIG relative to the working directory wins over service.yaml", () => {
     const cwd = workdir({ "service.yaml": "run_script: echo auto\n", "conf/custom.yaml": "run_script: echo custom\n" });
     expect(loadConfig({ cwd, env: { SERVICE_CONFIG: "conf/custom.yaml" } }).runScript).toBe("echo custom");
@@ -127,7 +127,7 @@ describe('SERVICE_CONFIG (README "Configuration", SERVICE_CONFIG names a differe
   });
 });
 
-describe('Config keys (README "Configuration", camelCase or snake_case)', () => {
+describe('Config keys (docs/configuration.md "Configuration", camelCase or snake_case)', () => {
   const spellings: { camel: string; snake: string; yaml: string; key: string; value: unknown }[] = [
     { camel: "repoPath", snake: "repo_path", yaml: "/srv/app", key: "repoPath", value: "/srv/app" },
     { camel: "runScript", snake: "run_script", yaml: "make deploy", key: "runScript", value: "make deploy" },
@@ -172,7 +172,7 @@ describe('Config keys (README "Configuration", camelCase or snake_case)', () => 
   });
 });
 
-describe('Environment variables (README "Configuration", environment variables override file values)', () => {
+describe('Environment variables (docs/configuration.md "Configuration", environment variables override file values)', () => {
   const file = [
     "port: 8080",
     "repo_path: /from/file",
@@ -233,7 +233,7 @@ describe('Environment variables (README "Configuration", environment variables o
   });
 });
 
-describe('Defaults (README "Configuration", Default column)', () => {
+describe('Defaults (docs/configuration.md "Configuration", Default column)', () => {
   test("port 3141, repoPath = working directory, runScript npm run deploy, runTimeoutMs 1800000, rollbackOnFailure false, path /", () => {
     const cwd = workdir();
     const config = loadConfig({ cwd, env: {} });
@@ -264,7 +264,7 @@ describe('Defaults (README "Configuration", Default column)', () => {
   });
 });
 
-describe('Invalid config file (README "Configuration", if the file is invalid only env and defaults apply)', () => {
+describe('Invalid config file (docs/configuration.md "Configuration", if the file is invalid only env and defaults apply)', () => {
   const invalid: { what: string; write: (cwd: string) => void; mentions: RegExp }[] = [
     {
       what: "YAML that does not parse",
@@ -333,7 +333,7 @@ describe('Invalid config file (README "Configuration", if the file is invalid on
   });
 });
 
-describe('Wrong-typed values (README "Configuration", Type column)', () => {
+describe('Wrong-typed values (docs/configuration.md "Configuration", Type column)', () => {
   const wrong: { what: string; file?: string; env?: Record<string, string>; names: string }[] = [
     { what: "port: abc", file: "port: abc\n", names: '"port"' },
     { what: "port: 70000", file: "port: 70000\n", names: '"port"' },
@@ -389,7 +389,7 @@ describe('Wrong-typed values (README "Configuration", Type column)', () => {
   }
 });
 
-describe('Config reload (README "Config from the repository": the config file is re-read on every webhook POST)', () => {
+describe('Config reload (docs/configuration.md "Config from the repository": the config file is re-read on every webhook POST)', () => {
   test("editing runScript in service.yaml applies to the next POST without a restart", async () => {
     const repo = makeRepo();
     // The config lives in the working directory, outside the repository: only the request-time re-read sees it.
@@ -470,7 +470,7 @@ describe('Config reload (README "Config from the repository": the config file is
   });
 });
 
-describe('repoPath (README "Configuration", relative or absolute)', () => {
+describe('repoPath (docs/configuration.md "Configuration", relative or absolute)', () => {
   test("a relative repo_path in the file resolves against the working directory", () => {
     const cwd = workdir({ "service.yaml": "repo_path: apps/site\n" });
     expect(loadConfig({ cwd, env: {} }).repoPath).toBe(join(cwd, "apps/site"));
@@ -498,7 +498,7 @@ describe('repoPath (README "Configuration", relative or absolute)', () => {
   });
 });
 
-describe('Programmatic use (README "Library")', () => {
+describe('Programmatic use (docs/library.md "Library")', () => {
   test("importing src/index.ts has no side effects: no files, no output, the process exits", async () => {
     const cwd = workdir();
     const proc = Bun.spawn([process.execPath, "-e", `await import(${JSON.stringify(join(ROOT, "src/index.ts"))})`], {

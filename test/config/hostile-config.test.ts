@@ -1,5 +1,5 @@
 /**
- * Hostile configuration (README "Reliability: faults and what the service does"): random and malformed YAML,
+ * Hostile configuration (docs/reliability.md "Faults and what the service does"): random and malformed YAML,
  * wrong-typed values and random SERVICE_* variables. `loadConfig` either returns a configuration whose every value
  * has its documented type, or throws a ConfigError whose message names the file and the key, or the variable.
  * Never another error, and an unusable file (not YAML, not a mapping, unreadable) is skipped with a warning naming

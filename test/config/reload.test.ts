@@ -8,7 +8,7 @@ async function deploy(url: string): Promise<string> {
   return (await post(url, { secret: SECRET })).text();
 }
 
-describe('config reload (README "Config from the repository")', () => {
+describe('config reload (docs/configuration.md "Config from the repository")', () => {
   test("after the pull, runScript and runTimeoutMs come from the repository's config file as pulled", async () => {
     const repo = makeRepo({ "service.yaml": "runScript: echo script-v1\n" });
     const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET });

@@ -25,7 +25,7 @@ async function deployWith(url: string, secret: string): Promise<string | number>
 const OK = "[done] ok=true exitCode=0";
 const occurrences = (text: string, part: string) => text.split(part).length - 1;
 
-describe('Generated secret (README "Secret")', () => {
+describe('Generated secret (docs/configuration.md "Secret")', () => {
   test("the first start without a secret generates one: printed once on stdout, stored in .service.secret (0600 under umask 000), 256 bits, and it deploys", async () => {
     const repo = makeRepo();
     const server = await startUnderUmask000(repo.clone, { SERVICE_RUN_SCRIPT: "true" });
@@ -166,7 +166,7 @@ describe("Secret sources (SERVICE_SECRET, or the file key secret, else generated
   });
 });
 
-describe('ensureWebhookSecret (README "Library")', () => {
+describe('ensureWebhookSecret (docs/library.md "Library")', () => {
   test("sets config.secret and returns generated: true only the first time", () => {
     const cwd = tempDir("service-secret-");
     const first = loadConfig({ cwd, env: {} });
@@ -270,7 +270,7 @@ describe('ensureWebhookSecret (README "Library")', () => {
   });
 });
 
-describe('Request authentication (README "Secret")', () => {
+describe('Request authentication (docs/configuration.md "Secret")', () => {
   const secret = "s3cret-value";
   const cases: { name: string; headers: Record<string, string>; ok: boolean }[] = [
     { name: "X-Service-Secret with the secret", headers: { "x-service-secret": secret }, ok: true },

@@ -1,5 +1,5 @@
 /**
- * Hostile run scripts (README "Reliability: faults and what the service does"): output that is binary garbage,
+ * Hostile run scripts (docs/reliability.md "Faults and what the service does"): output that is binary garbage,
  * invalid UTF-8, 10 MB without a newline, or a script that closes its stdout and keeps running: the stream and
  * both log files stay well-formed and the deploy ends with the right [done] line. And process-tree cleanup,
  * checked with `ps` by a marker unique to each test: after a timeout and after a second SIGTERM to the server no

@@ -130,7 +130,7 @@ async function withServer<T>(
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describe('run script, line by line (README "The run script")', () => {
+describe('run script, line by line (docs/deploy-control.md "The run script")', () => {
   test("a multi-line script runs line by line in order; blank lines and # lines are skipped", async () => {
     const repo = makeRepo();
     const dir = tempDir();
@@ -292,7 +292,7 @@ describe('a run command that cannot start (docs/http.md "The stream")', () => {
   );
 });
 
-describe('runTimeoutMs (README "The run script")', () => {
+describe('runTimeoutMs (docs/deploy-control.md "The run script")', () => {
   test("runTimeoutMs kills the whole process tree: the script, its children and grandchildren", async () => {
     const repo = makeRepo();
     const child = sleepMarker();
@@ -450,7 +450,7 @@ describe("children left running in the background do not hold the deploy", () =>
   });
 });
 
-describe('git pull (docs/http.md "The JSON result": pull.success)', () => {
+describe('git pull (docs/http.md "The JSON result (`?format=json`)": pull.success)', () => {
   test("a repository without a remote counts as a successful pull and the script still runs", async () => {
     const clone = makeLocalRepo();
     const dir = tempDir();
@@ -577,7 +577,7 @@ describe("the run script's environment", () => {
   });
 });
 
-describe('the deploy command (README "CLI")', () => {
+describe('the deploy command (docs/cli.md "CLI")', () => {
   test("deploy prints the output live, while the script still runs", async () => {
     const repo = makeRepo();
     const dir = tempDir();

@@ -1,5 +1,5 @@
 /**
- * Secret hygiene (README "Secret"): the webhook secret(s) and credentials embedded in URLs never reach the stream,
+ * Secret hygiene (docs/configuration.md "Secret"): the webhook secret(s) and credentials embedded in URLs never reach the stream,
  * the JSON result or the two log files, whatever prints them; the script's environment has no secret and
  * has the deploy context; secret files are 0600, an empty one stops the start, a readable one is warned about.
  */

@@ -10,7 +10,7 @@ async function deployJson(url: string) {
   return (await post(`${url}/?format=json`, { secret: SECRET })).json();
 }
 
-describe('rollback (README "Rollback")', () => {
+describe('rollback (docs/deploy-control.md "Rollback")', () => {
   test("with rollbackOnFailure, a failed run resets to the pre-pull commit and runs the script again; ok when that redeploy succeeds", async () => {
     const repo = makeRepo({ "service.yaml": REPO_CONFIG, healthy: "yes\n" });
     const good = repo.head();
@@ -169,8 +169,8 @@ describe('rollback (README "Rollback")', () => {
     }
   });
 
-  test("the README's CI one-liners (stream and JSON) fail for a rolled-back deploy and pass for a good one", async () => {
-    const readme = readFileSync(join(import.meta.dir, "..", "..", "README.md"), "utf8");
+  test("the CI one-liners of docs/forges.md (stream and JSON) fail for a rolled-back deploy and pass for a good one", async () => {
+    const readme = readFileSync(join(import.meta.dir, "..", "..", "docs", "forges.md"), "utf8");
     const line = /^ci_deploy\(\) \{.*$/m.exec(readme)?.[0];
     expect(line).toBeDefined();
     const jsonLine = /`(curl [^`]*\| jq -e [^`]*)`/.exec(readme)?.[1];

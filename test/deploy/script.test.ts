@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { planLine, scriptLines, splitWords } from "../../src/deploy/script.ts";
 
-describe('scriptLines (README "The run script": one line at a time, blank and # lines skipped)', () => {
+describe('scriptLines (docs/deploy-control.md "The run script": one line at a time, blank and # lines skipped)', () => {
   const cases: [name: string, script: string, lines: string[]][] = [
     ["a single-line script is one line, not split", "npm run deploy", ["npm run deploy"]],
     [
@@ -50,7 +50,7 @@ describe("splitWords (direct spawn: arguments split as a shell would, quotes res
   });
 });
 
-describe('planLine (README "The run script": shell for operators and builtins, otherwise a direct spawn)', () => {
+describe('planLine (docs/deploy-control.md "The run script": shell for operators and builtins, otherwise a direct spawn)', () => {
   const direct: [line: string, argv: string[]][] = [
     ["npm run deploy", ["npm", "run", "deploy"]],
     ["./deploy.sh --prod", ["./deploy.sh", "--prod"]],

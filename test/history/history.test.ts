@@ -1,5 +1,5 @@
 /**
- * Deploy history from the CLI (README "Reading the history: `service logs`"): `service logs` lists the deploys of
+ * Deploy history from the CLI (docs/log-files.md "Reading the history: `service logs`"): `service logs` lists the deploys of
  * `.service/logs/` newest first, prints one deploy's log, follows a running one, and tolerates damaged files. It
  * reads files only: the servers below exist to create deploys (and a running one to follow), never to answer
  * `logs`.

@@ -1,5 +1,5 @@
 /**
- * Deploy log files (README "Log files"): two files per deploy in `.service/logs/` of the working
+ * Deploy log files (docs/log-files.md "Log files"): two files per deploy in `.service/logs/` of the working
  * directory, named `YYYY-MM-DD_HH-mm-ssZ_<uuid>.{json,log}` after the deploy's UTC start time.
  */
 import { describe, expect, test } from "bun:test";
@@ -42,7 +42,7 @@ function expectLogPair(cwd: string, result: { startedAt: string; log: { id: stri
   return { record, transcript };
 }
 
-describe('deploy log files (README "Log files")', () => {
+describe('deploy log files (docs/log-files.md "Log files")', () => {
   test("a webhook deploy writes <UTC start>_<uuid>.json and .log in .service/logs of the working directory", async () => {
     const repo = makeRepo();
     const server = await startServer(repo.clone, {

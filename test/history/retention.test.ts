@@ -1,5 +1,5 @@
 /**
- * Retention (README "Log files"): after each deploy the files of the newest `keepDeploys` deploys are kept
+ * Retention (docs/log-files.md "Log files"): after each deploy the files of the newest `keepDeploys` deploys are kept
  * (and, with `keepDays`, only those of the last N days); a running deploy's files are never removed; one
  * deploy's .log is capped at `maxLogBytes` with a truncation mark while the live stream carries everything.
  */

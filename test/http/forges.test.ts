@@ -1,5 +1,5 @@
 /**
- * The Git hosts for real (README "Git hosts"): GitHub, Gitea/Forgejo and Bitbucket Cloud sign the
+ * The Git hosts for real (docs/forges.md "Git hosts"): GitHub, Gitea/Forgejo and Bitbucket Cloud sign the
  * body with the webhook's secret, GitLab sends it as a token. Deliveries shaped like the recorded ones, against
  * the real server; plus the body limit, the opt-in branch filter and the opt-in immediate acknowledgement.
  */

@@ -1,5 +1,5 @@
 /**
- * Hostile HTTP input (README "Reliability: faults and what the service does"): whatever a client sends, the server
+ * Hostile HTTP input (docs/reliability.md "Faults and what the service does"): whatever a client sends, the server
  * answers only with the statuses it documents (200, 401, 404, 408, 413, 429, 503; and Bun's own 431 for a request
  * head over 16 KiB), never with a 5xx, never deploys without the secret, and writes no log file for a refused
  * request; bodies over the limit are refused without being kept; slow and flooding clients do not stop an
@@ -438,7 +438,7 @@ function encode(req: HostileRequest): Buffer {
   return Buffer.concat([Buffer.from(head, "latin1"), body]);
 }
 
-/** How a 200 answers, from the query (docs/http.md "The JSON result"; README "Acknowledge at once"). */
+/** How a 200 answers, from the query (docs/http.md "The JSON result (`?format=json`)"; docs/forges.md "Acknowledge at once"). */
 function answerKind(req: HostileRequest): "stream" | "json" | "ack" | "ack-json" {
   const params = new URL(`http://localhost${req.path}${req.query}`).searchParams;
   const json = params.get("format") === "json";

@@ -1,5 +1,5 @@
 /**
- * `service check` (README "CLI"): loads the configuration as the server would, prints every value with where it
+ * `service check` (docs/cli.md "CLI"): loads the configuration as the server would, prints every value with where it
  * came from (default, file, env) and secrets masked, and exits 1 with every problem listed. The server says
  * the same problems when it starts.
  */

@@ -1,5 +1,5 @@
 /**
- * README "Running it for real: server, HTTPS, systemd", for real: the proxies the HTTPS setup configures, from
+ * docs/production.md "Running it for real: server, HTTPS, systemd", for real: the proxies the HTTPS setup configures, from
  * Debian's packages, in front of the service on loopback. Caddy with `tls internal`, nginx with a self-signed
  * certificate: an HTTPS POST through each streams live and ends with `[done] ok=true`. Adding the site to a Caddy
  * that serves other sites keeps them. Skipped where Caddy or nginx is not installed; `.ci/run` installs both.

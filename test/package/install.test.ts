@@ -1,5 +1,5 @@
 /**
- * install.sh (README "The binary (install.sh)"): the real script, run by `sh` (dash here) with stdin closed and
+ * install.sh (docs/install.md "The binary (install.sh)"): the real script, run by `sh` (dash here) with stdin closed and
  * HOME and TMPDIR in temp dirs, against a local HTTP server that serves the release layout a fresh
  * `scripts/build.ts --only-host` writes (dist/release/: /latest/ and /v<package version>/, as built), plus
  * fixtures: /v9.9.9/ whose SHA256SUMS does not match, /v8.8.8/ whose SHA256SUMS lacks the line, /v6.6.6/ whose

@@ -1,5 +1,5 @@
 /**
- * README "Library" under Node.js: the package, built and packed as it ships, installed into a plain Node project,
+ * docs/library.md "Library" under Node.js: the package, built and packed as it ships, installed into a plain Node project,
  * imported there and used for a real deploy, run by Node's own test runner. Then the other two ways to install
  * it, from a clone (a directory) and from a git URL, which must build dist/ themselves: the import under Node
  * and Bun, and the `service` command under Node with no Bun on PATH.
@@ -146,7 +146,7 @@ test("three POSTs pipelined on one connection under Node.js: the first gets its 
 });
 `;
 
-describe('the package under Node.js (README "Library")', () => {
+describe('the package under Node.js (docs/library.md "Library")', () => {
   let project = "";
 
   beforeAll(() => {

@@ -43,7 +43,7 @@ async function killedMidDeploy() {
   return { repo, env, id: reader.id()!, reader, first };
 }
 
-describe('queue (README "Queue": one deploy at a time per repoPath, FIFO)', () => {
+describe('queue (docs/deploy-control.md "Queue": one deploy at a time per repoPath, FIFO)', () => {
   test("deploys of the same repoPath run one at a time in arrival order; waiting ones stream [queued] waiting; position=N", async () => {
     const repo = makeRepo();
     const gate = makeGate();
