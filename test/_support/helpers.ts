@@ -51,6 +51,8 @@ export interface RunningServer {
   stderr: { text: string };
   /** SIGTERM, then wait for the exit. */
   stop(): Promise<number | null>;
+  /** `await using server = await startServer(…)`: stopped (SIGTERM, then the exit) when the block ends. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 const running = new Set<RunningServer>();
@@ -96,6 +98,9 @@ export async function startServer(
       const code = await proc.exited;
       running.delete(server);
       return code;
+    },
+    async [Symbol.asyncDispose]() {
+      await server.stop();
     },
   };
   running.add(server);

@@ -13,6 +13,8 @@ export interface RunningCli {
   stderr: { text: string };
   /** Resolves with the exit code once the process ended and its output was read. */
   exited: Promise<number>;
+  /** `await using cli = spawnCli(…)`: killed (SIGKILL) and waited for when the block ends, if still running. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 const spawned = new Set<RunningCli>();
@@ -44,7 +46,16 @@ export function spawnCli(
     await reading;
     return code;
   })();
-  const cli: RunningCli = { proc, stdout, stderr, exited };
+  const cli: RunningCli = {
+    proc,
+    stdout,
+    stderr,
+    exited,
+    async [Symbol.asyncDispose]() {
+      proc.kill("SIGKILL");
+      await exited;
+    },
+  };
   spawned.add(cli);
   void exited.then(() => spawned.delete(cli));
   return cli;
