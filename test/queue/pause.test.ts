@@ -2,9 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { consola } from "consola";
-import { makeGate, StreamReader } from "../_support/gate.ts";
-import { startAdmin } from "../_support/admin-helpers.ts";
+import { StreamReader } from "../_support/gate.ts";
+import { adminUrl, startAdmin } from "../_support/admin-helpers.ts";
 import { lastLine, logFiles, makeRepo, post, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
+import { startLibraryServer } from "../_support/library.ts";
+import { startGated } from "../_support/queueing.ts";
 
 /** A logger that keeps the test output clean. */
 function quiet() {
@@ -15,61 +17,47 @@ describe("service pause / resume", () => {
   test("while paused, a webhook POST starts nothing and answers 200 [skipped] paused: <reason>; resume lets deploys run again", async () => {
     const repo = makeRepo();
     const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed" };
-    const server = await startServer(repo.clone, env);
-    try {
-      const paused = await runCli(["pause", "--reason", "db migration"], { cwd: repo.clone, env });
-      expect(paused.code).toBe(0);
-      const text = await post(server.url, { secret: SECRET });
-      expect(text.status).toBe(200);
-      expect(await text.text()).toBe("[skipped] paused: db migration\n");
-      const json = await post(`${server.url}?format=json`, { secret: SECRET });
-      expect(json.status).toBe(200);
-      expect(await json.json()).toEqual({ skipped: true, paused: true, reason: "db migration" });
-      expect(logFiles(repo.clone)).toEqual([]);
-      // A wrong secret is still refused: the pause says nothing to an unauthenticated client.
-      expect((await post(server.url, { secret: "wrong-secret-0123456789" })).status).toBe(401);
+    await using server = await startServer(repo.clone, env);
+    const paused = await runCli(["pause", "--reason", "db migration"], { cwd: repo.clone, env });
+    expect(paused.code).toBe(0);
+    const text = await post(server.url, { secret: SECRET });
+    expect(text.status).toBe(200);
+    expect(await text.text()).toBe("[skipped] paused: db migration\n");
+    const json = await post(`${server.url}?format=json`, { secret: SECRET });
+    expect(json.status).toBe(200);
+    expect(await json.json()).toEqual({ skipped: true, paused: true, reason: "db migration" });
+    expect(logFiles(repo.clone)).toEqual([]);
+    // A wrong secret is still refused: the pause says nothing to an unauthenticated client.
+    expect((await post(server.url, { secret: "wrong-secret-0123456789" })).status).toBe(401);
 
-      expect((await runCli(["resume"], { cwd: repo.clone, env })).code).toBe(0);
-      const after = await post(server.url, { secret: SECRET });
-      expect(lastLine(await after.text())).toBe("[done] ok=true exitCode=0");
-    } finally {
-      await server.stop();
-    }
+    expect((await runCli(["resume"], { cwd: repo.clone, env })).code).toBe(0);
+    const after = await post(server.url, { secret: SECRET });
+    expect(lastLine(await after.text())).toBe("[done] ok=true exitCode=0");
   });
 
   test("the pause outlives a restart of the server", async () => {
     const repo = makeRepo();
     const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed" };
     expect((await runCli(["pause", "--reason", "freeze"], { cwd: repo.clone, env })).code).toBe(0);
-    const server = await startServer(repo.clone, env);
-    try {
-      expect(await (await post(server.url, { secret: SECRET })).text()).toBe("[skipped] paused: freeze\n");
-    } finally {
-      await server.stop();
-    }
-    const again = await startServer(repo.clone, env);
-    try {
-      expect(again.stdout.text + again.stderr.text).toContain("deploys are paused: freeze");
-      expect(await (await post(again.url, { secret: SECRET })).text()).toBe("[skipped] paused: freeze\n");
-    } finally {
-      await again.stop();
-    }
+    await using server = await startServer(repo.clone, env);
+    expect(await (await post(server.url, { secret: SECRET })).text()).toBe("[skipped] paused: freeze\n");
+    await server.stop();
+    await using again = await startServer(repo.clone, env);
+    expect(again.stdout.text + again.stderr.text).toContain("deploys are paused: freeze");
+    expect(await (await post(again.url, { secret: SECRET })).text()).toBe("[skipped] paused: freeze\n");
   });
 
   test("the admin listener's /metrics shows service_paused 1 while paused, 0 after resume", async () => {
     const repo = makeRepo();
-    const { server, admin } = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "echo ok" });
+    await using server = (await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "echo ok" })).server;
+    const admin = adminUrl(server);
     const paused = async () =>
       /^service_paused\{app="default"\} (\d)$/m.exec(await (await fetch(`${admin}/metrics`)).text())?.[1];
-    try {
-      expect(await paused()).toBe("0");
-      expect((await runCli(["pause"], { cwd: repo.clone })).code).toBe(0);
-      expect(await paused()).toBe("1");
-      expect((await runCli(["resume"], { cwd: repo.clone })).code).toBe(0);
-      expect(await paused()).toBe("0");
-    } finally {
-      await server.stop();
-    }
+    expect(await paused()).toBe("0");
+    expect((await runCli(["pause"], { cwd: repo.clone })).code).toBe(0);
+    expect(await paused()).toBe("1");
+    expect((await runCli(["resume"], { cwd: repo.clone })).code).toBe(0);
+    expect(await paused()).toBe("0");
   });
 
   test("service deploy refuses while paused, with the reason, unless --force", async () => {
@@ -86,29 +74,23 @@ describe("service pause / resume", () => {
   });
 
   test("a running deploy finishes while paused; a waiting one keeps waiting until resume", async () => {
-    const repo = makeRepo();
-    const gate = makeGate();
-    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
-    const server = await startServer(repo.clone, env);
-    try {
-      const first = new StreamReader(await post(server.url, { secret: SECRET }));
-      await waitFor(() => gate.lines().length === 1, "the first deploy to start");
-      const second = new StreamReader(await post(server.url, { secret: SECRET }));
-      await waitFor(() => second.text.includes("[queued]"), "the second deploy to queue");
-      expect((await runCli(["pause"], { cwd: repo.clone, env })).code).toBe(0);
-      gate.open();
-      expect(lastLine(await first.done)).toBe("[done] ok=true exitCode=0");
-      // The first deploy is over and the second is next, but paused: the queue looks again every 100 ms, and a
-      // CLI run (a whole process start) takes longer than that.
-      expect((await runCli(["logs"], { cwd: repo.clone, env })).code).toBe(0);
-      expect(second.id()).toBeUndefined();
-      expect(gate.lines().length).toBe(2);
-      expect((await runCli(["resume"], { cwd: repo.clone, env })).code).toBe(0);
-      expect(lastLine(await second.done)).toBe("[done] ok=true exitCode=0");
-      expect(gate.lines().length).toBe(4);
-    } finally {
-      await server.stop();
-    }
+    await using gated = await startGated();
+    const { repo, gate, env, server } = gated;
+    const first = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => gate.lines().length === 1, "the first deploy to start");
+    const second = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => second.text.includes("[queued]"), "the second deploy to queue");
+    expect((await runCli(["pause"], { cwd: repo.clone, env })).code).toBe(0);
+    gate.open();
+    expect(lastLine(await first.done)).toBe("[done] ok=true exitCode=0");
+    // The first deploy is over and the second is next, but paused: the queue looks again every 100 ms, and a
+    // CLI run (a whole process start) takes longer than that.
+    expect((await runCli(["logs"], { cwd: repo.clone, env })).code).toBe(0);
+    expect(second.id()).toBeUndefined();
+    expect(gate.lines().length).toBe(2);
+    expect((await runCli(["resume"], { cwd: repo.clone, env })).code).toBe(0);
+    expect(lastLine(await second.done)).toBe("[done] ok=true exitCode=0");
+    expect(gate.lines().length).toBe(4);
   });
 
   test("bad input: a pause or resume of an unknown app, --app in single-app mode, a resume when nothing is paused", async () => {
@@ -142,41 +124,31 @@ describe("service pause / resume", () => {
       join(cwd, "service.yaml"),
       `apps:\n  - name: web\n    host: localhost\n    path: /web\n    repoPath: ${repo.clone}\n    runScript: echo web\n    secret: ${SECRET}\n  - name: api\n    host: localhost\n    path: /api\n    repoPath: ${other.clone}\n    runScript: echo api\n    secret: ${SECRET}\n`,
     );
-    const server = await startServer(cwd);
-    try {
-      expect((await runCli(["pause", "--app", "web", "--reason", "web freeze"], { cwd })).code).toBe(0);
-      expect(await (await post(`${server.url}/web`, { secret: SECRET })).text()).toBe("[skipped] paused: web freeze\n");
-      expect(lastLine(await (await post(`${server.url}/api`, { secret: SECRET })).text())).toBe(
-        "[done] ok=true exitCode=0",
-      );
-      expect((await runCli(["resume", "--app", "web"], { cwd })).code).toBe(0);
-      expect(lastLine(await (await post(`${server.url}/web`, { secret: SECRET })).text())).toBe(
-        "[done] ok=true exitCode=0",
-      );
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd);
+    expect((await runCli(["pause", "--app", "web", "--reason", "web freeze"], { cwd })).code).toBe(0);
+    expect(await (await post(`${server.url}/web`, { secret: SECRET })).text()).toBe("[skipped] paused: web freeze\n");
+    expect(lastLine(await (await post(`${server.url}/api`, { secret: SECRET })).text())).toBe(
+      "[done] ok=true exitCode=0",
+    );
+    expect((await runCli(["resume", "--app", "web"], { cwd })).code).toBe(0);
+    expect(lastLine(await (await post(`${server.url}/web`, { secret: SECRET })).text())).toBe(
+      "[done] ok=true exitCode=0",
+    );
   });
 });
 
 describe("the library's controls", () => {
   test("server.pause, server.resume and server.cancel act like the commands, and refuse bad input", async () => {
-    const { createServiceServer } = await import("../../src/index.ts");
     const repo = makeRepo();
-    const server = createServiceServer(
+    await using server = await startLibraryServer(
       { secret: SECRET, repoPath: repo.clone, runScript: "echo deployed", port: 0 },
       { cwd: repo.clone, logger: quiet() },
     );
-    await server.start();
-    try {
-      expect(server.pause({ reason: "library freeze" }).reason).toBe("library freeze");
-      expect(await (await post(server.url!, { secret: SECRET })).text()).toBe("[skipped] paused: library freeze\n");
-      expect(() => server.pause({ app: "nope" })).toThrow("single-app mode");
-      expect(server.resume()?.reason).toBe("library freeze");
-      expect(lastLine(await (await post(server.url!, { secret: SECRET })).text())).toBe("[done] ok=true exitCode=0");
-      await expect(server.cancel("ffffffff")).rejects.toThrow('no deploy with id "ffffffff"');
-    } finally {
-      await server.stop();
-    }
+    expect(server.pause({ reason: "library freeze" }).reason).toBe("library freeze");
+    expect(await (await post(server.url!, { secret: SECRET })).text()).toBe("[skipped] paused: library freeze\n");
+    expect(() => server.pause({ app: "nope" })).toThrow("single-app mode");
+    expect(server.resume()?.reason).toBe("library freeze");
+    expect(lastLine(await (await post(server.url!, { secret: SECRET })).text())).toBe("[done] ok=true exitCode=0");
+    await expect(server.cancel("ffffffff")).rejects.toThrow('no deploy with id "ffffffff"');
   });
 });

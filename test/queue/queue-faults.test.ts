@@ -25,6 +25,8 @@ import {
   tempDir,
   waitFor,
 } from "../_support/helpers.ts";
+import { defer } from "../_support/defer.ts";
+import { spawnDeploy, startGated } from "../_support/queueing.ts";
 
 /** libfaketime (Debian package `faketime`): its clock is read from a file on every call (FAKETIME_NO_CACHE). */
 const FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
@@ -51,76 +53,52 @@ describe("a wall clock that steps backwards", () => {
   test.skipIf(!hasFaketime)(
     "the clock stepped back 1 h between arrivals: every deploy still ends [done] ok=true, in arrival order",
     async () => {
-      const repo = makeRepo();
-      const gate = makeGate();
       const clock = fakeClock();
-      const server = await startServer(repo.clone, {
-        SERVICE_SECRET: SECRET,
-        SERVICE_RUN_SCRIPT: gate.script,
-        ...gate.env,
-        ...clock.env,
-      });
-      try {
-        const readers: StreamReader[] = [];
-        const arrive = async (i: number) => {
-          const reader = new StreamReader(await post(server.url, { secret: SECRET }));
-          await waitFor(() => reader.text.includes("\n"), `request ${i} answered`);
-          readers.push(reader);
-        };
-        await arrive(0);
-        await waitFor(() => gate.lines().length === 1, "the first deploy to start");
-        await arrive(1);
-        clock.step("-1h");
-        await arrive(2);
-        await arrive(3);
-        expect(readers.slice(1).map((r) => r.text.split("\n")[0])).toEqual(
-          [1, 2, 3].map((n) => `[queued] waiting; position=${n}`),
-        );
-        gate.open();
-        const bodies = await allDone(readers, "every deploy to end");
-        for (const body of bodies) expect(lastLine(body)).toBe("[done] ok=true exitCode=0");
-        expect(gate.starts()).toEqual(readers.map((r) => r.id()!));
-        expect(serialized(gate.lines())).toBe(true);
-      } finally {
-        gate.open();
-        await server.stop();
-      }
+      await using gated = await startGated(clock.env);
+      const { gate, server } = gated;
+      const readers: StreamReader[] = [];
+      const arrive = async (i: number) => {
+        const reader = new StreamReader(await post(server.url, { secret: SECRET }));
+        await waitFor(() => reader.text.includes("\n"), `request ${i} answered`);
+        readers.push(reader);
+      };
+      await arrive(0);
+      await waitFor(() => gate.lines().length === 1, "the first deploy to start");
+      await arrive(1);
+      clock.step("-1h");
+      await arrive(2);
+      await arrive(3);
+      expect(readers.slice(1).map((r) => r.text.split("\n")[0])).toEqual(
+        [1, 2, 3].map((n) => `[queued] waiting; position=${n}`),
+      );
+      gate.open();
+      const bodies = await allDone(readers, "every deploy to end");
+      for (const body of bodies) expect(lastLine(body)).toBe("[done] ok=true exitCode=0");
+      expect(gate.starts()).toEqual(readers.map((r) => r.id()!));
+      expect(serialized(gate.lines())).toBe(true);
     },
   );
 
   test.skipIf(!hasFaketime)(
     "a `deploy` whose clock is 1 h behind the server's waits behind the server's deploys (one order across processes)",
     async () => {
-      const repo = makeRepo();
-      const gate = makeGate();
       const clock = fakeClock();
-      const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env };
-      const server = await startServer(repo.clone, env);
-      try {
-        const first = new StreamReader(await post(server.url, { secret: SECRET }));
-        await waitFor(() => gate.lines().length === 1, "the webhook deploy to start");
-        const second = new StreamReader(await post(server.url, { secret: SECRET }));
-        await waitFor(() => second.text.includes("[queued]"), "the second webhook deploy to queue");
-        clock.step("-1h");
-        const proc = Bun.spawn([...CLI, "deploy"], {
-          cwd: repo.clone,
-          env: baseEnv({ ...env, ...clock.env }),
-          stdin: "ignore",
-          stdout: "pipe",
-          stderr: "pipe",
-        });
-        const cli = new StreamReader(new Response(proc.stdout));
-        await waitFor(() => cli.text.includes("\n"), "the CLI deploy's first line");
-        expect(cli.text.split("\n")[0]).toBe("[queued] waiting; position=2");
-        gate.open();
-        await allDone([first, second, cli], "every deploy to end");
-        expect(await proc.exited).toBe(0);
-        expect(gate.starts()).toEqual([first.id()!, second.id()!, cli.id()!]);
-        expect(serialized(gate.lines())).toBe(true);
-      } finally {
-        gate.open();
-        await server.stop();
-      }
+      await using gated = await startGated();
+      const { repo, gate, env, server } = gated;
+      const first = new StreamReader(await post(server.url, { secret: SECRET }));
+      await waitFor(() => gate.lines().length === 1, "the webhook deploy to start");
+      const second = new StreamReader(await post(server.url, { secret: SECRET }));
+      await waitFor(() => second.text.includes("[queued]"), "the second webhook deploy to queue");
+      clock.step("-1h");
+      await using shell = spawnDeploy(repo.clone, { ...env, ...clock.env });
+      const cli = shell.out;
+      await waitFor(() => cli.text.includes("\n"), "the CLI deploy's first line");
+      expect(cli.text.split("\n")[0]).toBe("[queued] waiting; position=2");
+      gate.open();
+      await allDone([first, second, cli], "every deploy to end");
+      expect(await shell.proc.exited).toBe(0);
+      expect(gate.starts()).toEqual([first.id()!, second.id()!, cli.id()!]);
+      expect(serialized(gate.lines())).toBe(true);
     },
   );
 });
@@ -139,48 +117,36 @@ describe("tickets taken at the same moment", () => {
         stderr: "ignore",
       }),
     );
-    try {
-      await waitFor(() => gate.lines().length === 1, "one deploy to start");
-      gate.open();
-      await waitFor(() => procs.every((p) => p.exitCode !== null), "every deploy to end", 30_000);
-      expect(procs.map((p) => p.exitCode)).toEqual([0, 0, 0, 0]);
-      expect(new Set(gate.starts()).size).toBe(4);
-      expect(serialized(gate.lines())).toBe(true);
-    } finally {
+    using _cleanup = defer(() => {
       gate.open();
       for (const p of procs) p.kill("SIGKILL");
-    }
+    });
+    await waitFor(() => gate.lines().length === 1, "one deploy to start");
+    gate.open();
+    await waitFor(() => procs.every((p) => p.exitCode !== null), "every deploy to end", 30_000);
+    expect(procs.map((p) => p.exitCode)).toEqual([0, 0, 0, 0]);
+    expect(new Set(gate.starts()).size).toBe(4);
+    expect(serialized(gate.lines())).toBe(true);
   });
 });
 
 describe("heartbeats", () => {
   test("a queued deploy's heartbeat says it is still waiting, not running", async () => {
-    const repo = makeRepo();
-    const gate = makeGate();
-    const server = await startServer(repo.clone, {
-      SERVICE_SECRET: SECRET,
-      SERVICE_RUN_SCRIPT: gate.script,
-      SERVICE_HEARTBEAT_MS: "200",
-      ...gate.env,
-    });
-    try {
-      const first = new StreamReader(await post(server.url, { secret: SECRET }));
-      await waitFor(() => gate.lines().length === 1, "the first deploy to start");
-      const queued = new StreamReader(await post(server.url, { secret: SECRET }));
-      await waitFor(() => queued.text.includes("[heartbeat]"), "a heartbeat while queued");
-      await waitFor(() => first.text.includes("[heartbeat]"), "a heartbeat while running");
-      gate.open();
-      const [running = "", waited = ""] = await allDone([first, queued], "both deploys to end");
-      expect(waited.split("\n").find((l) => l.startsWith("[heartbeat]"))).toMatch(
-        /^\[heartbeat\] still waiting after \d+ s$/,
-      );
-      expect(running.split("\n").find((l) => l.startsWith("[heartbeat]"))).toMatch(
-        /^\[heartbeat\] still running after \d+ s$/,
-      );
-    } finally {
-      gate.open();
-      await server.stop();
-    }
+    await using gated = await startGated({ SERVICE_HEARTBEAT_MS: "200" });
+    const { gate, server } = gated;
+    const first = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => gate.lines().length === 1, "the first deploy to start");
+    const queued = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => queued.text.includes("[heartbeat]"), "a heartbeat while queued");
+    await waitFor(() => first.text.includes("[heartbeat]"), "a heartbeat while running");
+    gate.open();
+    const [running = "", waited = ""] = await allDone([first, queued], "both deploys to end");
+    expect(waited.split("\n").find((l) => l.startsWith("[heartbeat]"))).toMatch(
+      /^\[heartbeat\] still waiting after \d+ s$/,
+    );
+    expect(running.split("\n").find((l) => l.startsWith("[heartbeat]"))).toMatch(
+      /^\[heartbeat\] still running after \d+ s$/,
+    );
   });
 });
 
@@ -230,19 +196,15 @@ describe("a deploy whose process was killed -9 left its script running", () => {
     await first.proc.exited;
     await reader.done;
     const id = hold.lines()[0]!.split(" ")[1]!;
-    const second = await startServer(repo.clone, { SERVICE_SECRET: SECRET, ...hold.env, HOLD: "" });
-    try {
-      const output = () => `${second.stdout.text}${second.stderr.text}`;
-      expect(output()).toContain(`deploy ${id} of ${repo.clone} was interrupted and left process group`);
-      const text = await (await post(second.url, { secret: SECRET })).text();
-      expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
-      expect(hold.kinds()).toEqual(["start", "start", "end"]);
-      expect(deployLog(repo.clone, id)).toMatch(
-        /\[interrupted\] this deploy's process died while process group \d+ \(.*\) ran; stopping it/,
-      );
-    } finally {
-      await second.stop();
-    }
+    await using second = await startServer(repo.clone, { SERVICE_SECRET: SECRET, ...hold.env, HOLD: "" });
+    const output = () => `${second.stdout.text}${second.stderr.text}`;
+    expect(output()).toContain(`deploy ${id} of ${repo.clone} was interrupted and left process group`);
+    const text = await (await post(second.url, { secret: SECRET })).text();
+    expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+    expect(hold.kinds()).toEqual(["start", "start", "end"]);
+    expect(deployLog(repo.clone, id)).toMatch(
+      /\[interrupted\] this deploy's process died while process group \d+ \(.*\) ran; stopping it/,
+    );
   });
 
   test("a `deploy` killed -9 mid-script: the next `deploy` stops its process group first, never runs alongside it", async () => {
@@ -272,46 +234,42 @@ describe("a repository removed while deploys wait", () => {
     const repo = makeRepo();
     const gate = makeGate();
     const cwd = tempDir("service-cwd-");
-    const server = await startServer(cwd, {
+    await using server = await startServer(cwd, {
       SERVICE_SECRET: SECRET,
       SERVICE_REPO_PATH: repo.clone,
       SERVICE_RUN_SCRIPT: gate.script,
       ...gate.env,
     });
-    try {
-      const running = new StreamReader(await post(server.url, { secret: SECRET }));
-      await waitFor(() => gate.lines().length === 1, "the first deploy to start");
-      const waiting = [
-        new StreamReader(await post(server.url, { secret: SECRET })),
-        new StreamReader(await post(server.url, { secret: SECRET })),
-      ];
-      await waitFor(() => waiting.every((w) => w.text.includes("[queued]")), "two deploys to queue");
-      rmSync(repo.clone, { recursive: true, force: true });
-      gate.open();
-      await allDone([running, ...waiting], "every deploy to end");
-      for (const w of waiting) {
-        expect(w.text).toContain(
-          `[deploy] not started: the repository ${repo.clone} was removed while this deploy waited`,
-        );
-        expect(lastLine(w.text)).toBe("[done] ok=false exitCode=null");
-      }
-      expect(existsSync(repo.clone)).toBe(false);
-      const refused = logFiles(cwd)
-        .filter((f) => f.endsWith(".json"))
-        .map((f) => readJson(join(cwd, ".service", "logs", f)))
-        .filter((r) => r.result?.error?.includes("was removed while this deploy waited"));
-      expect(refused.map((r) => [r.status, r.result.ok])).toEqual([
-        ["done", false],
-        ["done", false],
-      ]);
-      git(repo.dir, "clone", "--quiet", repo.remote, repo.clone);
-      const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
-      expect(result.ok).toBe(true);
-      expect(gate.starts()).toEqual([running.id()!, result.id]);
-    } finally {
-      gate.open();
-      await server.stop();
+    using _gateOpened = defer(() => gate.open());
+    const running = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => gate.lines().length === 1, "the first deploy to start");
+    const waiting = [
+      new StreamReader(await post(server.url, { secret: SECRET })),
+      new StreamReader(await post(server.url, { secret: SECRET })),
+    ];
+    await waitFor(() => waiting.every((w) => w.text.includes("[queued]")), "two deploys to queue");
+    rmSync(repo.clone, { recursive: true, force: true });
+    gate.open();
+    await allDone([running, ...waiting], "every deploy to end");
+    for (const w of waiting) {
+      expect(w.text).toContain(
+        `[deploy] not started: the repository ${repo.clone} was removed while this deploy waited`,
+      );
+      expect(lastLine(w.text)).toBe("[done] ok=false exitCode=null");
     }
+    expect(existsSync(repo.clone)).toBe(false);
+    const refused = logFiles(cwd)
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => readJson(join(cwd, ".service", "logs", f)))
+      .filter((r) => r.result?.error?.includes("was removed while this deploy waited"));
+    expect(refused.map((r) => [r.status, r.result.ok])).toEqual([
+      ["done", false],
+      ["done", false],
+    ]);
+    git(repo.dir, "clone", "--quiet", repo.remote, repo.clone);
+    const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
+    expect(result.ok).toBe(true);
+    expect(gate.starts()).toEqual([running.id()!, result.id]);
   });
 });
 
