@@ -15,6 +15,8 @@ import {
   tempDir,
   waitFor,
 } from "../_support/helpers.ts";
+import { defer } from "../_support/defer.ts";
+import { pushWithout } from "../_support/push-without.ts";
 import { writeFileSync } from "node:fs";
 
 /** The user's app as the health check sees it: answers `statuses` in turn, then the last one forever. */
@@ -124,7 +126,7 @@ describe("health check", () => {
   test("with rollbackOnFailure an unhealthy deploy rolls back, and the rollback's redeploy is health-checked too (JSON result)", async () => {
     const repo = makeRepo({ healthy: "yes\n" });
     const good = repo.head();
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: "true",
       SERVICE_ROLLBACK_ON_FAILURE: "true",
@@ -132,20 +134,15 @@ describe("health check", () => {
       SERVICE_HEALTH_CHECK_TIMEOUT_MS: "300",
       SERVICE_HEALTH_CHECK_INTERVAL_MS: "100",
     });
-    try {
-      Bun.spawnSync(["git", "rm", "-q", "healthy"], { cwd: join(repo.dir, "pusher") });
-      const broken = repo.push({}, "removes healthy");
-      const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
-      expect(result.healthCheck.ok).toBe(false);
-      expect(result.error).toContain("health check failed");
-      expect(result.rollback).toMatchObject({ to: good, from: broken, ok: true });
-      expect(result.rollback.healthCheck).toMatchObject({ ok: true, attempts: 1 });
-      expect(result.ok).toBe(true);
-      expect(result.rolledBack).toBe(true);
-      expect(repo.head()).toBe(good);
-    } finally {
-      await server.stop();
-    }
+    const broken = pushWithout(repo, "healthy");
+    const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
+    expect(result.healthCheck.ok).toBe(false);
+    expect(result.error).toContain("health check failed");
+    expect(result.rollback).toMatchObject({ to: good, from: broken, ok: true });
+    expect(result.rollback.healthCheck).toMatchObject({ ok: true, attempts: 1 });
+    expect(result.ok).toBe(true);
+    expect(result.rolledBack).toBe(true);
+    expect(repo.head()).toBe(good);
   });
 
   test("Ctrl-C during the health check ends it at once (not at its timeout): the deploy fails and its logs complete", async () => {
@@ -163,20 +160,17 @@ describe("health check", () => {
     const reading = (async () => {
       for await (const chunk of proc.stdout) stdout += new TextDecoder().decode(chunk);
     })();
-    try {
-      await waitFor(() => stdout.includes("[health] attempt 1"), "the first health check attempt");
-      proc.kill("SIGINT");
-      expect(await proc.exited).toBe(1);
-      await reading;
-      expect(stdout).toContain("[health] failed after");
-      expect(lastLine(stdout)).toBe("[done] ok=false exitCode=0");
-      const json = logFiles(repo.clone).find((name) => name.endsWith(".json"))!;
-      const record = readJson(join(repo.clone, ".service", "logs", json));
-      expect(record.status).toBe("done");
-      expect(record.result.error).toContain("health check failed: stopped");
-    } finally {
-      proc.kill("SIGKILL");
-    }
+    using _killed = defer(() => proc.kill("SIGKILL"));
+    await waitFor(() => stdout.includes("[health] attempt 1"), "the first health check attempt");
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(1);
+    await reading;
+    expect(stdout).toContain("[health] failed after");
+    expect(lastLine(stdout)).toBe("[done] ok=false exitCode=0");
+    const json = logFiles(repo.clone).find((name) => name.endsWith(".json"))!;
+    const record = readJson(join(repo.clone, ".service", "logs", json));
+    expect(record.status).toBe("done");
+    expect(record.result.error).toContain("health check failed: stopped");
   });
 
   test("a healthCheckUrl that is not an http(s) URL is refused like any wrong value, naming the key", () => {

@@ -25,6 +25,7 @@ import {
   waitFor,
   type RunningServer,
 } from "../_support/helpers.ts";
+import { defer } from "../_support/defer.ts";
 import { killMarked, markerProcesses } from "../_support/hostile-fixtures.ts";
 
 const MB = 1024 * 1024;
@@ -53,22 +54,18 @@ async function filesOf(cwd: string): Promise<{ record: any; log: Buffer }> {
 /** One deploy of `script` on a fresh repository and server; the stream read to its end as bytes. */
 async function deployScript(script: string, env: Record<string, string> = {}): Promise<Deployed> {
   const repo = makeRepo();
-  const server = await startServer(repo.clone, {
+  await using server = await startServer(repo.clone, {
     SERVICE_HOSTNAME: "127.0.0.1",
     SERVICE_SECRET: SECRET,
     SERVICE_RUN_SCRIPT: script,
     ...env,
   });
-  try {
-    const res = await post(server.url, { secret: SECRET });
-    expect(res.status).toBe(200);
-    const stream = Buffer.from(await res.arrayBuffer());
-    const { record, log } = await filesOf(repo.clone);
-    expect(logFiles(repo.clone).length).toBe(2);
-    return { stream, record, log };
-  } finally {
-    await server.stop();
-  }
+  const res = await post(server.url, { secret: SECRET });
+  expect(res.status).toBe(200);
+  const stream = Buffer.from(await res.arrayBuffer());
+  const { record, log } = await filesOf(repo.clone);
+  expect(logFiles(repo.clone).length).toBe(2);
+  return { stream, record, log };
 }
 
 /** The stream and the .log end with the [done] line, on a line of its own; the record agrees with it. */
@@ -230,6 +227,36 @@ function treeScript(): { marker: string; script: string; env: Record<string, str
 const TREE_SIZE = 7;
 
 /**
+ * `await using tree = await treeServer(extra)`: a server deploying the process tree of `treeScript` (`extra` added
+ * to its environment), whose leaves wait for the gate. When the block ends the gate opens, what is left of the
+ * tree is killed and the server stops.
+ */
+async function treeServer(extra: Record<string, string> = {}) {
+  const tree = treeScript();
+  const gate = makeGate();
+  const repo = makeRepo();
+  const server = await startServer(repo.clone, {
+    SERVICE_HOSTNAME: "127.0.0.1",
+    SERVICE_SECRET: SECRET,
+    SERVICE_RUN_SCRIPT: `sh ${tree.script} top`,
+    ...extra,
+    ...tree.env,
+    ...gate.env,
+  });
+  return {
+    ...tree,
+    gate,
+    repo,
+    server,
+    async [Symbol.asyncDispose]() {
+      gate.open();
+      killMarked(tree.marker);
+      await server.stop();
+    },
+  };
+}
+
+/**
  * A server deploying the process tree of `treeScript`, sent one SIGTERM once the whole tree runs and the server
  * says it is draining; `body` goes on from there. Whatever happens, the tree and the server end afterwards.
  */
@@ -242,73 +269,41 @@ async function afterFirstSigterm(
     gate: ReturnType<typeof makeGate>;
   }) => Promise<void>,
 ): Promise<void> {
-  const { marker, script, env } = treeScript();
-  const gate = makeGate();
-  const repo = makeRepo();
-  let server: RunningServer | undefined;
-  try {
-    server = await startServer(repo.clone, {
-      SERVICE_HOSTNAME: "127.0.0.1",
-      SERVICE_SECRET: SECRET,
-      SERVICE_RUN_SCRIPT: `sh ${script} top`,
-      ...env,
-      ...gate.env,
-    });
-    const draining = server;
-    const reader = new StreamReader(await post(server.url, { secret: SECRET }));
-    await waitFor(
-      () => reader.text.includes("tree started") && markerProcesses(marker).length >= TREE_SIZE,
-      "the whole tree to run",
-    );
-    server.proc.kill("SIGTERM");
-    await waitFor(
-      () => `${draining.stdout.text}${draining.stderr.text}`.includes("SIGTERM: accepting no new deploys"),
-      "the server to start draining",
-    );
-    await body({ server, reader, marker, repo, gate });
-  } finally {
-    gate.open();
-    killMarked(marker);
-    await server?.stop();
-  }
+  await using tree = await treeServer();
+  const { server, marker, repo, gate } = tree;
+  const reader = new StreamReader(await post(server.url, { secret: SECRET }));
+  await waitFor(
+    () => reader.text.includes("tree started") && markerProcesses(marker).length >= TREE_SIZE,
+    "the whole tree to run",
+  );
+  server.proc.kill("SIGTERM");
+  await waitFor(
+    () => `${server.stdout.text}${server.stderr.text}`.includes("SIGTERM: accepting no new deploys"),
+    "the server to start draining",
+  );
+  await body({ server, reader, marker, repo, gate });
 }
 
 describe("process-tree cleanup (checked with ps by a unique marker)", () => {
   test("a run script that times out: its whole tree is killed (a grandchild ignoring SIGTERM and an orphan of a double fork included); [done] ok=false", async () => {
-    const { marker, script, env, started } = treeScript();
-    const gate = makeGate();
-    const repo = makeRepo();
-    let server: RunningServer | undefined;
-    try {
-      server = await startServer(repo.clone, {
-        SERVICE_HOSTNAME: "127.0.0.1",
-        SERVICE_SECRET: SECRET,
-        SERVICE_RUN_SCRIPT: `sh ${script} top`,
-        SERVICE_RUN_TIMEOUT_MS: "5000",
-        ...env,
-        ...gate.env,
-      });
-      const text = await new StreamReader(await post(server.url, { secret: SECRET })).done;
-      expect(text).toContain("[run] timed out after 5000 ms");
-      expect(lastLine(text)).toMatch(/^\[done\] ok=false exitCode=\d+$/);
-      // The whole tree had started before the timeout (each process records itself as it starts)…
-      expect(
-        started()
-          .map((line) => line.split(" ")[0])
-          .sort(),
-      ).toEqual(["leaf", "leaf", "leaf", "leaf", "mid", "stubborn", "top"]);
-      // …and none of it survives.
-      await waitFor(
-        () => markerProcesses(marker).length === 0,
-        `no process with ${marker} (left: ${JSON.stringify(markerProcesses(marker))})`,
-      );
-      const { record } = await filesOf(repo.clone);
-      expect(record.result.run.timedOut).toBe(true);
-    } finally {
-      gate.open();
-      killMarked(marker);
-      await server?.stop();
-    }
+    await using tree = await treeServer({ SERVICE_RUN_TIMEOUT_MS: "5000" });
+    const { marker, started, repo, server } = tree;
+    const text = await new StreamReader(await post(server.url, { secret: SECRET })).done;
+    expect(text).toContain("[run] timed out after 5000 ms");
+    expect(lastLine(text)).toMatch(/^\[done\] ok=false exitCode=\d+$/);
+    // The whole tree had started before the timeout (each process records itself as it starts)…
+    expect(
+      started()
+        .map((line) => line.split(" ")[0])
+        .sort(),
+    ).toEqual(["leaf", "leaf", "leaf", "leaf", "mid", "stubborn", "top"]);
+    // …and none of it survives.
+    await waitFor(
+      () => markerProcesses(marker).length === 0,
+      `no process with ${marker} (left: ${JSON.stringify(markerProcesses(marker))})`,
+    );
+    const { record } = await filesOf(repo.clone);
+    expect(record.result.run.timedOut).toBe(true);
   }, 60_000);
 
   test(
@@ -352,16 +347,15 @@ describe("process-tree cleanup (checked with ps by a unique marker)", () => {
   test("policy: a child a line leaves in the background is the user's: a failing deploy ends ([done] ok=false exitCode=3) without waiting for it and without killing it", async () => {
     const { marker, script, env } = treeScript();
     const gate = makeGate();
-    try {
-      const deployed = await deployScript(`sh ${script} leaf &\nsh -c 'echo failing; exit 3'`, { ...env, ...gate.env });
-      expectWellFormed(deployed, false, 3);
-      expect(markerProcesses(marker).length).toBe(1);
-      // It ends when its own condition says so.
-      gate.open();
-      await waitFor(() => markerProcesses(marker).length === 0, `the background child ${marker} to end by itself`);
-    } finally {
+    using _cleanup = defer(() => {
       gate.open();
       killMarked(marker);
-    }
+    });
+    const deployed = await deployScript(`sh ${script} leaf &\nsh -c 'echo failing; exit 3'`, { ...env, ...gate.env });
+    expectWellFormed(deployed, false, 3);
+    expect(markerProcesses(marker).length).toBe(1);
+    // It ends when its own condition says so.
+    gate.open();
+    await waitFor(() => markerProcesses(marker).length === 0, `the background child ${marker} to end by itself`);
   }, 60_000);
 });

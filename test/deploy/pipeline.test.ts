@@ -6,8 +6,6 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  baseEnv,
-  CLI,
   git,
   lastLine,
   logFiles,
@@ -22,6 +20,8 @@ import {
   waitFor,
   type RunningServer,
 } from "../_support/helpers.ts";
+import { defer } from "../_support/defer.ts";
+import { spawnCli } from "../_support/ops-helpers.ts";
 
 setDefaultTimeout(25_000);
 
@@ -97,35 +97,16 @@ function parseEnv(text: string): Map<string, string> {
   return env;
 }
 
-/** Starts the `deploy` command and collects its output while it runs (helpers.runCli only returns at the end). */
-function startDeployCli(cwd: string, env: Record<string, string>) {
-  const proc = Bun.spawn([...CLI, "deploy"], {
-    cwd,
-    env: baseEnv(env),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
+/** `using _killed = killedAtEnd(marker, …)`: when the block ends, kills the processes the test left (killWith). */
+function killedAtEnd(...markers: string[]): Disposable {
+  return defer(() => {
+    for (const marker of markers) killWith(marker);
   });
-  const out = { text: "" };
-  const decoder = new TextDecoder();
-  const reading = (async () => {
-    for await (const chunk of proc.stdout) out.text += decoder.decode(chunk, { stream: true });
-  })();
-  const stderr = new Response(proc.stderr).text();
-  return { proc, out, reading, stderr };
 }
 
-async function withServer<T>(
-  cwd: string,
-  env: Record<string, string>,
-  body: (server: RunningServer) => Promise<T>,
-): Promise<T> {
-  const server = await startServer(cwd, { SERVICE_SECRET: SECRET, ...env });
-  try {
-    return await body(server);
-  } finally {
-    await server.stop();
-  }
+/** `await using server = await serverWith(cwd, env)`: the server with the test secret, stopped when the block ends. */
+function serverWith(cwd: string, env: Record<string, string>): Promise<RunningServer> {
+  return startServer(cwd, { SERVICE_SECRET: SECRET, ...env });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -144,14 +125,13 @@ describe('run script, line by line (docs/deploy-control.md "The run script")', (
       `${argvPrinter(dir)} three`,
       "",
     ].join("\n");
-    await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script }, async (server) => {
-      const result = await deployJson(server);
-      expect(result.ok).toBe(true);
-      expect(result.run.exitCode).toBe(0);
-      expect(result.run.stdout).toBe("one\n[three]\n");
-      expect(readFileSync(join(dir, "two.txt"), "utf8")).toBe("two\n");
-      expect(readFileSync(result.log.log, "utf8")).not.toContain("line-that-never-runs");
-    });
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: script });
+    const result = await deployJson(server);
+    expect(result.ok).toBe(true);
+    expect(result.run.exitCode).toBe(0);
+    expect(result.run.stdout).toBe("one\n[three]\n");
+    expect(readFileSync(join(dir, "two.txt"), "utf8")).toBe("two\n");
+    expect(readFileSync(result.log.log, "utf8")).not.toContain("line-that-never-runs");
   });
 
   test("the run stops at the first line that exits non-zero; later lines do not run", async () => {
@@ -163,19 +143,18 @@ describe('run script, line by line (docs/deploy-control.md "The run script")', (
       `touch ${dir}/after`,
       "echo never-printed",
     ].join("\n");
-    await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script }, async (server) => {
-      const result = await deployJson(server);
-      expect(result.ok).toBe(false);
-      expect(result.run.exitCode).toBe(3);
-      expect(result.run.stdout).toBe("failing\n");
-      expect(existsSync(join(dir, "first"))).toBe(true);
-      expect(existsSync(join(dir, "after"))).toBe(false);
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: script });
+    const result = await deployJson(server);
+    expect(result.ok).toBe(false);
+    expect(result.run.exitCode).toBe(3);
+    expect(result.run.stdout).toBe("failing\n");
+    expect(existsSync(join(dir, "first"))).toBe(true);
+    expect(existsSync(join(dir, "after"))).toBe(false);
 
-      const text = await deployText(server);
-      expect(lastLine(text)).toBe("[done] ok=false exitCode=3");
-      expect(text).not.toContain("never-printed\n");
-      expect(existsSync(join(dir, "after"))).toBe(false);
-    });
+    const text = await deployText(server);
+    expect(lastLine(text)).toBe("[done] ok=false exitCode=3");
+    expect(text).not.toContain("never-printed\n");
+    expect(existsSync(join(dir, "after"))).toBe(false);
   });
 
   test("a line that cannot start also stops a multi-line script", async () => {
@@ -216,13 +195,12 @@ describe('run script, line by line (docs/deploy-control.md "The run script")', (
     const repo = makeRepo();
     const dir = tempDir();
     const script = ["export FOO=bar", "set -e", `cd ${dir}`, "unset FOO", `echo done > ${dir}/done.txt`].join("\n");
-    await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script }, async (server) => {
-      const result = await deployJson(server);
-      expect(result.error).toBeNull();
-      expect(result.run.exitCode).toBe(0);
-      expect(result.ok).toBe(true);
-      expect(readFileSync(join(dir, "done.txt"), "utf8")).toBe("done\n");
-    });
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: script });
+    const result = await deployJson(server);
+    expect(result.error).toBeNull();
+    expect(result.run.exitCode).toBe(0);
+    expect(result.ok).toBe(true);
+    expect(readFileSync(join(dir, "done.txt"), "utf8")).toBe("done\n");
   });
 
   test("a directly spawned line gets its arguments split as a shell would, quotes respected, nothing expanded", async () => {
@@ -235,13 +213,12 @@ describe('run script, line by line (docs/deploy-control.md "The run script")', (
       // Through the shell (the $ asks for it): expanded as the shell does.
       `${printargs} "$SERVICE_TRIGGER" a\\ b`,
     ].join("\n");
-    await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script }, async (server) => {
-      const result = await deployJson(server);
-      expect(result.run.exitCode).toBe(0);
-      expect(result.run.stdout).toBe(
-        ["[a b]", "[c d]", "[e]", "[$HOME]", "[]", "[xy z]", '["x y","its"]', "[webhook]", "[a b]", ""].join("\n"),
-      );
-    });
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: script });
+    const result = await deployJson(server);
+    expect(result.run.exitCode).toBe(0);
+    expect(result.run.stdout).toBe(
+      ["[a b]", "[c d]", "[e]", "[$HOME]", "[]", "[xy z]", '["x y","its"]', "[webhook]", "[a b]", ""].join("\n"),
+    );
   });
 
   test("an executable file without a #! line runs as a shell script, as a shell would run it", async () => {
@@ -250,12 +227,11 @@ describe('run script, line by line (docs/deploy-control.md "The run script")', (
     const file = join(dir, "no-shebang");
     writeFileSync(file, 'echo "no shebang: $1"\n');
     chmodSync(file, 0o755);
-    await withServer(repo.clone, { SERVICE_RUN_SCRIPT: `${file} "x y"` }, async (server) => {
-      const result = await deployJson(server);
-      expect(result.error).toBeNull();
-      expect(result.run.exitCode).toBe(0);
-      expect(result.run.stdout).toBe("no shebang: x y\n");
-    });
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: `${file} "x y"` });
+    const result = await deployJson(server);
+    expect(result.error).toBeNull();
+    expect(result.run.exitCode).toBe(0);
+    expect(result.run.stdout).toBe("no shebang: x y\n");
   });
 });
 
@@ -276,18 +252,17 @@ describe('a run command that cannot start (docs/http.md "The stream")', () => {
     async (_what, script) => {
       const repo = makeRepo();
       const dir = tempDir();
-      await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script(dir) }, async (server) => {
-        const result = await deployJson(server);
-        expect(result.ok).toBe(false);
-        expect(result.run.exitCode).toBeNull();
-        expect(typeof result.error).toBe("string");
-        expect(result.error.length).toBeGreaterThan(0);
-        expect(result.pull.success).toBe(true);
-        expect(result.run.stdout).not.toContain("should-not-run");
+      await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: script(dir) });
+      const result = await deployJson(server);
+      expect(result.ok).toBe(false);
+      expect(result.run.exitCode).toBeNull();
+      expect(typeof result.error).toBe("string");
+      expect(result.error.length).toBeGreaterThan(0);
+      expect(result.pull.success).toBe(true);
+      expect(result.run.stdout).not.toContain("should-not-run");
 
-        const text = await deployText(server);
-        expect(lastLine(text)).toBe("[done] ok=false exitCode=null");
-      });
+      const text = await deployText(server);
+      expect(lastLine(text)).toBe("[done] ok=false exitCode=null");
     },
   );
 });
@@ -301,41 +276,33 @@ describe('runTimeoutMs (docs/deploy-control.md "The run script")', () => {
     const script = ["echo started", `sh -c "sleep ${child} & sh -c 'sleep ${grandchild}; echo never' & wait"`].join(
       "\n",
     );
-    try {
-      await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script, SERVICE_RUN_TIMEOUT_MS: "3000" }, async (server) => {
-        const res = await post(server.url, { secret: SECRET });
-        const { state, finished } = readLive(res);
-        // The tree exists while the deploy runs...
-        await waitFor(
-          () => pidsWith(`sleep ${child}`).length > 0 && pidsWith(`sleep ${grandchild}`).length > 0,
-          "the script's sleeps to start",
-        );
-        await finished;
-        // ...and none of it outlives the timeout.
-        await waitFor(
-          () => pidsWith(child).length === 0 && pidsWith(grandchild).length === 0,
-          "the whole tree to be gone",
-        );
-        expect(state.text).toContain("started");
-        expect(state.text).toContain("timed out");
-        expect(state.text.split("\n")).not.toContain("never");
-        expect(lastLine(state.text)).toMatch(/^\[done\] ok=false exitCode=(\d+|null)$/);
-        expect(lastLine(state.text)).not.toBe("[done] ok=false exitCode=0");
+    using _killed = killedAtEnd(child, grandchild);
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: script, SERVICE_RUN_TIMEOUT_MS: "3000" });
+    const res = await post(server.url, { secret: SECRET });
+    const { state, finished } = readLive(res);
+    // The tree exists while the deploy runs...
+    await waitFor(
+      () => pidsWith(`sleep ${child}`).length > 0 && pidsWith(`sleep ${grandchild}`).length > 0,
+      "the script's sleeps to start",
+    );
+    await finished;
+    // ...and none of it outlives the timeout.
+    await waitFor(() => pidsWith(child).length === 0 && pidsWith(grandchild).length === 0, "the whole tree to be gone");
+    expect(state.text).toContain("started");
+    expect(state.text).toContain("timed out");
+    expect(state.text.split("\n")).not.toContain("never");
+    expect(lastLine(state.text)).toMatch(/^\[done\] ok=false exitCode=(\d+|null)$/);
+    expect(lastLine(state.text)).not.toBe("[done] ok=false exitCode=0");
 
-        const result = await deployJson(server);
-        expect(result.ok).toBe(false);
-        expect(result.run.timedOut).toBe(true);
-        expect(typeof result.error).toBe("string");
-        expect(result.run.exitCode).not.toBe(0);
-        await waitFor(
-          () => pidsWith(child).length === 0 && pidsWith(grandchild).length === 0,
-          "the whole tree to be gone again",
-        );
-      });
-    } finally {
-      killWith(child);
-      killWith(grandchild);
-    }
+    const result = await deployJson(server);
+    expect(result.ok).toBe(false);
+    expect(result.run.timedOut).toBe(true);
+    expect(typeof result.error).toBe("string");
+    expect(result.run.exitCode).not.toBe(0);
+    await waitFor(
+      () => pidsWith(child).length === 0 && pidsWith(grandchild).length === 0,
+      "the whole tree to be gone again",
+    );
   });
 
   test("a script that ignores SIGTERM is still killed (SIGKILL after the grace)", async () => {
@@ -343,18 +310,14 @@ describe('runTimeoutMs (docs/deploy-control.md "The run script")', () => {
     const marker = sleepMarker();
     // An ignored signal stays ignored across exec: the sleep ignores SIGTERM too.
     const script = `sh -c "trap '' TERM; sleep ${marker}; echo never"`;
-    try {
-      await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script, SERVICE_RUN_TIMEOUT_MS: "1000" }, async (server) => {
-        const result = await deployJson(server);
-        expect(result.ok).toBe(false);
-        expect(result.run.timedOut).toBe(true);
-        expect(typeof result.error).toBe("string");
-        expect(result.run.stdout.split("\n")).not.toContain("never");
-        await waitFor(() => pidsWith(marker).length === 0, "the TERM-ignoring tree to be gone");
-      });
-    } finally {
-      killWith(marker);
-    }
+    using _killed = killedAtEnd(marker);
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: script, SERVICE_RUN_TIMEOUT_MS: "1000" });
+    const result = await deployJson(server);
+    expect(result.ok).toBe(false);
+    expect(result.run.timedOut).toBe(true);
+    expect(typeof result.error).toBe("string");
+    expect(result.run.stdout.split("\n")).not.toContain("never");
+    await waitFor(() => pidsWith(marker).length === 0, "the TERM-ignoring tree to be gone");
   });
 
   test("a child that left the process group (setsid) outlives the timeout, and the stream says exactly what was stopped and what was not", async () => {
@@ -362,24 +325,19 @@ describe('runTimeoutMs (docs/deploy-control.md "The run script")', () => {
     const escaped = sleepMarker();
     const inGroup = sleepMarker();
     const script = `sh -c "setsid sleep ${escaped} & sleep ${inGroup}"`;
-    try {
-      await withServer(repo.clone, { SERVICE_RUN_SCRIPT: script, SERVICE_RUN_TIMEOUT_MS: "1000" }, async (server) => {
-        const text = await deployText(server);
-        const [escapedPid] = pidsWith(`sleep ${escaped}`);
-        expect(escapedPid).toBeNumber();
-        expect(text).toMatch(
-          /^\[run\] timed out after 1000 ms \(runTimeoutMs\); stopped process group \d+ \(2 processes: sh, sleep\)/m,
-        );
-        expect(text).toContain(
-          `; not stopped: ${escapedPid} (sleep), started by this deploy but outside its process group (setsid or a daemon)`,
-        );
-        await waitFor(() => pidsWith(inGroup).length === 0, "the process group to be gone");
-        expect(pidsWith(`sleep ${escaped}`)).toEqual([escapedPid!]);
-      });
-    } finally {
-      killWith(escaped);
-      killWith(inGroup);
-    }
+    using _killed = killedAtEnd(escaped, inGroup);
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: script, SERVICE_RUN_TIMEOUT_MS: "1000" });
+    const text = await deployText(server);
+    const [escapedPid] = pidsWith(`sleep ${escaped}`);
+    expect(escapedPid).toBeNumber();
+    expect(text).toMatch(
+      /^\[run\] timed out after 1000 ms \(runTimeoutMs\); stopped process group \d+ \(2 processes: sh, sleep\)/m,
+    );
+    expect(text).toContain(
+      `; not stopped: ${escapedPid} (sleep), started by this deploy but outside its process group (setsid or a daemon)`,
+    );
+    await waitFor(() => pidsWith(inGroup).length === 0, "the process group to be gone");
+    expect(pidsWith(`sleep ${escaped}`)).toEqual([escapedPid!]);
   });
 
   test("runTimeoutMs bounds the whole script: later lines do not run after a timeout", async () => {
@@ -387,19 +345,16 @@ describe('runTimeoutMs (docs/deploy-control.md "The run script")', () => {
     const dir = tempDir();
     const marker = sleepMarker();
     const script = [`sleep ${marker}`, `touch ${dir}/after`].join("\n");
-    try {
-      const { code, stdout } = await runCli(["deploy"], {
-        cwd: repo.clone,
-        env: { SERVICE_RUN_SCRIPT: script, SERVICE_RUN_TIMEOUT_MS: "1000" },
-      });
-      expect(code).toBe(1);
-      expect(stdout).toContain("timed out");
-      expect(lastLine(stdout)).toMatch(/^\[done\] ok=false /);
-      expect(existsSync(join(dir, "after"))).toBe(false);
-      await waitFor(() => pidsWith(marker).length === 0, "the sleep to be gone");
-    } finally {
-      killWith(marker);
-    }
+    using _killed = killedAtEnd(marker);
+    const { code, stdout } = await runCli(["deploy"], {
+      cwd: repo.clone,
+      env: { SERVICE_RUN_SCRIPT: script, SERVICE_RUN_TIMEOUT_MS: "1000" },
+    });
+    expect(code).toBe(1);
+    expect(stdout).toContain("timed out");
+    expect(lastLine(stdout)).toMatch(/^\[done\] ok=false /);
+    expect(existsSync(join(dir, "after"))).toBe(false);
+    await waitFor(() => pidsWith(marker).length === 0, "the sleep to be gone");
   });
 });
 
@@ -414,39 +369,30 @@ describe("children left running in the background do not hold the deploy", () =>
     async (_how, line) => {
       const repo = makeRepo();
       const marker = sleepMarker();
-      try {
-        await withServer(
-          repo.clone,
-          { SERVICE_RUN_SCRIPT: [line(marker), "echo after-background"].join("\n") },
-          async (server) => {
-            const text = await deployText(server);
-            expect(text).toContain("after-background");
-            expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
-            // The deploy did not wait for the child, and did not kill it either (that is how an app gets restarted).
-            expect(pidsWith(`sleep ${marker}`).length).toBeGreaterThan(0);
-          },
-        );
-      } finally {
-        killWith(marker);
-      }
+      using _killed = killedAtEnd(marker);
+      await using server = await serverWith(repo.clone, {
+        SERVICE_RUN_SCRIPT: [line(marker), "echo after-background"].join("\n"),
+      });
+      const text = await deployText(server);
+      expect(text).toContain("after-background");
+      expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+      // The deploy did not wait for the child, and did not kill it either (that is how an app gets restarted).
+      expect(pidsWith(`sleep ${marker}`).length).toBeGreaterThan(0);
     },
   );
 
   test.each(scripts)("the deploy command exits after a script that backgrounds a child %s", async (_how, line) => {
     const repo = makeRepo();
     const marker = sleepMarker();
-    try {
-      const { code, stdout } = await runCli(["deploy"], {
-        cwd: repo.clone,
-        env: { SERVICE_RUN_SCRIPT: line(marker) },
-        timeoutMs: 15_000,
-      });
-      expect(lastLine(stdout)).toBe("[done] ok=true exitCode=0");
-      expect(code).toBe(0);
-      expect(pidsWith(`sleep ${marker}`).length).toBeGreaterThan(0);
-    } finally {
-      killWith(marker);
-    }
+    using _killed = killedAtEnd(marker);
+    const { code, stdout } = await runCli(["deploy"], {
+      cwd: repo.clone,
+      env: { SERVICE_RUN_SCRIPT: line(marker) },
+      timeoutMs: 15_000,
+    });
+    expect(lastLine(stdout)).toBe("[done] ok=true exitCode=0");
+    expect(code).toBe(0);
+    expect(pidsWith(`sleep ${marker}`).length).toBeGreaterThan(0);
   });
 });
 
@@ -454,29 +400,27 @@ describe('git pull (docs/http.md "The JSON result (`?format=json`)": pull.succes
   test("a repository without a remote counts as a successful pull and the script still runs", async () => {
     const clone = makeLocalRepo();
     const dir = tempDir();
-    await withServer(clone, { SERVICE_RUN_SCRIPT: `touch ${dir}/ran` }, async (server) => {
-      const result = await deployJson(server);
-      expect(result.pull.success).toBe(true);
-      expect(result.error).toBeNull();
-      expect(result.ok).toBe(true);
-      expect(result.run.exitCode).toBe(0);
-      expect(existsSync(join(dir, "ran"))).toBe(true);
-    });
+    await using server = await serverWith(clone, { SERVICE_RUN_SCRIPT: `touch ${dir}/ran` });
+    const result = await deployJson(server);
+    expect(result.pull.success).toBe(true);
+    expect(result.error).toBeNull();
+    expect(result.ok).toBe(true);
+    expect(result.run.exitCode).toBe(0);
+    expect(existsSync(join(dir, "ran"))).toBe(true);
   });
 
   test("a pull that fails (the remote moved away) gives pull.success false, error set and ok=false", async () => {
     const repo = makeRepo();
     renameSync(repo.remote, `${repo.remote}.moved`);
-    await withServer(repo.clone, { SERVICE_RUN_SCRIPT: "true" }, async (server) => {
-      const result = await deployJson(server);
-      expect(result.pull.success).toBe(false);
-      expect(typeof result.error).toBe("string");
-      expect(result.ok).toBe(false);
-      expect(result.pull.stderr.length).toBeGreaterThan(0);
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: "true" });
+    const result = await deployJson(server);
+    expect(result.pull.success).toBe(false);
+    expect(typeof result.error).toBe("string");
+    expect(result.ok).toBe(false);
+    expect(result.pull.stderr.length).toBeGreaterThan(0);
 
-      const text = await deployText(server);
-      expect(lastLine(text)).toStartWith("[done] ok=false ");
-    });
+    const text = await deployText(server);
+    expect(lastLine(text)).toStartWith("[done] ok=false ");
   });
 
   test("a remote on a closed port fails the pull without hanging", async () => {
@@ -485,18 +429,17 @@ describe('git pull (docs/http.md "The JSON result (`?format=json`)": pull.succes
     const port = listener.port;
     listener.stop(true);
     git(repo.clone, "remote", "set-url", "origin", `http://127.0.0.1:${port}/x.git`);
-    await withServer(repo.clone, { SERVICE_RUN_SCRIPT: "true" }, async (server) => {
-      const result = await deployJson(server);
-      expect(result.pull.success).toBe(false);
-      expect(typeof result.error).toBe("string");
-      expect(result.ok).toBe(false);
-    });
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: "true" });
+    const result = await deployJson(server);
+    expect(result.pull.success).toBe(false);
+    expect(typeof result.error).toBe("string");
+    expect(result.ok).toBe(false);
   });
 
   test("a remote that asks for credentials fails the pull without prompting (GIT_TERMINAL_PROMPT=0) and without hanging", async () => {
     const repo = makeRepo();
     let asked = 0;
-    const gitHost = Bun.serve({
+    using gitHost = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
       fetch() {
@@ -507,33 +450,27 @@ describe('git pull (docs/http.md "The JSON result (`?format=json`)": pull.succes
         });
       },
     });
-    try {
-      git(repo.clone, "remote", "set-url", "origin", `http://127.0.0.1:${gitHost.port}/private.git`);
-      // The service's own environment asks git to prompt; the pull must not follow it.
-      await withServer(repo.clone, { SERVICE_RUN_SCRIPT: "true", GIT_TERMINAL_PROMPT: "1" }, async (server) => {
-        const result = await deployJson(server);
-        expect(asked).toBeGreaterThan(0);
-        expect(result.pull.success).toBe(false);
-        expect(typeof result.error).toBe("string");
-        expect(result.ok).toBe(false);
-        expect(result.pull.stderr).toContain("terminal prompts disabled");
-      });
-    } finally {
-      gitHost.stop(true);
-    }
+    git(repo.clone, "remote", "set-url", "origin", `http://127.0.0.1:${gitHost.port}/private.git`);
+    // The service's own environment asks git to prompt; the pull must not follow it.
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: "true", GIT_TERMINAL_PROMPT: "1" });
+    const result = await deployJson(server);
+    expect(asked).toBeGreaterThan(0);
+    expect(result.pull.success).toBe(false);
+    expect(typeof result.error).toBe("string");
+    expect(result.ok).toBe(false);
+    expect(result.pull.stderr).toContain("terminal prompts disabled");
   });
 
   test("a commit pushed between two deploys is pulled by the second", async () => {
     const repo = makeRepo({ "version.txt": "v1\n" });
-    await withServer(repo.clone, { SERVICE_RUN_SCRIPT: "cat version.txt" }, async (server) => {
-      const first = await deployJson(server);
-      expect(first.run.stdout).toBe("v1\n");
-      const commit = repo.push({ "version.txt": "v2\n" }, "v2");
-      const second = await deployJson(server);
-      expect(second.pull.success).toBe(true);
-      expect(second.run.stdout).toBe("v2\n");
-      expect(repo.head()).toBe(commit);
-    });
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: "cat version.txt" });
+    const first = await deployJson(server);
+    expect(first.run.stdout).toBe("v1\n");
+    const commit = repo.push({ "version.txt": "v2\n" }, "v2");
+    const second = await deployJson(server);
+    expect(second.pull.success).toBe(true);
+    expect(second.run.stdout).toBe("v2\n");
+    expect(repo.head()).toBe(commit);
   });
 });
 
@@ -542,19 +479,18 @@ describe("the run script's environment", () => {
     const repo = makeRepo();
     const dir = tempDir();
     const before = repo.head();
-    await withServer(repo.clone, { SERVICE_RUN_SCRIPT: `env > ${dir}/env.txt` }, async (server) => {
-      repo.push({ "new.txt": "x\n" }, "second");
-      const result = await deployJson(server);
-      expect(result.ok).toBe(true);
-      const text = readFileSync(join(dir, "env.txt"), "utf8");
-      const env = parseEnv(text);
-      expect(env.get("SERVICE_DEPLOY_ID")).toBe(result.log.id);
-      expect(env.get("SERVICE_TRIGGER")).toBe("webhook");
-      expect(env.get("SERVICE_REPO_PATH")).toBe(repo.clone);
-      expect(env.get("SERVICE_COMMIT_BEFORE")).toBe(before);
-      expect(env.has("SERVICE_SECRET")).toBe(false);
-      expect(text).not.toContain(SECRET);
-    });
+    await using server = await serverWith(repo.clone, { SERVICE_RUN_SCRIPT: `env > ${dir}/env.txt` });
+    repo.push({ "new.txt": "x\n" }, "second");
+    const result = await deployJson(server);
+    expect(result.ok).toBe(true);
+    const text = readFileSync(join(dir, "env.txt"), "utf8");
+    const env = parseEnv(text);
+    expect(env.get("SERVICE_DEPLOY_ID")).toBe(result.log.id);
+    expect(env.get("SERVICE_TRIGGER")).toBe("webhook");
+    expect(env.get("SERVICE_REPO_PATH")).toBe(repo.clone);
+    expect(env.get("SERVICE_COMMIT_BEFORE")).toBe(before);
+    expect(env.has("SERVICE_SECRET")).toBe(false);
+    expect(text).not.toContain(SECRET);
   });
 
   test("a deploy by the deploy command has SERVICE_TRIGGER=cli and no SERVICE_SECRET either", async () => {
@@ -587,19 +523,15 @@ describe('the deploy command (docs/cli.md "CLI")', () => {
       `sh -c 'while [ ! -e ${go} ]; do sleep 0.05; done'`,
       "echo second-output",
     ].join("\n");
-    const cli = startDeployCli(repo.clone, { SERVICE_RUN_SCRIPT: script });
-    try {
-      await waitFor(() => cli.out.text.includes("first-output\n"), "the first line's output");
-      expect(cli.proc.exitCode).toBeNull();
-      expect(cli.out.text).not.toContain("second-output");
-      writeFileSync(go, "");
-      expect(await cli.proc.exited).toBe(0);
-      await cli.reading;
-      expect(cli.out.text).toContain("second-output\n");
-      expect(lastLine(cli.out.text)).toBe("[done] ok=true exitCode=0");
-    } finally {
-      cli.proc.kill("SIGKILL");
-    }
+    await using cli = spawnCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: script } });
+    await waitFor(() => cli.stdout.text.includes("first-output\n"), "the first line's output");
+    expect(cli.proc.exitCode).toBeNull();
+    expect(cli.stdout.text).not.toContain("second-output");
+    writeFileSync(go, "");
+    // Its exit code, once its output is read to the end.
+    expect(await cli.exited).toBe(0);
+    expect(cli.stdout.text).toContain("second-output\n");
+    expect(lastLine(cli.stdout.text)).toBe("[done] ok=true exitCode=0");
   });
 
   const outcomes: [rule: string, script: string, code: number, done: string][] = [
