@@ -30,17 +30,13 @@ const mountable = canMount();
 if (!mountable)
   console.warn("full-disk tests skipped: mounting a tmpfs is not permitted here (they need root and mount)");
 
-/** Runs `body` with a tmpfs of `size` as `<repo>/.service/logs`, unmounted whatever happens. */
-async function withSmallLogDir(repo: string, size: string, body: (dir: string) => Promise<void>): Promise<void> {
+/** `using logs = smallLogDir(repo, size)`: a tmpfs of `size` as `<repo>/.service/logs` (`logs.dir`), unmounted when the block ends. */
+function smallLogDir(repo: string, size: string): { dir: string } & Disposable {
   const dir = logDirOf(repo);
   mkdirSync(dir, { recursive: true });
   const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stderr: "pipe" });
   if (mounted.exitCode !== 0) throw new Error(`mount failed: ${mounted.stderr.toString()}`);
-  try {
-    await body(dir);
-  } finally {
-    Bun.spawnSync(["umount", "-l", dir]);
-  }
+  return { dir, [Symbol.dispose]: () => void Bun.spawnSync(["umount", "-l", dir]) };
 }
 
 const BIG = 3_000_000;
@@ -60,46 +56,42 @@ describe("full disk", () => {
     "a full disk: every client gets its whole stream and [done]; records end finished, the full deploy's files are pruned, no temp files, --follow ends, a restart marks nothing interrupted",
     async () => {
       const repo = makeLocalRepo();
-      await withSmallLogDir(repo, "1m", async (dir) => {
-        const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: SCRIPT, SERVICE_KEEP_DEPLOYS: "1" };
-        let server = await startServer(repo, env);
-        try {
-          writeFileSync(join(repo, "big"), "");
-          const first = await (await post(server.url, { secret: SECRET })).text();
-          expect(lastLine(first)).toBe("[done] ok=true exitCode=0");
-          expect(xs(first)).toBe(BIG);
-          // Said once, with the reason.
-          const notices = first.split("\n").filter((line) => line.startsWith("[log] "));
-          expect(notices).toHaveLength(1);
-          expect(notices[0]).toMatch(/no space left on device/i);
-          // The record ended finished although its output could not be kept.
-          const [record] = records(dir);
-          expect(record.status).toBe("done");
-          expect(record.result.ok).toBe(true);
-          expect(record.result.run.exitCode).toBe(0);
-          const follow = await runCli(["logs", "last", "--follow"], { cwd: repo, timeoutMs: 15_000 });
-          expect(follow.code).toBe(0);
+      using logs = smallLogDir(repo, "1m");
+      const { dir } = logs;
+      const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: SCRIPT, SERVICE_KEEP_DEPLOYS: "1" };
+      await using server = await startServer(repo, env);
+      writeFileSync(join(repo, "big"), "");
+      const first = await (await post(server.url, { secret: SECRET })).text();
+      expect(lastLine(first)).toBe("[done] ok=true exitCode=0");
+      expect(xs(first)).toBe(BIG);
+      // Said once, with the reason.
+      const notices = first.split("\n").filter((line) => line.startsWith("[log] "));
+      expect(notices).toHaveLength(1);
+      expect(notices[0]).toMatch(/no space left on device/i);
+      // The record ended finished although its output could not be kept.
+      const [record] = records(dir);
+      expect(record.status).toBe("done");
+      expect(record.result.ok).toBe(true);
+      expect(record.result.run.exitCode).toBe(0);
+      const follow = await runCli(["logs", "last", "--follow"], { cwd: repo, timeoutMs: 15_000 });
+      expect(follow.code).toBe(0);
 
-          const firstId = record.id as string;
-          for (let i = 0; i < 5; i++) {
-            const text = await (await post(server.url, { secret: SECRET })).text();
-            expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
-          }
-          // keepDeploys 1: the full deploy's files are gone, the newest deploy has both files, all finished.
-          expect(stems(repo)).toHaveLength(1);
-          expect(stems(repo)[0]).not.toContain(firstId);
-          expect(readdirSync(dir)).toHaveLength(2);
-          expect(records(dir).map((r) => r.status)).toEqual(["done"]);
-          expect(temps(dir)).toEqual([]);
+      const firstId = record.id as string;
+      for (let i = 0; i < 5; i++) {
+        const text = await (await post(server.url, { secret: SECRET })).text();
+        expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+      }
+      // keepDeploys 1: the full deploy's files are gone, the newest deploy has both files, all finished.
+      expect(stems(repo)).toHaveLength(1);
+      expect(stems(repo)[0]).not.toContain(firstId);
+      expect(readdirSync(dir)).toHaveLength(2);
+      expect(records(dir).map((r) => r.status)).toEqual(["done"]);
+      expect(temps(dir)).toEqual([]);
 
-          await server.stop();
-          server = await startServer(repo, env);
-          expect(server.stdout.text + server.stderr.text).not.toContain("interrupted");
-          expect(records(dir).map((r) => r.status)).toEqual(["done"]);
-        } finally {
-          await server.stop();
-        }
-      });
+      await server.stop();
+      await using restarted = await startServer(repo, env);
+      expect(restarted.stdout.text + restarted.stderr.text).not.toContain("interrupted");
+      expect(records(dir).map((r) => r.status)).toEqual(["done"]);
     },
     60_000,
   );
@@ -108,36 +100,32 @@ describe("full disk", () => {
     "a deploy whose record cannot be written at all keeps it in memory and writes it at the next deploy's start once there is room",
     async () => {
       const repo = makeLocalRepo();
-      await withSmallLogDir(repo, "256k", async (dir) => {
-        const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo hello" };
-        const server = await startServer(repo, env);
-        try {
-          // Something else filled the disk: nothing of the deploy's fits, and retention has nothing to remove.
-          const filler = join(dir, "filler");
-          Bun.spawnSync(["sh", "-c", `head -c 1000000 /dev/zero > ${filler}`]);
-          const first = await (await post(server.url, { secret: SECRET })).text();
-          expect(lastLine(first)).toBe("[done] ok=true exitCode=0");
-          expect(first).toContain("hello");
-          expect(first.split("\n").filter((line) => line.startsWith("[log] "))).toHaveLength(1);
-          expect(temps(dir)).toEqual(["filler"]);
-          // --follow does not wait for a record that is not there.
-          const follow = await runCli(["logs", "last", "--follow"], { cwd: repo, timeoutMs: 15_000 });
-          expect(follow.code).not.toBeNull();
+      using logs = smallLogDir(repo, "256k");
+      const { dir } = logs;
+      const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo hello" };
+      await using server = await startServer(repo, env);
+      // Something else filled the disk: nothing of the deploy's fits, and retention has nothing to remove.
+      const filler = join(dir, "filler");
+      Bun.spawnSync(["sh", "-c", `head -c 1000000 /dev/zero > ${filler}`]);
+      const first = await (await post(server.url, { secret: SECRET })).text();
+      expect(lastLine(first)).toBe("[done] ok=true exitCode=0");
+      expect(first).toContain("hello");
+      expect(first.split("\n").filter((line) => line.startsWith("[log] "))).toHaveLength(1);
+      expect(temps(dir)).toEqual(["filler"]);
+      // --follow does not wait for a record that is not there.
+      const follow = await runCli(["logs", "last", "--follow"], { cwd: repo, timeoutMs: 15_000 });
+      expect(follow.code).not.toBeNull();
 
-          rmSync(filler);
-          const second = await (await post(server.url, { secret: SECRET })).text();
-          expect(lastLine(second)).toBe("[done] ok=true exitCode=0");
-          expect(second).not.toContain("[log] ");
-          const statuses = records(dir).map((r) => [r.status, r.result?.ok]);
-          expect(statuses).toEqual([
-            ["done", true],
-            ["done", true],
-          ]);
-          expect(temps(dir)).toEqual([]);
-        } finally {
-          await server.stop();
-        }
-      });
+      rmSync(filler);
+      const second = await (await post(server.url, { secret: SECRET })).text();
+      expect(lastLine(second)).toBe("[done] ok=true exitCode=0");
+      expect(second).not.toContain("[log] ");
+      const statuses = records(dir).map((r) => [r.status, r.result?.ok]);
+      expect(statuses).toEqual([
+        ["done", true],
+        ["done", true],
+      ]);
+      expect(temps(dir)).toEqual([]);
     },
     60_000,
   );
@@ -171,14 +159,11 @@ describe("full disk", () => {
     // Before any repair, --follow ends on both: cleanly on the one that ended, with an error on the other.
     expect((await runCli(["logs", ended.id, "--follow"], { cwd: repo, timeoutMs: 15_000 })).code).toBe(0);
     expect((await runCli(["logs", cut.id, "--follow"], { cwd: repo, timeoutMs: 15_000 })).code).toBe(1);
-    const server = await startServer(repo, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true" });
-    try {
-      const said = server.stdout.text + server.stderr.text;
-      expect(said).not.toContain(`deploy ${ended.id} was interrupted`);
-      expect(said).toContain(`deploy ${cut.id} was interrupted`);
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(repo, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true" });
+    const said = server.stdout.text + server.stderr.text;
+    expect(said).not.toContain(`deploy ${ended.id} was interrupted`);
+    expect(said).toContain(`deploy ${cut.id} was interrupted`);
+    await server.stop();
     const listed = JSON.parse((await runCli(["logs", "--json"], { cwd: repo })).stdout);
     const byId = new Map(listed.map((entry: any) => [entry.id, entry]));
     expect(byId.get(ended.id)).toMatchObject({ status: "done", ok: false, exitCode: 3 });

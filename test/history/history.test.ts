@@ -21,9 +21,22 @@ import {
   tempDir,
   waitFor,
 } from "../_support/helpers.ts";
+import { defer } from "../_support/defer.ts";
+import { startGated } from "../_support/queueing.ts";
 import { copyPair, deployIdOf, logDirOf, parseTable, spawnCli, stemOf } from "../_support/ops-helpers.ts";
 
 const logs = (cwd: string, ...args: string[]) => runCli(["logs", ...args], { cwd });
+
+/** `count` deploys by the CLI in `repo` (run script `script(i)`), each exiting 0; their ids, oldest first. */
+async function deployedTimes(repo: string, count: number, script: (i: number) => string = () => "true") {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const run = await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: script(i) } });
+    expect(run.code).toBe(0);
+    ids.push(deployIdOf(run.stdout));
+  }
+  return ids;
+}
 
 /** The table's STARTED cell for an ISO start time. */
 const startedCell = (iso: string) => iso.replace("T", " ").slice(0, 19);
@@ -31,30 +44,27 @@ const startedCell = (iso: string) => iso.replace("T", " ").slice(0, 19);
 describe("service logs: the list", () => {
   test("after webhook and CLI deploys: newest first, with start, short id, app, trigger, duration, result, exit code and rollback", async () => {
     const repo = makeRepo({ "README.md": "app\n", "step.sh": "exit 0\n" });
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: "sh step.sh",
       SERVICE_ROLLBACK_ON_FAILURE: "true",
     });
     const deploys: { id: string; startedAt: string }[] = [];
-    try {
-      // 1: webhook, ok.
-      const first = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
-      expect(first.ok).toBe(true);
-      deploys.push(first);
-      // 2: CLI, the script fails with 3 (no rollback for this one: the CLI's environment does not enable it).
-      const failed = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "sh -c 'exit 3'" } });
-      expect(failed.code).toBe(1);
-      deploys.push(readJson(join(logDirOf(repo.clone), `${stemOf(repo.clone, deployIdOf(failed.stdout))}.json`)));
-      // 3: webhook, a pushed commit breaks the script: rolled back to the previous commit, which works.
-      repo.push({ "step.sh": "exit 7\n" }, "break it");
-      const rolled = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
-      expect(rolled.ok).toBe(true);
-      expect(rolled.rollback).toBeDefined();
-      deploys.push(rolled);
-    } finally {
-      await server.stop();
-    }
+    // 1: webhook, ok.
+    const first = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
+    expect(first.ok).toBe(true);
+    deploys.push(first);
+    // 2: CLI, the script fails with 3 (no rollback for this one: the CLI's environment does not enable it).
+    const failed = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "sh -c 'exit 3'" } });
+    expect(failed.code).toBe(1);
+    deploys.push(readJson(join(logDirOf(repo.clone), `${stemOf(repo.clone, deployIdOf(failed.stdout))}.json`)));
+    // 3: webhook, a pushed commit breaks the script: rolled back to the previous commit, which works.
+    repo.push({ "step.sh": "exit 7\n" }, "break it");
+    const rolled = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
+    expect(rolled.ok).toBe(true);
+    expect(rolled.rollback).toBeDefined();
+    deploys.push(rolled);
+    await server.stop();
     // 4: CLI, ok, with no server running at all.
     const fine = await runCli(["deploy"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "echo fine" } });
     expect(fine.code).toBe(0);
@@ -113,12 +123,7 @@ describe("service logs: the list", () => {
 
   test("deploys started in the same second are still listed newest first (by their start time, not their random ids)", async () => {
     const repo = makeLocalRepo();
-    const ids: string[] = [];
-    for (let i = 0; i < 6; i++) {
-      const run = await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: "true" } });
-      expect(run.code).toBe(0);
-      ids.push(deployIdOf(run.stdout));
-    }
+    const ids = await deployedTimes(repo, 6);
     const entries = JSON.parse((await logs(repo, "--json")).stdout);
     expect(entries.map((e: any) => e.id)).toEqual([...ids].reverse());
     const last = await logs(repo, "last");
@@ -148,17 +153,12 @@ describe("service logs: the list", () => {
         "",
       ].join("\n"),
     );
-    const server = await startServer(cwd);
-    let alpha: any;
-    let beta: any;
-    try {
-      alpha = await (await post(`${server.url}/a?format=json`, { secret: "alpha-secret-123456" })).json();
-      beta = await (await post(`${server.url}/b?format=json`, { secret: "beta-secret-654321" })).json();
-      expect(alpha.ok).toBe(true);
-      expect(beta.ok).toBe(true);
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd);
+    const alpha = await (await post(`${server.url}/a?format=json`, { secret: "alpha-secret-123456" })).json();
+    const beta = await (await post(`${server.url}/b?format=json`, { secret: "beta-secret-654321" })).json();
+    expect(alpha.ok).toBe(true);
+    expect(beta.ok).toBe(true);
+    await server.stop();
     const cli = await runCli(["deploy", "--app", "beta"], { cwd });
     expect(cli.code).toBe(0);
     const betaCli = deployIdOf(cli.stdout);
@@ -244,12 +244,7 @@ describe("service logs <id>: one deploy", () => {
 describe("service logs: records of an older service, and fields edited by hand", () => {
   test("a record without rolledBack reads its rollback object (rolled back, listed by --failed); an event or delivery that is not a string reads as none", async () => {
     const repo = makeLocalRepo();
-    const ids: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      const run = await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: "true" } });
-      expect(run.code).toBe(0);
-      ids.push(deployIdOf(run.stdout));
-    }
+    const ids = await deployedTimes(repo, 2);
     const [old, edited] = ids as [string, string];
     const file = (id: string) => join(logDirOf(repo), `${stemOf(repo, id)}.json`);
     const oldRecord = readJson(file(old));
@@ -289,12 +284,7 @@ describe("service logs: records of an older service, and fields edited by hand",
 describe("service logs: damaged files", () => {
   test("a truncated JSON file, a garbage one, a missing .log and a lone .log are listed with a corrupt mark, not a failure", async () => {
     const repo = makeLocalRepo();
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      const run = await runCli(["deploy"], { cwd: repo, env: { SERVICE_RUN_SCRIPT: `echo deploy-${i}` } });
-      expect(run.code).toBe(0);
-      ids.push(deployIdOf(run.stdout));
-    }
+    const ids = await deployedTimes(repo, 5, (i) => `echo deploy-${i}`);
     const [truncated, garbage, noLog, noJson, intact] = ids as [string, string, string, string, string];
     const file = (id: string, ext: string) => join(logDirOf(repo), `${stemOf(repo, id)}${ext}`);
     // A crash mid-write: the first half of the record.
@@ -367,73 +357,55 @@ describe("service logs <id> --follow", () => {
   test("prints a running deploy's output as it comes, and exits after its [done] line", async () => {
     const repo = makeRepo();
     const gate = makeGate();
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: `echo before-gate\n${gate.script}\necho after-gate`,
       ...gate.env,
     });
-    let follower: ReturnType<typeof spawnCli> | undefined;
-    try {
-      const ack = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
-      expect(ack.accepted).toBe(true);
-      const id: string = ack.id;
-      await waitFor(() => gate.starts().includes(id), "the deploy to reach the gate");
+    using _gateOpened = defer(() => gate.open());
+    const ack = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
+    expect(ack.accepted).toBe(true);
+    const id: string = ack.id;
+    await waitFor(() => gate.starts().includes(id), "the deploy to reach the gate");
 
-      follower = spawnCli(["logs", id.slice(0, 8), "--follow"], { cwd: repo.clone });
-      await waitFor(
-        () => follower!.stdout.text.includes(`[run] $ ${gate.script}\n`),
-        "the followed output up to the gate",
-      );
-      expect(follower.stdout.text).toStartWith(`[deploy] ${id} started`);
-      expect(follower.stdout.text).toContain("before-gate\n");
-      // The deploy cannot end before the gate opens: the follower is still there, with no [done] yet.
-      expect(follower.proc.exitCode).toBeNull();
-      expect(follower.stdout.text).not.toContain("[done]");
+    await using follower = spawnCli(["logs", id.slice(0, 8), "--follow"], { cwd: repo.clone });
+    await waitFor(
+      () => follower.stdout.text.includes(`[run] $ ${gate.script}\n`),
+      "the followed output up to the gate",
+    );
+    expect(follower.stdout.text).toStartWith(`[deploy] ${id} started`);
+    expect(follower.stdout.text).toContain("before-gate\n");
+    // The deploy cannot end before the gate opens: the follower is still there, with no [done] yet.
+    expect(follower.proc.exitCode).toBeNull();
+    expect(follower.stdout.text).not.toContain("[done]");
 
-      await opensToTheEnd(gate, follower, repo.clone, id);
-      expect(follower.stdout.text).toContain("after-gate\n");
-    } finally {
-      gate.open();
-      follower?.proc.kill("SIGKILL");
-      await server.stop();
-    }
+    await opensToTheEnd(gate, follower, repo.clone, id);
+    expect(follower.stdout.text).toContain("after-gate\n");
   }, 30_000);
 
   test("an acknowledged deploy still waiting in the queue is waited for, then followed to its [done] line", async () => {
-    const repo = makeRepo();
-    const gate = makeGate();
-    const server = await startServer(repo.clone, {
-      SERVICE_SECRET: SECRET,
-      SERVICE_RUN_SCRIPT: gate.script,
-      ...gate.env,
-    });
-    let follower: ReturnType<typeof spawnCli> | undefined;
-    try {
-      const first = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
-      await waitFor(() => gate.starts().includes(first.id), "the first deploy to hold the queue");
-      const second = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
-      expect(second.accepted).toBe(true);
-      expect(second.position).toBe(1);
-      const id: string = second.id;
-      expect(logFiles(repo.clone).some((name) => name.includes(id))).toBe(false);
+    await using gated = await startGated();
+    const { repo, gate, server } = gated;
+    const first = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
+    await waitFor(() => gate.starts().includes(first.id), "the first deploy to hold the queue");
+    const second = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
+    expect(second.accepted).toBe(true);
+    expect(second.position).toBe(1);
+    const id: string = second.id;
+    expect(logFiles(repo.clone).some((name) => name.includes(id))).toBe(false);
 
-      follower = spawnCli(["logs", id, "--follow"], { cwd: repo.clone });
-      await waitFor(
-        () => follower!.stderr.text.includes(`waiting for deploy ${id} to start`),
-        "the follower to say it waits",
-      );
-      // Still queued behind the gated deploy: no files yet, the follower waits on.
-      expect(logFiles(repo.clone).some((name) => name.includes(id))).toBe(false);
-      expect(follower.proc.exitCode).toBeNull();
+    await using follower = spawnCli(["logs", id, "--follow"], { cwd: repo.clone });
+    await waitFor(
+      () => follower.stderr.text.includes(`waiting for deploy ${id} to start`),
+      "the follower to say it waits",
+    );
+    // Still queued behind the gated deploy: no files yet, the follower waits on.
+    expect(logFiles(repo.clone).some((name) => name.includes(id))).toBe(false);
+    expect(follower.proc.exitCode).toBeNull();
 
-      await opensToTheEnd(gate, follower, repo.clone, id);
-      expect(follower.stdout.text).toContain(`[deploy] ${id} started`);
-      expect(follower.stdout.text).not.toContain(first.id);
-    } finally {
-      gate.open();
-      follower?.proc.kill("SIGKILL");
-      await server.stop();
-    }
+    await opensToTheEnd(gate, follower, repo.clone, id);
+    expect(follower.stdout.text).toContain(`[deploy] ${id} started`);
+    expect(follower.stdout.text).not.toContain(first.id);
   }, 30_000);
 
   test("a finished deploy is printed whole and --follow exits at once; a ref that cannot be an id fails at once", async () => {

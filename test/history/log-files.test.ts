@@ -120,12 +120,9 @@ describe("log files and symbolic links", () => {
     symlinkSync(logTarget, join(dir, `${stem}.log`));
     symlinkSync(tempTarget, join(dir, `${stem}.json.tmp`));
 
-    const server = await startServer(repo, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true" });
-    try {
-      expect(server.stdout.text + server.stderr.text).toContain(`deploy ${id} was interrupted`);
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(repo, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true" });
+    expect(server.stdout.text + server.stderr.text).toContain(`deploy ${id} was interrupted`);
+    await server.stop();
     expect(readFileSync(logTarget, "utf8")).toBe(PRECIOUS);
     expect(readFileSync(tempTarget, "utf8")).toBe(PRECIOUS);
     expect(lstatSync(join(dir, `${stem}.json`)).isFile()).toBe(true);

@@ -21,6 +21,7 @@ import {
   waitFor,
 } from "../_support/helpers.ts";
 import { StreamReader } from "../_support/gate.ts";
+import { defer } from "../_support/defer.ts";
 import { copyPair, deployIdOf, logDirOf, stemDate, stemOf, stems } from "../_support/ops-helpers.ts";
 import { pruneLogs } from "../../src/history/retention.ts";
 
@@ -126,40 +127,36 @@ describe("retention: a running deploy", () => {
     expect(older.code).toBe(0);
     const olderStem = stemOf(cwd, deployIdOf(older.stdout));
 
-    const server = await startServer(cwd, {
+    await using server = await startServer(cwd, {
       SERVICE_SECRET: SECRET,
       SERVICE_REPO_PATH: served.clone,
       SERVICE_RUN_SCRIPT: gate.script,
       ...gate.env,
     });
-    try {
-      const reader = new StreamReader(await post(server.url, { secret: SECRET }));
-      const id = await waitFor(() => reader.id(), "the gated deploy's id");
-      await waitFor(() => gate.starts().includes(id), "the gated deploy to run");
-      const runningStem = stemOf(cwd, id);
+    using _gateOpened = defer(() => gate.open());
+    const reader = new StreamReader(await post(server.url, { secret: SECRET }));
+    const id = await waitFor(() => reader.id(), "the gated deploy's id");
+    await waitFor(() => gate.starts().includes(id), "the gated deploy to run");
+    const runningStem = stemOf(cwd, id);
 
-      const cli = await runCli(["deploy"], {
-        cwd,
-        env: { SERVICE_REPO_PATH: other, SERVICE_RUN_SCRIPT: "true", SERVICE_KEEP_DEPLOYS: "1" },
-      });
-      expect(cli.code).toBe(0);
-      const kept = stems(cwd);
-      expect(kept).toContain(runningStem);
-      expect(kept).toContain(stemOf(cwd, deployIdOf(cli.stdout)));
-      expect(kept).not.toContain(olderStem);
-      expect(readJson(join(logDirOf(cwd), `${runningStem}.json`)).status).toBe("running");
-      expect(existsSync(join(logDirOf(cwd), `${runningStem}.log`))).toBe(true);
+    const cli = await runCli(["deploy"], {
+      cwd,
+      env: { SERVICE_REPO_PATH: other, SERVICE_RUN_SCRIPT: "true", SERVICE_KEEP_DEPLOYS: "1" },
+    });
+    expect(cli.code).toBe(0);
+    const kept = stems(cwd);
+    expect(kept).toContain(runningStem);
+    expect(kept).toContain(stemOf(cwd, deployIdOf(cli.stdout)));
+    expect(kept).not.toContain(olderStem);
+    expect(readJson(join(logDirOf(cwd), `${runningStem}.json`)).status).toBe("running");
+    expect(existsSync(join(logDirOf(cwd), `${runningStem}.log`))).toBe(true);
 
-      gate.open();
-      expect(lastLine(await reader.done)).toBe("[done] ok=true exitCode=0");
-      // Its log was whole from start to end: nothing removed it half-way.
-      const log = readFileSync(join(logDirOf(cwd), `${runningStem}.log`), "utf8");
-      expect(log).toStartWith(`[deploy] ${id} started`);
-      expect(lastLine(log)).toBe("[done] ok=true exitCode=0");
-    } finally {
-      gate.open();
-      await server.stop();
-    }
+    gate.open();
+    expect(lastLine(await reader.done)).toBe("[done] ok=true exitCode=0");
+    // Its log was whole from start to end: nothing removed it half-way.
+    const log = readFileSync(join(logDirOf(cwd), `${runningStem}.log`), "utf8");
+    expect(log).toStartWith(`[deploy] ${id} started`);
+    expect(lastLine(log)).toBe("[done] ok=true exitCode=0");
   }, 30_000);
 });
 
@@ -170,33 +167,29 @@ describe("retention: maxLogBytes", () => {
     const script = join(scripts, "loud.sh");
     writeFileSync(script, "#!/bin/sh\nhead -c 1048576 /dev/zero | tr '\\0' x\necho\necho loud-end\n");
     chmodSync(script, 0o755);
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: script,
       SERVICE_MAX_LOG_BYTES: "10000",
     });
-    try {
-      const streamed = await (await post(server.url, { secret: SECRET })).text();
-      expect(xs(streamed)).toBe(1_048_576);
-      expect(streamed).toContain("loud-end\n");
-      expect(streamed).not.toContain("[log] truncated");
-      expect(lastLine(streamed)).toBe("[done] ok=true exitCode=0");
+    const streamed = await (await post(server.url, { secret: SECRET })).text();
+    expect(xs(streamed)).toBe(1_048_576);
+    expect(streamed).toContain("loud-end\n");
+    expect(streamed).not.toContain("[log] truncated");
+    expect(lastLine(streamed)).toBe("[done] ok=true exitCode=0");
 
-      const id = /\[deploy\] ([0-9a-f-]{36}) started/.exec(streamed)![1]!;
-      const log = readFileSync(join(logDirOf(repo.clone), `${stemOf(repo.clone, id)}.log`), "utf8");
-      expect(log).toContain("[log] truncated");
-      expect(xs(log)).toBeLessThanOrEqual(10_000);
-      expect(log.length).toBeLessThan(20_000);
-      expect(log).toStartWith(`[deploy] ${id} started`);
-      expect(lastLine(log)).toBe("[done] ok=true exitCode=0");
-      // The service's own lines after the cap are still written.
-      expect(log).toMatch(/\[run\] exit code 0 after/);
-      const record = readJson(join(logDirOf(repo.clone), `${stemOf(repo.clone, id)}.json`));
-      expect(record.status).toBe("done");
-      expect(record.result.ok).toBe(true);
-    } finally {
-      await server.stop();
-    }
+    const id = /\[deploy\] ([0-9a-f-]{36}) started/.exec(streamed)![1]!;
+    const log = readFileSync(join(logDirOf(repo.clone), `${stemOf(repo.clone, id)}.log`), "utf8");
+    expect(log).toContain("[log] truncated");
+    expect(xs(log)).toBeLessThanOrEqual(10_000);
+    expect(log.length).toBeLessThan(20_000);
+    expect(log).toStartWith(`[deploy] ${id} started`);
+    expect(lastLine(log)).toBe("[done] ok=true exitCode=0");
+    // The service's own lines after the cap are still written.
+    expect(log).toMatch(/\[run\] exit code 0 after/);
+    const record = readJson(join(logDirOf(repo.clone), `${stemOf(repo.clone, id)}.json`));
+    expect(record.status).toBe("done");
+    expect(record.result.ok).toBe(true);
   }, 30_000);
 });
 
@@ -214,22 +207,18 @@ describe("retention per app (multi-app mode)", () => {
         "",
       ].join("\n"),
     );
-    const server = await startServer(cwd);
-    try {
-      const deploy = async (host: string, secret: string) => {
-        const res = await fetch(server.url, { method: "POST", headers: { host, "x-service-secret": secret } });
-        expect(lastLine(await res.text())).toBe("[done] ok=true exitCode=0");
-      };
-      for (let i = 0; i < 3; i++) await deploy("api.example.com", "api-secret-123456");
-      for (let i = 0; i < 5; i++) await deploy("web.example.com", "web-secret-123456");
-      const apps = logFiles(cwd)
-        .filter((f) => f.endsWith(".json"))
-        .map((f) => readJson(join(cwd, ".service", "logs", f)).app);
-      expect(apps.filter((a) => a === "web")).toHaveLength(2);
-      expect(apps.filter((a) => a === "api")).toHaveLength(3);
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd);
+    const deploy = async (host: string, secret: string) => {
+      const res = await fetch(server.url, { method: "POST", headers: { host, "x-service-secret": secret } });
+      expect(lastLine(await res.text())).toBe("[done] ok=true exitCode=0");
+    };
+    for (let i = 0; i < 3; i++) await deploy("api.example.com", "api-secret-123456");
+    for (let i = 0; i < 5; i++) await deploy("web.example.com", "web-secret-123456");
+    const apps = logFiles(cwd)
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => readJson(join(cwd, ".service", "logs", f)).app);
+    expect(apps.filter((a) => a === "web")).toHaveLength(2);
+    expect(apps.filter((a) => a === "api")).toHaveLength(3);
   });
 });
 
