@@ -2,13 +2,16 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createConsola } from "consola";
-import { createServiceServer, type ServiceServer } from "../../src/server.ts";
 import { defaultConfig, type UserConfig } from "../../src/config/schema.ts";
 import { listDeploys } from "../../src/history/read.ts";
 import { readPollState, type PollState } from "../../src/control/poll.ts";
 import { git, lastLine, makeRepo, post, runCli, SECRET, startServer, waitFor, type Repo } from "../_support/helpers.ts";
+import { startLibraryServer } from "../_support/library.ts";
 
-/** A server polling `repo` every `everyMs` (the internal option: the key's minimum is 5000), and what it logs. */
+/**
+ * `await using server = await pollingServer(…)`: a library server polling `repo` every `everyMs` (the internal
+ * option: the key's minimum is 5000), and what it logs (`server.said`); stopped when the block ends.
+ */
 async function pollingServer(repo: Repo, everyMs: number, extra: UserConfig = {}) {
   const said: string[] = [];
   const logger = createConsola({
@@ -24,13 +27,12 @@ async function pollingServer(repo: Repo, everyMs: number, extra: UserConfig = {}
     pollIntervalMs: 5000,
     ...extra,
   };
-  const server: ServiceServer = createServiceServer(config, {
+  const server = await startLibraryServer(config, {
     cwd: repo.clone,
     logger: logger.withTag("service"),
     pollEveryMs: everyMs,
   });
-  await server.start();
-  return { server, said };
+  return Object.assign(server, { said });
 }
 
 const polls = (repo: Repo) => readPollState(repo.clone, undefined);
@@ -44,127 +46,101 @@ const deploys = (repo: Repo) => listDeploys(repo.clone).filter((e) => e.status !
 describe("polling", () => {
   test("a pushed commit is deployed within the interval, as a deploy with trigger poll", async () => {
     const repo = makeRepo();
-    const { server } = await pollingServer(repo, 150);
-    try {
-      await waitFor(() => polls(repo)?.result === "unchanged", "a first poll");
-      const pushed = repo.push({ "a.txt": "1\n" });
-      await waitFor(() => deploys(repo).length === 1, "the poll's deploy");
-      const [entry] = deploys(repo);
-      expect(entry!.trigger).toBe("poll");
-      expect(entry!.ok).toBe(true);
-      expect(repo.head()).toBe(pushed);
-      await waitFor(
-        () => polls(repo)?.result === "unchanged" && polls(repo)?.commit === pushed,
-        "a poll that finds nothing new",
-      );
-    } finally {
-      await server.stop();
-    }
+    await using _server = await pollingServer(repo, 150);
+    await waitFor(() => polls(repo)?.result === "unchanged", "a first poll");
+    const pushed = repo.push({ "a.txt": "1\n" });
+    await waitFor(() => deploys(repo).length === 1, "the poll's deploy");
+    const [entry] = deploys(repo);
+    expect(entry!.trigger).toBe("poll");
+    expect(entry!.ok).toBe(true);
+    expect(repo.head()).toBe(pushed);
+    await waitFor(
+      () => polls(repo)?.result === "unchanged" && polls(repo)?.commit === pushed,
+      "a poll that finds nothing new",
+    );
   });
 
   test("nothing is deployed when nothing changed", async () => {
     const repo = makeRepo();
-    const { server } = await pollingServer(repo, 100);
-    try {
-      const first = await waitFor(() => polls(repo), "a first poll");
-      // Three more polls, each one finding the remote's commit already checked out.
-      await waitFor(() => pollWhere(repo, (s) => Date.parse(s.at) > Date.parse(first.at) + 250), "more polls");
-      expect(polls(repo)).toMatchObject({ result: "unchanged", commit: repo.head(), failures: 0 });
-      expect(listDeploys(repo.clone)).toEqual([]);
-    } finally {
-      await server.stop();
-    }
+    await using _server = await pollingServer(repo, 100);
+    const first = await waitFor(() => polls(repo), "a first poll");
+    // Three more polls, each one finding the remote's commit already checked out.
+    await waitFor(() => pollWhere(repo, (s) => Date.parse(s.at) > Date.parse(first.at) + 250), "more polls");
+    expect(polls(repo)).toMatchObject({ result: "unchanged", commit: repo.head(), failures: 0 });
+    expect(listDeploys(repo.clone)).toEqual([]);
   });
 
   test("an unreachable remote backs off (doubling the wait) and recovers without a deploy storm, logged once each way", async () => {
     const repo = makeRepo();
     git(repo.clone, "remote", "set-url", "origin", join(repo.dir, "gone.git"));
-    const { server, said } = await pollingServer(repo, 100);
-    try {
-      const one = await waitFor(() => pollWhere(repo, (s) => s.failures === 1), "a first failed poll");
-      expect(one.result).toBe("failed");
-      expect(one.detail).toContain("git ls-remote");
-      expect(one.nextInMs).toBeGreaterThanOrEqual(200);
-      expect(one.nextInMs).toBeLessThanOrEqual(220);
-      const two = await waitFor(() => pollWhere(repo, (s) => s.failures >= 2), "a second failed poll");
-      expect(two.failures).toBe(2);
-      expect(two.nextInMs).toBeGreaterThanOrEqual(400);
-      expect(two.nextInMs).toBeLessThanOrEqual(440);
+    await using server = await pollingServer(repo, 100);
+    const { said } = server;
+    const one = await waitFor(() => pollWhere(repo, (s) => s.failures === 1), "a first failed poll");
+    expect(one.result).toBe("failed");
+    expect(one.detail).toContain("git ls-remote");
+    expect(one.nextInMs).toBeGreaterThanOrEqual(200);
+    expect(one.nextInMs).toBeLessThanOrEqual(220);
+    const two = await waitFor(() => pollWhere(repo, (s) => s.failures >= 2), "a second failed poll");
+    expect(two.failures).toBe(2);
+    expect(two.nextInMs).toBeGreaterThanOrEqual(400);
+    expect(two.nextInMs).toBeLessThanOrEqual(440);
 
-      const pushed = repo.push({ "b.txt": "2\n" });
-      git(repo.clone, "remote", "set-url", "origin", repo.remote);
-      await waitFor(() => deploys(repo).length === 1, "the deploy once the remote answers");
-      expect(repo.head()).toBe(pushed);
-      await waitFor(() => polls(repo)?.result === "unchanged", "a poll after the deploy");
-      expect(deploys(repo)).toHaveLength(1);
-      expect(said.filter((line) => line.includes("polling of") && line.includes("fails:"))).toHaveLength(1);
-      expect(said.filter((line) => line.includes("works again"))).toHaveLength(1);
-    } finally {
-      await server.stop();
-    }
+    const pushed = repo.push({ "b.txt": "2\n" });
+    git(repo.clone, "remote", "set-url", "origin", repo.remote);
+    await waitFor(() => deploys(repo).length === 1, "the deploy once the remote answers");
+    expect(repo.head()).toBe(pushed);
+    await waitFor(() => polls(repo)?.result === "unchanged", "a poll after the deploy");
+    expect(deploys(repo)).toHaveLength(1);
+    expect(said.filter((line) => line.includes("polling of") && line.includes("fails:"))).toHaveLength(1);
+    expect(said.filter((line) => line.includes("works again"))).toHaveLength(1);
   });
 
   test("a push that a webhook already deployed is not deployed again by the poll", async () => {
     const repo = makeRepo();
-    const { server } = await pollingServer(repo, 2000);
-    try {
-      await waitFor(() => polls(repo), "a first poll");
-      const pushed = repo.push({ "c.txt": "3\n" });
-      const answer = await post(server.url!, { secret: SECRET });
-      expect(lastLine(await answer.text())).toBe("[done] ok=true exitCode=0");
-      expect(repo.head()).toBe(pushed);
-      await waitFor(
-        () => polls(repo)?.commit === pushed && polls(repo)?.result === "unchanged",
-        "a poll of the deployed commit",
-      );
-      expect(deploys(repo).map((e) => e.trigger)).toEqual(["webhook"]);
-    } finally {
-      await server.stop();
-    }
+    await using server = await pollingServer(repo, 2000);
+    await waitFor(() => polls(repo), "a first poll");
+    const pushed = repo.push({ "c.txt": "3\n" });
+    const answer = await post(server.url!, { secret: SECRET });
+    expect(lastLine(await answer.text())).toBe("[done] ok=true exitCode=0");
+    expect(repo.head()).toBe(pushed);
+    await waitFor(
+      () => polls(repo)?.commit === pushed && polls(repo)?.result === "unchanged",
+      "a poll of the deployed commit",
+    );
+    expect(deploys(repo).map((e) => e.trigger)).toEqual(["webhook"]);
   });
 
   test("a failed deploy of a polled commit is not retried at every poll", async () => {
     const repo = makeRepo();
-    const { server } = await pollingServer(repo, 100, { runScript: "exit 3", rollbackOnFailure: true });
-    try {
-      const pushed = repo.push({ "d.txt": "4\n" });
-      await waitFor(() => deploys(repo).length === 1, "the failed deploy");
-      const after = await waitFor(() => pollWhere(repo, (s) => s.result === "unchanged"), "a poll after it");
-      await waitFor(() => Date.parse(polls(repo)?.at ?? "") > Date.parse(after.at) + 250, "more polls");
-      expect(repo.head()).not.toBe(pushed);
-      expect(deploys(repo)).toHaveLength(1);
-    } finally {
-      await server.stop();
-    }
+    await using server = await pollingServer(repo, 100, { runScript: "exit 3", rollbackOnFailure: true });
+    const pushed = repo.push({ "d.txt": "4\n" });
+    await waitFor(() => deploys(repo).length === 1, "the failed deploy");
+    const after = await waitFor(() => pollWhere(repo, (s) => s.result === "unchanged"), "a poll after it");
+    await waitFor(() => Date.parse(polls(repo)?.at ?? "") > Date.parse(after.at) + 250, "more polls");
+    expect(repo.head()).not.toBe(pushed);
+    expect(deploys(repo)).toHaveLength(1);
+    await server.stop();
     // Nor after a restart: the commit tried is in the poll state file.
-    const again = await pollingServer(repo, 100, { runScript: "exit 3", rollbackOnFailure: true });
-    try {
-      const started = Date.now();
-      await waitFor(
-        () => pollWhere(repo, (s) => s.result === "unchanged" && Date.parse(s.at) > started + 250),
-        "polls after the restart",
-      );
-      expect(deploys(repo)).toHaveLength(1);
-    } finally {
-      await again.server.stop();
-    }
+    await using _again = await pollingServer(repo, 100, { runScript: "exit 3", rollbackOnFailure: true });
+    const started = Date.now();
+    await waitFor(
+      () => pollWhere(repo, (s) => s.result === "unchanged" && Date.parse(s.at) > started + 250),
+      "polls after the restart",
+    );
+    expect(deploys(repo)).toHaveLength(1);
   });
 
   test("a paused app is not polled into a deploy", async () => {
     const repo = makeRepo();
     const env = { SERVICE_SECRET: SECRET };
     expect((await runCli(["pause", "--reason", "freeze"], { cwd: repo.clone, env })).code).toBe(0);
-    const { server } = await pollingServer(repo, 100);
-    try {
-      repo.push({ "e.txt": "5\n" });
-      const state = await waitFor(() => polls(repo), "a poll");
-      expect(state).toMatchObject({ result: "skipped", detail: "paused: freeze" });
-      expect(listDeploys(repo.clone)).toEqual([]);
-      expect((await runCli(["resume"], { cwd: repo.clone, env })).code).toBe(0);
-      await waitFor(() => deploys(repo).length === 1, "the deploy after resume");
-    } finally {
-      await server.stop();
-    }
+    await using _server = await pollingServer(repo, 100);
+    repo.push({ "e.txt": "5\n" });
+    const state = await waitFor(() => polls(repo), "a poll");
+    expect(state).toMatchObject({ result: "skipped", detail: "paused: freeze" });
+    expect(listDeploys(repo.clone)).toEqual([]);
+    expect((await runCli(["resume"], { cwd: repo.clone, env })).code).toBe(0);
+    await waitFor(() => deploys(repo).length === 1, "the deploy after resume");
   });
 
   test("pollIntervalMs below 5000 is refused, from the file and the environment", async () => {
@@ -197,12 +173,9 @@ describe("polling", () => {
 
   test("service status shows the last poll's time and result", async () => {
     const repo = makeRepo();
-    const { server } = await pollingServer(repo, 100);
-    try {
-      await waitFor(() => polls(repo), "a poll");
-    } finally {
-      await server.stop();
-    }
+    await using server = await pollingServer(repo, 100);
+    await waitFor(() => polls(repo), "a poll");
+    await server.stop();
     const env = { SERVICE_POLL_INTERVAL_MS: "60000" };
     const json = await runCli(["status", "--json"], { cwd: repo.clone, env });
     expect(json.code).toBe(0);
@@ -216,39 +189,31 @@ describe("polling", () => {
   test("the admin API's apps status and /metrics show the polls: service_polls_total{app,result}", async () => {
     const repo = makeRepo();
     const token = "admin-token-0123456789abcdef";
-    const { server } = await pollingServer(repo, 100, { adminPort: 0, adminToken: token });
-    try {
-      await waitFor(() => polls(repo), "a poll");
-      const admin = server.adminUrl!;
-      const apps = await (await fetch(`${admin}api/apps`, { headers: { authorization: `Bearer ${token}` } })).json();
-      expect(apps.apps[0].poll).toMatchObject({
-        intervalMs: 5000,
-        last: { result: "unchanged", commit: repo.head(), failures: 0 },
-      });
-      const metrics = await (await fetch(`${admin}metrics`)).text();
-      expect(metrics).toContain("# TYPE service_polls_total counter");
-      expect(metrics).toMatch(/^service_polls_total\{app="default",result="unchanged"\} [1-9]\d*$/m);
-    } finally {
-      await server.stop();
-    }
+    await using server = await pollingServer(repo, 100, { adminPort: 0, adminToken: token });
+    await waitFor(() => polls(repo), "a poll");
+    const admin = server.adminUrl!;
+    const apps = await (await fetch(`${admin}api/apps`, { headers: { authorization: `Bearer ${token}` } })).json();
+    expect(apps.apps[0].poll).toMatchObject({
+      intervalMs: 5000,
+      last: { result: "unchanged", commit: repo.head(), failures: 0 },
+    });
+    const metrics = await (await fetch(`${admin}metrics`)).text();
+    expect(metrics).toContain("# TYPE service_polls_total counter");
+    expect(metrics).toMatch(/^service_polls_total\{app="default",result="unchanged"\} [1-9]\d*$/m);
   });
 
   test("the service command polls with SERVICE_POLL_INTERVAL_MS at its smallest value, 5000", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, {
+    await using _server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: "echo deployed",
       SERVICE_POLL_INTERVAL_MS: "5000",
     });
-    try {
-      await waitFor(() => polls(repo), "the first poll, at start");
-      const pushed = repo.push({ "f.txt": "6\n" });
-      await waitFor(() => deploys(repo).length === 1, "the poll's deploy", 30_000);
-      expect(deploys(repo)[0]!.trigger).toBe("poll");
-      expect(repo.head()).toBe(pushed);
-    } finally {
-      await server.stop();
-    }
+    await waitFor(() => polls(repo), "the first poll, at start");
+    const pushed = repo.push({ "f.txt": "6\n" });
+    await waitFor(() => deploys(repo).length === 1, "the poll's deploy", 30_000);
+    expect(deploys(repo)[0]!.trigger).toBe("poll");
+    expect(repo.head()).toBe(pushed);
   });
 
   test("in multi-app mode only the apps with pollIntervalMs poll, each with its own state file", async () => {
@@ -270,32 +235,24 @@ describe("polling", () => {
       apps: [app("web", web, { pollIntervalMs: 5000 }), app("api", api)],
     };
     const logger = createConsola({ level: -999 });
-    const server = createServiceServer(config, { cwd: web.dir, logger, pollEveryMs: 100 });
-    await server.start();
-    try {
-      const pushedWeb = web.push({ "g.txt": "7\n" });
-      api.push({ "g.txt": "7\n" });
-      await waitFor(() => listDeploys(web.dir).some((e) => e.status !== "running"), "the web app's deploy");
-      await waitFor(() => readPollState(web.dir, "web")?.result === "unchanged", "a later poll of web");
-      expect(web.head()).toBe(pushedWeb);
-      expect(listDeploys(web.dir).map((e) => [e.app, e.trigger])).toEqual([["web", "poll"]]);
-      expect(readPollState(web.dir, "api")).toBeUndefined();
-    } finally {
-      await server.stop();
-    }
+    await using _server = await startLibraryServer(config, { cwd: web.dir, logger, pollEveryMs: 100 });
+    const pushedWeb = web.push({ "g.txt": "7\n" });
+    api.push({ "g.txt": "7\n" });
+    await waitFor(() => listDeploys(web.dir).some((e) => e.status !== "running"), "the web app's deploy");
+    await waitFor(() => readPollState(web.dir, "web")?.result === "unchanged", "a later poll of web");
+    expect(web.head()).toBe(pushedWeb);
+    expect(listDeploys(web.dir).map((e) => [e.app, e.trigger])).toEqual([["web", "poll"]]);
+    expect(readPollState(web.dir, "api")).toBeUndefined();
   });
 
   test("a failed poll's reason never carries the credentials of the remote's URL", async () => {
     const repo = makeRepo();
     git(repo.clone, "remote", "set-url", "origin", "http://deploy:hunter2-credential@127.0.0.1:1/app.git");
-    const { server, said } = await pollingServer(repo, 100);
-    try {
-      const failed = await waitFor(() => pollWhere(repo, (s) => s.result === "failed"), "a failed poll");
-      expect(failed.detail).toContain("git ls-remote origin failed");
-      expect(JSON.stringify(failed)).not.toContain("hunter2");
-      expect(said.join("\n")).not.toContain("hunter2");
-    } finally {
-      await server.stop();
-    }
+    await using server = await pollingServer(repo, 100);
+    const { said } = server;
+    const failed = await waitFor(() => pollWhere(repo, (s) => s.result === "failed"), "a failed poll");
+    expect(failed.detail).toContain("git ls-remote origin failed");
+    expect(JSON.stringify(failed)).not.toContain("hunter2");
+    expect(said.join("\n")).not.toContain("hunter2");
   });
 });

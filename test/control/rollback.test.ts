@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createServiceServer } from "../../src/index.ts";
+import { defer } from "../_support/defer.ts";
 import { makeGate } from "../_support/gate.ts";
 import { baseEnv, CLI, lastLine, logFiles, makeRepo, readJson, runCli, tempDir, waitFor } from "../_support/helpers.ts";
 
@@ -131,27 +132,23 @@ describe("service rollback", () => {
     const gate = makeGate();
     const env = baseEnv({ SERVICE_RUN_SCRIPT: gate.script, ...gate.env });
     const running = Bun.spawn([...CLI, "deploy"], { cwd: repo.clone, env, stdout: "ignore", stderr: "ignore" });
-    let rollback: Bun.Subprocess<"ignore", "pipe", "ignore"> | undefined;
-    try {
-      await waitFor(() => gate.starts().length === 1, "the deploy to start");
-      rollback = Bun.spawn([...CLI, "rollback", first], { cwd: repo.clone, env, stdout: "pipe", stderr: "ignore" });
-      const rollbackOut = new Response(rollback.stdout).text();
-      // The rollback waits: its status shows one waiting behind the running deploy.
-      await waitFor(
-        async () => JSON.parse((await runCli(["status", "--json"], { cwd: repo.clone })).stdout)[0].waiting === 1,
-        "the rollback to wait",
-      );
-      expect(gate.lines()).toHaveLength(1);
-      gate.open();
-      expect([await running.exited, await rollback.exited]).toEqual([0, 0]);
-      expect(await rollbackOut).toContain("[queued] waiting; position=1");
-      expect(gate.lines().map((line) => line.split(" ")[0])).toEqual(["start", "end", "start", "end"]);
-      expect(gate.lines()[2]).toEndWith(" rollback");
-      expect(repo.head()).toBe(first);
-    } finally {
-      running.kill("SIGKILL");
-      rollback?.kill("SIGKILL");
-    }
+    using _runningKilled = defer(() => running.kill("SIGKILL"));
+    await waitFor(() => gate.starts().length === 1, "the deploy to start");
+    const rollback = Bun.spawn([...CLI, "rollback", first], { cwd: repo.clone, env, stdout: "pipe", stderr: "ignore" });
+    using _rollbackKilled = defer(() => rollback.kill("SIGKILL"));
+    const rollbackOut = new Response(rollback.stdout).text();
+    // The rollback waits: its status shows one waiting behind the running deploy.
+    await waitFor(
+      async () => JSON.parse((await runCli(["status", "--json"], { cwd: repo.clone })).stdout)[0].waiting === 1,
+      "the rollback to wait",
+    );
+    expect(gate.lines()).toHaveLength(1);
+    gate.open();
+    expect([await running.exited, await rollback.exited]).toEqual([0, 0]);
+    expect(await rollbackOut).toContain("[queued] waiting; position=1");
+    expect(gate.lines().map((line) => line.split(" ")[0])).toEqual(["start", "end", "start", "end"]);
+    expect(gate.lines()[2]).toEndWith(" rollback");
+    expect(repo.head()).toBe(first);
   });
 
   test("--cwd: from a shell elsewhere, in the service's directory", async () => {
