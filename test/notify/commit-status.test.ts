@@ -7,8 +7,9 @@ import { OutboundCalls } from "../../src/notify/outbound.ts";
 import { outboundSinks } from "../../src/notify/sink.ts";
 import { parseRemote, statusTarget } from "../../src/notify/commit-status.ts";
 import type { StatusSettings } from "../../src/config/schema.ts";
-import { baseEnv, git, makeLocalRepo, makeRepo, readJson, tempDir, waitFor } from "../_support/helpers.ts";
+import { baseEnv, git, makeLocalRepo, makeRepo, readJson, tempDir } from "../_support/helpers.ts";
 import { fakeApi } from "../_support/outbound-fixtures.ts";
+import { outcomes } from "../_support/outbound-outcomes.ts";
 
 const TOKEN = "forge-token-abcdef123456";
 
@@ -38,14 +39,6 @@ async function deploy(
     env: baseEnv(options.env),
   });
   return { cwd, result };
-}
-
-/** The record once `count` outbound outcomes are in it. */
-async function outcomes(jsonPath: string, count: number): Promise<any[]> {
-  return waitFor(() => {
-    const list = readJson(jsonPath).outbound ?? [];
-    return list.length >= count ? list : undefined;
-  }, `${count} outbound outcomes in ${jsonPath}`);
 }
 
 const PROVIDERS: {

@@ -23,6 +23,7 @@ import {
 import { makeGate, StreamReader } from "../_support/gate.ts";
 import { spawnCli } from "../_support/ops-helpers.ts";
 import { closedUrl, fakeApi } from "../_support/outbound-fixtures.ts";
+import { outcomes } from "../_support/outbound-outcomes.ts";
 
 const WEBHOOK_SECRET = "webhook-secret-0123456789";
 const HEADER_TOKEN = "endpoint-token-9876543210";
@@ -53,13 +54,6 @@ async function deploy(
     app: options.app,
     secrets: [WEBHOOK_SECRET],
   });
-}
-
-async function outcomes(jsonPath: string, count: number): Promise<any[]> {
-  return waitFor(() => {
-    const list = readJson(jsonPath).outbound ?? [];
-    return list.length >= count ? list : undefined;
-  }, `${count} outbound outcomes in ${jsonPath}`);
 }
 
 const FAILING = `sh -c 'for i in $(seq 1 30); do echo "line $i"; done; echo "key ${WEBHOOK_SECRET}"; exit 4'`;
@@ -368,7 +362,7 @@ describe("service check and shutdown", () => {
   test("service deploy: Ctrl-C while it waits for its notifications ends the wait; the call is recorded as not sent", async () => {
     const api = fakeApi(["hang"]);
     const dir = serviceDir(`runScript: "true"\nnotify:\n  - url: ${api.url}\n    on: [succeeded]\n`);
-    const cli = spawnCli(["deploy", "--cwd", dir], { cwd: dir });
+    await using cli = spawnCli(["deploy", "--cwd", dir], { cwd: dir });
     await waitFor(
       () => api.held() === 1 && cli.stdout.text.includes("[done] ok=true"),
       "the deploy to end with its call held",
@@ -389,7 +383,7 @@ describe("service check and shutdown", () => {
     const gate = makeGate();
     const yaml = `runScript: ${gate.script}\nsecret: ${SECRET}\nnotify:\n  - url: ${api.url}/hook\n    on: [cancelled, succeeded]\nstatus: { provider: github, repo: acme/web, apiUrl: "${api.url}", token: forge-token-123456 }\n`;
     writeFileSync(join(repo.clone, "service.yaml"), yaml);
-    const server = await startServer(repo.clone, gate.env);
+    await using server = await startServer(repo.clone, gate.env);
     const running = new StreamReader(await post(server.url, { secret: SECRET }));
     await waitFor(() => gate.lines().length === 1, "the first deploy to start");
     const queued = new StreamReader(await post(server.url, { secret: SECRET }));
@@ -414,7 +408,7 @@ describe("service check and shutdown", () => {
   test("on shutdown, a call still in flight gets a short grace, then is recorded as not sent", async () => {
     const api = fakeApi(["hang"]);
     const dir = serviceDir(`runScript: "true"\nnotify:\n  - url: ${api.url}\n    on: [succeeded]\n`);
-    const server = await startServer(dir);
+    await using server = await startServer(dir);
     const response = await post(`${server.url}/?format=json`, { secret: SECRET });
     const { log } = (await response.json()) as { log: { json: string; log: string } };
     await waitFor(() => api.held() === 1, "the held call");
