@@ -6,7 +6,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { StreamReader } from "../_support/gate.ts";
 import {
   CLI,
   baseEnv,
@@ -21,6 +20,7 @@ import {
   tempDir,
   waitFor,
 } from "../_support/helpers.ts";
+import { spawnDeploy } from "../_support/queueing.ts";
 import { markerProcesses } from "../_support/hostile-fixtures.ts";
 
 const QUESTION = /set\s*up\s*https/i;
@@ -108,14 +108,10 @@ describe('deploy subcommand (docs/cli.md "CLI")', () => {
     test(`deploy stopped by ${signal} (${cause}): the script's tree is stopped, the deploy ends with [done] and complete logs, exit 1`, async () => {
       const repo = makeRepo();
       const marker = `marker-${crypto.randomUUID()}`;
-      const proc = Bun.spawn([...CLI, "deploy"], {
-        cwd: repo.clone,
-        env: baseEnv({ SERVICE_RUN_SCRIPT: `sh -c "echo waiting; sleep 300 # ${marker}"` }),
-        stdin: "ignore",
-        stdout: "pipe",
-        stderr: "pipe",
+      await using deploy = spawnDeploy(repo.clone, {
+        SERVICE_RUN_SCRIPT: `sh -c "echo waiting; sleep 300 # ${marker}"`,
       });
-      const out = new StreamReader(new Response(proc.stdout));
+      const { proc, out } = deploy;
       const alive = () => markerProcesses(marker).length;
       await waitFor(() => out.text.includes("waiting\n") && alive() > 0, "the script to run");
       proc.kill(signal);
@@ -188,6 +184,10 @@ function startInPty(cwd: string, env: Record<string, string | undefined>, option
         clearTimeout(timer);
       }
     },
+    /** `await using pty = startInPty(…)`: stopped (`stop`) when the block ends. */
+    [Symbol.asyncDispose]() {
+      return this.stop();
+    },
   };
 }
 
@@ -195,58 +195,53 @@ function startInPty(cwd: string, env: Record<string, string | undefined>, option
 describe("the HTTPS question", () => {
   test("a non-interactive start (stdin not a terminal) never asks, even without SERVICE_SKIP_HTTPS_PROMPT", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_SKIP_HTTPS_PROMPT: undefined });
-    try {
-      expect(server.stdout.text).toContain("Auth: required");
-      expect(`${server.stdout.text}${server.stderr.text}`).not.toMatch(QUESTION);
-      const res = await fetch(server.url);
-      expect(res.status).toBe(404);
-      await res.text();
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_SKIP_HTTPS_PROMPT: undefined,
+    });
+    expect(server.stdout.text).toContain("Auth: required");
+    expect(`${server.stdout.text}${server.stderr.text}`).not.toMatch(QUESTION);
+    const res = await fetch(server.url);
+    expect(res.status).toBe(404);
+    await res.text();
   }, 25_000);
 
   test.skipIf(noPty)(
     "an interactive start asks; y and a domain write a Caddyfile and an nginx block under .service/, then the server starts",
     async () => {
       const repo = makeRepo();
-      const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined, SERVICE_PORT: "0" });
-      try {
-        await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
-        expect(pty.screen()).not.toContain("listening on");
-        pty.type("y");
-        await waitFor(() => /domain name/i.test(pty.screen()), "the domain question");
-        pty.type("not a domain\r");
-        await waitFor(() => /is not a domain name/.test(pty.screen()), "the domain to be refused");
-        pty.type("deploy.example.com\r");
-        // Where Caddy is installed and writable, the offer to install comes next: decline it.
-        await waitFor(() => /Caddy is installed here|listening on http:/.test(pty.screen()), "the offer or the banner");
-        if (/Caddy is installed here/.test(pty.screen())) pty.type("n");
-        const port = await pty.banner();
-        const screen = pty.screen();
-        const howTo = screen.slice(screen.search(QUESTION));
-        expect(howTo).toContain("sudo systemctl reload caddy");
-        expect(howTo).toContain("nginx");
-        expect(howTo.indexOf("Caddyfile")).toBeLessThan(howTo.indexOf("listening on"));
-        const caddy = readFileSync(join(repo.clone, ".service", "Caddyfile"), "utf8");
-        expect(caddy).toContain("deploy.example.com {");
-        expect(caddy).toContain("flush_interval -1");
-        const nginx = readFileSync(join(repo.clone, ".service", "nginx.conf"), "utf8");
-        expect(nginx).toContain("server_name deploy.example.com;");
-        expect(nginx).toContain("proxy_buffering off;");
-        expect(nginx).toContain("proxy_set_header Host $host;");
-        expect(nginx).toMatch(/proxy_read_timeout (\d+)s;/);
-        expect(Number(/proxy_read_timeout (\d+)s;/.exec(nginx)![1]) * 1000).toBeGreaterThan(1_800_000);
-        const res = await fetch(`http://localhost:${port}/`, {
-          method: "POST",
-          headers: { "x-service-secret": "wrong" },
-        });
-        expect(res.status).toBe(401);
-        await res.text();
-      } finally {
-        await pty.stop();
-      }
+      await using pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined, SERVICE_PORT: "0" });
+      await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
+      expect(pty.screen()).not.toContain("listening on");
+      pty.type("y");
+      await waitFor(() => /domain name/i.test(pty.screen()), "the domain question");
+      pty.type("not a domain\r");
+      await waitFor(() => /is not a domain name/.test(pty.screen()), "the domain to be refused");
+      pty.type("deploy.example.com\r");
+      // Where Caddy is installed and writable, the offer to install comes next: decline it.
+      await waitFor(() => /Caddy is installed here|listening on http:/.test(pty.screen()), "the offer or the banner");
+      if (/Caddy is installed here/.test(pty.screen())) pty.type("n");
+      const port = await pty.banner();
+      const screen = pty.screen();
+      const howTo = screen.slice(screen.search(QUESTION));
+      expect(howTo).toContain("sudo systemctl reload caddy");
+      expect(howTo).toContain("nginx");
+      expect(howTo.indexOf("Caddyfile")).toBeLessThan(howTo.indexOf("listening on"));
+      const caddy = readFileSync(join(repo.clone, ".service", "Caddyfile"), "utf8");
+      expect(caddy).toContain("deploy.example.com {");
+      expect(caddy).toContain("flush_interval -1");
+      const nginx = readFileSync(join(repo.clone, ".service", "nginx.conf"), "utf8");
+      expect(nginx).toContain("server_name deploy.example.com;");
+      expect(nginx).toContain("proxy_buffering off;");
+      expect(nginx).toContain("proxy_set_header Host $host;");
+      expect(nginx).toMatch(/proxy_read_timeout (\d+)s;/);
+      expect(Number(/proxy_read_timeout (\d+)s;/.exec(nginx)![1]) * 1000).toBeGreaterThan(1_800_000);
+      const res = await fetch(`http://localhost:${port}/`, {
+        method: "POST",
+        headers: { "x-service-secret": "wrong" },
+      });
+      expect(res.status).toBe(401);
+      await res.text();
     },
     40_000,
   );
@@ -255,16 +250,12 @@ describe("the HTTPS question", () => {
     "an interactive start answered with Enter (no, the default) starts without the setup text",
     async () => {
       const repo = makeRepo();
-      const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined });
-      try {
-        await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
-        pty.type("\r");
-        await pty.banner();
-        expect(pty.screen()).not.toContain("Caddy");
-        expect(pty.screen()).not.toContain("nginx");
-      } finally {
-        await pty.stop();
-      }
+      await using pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined });
+      await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
+      pty.type("\r");
+      await pty.banner();
+      expect(pty.screen()).not.toContain("Caddy");
+      expect(pty.screen()).not.toContain("nginx");
     },
     25_000,
   );
@@ -273,14 +264,10 @@ describe("the HTTPS question", () => {
     "with SERVICE_SKIP_HTTPS_PROMPT=1 an interactive start does not ask",
     async () => {
       const repo = makeRepo();
-      const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: "1" });
-      try {
-        await pty.banner();
-        expect(pty.screen()).not.toMatch(QUESTION);
-        expect(pty.screen()).toContain("Auth: required");
-      } finally {
-        await pty.stop();
-      }
+      await using pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: "1" });
+      await pty.banner();
+      expect(pty.screen()).not.toMatch(QUESTION);
+      expect(pty.screen()).toContain("Auth: required");
     },
     25_000,
   );
@@ -290,13 +277,9 @@ describe("the HTTPS question", () => {
     async () => {
       const repo = makeRepo();
       const output = join(tempDir(), "service.out");
-      const pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined }, { stdoutTo: output });
-      try {
-        await pty.banner();
-        expect(pty.screen()).not.toMatch(QUESTION);
-      } finally {
-        await pty.stop();
-      }
+      await using pty = startInPty(repo.clone, { SERVICE_SKIP_HTTPS_PROMPT: undefined }, { stdoutTo: output });
+      await pty.banner();
+      expect(pty.screen()).not.toMatch(QUESTION);
     },
     25_000,
   );
@@ -317,26 +300,22 @@ describe("one service per port", () => {
   test("a second start on a port in use exits 1 naming the port, and the first service keeps every request", async () => {
     const repo = makeRepo();
     const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo from-the-first", SERVICE_HOSTNAME: "0.0.0.0" };
-    const first = await startServer(repo.clone, env);
-    try {
-      const second = await runCli([], {
-        cwd: repo.clone,
-        env: { ...env, SERVICE_PORT: String(first.port), SERVICE_RUN_SCRIPT: "echo from-the-second" },
-        timeoutMs: 10_000,
+    await using first = await startServer(repo.clone, env);
+    const second = await runCli([], {
+      cwd: repo.clone,
+      env: { ...env, SERVICE_PORT: String(first.port), SERVICE_RUN_SCRIPT: "echo from-the-second" },
+      timeoutMs: 10_000,
+    });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`port ${first.port} is already in use`);
+    expect(second.stdout).not.toContain("listening on");
+    // Had both bound it (SO_REUSEPORT), the kernel would share the connections between them.
+    for (let i = 0; i < 6; i++) {
+      const res = await fetch(`${first.url}/?format=json`, {
+        method: "POST",
+        headers: { "x-service-secret": SECRET },
       });
-      expect(second.code).toBe(1);
-      expect(second.stderr).toContain(`port ${first.port} is already in use`);
-      expect(second.stdout).not.toContain("listening on");
-      // Had both bound it (SO_REUSEPORT), the kernel would share the connections between them.
-      for (let i = 0; i < 6; i++) {
-        const res = await fetch(`${first.url}/?format=json`, {
-          method: "POST",
-          headers: { "x-service-secret": SECRET },
-        });
-        expect((await res.json()).run.stdout).toBe("from-the-first\n");
-      }
-    } finally {
-      await first.stop();
+      expect((await res.json()).run.stdout).toBe("from-the-first\n");
     }
   });
 });
