@@ -2,159 +2,136 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { consola, LogLevels } from "consola";
-import { createServiceServer, loadConfig } from "../src/index.ts";
+import { createServiceServer, loadConfig, type StopOptions } from "../src/index.ts";
 import { lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer, waitFor } from "./_support/helpers.ts";
+import { defer } from "./_support/defer.ts";
+import { startLibraryServer } from "./_support/library.ts";
 import { fakeApi } from "./_support/outbound-fixtures.ts";
 
 describe('HTTP endpoint (docs/http.md "HTTP")', () => {
   test("the start banner lists the listening URL, the repository, the run command and Auth: required", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo hello" });
-    try {
-      const lines = server.stdout.text.split("\n");
-      expect(lines).toContain(`listening on http://localhost:${server.port}`);
-      expect(lines.some((l) => l.includes(repo.clone))).toBe(true);
-      expect(lines.some((l) => l.includes("echo hello"))).toBe(true);
-      expect(lines).toContain("Auth: required");
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo hello" });
+    const lines = server.stdout.text.split("\n");
+    expect(lines).toContain(`listening on http://localhost:${server.port}`);
+    expect(lines.some((l) => l.includes(repo.clone))).toBe(true);
+    expect(lines.some((l) => l.includes("echo hello"))).toBe(true);
+    expect(lines).toContain("Auth: required");
   });
 
   test("wrong method and wrong path answer 404 and start no deploy", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_PATH: "/hooks/deploy",
       SERVICE_RUN_SCRIPT: "echo ran",
     });
-    try {
-      for (const method of ["GET", "PUT", "DELETE", "PATCH"]) {
-        const res = await fetch(`${server.url}/hooks/deploy`, { method, headers: { "x-service-secret": SECRET } });
-        expect(res.status).toBe(404);
-        await res.text();
-      }
-      for (const path of ["/", "/hooks", "/hooks/deploy/", "/hooks/deploy/x"]) {
-        const res = await post(`${server.url}${path}`, { secret: SECRET });
-        expect(res.status).toBe(404);
-        expect((await res.json()).error).toBe("not found");
-      }
-      expect(logFiles(repo.clone)).toEqual([]);
-      const ok = await post(`${server.url}/hooks/deploy`, { secret: SECRET });
-      expect(ok.status).toBe(200);
-      expect(lastLine(await ok.text())).toBe("[done] ok=true exitCode=0");
-    } finally {
-      await server.stop();
+    for (const method of ["GET", "PUT", "DELETE", "PATCH"]) {
+      const res = await fetch(`${server.url}/hooks/deploy`, { method, headers: { "x-service-secret": SECRET } });
+      expect(res.status).toBe(404);
+      await res.text();
     }
+    for (const path of ["/", "/hooks", "/hooks/deploy/", "/hooks/deploy/x"]) {
+      const res = await post(`${server.url}${path}`, { secret: SECRET });
+      expect(res.status).toBe(404);
+      expect((await res.json()).error).toBe("not found");
+    }
+    expect(logFiles(repo.clone)).toEqual([]);
+    const ok = await post(`${server.url}/hooks/deploy`, { secret: SECRET });
+    expect(ok.status).toBe(200);
+    expect(lastLine(await ok.text())).toBe("[done] ok=true exitCode=0");
   });
 
   test("missing or wrong secret answers 401 with JSON and runs nothing", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "touch ran.txt" });
-    try {
-      const cases: Record<string, string>[] = [
-        {},
-        { "x-service-secret": "wrong" },
-        { "x-service-secret": "" },
-        { authorization: `Bearer wrong` },
-        { authorization: `Bearer` },
-        { authorization: SECRET },
-        { "x-service-secret": `${SECRET}x` },
-        { "x-service-secret": SECRET, authorization: "Bearer wrong" },
-      ];
-      for (const headers of cases) {
-        const res = await post(server.url, { headers });
-        expect(res.status).toBe(401);
-        expect(res.headers.get("content-type")).toContain("application/json");
-        expect((await res.json()).error).toBe("unauthorized");
-      }
-      expect(logFiles(repo.clone)).toEqual([]);
-      expect(await Bun.file(join(repo.clone, "ran.txt")).exists()).toBe(false);
-    } finally {
-      await server.stop();
+    await using server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "touch ran.txt" });
+    const cases: Record<string, string>[] = [
+      {},
+      { "x-service-secret": "wrong" },
+      { "x-service-secret": "" },
+      { authorization: `Bearer wrong` },
+      { authorization: `Bearer` },
+      { authorization: SECRET },
+      { "x-service-secret": `${SECRET}x` },
+      { "x-service-secret": SECRET, authorization: "Bearer wrong" },
+    ];
+    for (const headers of cases) {
+      const res = await post(server.url, { headers });
+      expect(res.status).toBe(401);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      expect((await res.json()).error).toBe("unauthorized");
     }
+    expect(logFiles(repo.clone)).toEqual([]);
+    expect(await Bun.file(join(repo.clone, "ran.txt")).exists()).toBe(false);
   });
 
   test("an authorized POST streams text/plain live: pull output, then run output, then the [done] line", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: "echo from-the-script",
     });
-    try {
-      const commit = repo.push({ "new.txt": "v2\n" }, "second");
-      const res = await post(server.url, {
-        secret: SECRET,
-        body: '{"ref":"refs/heads/main"}',
-        headers: { "content-type": "application/json" },
-      });
-      expect(res.status).toBe(200);
-      expect(res.headers.get("content-type")).toStartWith("text/plain");
-      expect(res.headers.get("x-accel-buffering")).toBe("no");
-      const text = await res.text();
-      expect(text.indexOf("git pull")).toBeGreaterThanOrEqual(0);
-      expect(text.indexOf("from-the-script")).toBeGreaterThan(text.indexOf("git pull"));
-      expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
-      expect(repo.head()).toBe(commit);
-    } finally {
-      await server.stop();
-    }
+    const commit = repo.push({ "new.txt": "v2\n" }, "second");
+    const res = await post(server.url, {
+      secret: SECRET,
+      body: '{"ref":"refs/heads/main"}',
+      headers: { "content-type": "application/json" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("text/plain");
+    expect(res.headers.get("x-accel-buffering")).toBe("no");
+    const text = await res.text();
+    expect(text.indexOf("git pull")).toBeGreaterThanOrEqual(0);
+    expect(text.indexOf("from-the-script")).toBeGreaterThan(text.indexOf("git pull"));
+    expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+    expect(repo.head()).toBe(commit);
   });
 
   test("Authorization: Bearer <secret> is accepted like X-Service-Secret", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true" });
-    try {
-      const res = await post(server.url, { headers: { authorization: `Bearer ${SECRET}` } });
-      expect(res.status).toBe(200);
-      expect(lastLine(await res.text())).toBe("[done] ok=true exitCode=0");
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true" });
+    const res = await post(server.url, { headers: { authorization: `Bearer ${SECRET}` } });
+    expect(res.status).toBe(200);
+    expect(lastLine(await res.text())).toBe("[done] ok=true exitCode=0");
   });
 
   test("?format=json returns the buffered deploy result with every field of the spec", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: "sh -c 'echo out; echo err >&2'",
     });
-    try {
-      const res = await post(`${server.url}/?format=json`, { secret: SECRET });
-      expect(res.status).toBe(200);
-      expect(res.headers.get("content-type")).toContain("application/json");
-      const result = await res.json();
-      expect(result.ok).toBe(true);
-      expect(result.pull.success).toBe(true);
-      expect(typeof result.pull.stdout).toBe("string");
-      expect(typeof result.pull.stderr).toBe("string");
-      expect(result.run.stdout).toBe("out\n");
-      expect(result.run.stderr).toBe("err\n");
-      expect(result.run.exitCode).toBe(0);
-      expect(result.error).toBeNull();
-      expect(result.rollback).toBeUndefined();
-      expect(result.log.id).toMatch(/^[0-9a-f-]{36}$/);
-      const json = readJson(result.log.json);
-      expect(json.result.ok).toBe(true);
-      expect(readFileSync(result.log.log, "utf8")).toContain("[done] ok=true exitCode=0");
-    } finally {
-      await server.stop();
-    }
+    const res = await post(`${server.url}/?format=json`, { secret: SECRET });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("application/json");
+    const result = await res.json();
+    expect(result.ok).toBe(true);
+    expect(result.pull.success).toBe(true);
+    expect(typeof result.pull.stdout).toBe("string");
+    expect(typeof result.pull.stderr).toBe("string");
+    expect(result.run.stdout).toBe("out\n");
+    expect(result.run.stderr).toBe("err\n");
+    expect(result.run.exitCode).toBe(0);
+    expect(result.error).toBeNull();
+    expect(result.rollback).toBeUndefined();
+    expect(result.log.id).toMatch(/^[0-9a-f-]{36}$/);
+    const json = readJson(result.log.json);
+    expect(json.result.ok).toBe(true);
+    expect(readFileSync(result.log.log, "utf8")).toContain("[done] ok=true exitCode=0");
   });
 
   test("a run script that exits non-zero still answers 200; the outcome is in the last line", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "sh -c 'exit 7'" });
-    try {
-      const res = await post(server.url, { secret: SECRET });
-      expect(res.status).toBe(200);
-      expect(lastLine(await res.text())).toBe("[done] ok=false exitCode=7");
-      const json = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
-      expect(json.ok).toBe(false);
-      expect(json.run.exitCode).toBe(7);
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(repo.clone, {
+      SERVICE_SECRET: SECRET,
+      SERVICE_RUN_SCRIPT: "sh -c 'exit 7'",
+    });
+    const res = await post(server.url, { secret: SECRET });
+    expect(res.status).toBe(200);
+    expect(lastLine(await res.text())).toBe("[done] ok=false exitCode=7");
+    const json = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
+    expect(json.ok).toBe(false);
+    expect(json.run.exitCode).toBe(7);
   });
 });
 
@@ -184,24 +161,20 @@ describe("Library (README: Library)", () => {
         SERVICE_RUN_SCRIPT: `sh -c 'sleep ${seconds} & sleep ${seconds}; wait'`,
       },
     });
-    const server = createServiceServer(config, {
-      cwd: repo.clone,
-      logger: consola.create({ level: LogLevels.silent }),
-    });
-    await server.start();
-    try {
-      const response = post(`${server.url}/?format=json`, { secret: SECRET });
-      await waitFor(() => processesRunning(["sleep", seconds]).length === 2, "both sleeps of the deploy");
-      await server.stop({ force: true });
-      expect(server.listening).toBe(false);
-      expect(processesRunning(["sleep", seconds])).toEqual([]);
-      const result = await (await response).json();
-      expect(result.ok).toBe(false);
-      expect(readJson(result.log.json).result.ok).toBe(false);
-      expect(lastLine(readFileSync(result.log.log, "utf8"))).toStartWith("[done] ok=false");
-    } finally {
-      await server.stop({ force: true });
-    }
+    await using server = await startLibraryServer(
+      config,
+      { cwd: repo.clone, logger: consola.create({ level: LogLevels.silent }) },
+      { force: true },
+    );
+    const response = post(`${server.url}/?format=json`, { secret: SECRET });
+    await waitFor(() => processesRunning(["sleep", seconds]).length === 2, "both sleeps of the deploy");
+    await server.stop({ force: true });
+    expect(server.listening).toBe(false);
+    expect(processesRunning(["sleep", seconds])).toEqual([]);
+    const result = await (await response).json();
+    expect(result.ok).toBe(false);
+    expect(readJson(result.log.json).result.ok).toBe(false);
+    expect(lastLine(readFileSync(result.log.log, "utf8"))).toStartWith("[done] ok=false");
   });
 
   test("stop({ force: true }) stops only the deploys of its own server, not another server's in the same process", async () => {
@@ -214,24 +187,22 @@ describe("Library (README: Library)", () => {
       });
       return createServiceServer(config, { cwd: repo.clone, logger: consola.create({ level: LogLevels.silent }) });
     });
-    try {
-      const responses: Promise<Response>[] = [];
-      for (const server of servers) {
-        await server.start();
-        responses.push(post(`${server.url}/?format=json`, { secret: SECRET }));
-      }
-      for (const duration of seconds)
-        await waitFor(() => processesRunning(["sleep", duration]).length === 1, `the sleep ${duration} deploy`);
-      await servers[0]!.stop({ force: true });
-      expect(processesRunning(["sleep", seconds[0]!])).toEqual([]);
-      expect(processesRunning(["sleep", seconds[1]!]).length).toBe(1);
-      expect(servers[1]!.listening).toBe(true);
-      await servers[1]!.stop({ force: true });
-      expect(processesRunning(["sleep", seconds[1]!])).toEqual([]);
-      for (const response of responses) expect((await (await response).json()).ok).toBe(false);
-    } finally {
-      for (const server of servers) await server.stop({ force: true });
+    await using stopped = new AsyncDisposableStack();
+    for (const server of servers) stopped.defer(() => server.stop({ force: true }));
+    const responses: Promise<Response>[] = [];
+    for (const server of servers) {
+      await server.start();
+      responses.push(post(`${server.url}/?format=json`, { secret: SECRET }));
     }
+    for (const duration of seconds)
+      await waitFor(() => processesRunning(["sleep", duration]).length === 1, `the sleep ${duration} deploy`);
+    await servers[0]!.stop({ force: true });
+    expect(processesRunning(["sleep", seconds[0]!])).toEqual([]);
+    expect(processesRunning(["sleep", seconds[1]!]).length).toBe(1);
+    expect(servers[1]!.listening).toBe(true);
+    await servers[1]!.stop({ force: true });
+    expect(processesRunning(["sleep", seconds[1]!])).toEqual([]);
+    for (const response of responses) expect((await (await response).json()).ok).toBe(false);
   });
 });
 
@@ -239,8 +210,8 @@ describe("two library servers in one process", () => {
   test("stopping one leaves the other's notifications in flight alone: they are delivered and recorded as sent", async () => {
     const api = fakeApi(["hang"]);
     const quiet = consola.create({ level: LogLevels.silent });
-    const start = async (repoPath: string) => {
-      const server = createServiceServer(
+    const start = (repoPath: string, stop: StopOptions = {}) =>
+      startLibraryServer(
         {
           ...loadConfig({ cwd: repoPath, env: {} }),
           port: 0,
@@ -250,26 +221,19 @@ describe("two library servers in one process", () => {
           notify: [{ url: `${api.url}/hook`, on: ["succeeded"] }],
         },
         { cwd: repoPath, logger: quiet },
+        stop,
       );
-      await server.start();
-      return server;
-    };
-    const a = await start(makeRepo().clone);
-    const b = await start(makeRepo().clone);
-    try {
-      const res = await post(`${b.url}/?format=json`, { secret: SECRET });
-      const result = await res.json();
-      expect(result.ok).toBe(true);
-      await waitFor(() => api.held() === 1, "b's notification at the receiver");
-      // A forced stop gives its own calls no grace: it must not abort b's.
-      await a.stop({ force: true });
-      api.release();
-      const sent = await waitFor(() => readJson(result.log.json).outbound?.[0], "b's notification recorded");
-      expect(sent).toMatchObject({ kind: "notify", ok: true, what: "succeeded" });
-    } finally {
-      api.release();
-      await a.stop({ force: true });
-      await b.stop();
-    }
+    await using a = await start(makeRepo().clone, { force: true });
+    await using b = await start(makeRepo().clone);
+    using _released = defer(() => api.release());
+    const res = await post(`${b.url}/?format=json`, { secret: SECRET });
+    const result = await res.json();
+    expect(result.ok).toBe(true);
+    await waitFor(() => api.held() === 1, "b's notification at the receiver");
+    // A forced stop gives its own calls no grace: it must not abort b's.
+    await a.stop({ force: true });
+    api.release();
+    const sent = await waitFor(() => readJson(result.log.json).outbound?.[0], "b's notification recorded");
+    expect(sent).toMatchObject({ kind: "notify", ok: true, what: "succeeded" });
   });
 });
