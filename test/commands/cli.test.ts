@@ -128,7 +128,7 @@ describe('deploy subcommand (docs/cli.md "CLI")', () => {
 /** Strips terminal control sequences and carriage returns from what a pseudo-terminal showed. */
 const plain = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r/g, "");
 
-/** Pseudo-terminal sessions still open; killed at the end even when a test timed out before its finally. */
+/** Pseudo-terminal sessions still open; killed at the end even when a test timed out before it stopped its own. */
 const ptys = new Set<Bun.Subprocess>();
 afterAll(() => {
   for (const proc of ptys) proc.kill("SIGKILL");

@@ -283,22 +283,21 @@ describe("one logger", () => {
     // A process group of its own, as a deploy's script runs in: the dead deploy's leftover.
     const child = spawn("sleep", ["300"], { detached: true, stdio: "ignore" });
     const pid = child.pid!;
-    try {
-      const group = groupOf(pid);
-      await waitFor(() => groupAlive(group), "the leftover group to run");
-      const dir = tempDir("service-tickets-");
-      const name = "000000000000001-0000000001-0";
-      writeFileSync(join(dir, name), "{}\n");
-      const id = crypto.randomUUID();
-      await recoverOrphan("/srv/app", dir, { name, content: { id, groups: [group] } }, logger);
-      const text = said.join("\n");
-      expect(text).toContain(`deploy ${id} of /srv/app was interrupted and left process group ${pid}`);
-      expect(text).toContain(`stopped process group ${pid}`);
-      expect(existsSync(join(dir, name))).toBe(false);
-    } finally {
+    using _killed = defer(() => {
       try {
         process.kill(-pid, "SIGKILL");
       } catch {}
-    }
+    });
+    const group = groupOf(pid);
+    await waitFor(() => groupAlive(group), "the leftover group to run");
+    const dir = tempDir("service-tickets-");
+    const name = "000000000000001-0000000001-0";
+    writeFileSync(join(dir, name), "{}\n");
+    const id = crypto.randomUUID();
+    await recoverOrphan("/srv/app", dir, { name, content: { id, groups: [group] } }, logger);
+    const text = said.join("\n");
+    expect(text).toContain(`deploy ${id} of /srv/app was interrupted and left process group ${pid}`);
+    expect(text).toContain(`stopped process group ${pid}`);
+    expect(existsSync(join(dir, name))).toBe(false);
   });
 });
