@@ -10,12 +10,21 @@ export function adminUrl(server: RunningServer): string {
   return match[1]!;
 }
 
-export async function startAdmin(cwd: string, env: Record<string, string | undefined> = {}) {
+/** The real CLI with the admin listener on, and the listener's URL. */
+export interface AdminServer extends RunningServer {
+  /** The admin listener's URL. */
+  admin: string;
+  /** The server itself, for `const { server, admin } = await startAdmin(…)`. */
+  server: RunningServer;
+}
+
+/** `await using server = await startAdmin(cwd)`: the CLI with SECRET and the admin listener on ADMIN_TOKEN. */
+export async function startAdmin(cwd: string, env: Record<string, string | undefined> = {}): Promise<AdminServer> {
   const server = await startServer(cwd, {
     SERVICE_SECRET: SECRET,
     SERVICE_ADMIN_PORT: "0",
     SERVICE_ADMIN_TOKEN: ADMIN_TOKEN,
     ...env,
   });
-  return { server, admin: adminUrl(server) };
+  return Object.assign(server, { admin: adminUrl(server), server });
 }

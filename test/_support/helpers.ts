@@ -36,7 +36,7 @@ export function makeLocalRepo(files: Record<string, string> = { "README.md": "ap
 }
 
 /** Collects a child's output as text while it runs. */
-function collect(stream: ReadableStream<Uint8Array>, into: { text: string }): Promise<void> {
+export function collect(stream: ReadableStream<Uint8Array>, into: { text: string }): Promise<void> {
   const decoder = new TextDecoder();
   return (async () => {
     for await (const chunk of stream) into.text += decoder.decode(chunk, { stream: true });
@@ -49,7 +49,7 @@ export interface RunningServer {
   proc: Bun.Subprocess<"pipe", "pipe", "pipe">;
   stdout: { text: string };
   stderr: { text: string };
-  /** SIGTERM, then wait for the exit. */
+  /** SIGTERM, then wait for the exit; once stopped, the same exit code again. */
   stop(): Promise<number | null>;
   /** `await using server = await startServer(…)`: stopped (SIGTERM, then the exit) when the block ends. */
   [Symbol.asyncDispose](): Promise<void>;
@@ -87,17 +87,21 @@ export async function startServer(
     return /listening on http:\/\/localhost:(\d+)/.exec(stdout.text);
   }, "the server banner");
   const port = Number(match[1]);
+  let stopping: Promise<number | null> | undefined;
   const server: RunningServer = {
     url: `http://localhost:${port}`,
     port,
     proc,
     stdout,
     stderr,
-    async stop() {
-      proc.kill("SIGTERM");
-      const code = await proc.exited;
-      running.delete(server);
-      return code;
+    stop() {
+      stopping ??= (async () => {
+        proc.kill("SIGTERM");
+        const code = await proc.exited;
+        running.delete(server);
+        return code;
+      })();
+      return stopping;
     },
     async [Symbol.asyncDispose]() {
       await server.stop();
@@ -105,6 +109,30 @@ export async function startServer(
   };
   running.add(server);
   return server;
+}
+
+/** A server with the repository it deploys and the file its run script records each deploy in. */
+export interface RecordingServer extends RunningServer {
+  repo: Repo;
+  /** The run script appends `ran <deploy id>` to this file. */
+  ran: string;
+}
+
+/**
+ * A server for a new repository, loopback only, with SECRET, on path `path`, whose run script records each run
+ * in `ran`: `await using server = await startRecordingServer()`.
+ */
+export async function startRecordingServer(env: Record<string, string> = {}, path = "/hook"): Promise<RecordingServer> {
+  const repo = makeRepo();
+  const ran = join(tempDir("service-ran-"), "ran.log");
+  const server = await startServer(repo.clone, {
+    SERVICE_HOSTNAME: "127.0.0.1",
+    SERVICE_SECRET: SECRET,
+    SERVICE_PATH: path,
+    SERVICE_RUN_SCRIPT: `echo "ran $SERVICE_DEPLOY_ID" >> '${ran}'`,
+    ...env,
+  });
+  return Object.assign(server, { repo, ran });
 }
 
 /** Runs the real CLI to completion. */
@@ -140,3 +168,15 @@ export function readJson<T = any>(file: string): T {
 }
 
 export const SECRET = "test-secret-0123456789";
+
+/**
+ * `await using _ = defer(() => …)`: runs `action` when the block ends, before what was declared earlier in the
+ * block is disposed (say, opening a gate before the server whose deploy waits at it is stopped).
+ */
+export function defer(action: () => unknown): AsyncDisposable {
+  return {
+    async [Symbol.asyncDispose]() {
+      await action();
+    },
+  };
+}
