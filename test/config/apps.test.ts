@@ -45,12 +45,16 @@ function app(
   return { name, host, path, repoPath: typeof repo === "string" ? repo : repo.clone, runScript, ...extra };
 }
 
-/** Apps web and api on the same path of two hosts, each with its own repository, marker script and secret. */
-function twoAppsOnOnePath() {
+/**
+ * Apps web and api on the same path of two hosts, each with its own repository, marker script and secret;
+ * `topLevel` holds top-level keys of the config beside them.
+ */
+function twoAppsOnOnePath(topLevel: Record<string, unknown> = {}) {
   const [web, api] = [makeRepo(), makeRepo()];
   const markers = tempDir("service-markers-");
   const cwd = tempDir("service-apps-");
   writeServiceYaml(cwd, {
+    ...topLevel,
     apps: [
       app("web", "web.example.com", "/hook", web, markerScript(markers, "web"), { secret: WEB_SECRET }),
       app("api", "api.example.com", "/hook", api, markerScript(markers, "api"), { secret: API_SECRET }),
@@ -60,18 +64,9 @@ function twoAppsOnOnePath() {
 }
 describe("multi-app routing (the app is selected by host plus path)", () => {
   test("two apps on different hosts, same path: each request deploys only its own app; the banner lists both and Auth: required", async () => {
-    const web = makeRepo();
-    const api = makeRepo();
-    const markers = tempDir("service-markers-");
-    const cwd = tempDir("service-apps-");
+    const { web, api, markers, cwd } = twoAppsOnOnePath();
     const webRun = markerScript(markers, "web");
     const apiRun = markerScript(markers, "api");
-    writeServiceYaml(cwd, {
-      apps: [
-        app("web", "web.example.com", "/hook", web, webRun, { secret: WEB_SECRET }),
-        app("api", "api.example.com", "/hook", api, apiRun, { secret: API_SECRET }),
-      ],
-    });
     await using server = await startServer(cwd);
     const lines = server.stdout.text.split("\n");
     expect(lines).toContain(`listening on http://localhost:${server.port}`);
@@ -184,17 +179,7 @@ describe("multi-app routing (the app is selected by host plus path)", () => {
   });
 
   test("with trustProxy: true, X-Forwarded-Host (its first value, port stripped, any case) routes instead of Host", async () => {
-    const web = makeRepo();
-    const api = makeRepo();
-    const markers = tempDir("service-markers-");
-    const cwd = tempDir("service-apps-");
-    writeServiceYaml(cwd, {
-      trustProxy: true,
-      apps: [
-        app("web", "web.example.com", "/hook", web, markerScript(markers, "web"), { secret: WEB_SECRET }),
-        app("api", "api.example.com", "/hook", api, markerScript(markers, "api"), { secret: API_SECRET }),
-      ],
-    });
+    const { markers, cwd } = twoAppsOnOnePath({ trustProxy: true });
     await using server = await startServer(cwd);
     // What nginx or Caddy in front sends: Host is the upstream address, X-Forwarded-Host the public name.
     const viaProxy = await postAs(server.url, `127.0.0.1:${server.port}`, "/hook", {
