@@ -135,15 +135,24 @@ export async function startRecordingServer(env: Record<string, string> = {}, pat
   return Object.assign(server, { repo, ran });
 }
 
-/** Runs the real CLI to completion. */
-export async function runCli(
-  args: string[],
-  options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = Bun.spawn([...CLI, ...args], {
+export interface ProcessResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `argv` to completion with exactly `env` (no baseEnv added), its output read whole; SIGKILLed after
+ * `timeoutMs` (30 s unless told).
+ */
+export async function runProcess(
+  argv: string[],
+  options: { cwd: string; env?: Record<string, string>; stdin?: "ignore" | Uint8Array; timeoutMs?: number },
+): Promise<ProcessResult> {
+  const proc = Bun.spawn(argv, {
     cwd: options.cwd,
-    env: baseEnv(options.env),
-    stdin: "ignore",
+    env: options.env,
+    stdin: options.stdin ?? "ignore",
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -155,6 +164,14 @@ export async function runCli(
   ]);
   clearTimeout(timer);
   return { code, stdout, stderr };
+}
+
+/** Runs the real CLI to completion. */
+export function runCli(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number },
+): Promise<ProcessResult> {
+  return runProcess([...CLI, ...args], { cwd: options.cwd, env: baseEnv(options.env), timeoutMs: options.timeoutMs });
 }
 
 /** The deploy log files in `<cwd>/.service/logs`, sorted by name. */

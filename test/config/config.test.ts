@@ -7,7 +7,18 @@ import { loadConfig, loadedFromOf } from "../../src/config/load.ts";
 import { resolveConfig } from "../../src/config/resolve.ts";
 import { KEYS } from "../../src/config/keys.ts";
 import { ConfigError } from "../../src/config/schema.ts";
-import { baseEnv, lastLine, makeRepo, post, ROOT, runCli, SECRET, startServer, tempDir } from "../_support/helpers.ts";
+import {
+  baseEnv,
+  lastLine,
+  makeRepo,
+  post,
+  ROOT,
+  runCli,
+  runProcess,
+  SECRET,
+  startServer,
+  tempDir,
+} from "../_support/helpers.ts";
 
 // bunfig.toml's [test] timeout is not applied by this Bun (5 s default): real servers and deploys need more room.
 setDefaultTimeout(30_000);
@@ -455,20 +466,10 @@ describe('repoPath (docs/configuration.md "Configuration", relative or absolute)
 describe('Programmatic use (docs/library.md "Library")', () => {
   test("importing src/index.ts has no side effects: no files, no output, the process exits", async () => {
     const cwd = workdir();
-    const proc = Bun.spawn([process.execPath, "-e", `await import(${JSON.stringify(join(ROOT, "src/index.ts"))})`], {
-      cwd,
-      env: baseEnv(),
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const timer = setTimeout(() => proc.kill("SIGKILL"), 20_000);
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
-    clearTimeout(timer);
+    const { code, stdout, stderr } = await runProcess(
+      [process.execPath, "-e", `await import(${JSON.stringify(join(ROOT, "src/index.ts"))})`],
+      { cwd, env: baseEnv(), timeoutMs: 20_000 },
+    );
     expect(code).toBe(0);
     expect(stdout).toBe("");
     expect(stderr).toBe("");

@@ -15,6 +15,7 @@ import {
   makeRepo,
   post,
   readJson,
+  runProcess,
   ROOT,
   SECRET,
   startServer,
@@ -139,18 +140,12 @@ describe("stream lifetime", () => {
   test("a streaming response built but never sent (a request refused after all) leaves no heartbeat timer behind", async () => {
     // A timer left ticking would keep this process alive: it must exit on its own.
     const script = `import { streamingResponse } from ${JSON.stringify(join(ROOT, "src/http/response.ts"))};\nstreamingResponse(100);\n`;
-    const proc = Bun.spawn([process.execPath, "-e", script], {
+    const { code } = await runProcess([process.execPath, "-e", script], {
       cwd: ROOT,
       env: baseEnv(),
-      stdout: "pipe",
-      stderr: "pipe",
+      timeoutMs: 10_000,
     });
-    const kill = setTimeout(() => proc.kill("SIGKILL"), 10_000);
-    try {
-      expect(await proc.exited).toBe(0);
-    } finally {
-      clearTimeout(kill);
-    }
+    expect(code).toBe(0);
   }, 15_000);
 });
 
