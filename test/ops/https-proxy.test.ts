@@ -16,8 +16,8 @@ import {
   setupSteps,
   type ProxySetup,
 } from "../../src/ops/https.ts";
-import { makeGate, StreamReader } from "../_support/gate.ts";
-import { lastLine, makeRepo, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
+import { type Gate, StreamReader, startGatedServer } from "../_support/gate.ts";
+import { lastLine, SECRET, tempDir, waitFor } from "../_support/helpers.ts";
 
 const noCaddy = Bun.which("caddy") === null;
 const nginx = Bun.which("nginx") ?? ["/usr/sbin/nginx", "/sbin/nginx"].find((path) => existsSync(path)) ?? null;
@@ -69,29 +69,8 @@ async function waitForProxy(proxy: ReturnType<typeof startProxy>, url: string, s
   }, `${what} to serve ${url}`);
 }
 
-/**
- * The service behind the proxy, on a new repository, its deploys waiting at `gate`: `await using service = …`
- * opens the gate and stops the service when the block ends.
- */
-async function startGatedService() {
-  const repo = makeRepo();
-  const gate = makeGate();
-  const service = await startServer(repo.clone, {
-    SERVICE_SECRET: SECRET,
-    SERVICE_RUN_SCRIPT: gate.script,
-    ...gate.env,
-  });
-  return Object.assign(service, {
-    gate,
-    async [Symbol.asyncDispose]() {
-      gate.open();
-      await service.stop();
-    },
-  });
-}
-
 /** A deploy POSTed to `url` streams through the proxy while its script waits at a gate, then ends ok; a wrong secret is 401. */
-async function expectLiveDeploy(url: string, gate: ReturnType<typeof makeGate>): Promise<void> {
+async function expectLiveDeploy(url: string, gate: Gate): Promise<void> {
   const res = await fetch(url, { method: "POST", headers: { "x-service-secret": SECRET }, tls } as RequestInit);
   expect(res.status).toBe(200);
   const reader = new StreamReader(res);
@@ -131,7 +110,7 @@ describe("HTTPS through the generated Caddy config", () => {
   test.skipIf(noCaddy)(
     "an HTTPS POST through Caddy streams the deploy live and ends with [done] ok=true",
     async () => {
-      await using service = await startGatedService();
+      await using service = await startGatedServer();
       const { gate } = service;
       const home = tempDir("service-caddy-");
       const [httpsPort, httpPort] = [await freePort(), await freePort()];
@@ -161,7 +140,7 @@ describe("HTTPS through the generated Caddy config", () => {
   test.skipIf(noCaddy)(
     "adding the site to a running Caddy keeps its other sites, imports the site once, and deploys through it",
     async () => {
-      await using service = await startGatedService();
+      await using service = await startGatedServer();
       const { gate } = service;
       const home = tempDir("service-caddy-");
       const [adminPort, httpsPort, httpPort, otherPort] = [
@@ -330,7 +309,7 @@ describe("HTTPS through the generated nginx config", () => {
   test.skipIf(!nginx || !openssl)(
     "an HTTPS POST through nginx streams the deploy live and ends with [done] ok=true",
     async () => {
-      await using service = await startGatedService();
+      await using service = await startGatedServer();
       const { gate } = service;
       const prefix = tempDir("service-nginx-");
       const [httpsPort, httpPort] = [await freePort(), await freePort()];
