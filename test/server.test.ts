@@ -3,8 +3,17 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { consola, LogLevels } from "consola";
 import { createServiceServer, loadConfig, type StopOptions } from "../src/index.ts";
-import { lastLine, logFiles, makeRepo, post, readJson, SECRET, startServer, waitFor } from "./_support/helpers.ts";
-import { defer } from "./_support/defer.ts";
+import {
+  lastLine,
+  logFiles,
+  makeRepo,
+  post,
+  readJson,
+  SECRET,
+  startServer,
+  waitFor,
+  defer,
+} from "./_support/helpers.ts";
 import { startLibraryServer } from "./_support/library.ts";
 import { fakeApi } from "./_support/outbound-fixtures.ts";
 

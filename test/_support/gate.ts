@@ -1,7 +1,7 @@
 /** A run script that records its start and end and waits at a gate the test opens: deterministic overlap checks. */
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir } from "./helpers.ts";
+import { makeRepo, type Repo, type RunningServer, SECRET, startServer, tempDir } from "./helpers.ts";
 
 export interface Gate {
   /** The run script: a path to an executable. */
@@ -43,6 +43,36 @@ export function makeGate(): Gate {
         .filter((l) => l.startsWith("start "))
         .map((l) => l.split(" ")[1]!),
   };
+}
+
+/** A server whose deploys wait at a gate, with the repository it deploys. */
+export interface GatedServer extends RunningServer {
+  repo: Repo;
+  gate: Gate;
+}
+
+/**
+ * A new repository served with SECRET, its run script a new gate: `await using server = await
+ * startGatedServer()`. When the block ends the gate is opened, then the server stopped (a graceful stop waits for
+ * the running deploy).
+ */
+export async function startGatedServer(env: Record<string, string> = {}): Promise<GatedServer> {
+  const repo = makeRepo();
+  const gate = makeGate();
+  const server = await startServer(repo.clone, {
+    SERVICE_SECRET: SECRET,
+    SERVICE_RUN_SCRIPT: gate.script,
+    ...gate.env,
+    ...env,
+  });
+  return Object.assign(server, {
+    repo,
+    gate,
+    async [Symbol.asyncDispose]() {
+      gate.open();
+      await server.stop();
+    },
+  });
 }
 
 /** True when the start/end lines never overlap: start A, end A, start B, end B, … */

@@ -36,7 +36,7 @@ export function makeLocalRepo(files: Record<string, string> = { "README.md": "ap
 }
 
 /** Collects a child's output as text while it runs. */
-function collect(stream: ReadableStream<Uint8Array>, into: { text: string }): Promise<void> {
+export function collect(stream: ReadableStream<Uint8Array>, into: { text: string }): Promise<void> {
   const decoder = new TextDecoder();
   return (async () => {
     for await (const chunk of stream) into.text += decoder.decode(chunk, { stream: true });
@@ -49,7 +49,7 @@ export interface RunningServer {
   proc: Bun.Subprocess<"pipe", "pipe", "pipe">;
   stdout: { text: string };
   stderr: { text: string };
-  /** SIGTERM, then wait for the exit. */
+  /** SIGTERM, then wait for the exit; once stopped, the same exit code again. */
   stop(): Promise<number | null>;
   /** `await using server = await startServer(…)`: stopped (SIGTERM, then the exit) when the block ends. */
   [Symbol.asyncDispose](): Promise<void>;
@@ -87,17 +87,21 @@ export async function startServer(
     return /listening on http:\/\/localhost:(\d+)/.exec(stdout.text);
   }, "the server banner");
   const port = Number(match[1]);
+  let stopping: Promise<number | null> | undefined;
   const server: RunningServer = {
     url: `http://localhost:${port}`,
     port,
     proc,
     stdout,
     stderr,
-    async stop() {
-      proc.kill("SIGTERM");
-      const code = await proc.exited;
-      running.delete(server);
-      return code;
+    stop() {
+      stopping ??= (async () => {
+        proc.kill("SIGTERM");
+        const code = await proc.exited;
+        running.delete(server);
+        return code;
+      })();
+      return stopping;
     },
     async [Symbol.asyncDispose]() {
       await server.stop();
@@ -107,15 +111,48 @@ export async function startServer(
   return server;
 }
 
-/** Runs the real CLI to completion. */
-export async function runCli(
-  args: string[],
-  options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = Bun.spawn([...CLI, ...args], {
+/** A server with the repository it deploys and the file its run script records each deploy in. */
+export interface RecordingServer extends RunningServer {
+  repo: Repo;
+  /** The run script appends `ran <deploy id>` to this file. */
+  ran: string;
+}
+
+/**
+ * A server for a new repository, loopback only, with SECRET, on path `path`, whose run script records each run
+ * in `ran`: `await using server = await startRecordingServer()`.
+ */
+export async function startRecordingServer(env: Record<string, string> = {}, path = "/hook"): Promise<RecordingServer> {
+  const repo = makeRepo();
+  const ran = join(tempDir("service-ran-"), "ran.log");
+  const server = await startServer(repo.clone, {
+    SERVICE_HOSTNAME: "127.0.0.1",
+    SERVICE_SECRET: SECRET,
+    SERVICE_PATH: path,
+    SERVICE_RUN_SCRIPT: `echo "ran $SERVICE_DEPLOY_ID" >> '${ran}'`,
+    ...env,
+  });
+  return Object.assign(server, { repo, ran });
+}
+
+export interface ProcessResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `argv` to completion with exactly `env` (no baseEnv added), its output read whole; SIGKILLed after
+ * `timeoutMs` (30 s unless told).
+ */
+export async function runProcess(
+  argv: string[],
+  options: { cwd: string; env?: Record<string, string>; stdin?: "ignore" | Uint8Array; timeoutMs?: number },
+): Promise<ProcessResult> {
+  const proc = Bun.spawn(argv, {
     cwd: options.cwd,
-    env: baseEnv(options.env),
-    stdin: "ignore",
+    env: options.env,
+    stdin: options.stdin ?? "ignore",
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -129,6 +166,14 @@ export async function runCli(
   return { code, stdout, stderr };
 }
 
+/** Runs the real CLI to completion. */
+export function runCli(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number },
+): Promise<ProcessResult> {
+  return runProcess([...CLI, ...args], { cwd: options.cwd, env: baseEnv(options.env), timeoutMs: options.timeoutMs });
+}
+
 /** The deploy log files in `<cwd>/.service/logs`, sorted by name. */
 export function logFiles(cwd: string): string[] {
   const dir = join(cwd, ".service", "logs");
@@ -140,3 +185,19 @@ export function readJson<T = any>(file: string): T {
 }
 
 export const SECRET = "test-secret-0123456789";
+
+/**
+ * `using _ = defer(() => …)` (or `await using` for an async action): runs `action` when the block ends, before
+ * what was declared earlier in the block is disposed (say, opening a gate before the server whose deploy waits
+ * at it is stopped). In place of a try/finally around the whole test.
+ */
+export function defer(action: () => unknown): Disposable & AsyncDisposable {
+  return {
+    [Symbol.dispose]() {
+      void action();
+    },
+    async [Symbol.asyncDispose]() {
+      await action();
+    },
+  };
+}

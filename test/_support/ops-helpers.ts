@@ -5,7 +5,7 @@
 import { afterAll } from "bun:test";
 import { copyFileSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { baseEnv, CLI } from "./helpers.ts";
+import { baseEnv, CLI, collect } from "./helpers.ts";
 
 export interface RunningCli {
   proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
@@ -36,11 +36,7 @@ export function spawnCli(
   });
   const stdout = { text: "" };
   const stderr = { text: "" };
-  const read = async (stream: ReadableStream<Uint8Array>, into: { text: string }) => {
-    const decoder = new TextDecoder();
-    for await (const chunk of stream) into.text += decoder.decode(chunk, { stream: true });
-  };
-  const reading = Promise.all([read(proc.stdout, stdout), read(proc.stderr, stderr)]);
+  const reading = Promise.all([collect(proc.stdout, stdout), collect(proc.stderr, stderr)]);
   const exited = (async () => {
     const code = await proc.exited;
     await reading;

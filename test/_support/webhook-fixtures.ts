@@ -1,7 +1,7 @@
 /**
  * Fixtures for the multi-app and Git host tests: config files, requests routed by Host, signatures computed
- * the way each Git host computes them, recorded-style push payloads, chunked bodies made by hand (sent with
- * `exchange` of hostile-fixtures.ts: fetch will not send them), and the deploy records in the logs.
+ * the way each Git host computes them, recorded-style push payloads, and the deploy records in the logs.
+ * Chunked bodies made by hand (fetch will not send them) are raw-http.ts's.
  */
 import { createHmac } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -61,15 +61,8 @@ export function jsonLogFiles(cwd: string): string[] {
   return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".json")) : [];
 }
 
-/** `Transfer-Encoding: chunked` framing of `data` in chunks of `size` bytes, with the final zero chunk. */
-export function chunked(data: string, size: number): string {
-  let out = "";
-  for (let i = 0; i < data.length; i += size) {
-    const piece = data.slice(i, i + size);
-    out += `${Buffer.byteLength(piece).toString(16)}\r\n${piece}\r\n`;
-  }
-  return `${out}0\r\n\r\n`;
-}
+/** The chunked framing of a body: `chunkedBytes` of raw-http.ts, by its older name. */
+export { chunkedBytes as chunked } from "./raw-http.ts";
 
 const SHA = "6113728f27ae82c7b1a177c8d03f9e96e0adf246";
 const BEFORE = "0000000000000000000000000000000000000000";

@@ -65,61 +65,55 @@ describe("GET /metrics", () => {
 
   test("a real service counts webhook statuses and deploy outcomes; /metrics on loopback needs no token", async () => {
     const repo = makeRepo();
-    const { server, admin } = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "echo ok", SERVICE_BRANCH: "main" });
-    try {
-      const deployed = await post(server.url, {
-        secret: SECRET,
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ ref: "refs/heads/main" }),
-      });
-      expect(lastLine(await deployed.text())).toBe("[done] ok=true exitCode=0");
-      const skipped = await post(server.url, {
-        secret: SECRET,
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ ref: "refs/heads/other" }),
-      });
-      expect(skipped.status).toBe(200);
-      await skipped.text();
-      const refused = await post(server.url, { secret: "wrong-secret-0123456789" });
-      expect(refused.status).toBe(401);
-      await refused.text();
-      const text = await waitFor(async () => {
-        const res = await fetch(`${admin}/metrics`);
-        expect(res.status).toBe(200);
-        expect(res.headers.get("content-type")).toContain("version=0.0.4");
-        const body = await res.text();
-        return sample(body, 'service_deploys_total{app="default",outcome="ok"}') === 1 ? body : undefined;
-      }, "the deploy to be counted");
-      expect(sample(text, 'service_webhook_requests_total{app="default",status="200"}')).toBe(2);
-      expect(sample(text, 'service_webhook_requests_total{app="default",status="401"}')).toBe(1);
-      expect(sample(text, 'service_deploys_total{app="default",outcome="skipped"}')).toBe(1);
-      expect(sample(text, 'service_deploy_duration_seconds_count{app="default"}')).toBe(1);
-      expect(text).toMatch(/^service_info\{version="[^"]+"\} 1$/m);
-      expect(text).toMatch(/^service_last_deploy_timestamp_seconds\{app="default",outcome="ok"\} \d+/m);
-      expect(text).not.toContain(ADMIN_TOKEN);
-      expect(text).not.toContain(SECRET);
-      if (promtool) expect(promtoolCheck(text).code).toBe(0);
-    } finally {
-      await server.stop();
-    }
+    await using server = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "echo ok", SERVICE_BRANCH: "main" });
+    const { admin } = server;
+    const deployed = await post(server.url, {
+      secret: SECRET,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ref: "refs/heads/main" }),
+    });
+    expect(lastLine(await deployed.text())).toBe("[done] ok=true exitCode=0");
+    const skipped = await post(server.url, {
+      secret: SECRET,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ref: "refs/heads/other" }),
+    });
+    expect(skipped.status).toBe(200);
+    await skipped.text();
+    const refused = await post(server.url, { secret: "wrong-secret-0123456789" });
+    expect(refused.status).toBe(401);
+    await refused.text();
+    const text = await waitFor(async () => {
+      const res = await fetch(`${admin}/metrics`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toContain("version=0.0.4");
+      const body = await res.text();
+      return sample(body, 'service_deploys_total{app="default",outcome="ok"}') === 1 ? body : undefined;
+    }, "the deploy to be counted");
+    expect(sample(text, 'service_webhook_requests_total{app="default",status="200"}')).toBe(2);
+    expect(sample(text, 'service_webhook_requests_total{app="default",status="401"}')).toBe(1);
+    expect(sample(text, 'service_deploys_total{app="default",outcome="skipped"}')).toBe(1);
+    expect(sample(text, 'service_deploy_duration_seconds_count{app="default"}')).toBe(1);
+    expect(text).toMatch(/^service_info\{version="[^"]+"\} 1$/m);
+    expect(text).toMatch(/^service_last_deploy_timestamp_seconds\{app="default",outcome="ok"\} \d+/m);
+    expect(text).not.toContain(ADMIN_TOKEN);
+    expect(text).not.toContain(SECRET);
+    if (promtool) expect(promtoolCheck(text).code).toBe(0);
   });
 
   test("/metrics forwarded by a proxy needs the token even on a loopback address", async () => {
     const repo = makeRepo();
-    const { server, admin } = await startAdmin(repo.clone);
-    try {
-      for (const header of ["x-forwarded-for", "forwarded", "x-real-ip"]) {
-        const res = await fetch(`${admin}/metrics`, { headers: { [header]: "203.0.113.9" } });
-        expect([header, res.status]).toEqual([header, 401]);
-        await res.text();
-      }
-      const ok = await fetch(`${admin}/metrics`, {
-        headers: { "x-forwarded-for": "203.0.113.9", authorization: `Bearer ${ADMIN_TOKEN}` },
-      });
-      expect(ok.status).toBe(200);
-      expect(await ok.text()).toContain("service_info");
-    } finally {
-      await server.stop();
+    await using server = await startAdmin(repo.clone);
+    const { admin } = server;
+    for (const header of ["x-forwarded-for", "forwarded", "x-real-ip"]) {
+      const res = await fetch(`${admin}/metrics`, { headers: { [header]: "203.0.113.9" } });
+      expect([header, res.status]).toEqual([header, 401]);
+      await res.text();
     }
+    const ok = await fetch(`${admin}/metrics`, {
+      headers: { "x-forwarded-for": "203.0.113.9", authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain("service_info");
   });
 });

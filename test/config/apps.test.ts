@@ -9,7 +9,17 @@ import { join } from "node:path";
 import { collectApps, resolveApps } from "../../src/config/apps.ts";
 import { ConfigError, defaultConfig, type AppConfig } from "../../src/config/schema.ts";
 import { makeGate, serialized, StreamReader } from "../_support/gate.ts";
-import { lastLine, makeRepo, readJson, runCli, startServer, tempDir, waitFor, type Repo } from "../_support/helpers.ts";
+import {
+  defer,
+  lastLine,
+  makeRepo,
+  readJson,
+  runCli,
+  startServer,
+  tempDir,
+  waitFor,
+  type Repo,
+} from "../_support/helpers.ts";
 import {
   deployRecords,
   jsonLogFiles,
@@ -35,12 +45,16 @@ function app(
   return { name, host, path, repoPath: typeof repo === "string" ? repo : repo.clone, runScript, ...extra };
 }
 
-/** Apps web and api on the same path of two hosts, each with its own repository, marker script and secret. */
-function twoAppsOnOnePath() {
+/**
+ * Apps web and api on the same path of two hosts, each with its own repository, marker script and secret;
+ * `topLevel` holds top-level keys of the config beside them.
+ */
+function twoAppsOnOnePath(topLevel: Record<string, unknown> = {}) {
   const [web, api] = [makeRepo(), makeRepo()];
   const markers = tempDir("service-markers-");
   const cwd = tempDir("service-apps-");
   writeServiceYaml(cwd, {
+    ...topLevel,
     apps: [
       app("web", "web.example.com", "/hook", web, markerScript(markers, "web"), { secret: WEB_SECRET }),
       app("api", "api.example.com", "/hook", api, markerScript(markers, "api"), { secret: API_SECRET }),
@@ -50,45 +64,32 @@ function twoAppsOnOnePath() {
 }
 describe("multi-app routing (the app is selected by host plus path)", () => {
   test("two apps on different hosts, same path: each request deploys only its own app; the banner lists both and Auth: required", async () => {
-    const web = makeRepo();
-    const api = makeRepo();
-    const markers = tempDir("service-markers-");
-    const cwd = tempDir("service-apps-");
+    const { web, api, markers, cwd } = twoAppsOnOnePath();
     const webRun = markerScript(markers, "web");
     const apiRun = markerScript(markers, "api");
-    writeServiceYaml(cwd, {
-      apps: [
-        app("web", "web.example.com", "/hook", web, webRun, { secret: WEB_SECRET }),
-        app("api", "api.example.com", "/hook", api, apiRun, { secret: API_SECRET }),
-      ],
-    });
-    const server = await startServer(cwd);
-    try {
-      const lines = server.stdout.text.split("\n");
-      expect(lines).toContain(`listening on http://localhost:${server.port}`);
-      expect(lines).toContain("Auth: required");
-      for (const [name, host, repo, run] of [
-        ["web", "web.example.com/hook", web.clone, webRun],
-        ["api", "api.example.com/hook", api.clone, apiRun],
-      ] as const) {
-        expect(lines.some((l) => l.includes(name) && l.includes(host))).toBe(true);
-        expect(lines.some((l) => l.includes(name) && l.includes(repo))).toBe(true);
-        expect(lines.some((l) => l.includes(name) && l.includes(run))).toBe(true);
-      }
-
-      const first = await postAs(server.url, "web.example.com", "/hook", { secret: WEB_SECRET });
-      expect(first.status).toBe(200);
-      expect(lastLine(await first.text())).toBe(DONE_OK);
-      expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([1, 0]);
-
-      const second = await postAs(server.url, "api.example.com", "/hook", { secret: API_SECRET });
-      expect(second.status).toBe(200);
-      expect(lastLine(await second.text())).toBe(DONE_OK);
-      expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([1, 1]);
-      expect(readFileSync(join(markers, "api"), "utf8")).toBe("ran api\n");
-    } finally {
-      await server.stop();
+    await using server = await startServer(cwd);
+    const lines = server.stdout.text.split("\n");
+    expect(lines).toContain(`listening on http://localhost:${server.port}`);
+    expect(lines).toContain("Auth: required");
+    for (const [name, host, repo, run] of [
+      ["web", "web.example.com/hook", web.clone, webRun],
+      ["api", "api.example.com/hook", api.clone, apiRun],
+    ] as const) {
+      expect(lines.some((l) => l.includes(name) && l.includes(host))).toBe(true);
+      expect(lines.some((l) => l.includes(name) && l.includes(repo))).toBe(true);
+      expect(lines.some((l) => l.includes(name) && l.includes(run))).toBe(true);
     }
+
+    const first = await postAs(server.url, "web.example.com", "/hook", { secret: WEB_SECRET });
+    expect(first.status).toBe(200);
+    expect(lastLine(await first.text())).toBe(DONE_OK);
+    expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([1, 0]);
+
+    const second = await postAs(server.url, "api.example.com", "/hook", { secret: API_SECRET });
+    expect(second.status).toBe(200);
+    expect(lastLine(await second.text())).toBe(DONE_OK);
+    expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([1, 1]);
+    expect(readFileSync(join(markers, "api"), "utf8")).toBe("ran api\n");
   });
 
   test("three apps (same host with different paths, another host with the same path): each request deploys only its app", async () => {
@@ -104,162 +105,132 @@ describe("multi-app routing (the app is selected by host plus path)", () => {
         app("api", "api.example.com", "/deploy/site", api, markerScript(markers, "api"), { secret: API_SECRET }),
       ],
     });
-    const server = await startServer(cwd);
-    try {
-      const lines = server.stdout.text.split("\n");
-      for (const [name, route] of [
-        ["site", "example.com/deploy/site"],
-        ["admin", "example.com/deploy/admin"],
-        ["api", "api.example.com/deploy/site"],
-      ]) {
-        expect(lines.some((l) => l.includes(name!) && l.includes(route!))).toBe(true);
-      }
-      expect(lines).toContain("Auth: required");
-      const counts = () => ["site", "admin", "api"].map((n) => markerCount(markers, n));
-      const steps: [string, string, string, number[]][] = [
-        ["example.com", "/deploy/admin", ADMIN_SECRET, [0, 1, 0]],
-        ["api.example.com", "/deploy/site", API_SECRET, [0, 1, 1]],
-        ["example.com", "/deploy/site", WEB_SECRET, [1, 1, 1]],
-        ["example.com", "/deploy/admin", ADMIN_SECRET, [1, 2, 1]],
-      ];
-      for (const [host, path, secret, expected] of steps) {
-        const res = await postAs(server.url, host, path, { secret });
-        expect(res.status).toBe(200);
-        expect(lastLine(await res.text())).toBe(DONE_OK);
-        expect(counts()).toEqual(expected);
-      }
-      // Each deploy ran in its own repository.
-      expect(deployRecords(cwd).map((r) => r.repoPath)).toEqual([admin.clone, api.clone, site.clone, admin.clone]);
-    } finally {
-      await server.stop();
+    await using server = await startServer(cwd);
+    const lines = server.stdout.text.split("\n");
+    for (const [name, route] of [
+      ["site", "example.com/deploy/site"],
+      ["admin", "example.com/deploy/admin"],
+      ["api", "api.example.com/deploy/site"],
+    ]) {
+      expect(lines.some((l) => l.includes(name!) && l.includes(route!))).toBe(true);
     }
+    expect(lines).toContain("Auth: required");
+    const counts = () => ["site", "admin", "api"].map((n) => markerCount(markers, n));
+    const steps: [string, string, string, number[]][] = [
+      ["example.com", "/deploy/admin", ADMIN_SECRET, [0, 1, 0]],
+      ["api.example.com", "/deploy/site", API_SECRET, [0, 1, 1]],
+      ["example.com", "/deploy/site", WEB_SECRET, [1, 1, 1]],
+      ["example.com", "/deploy/admin", ADMIN_SECRET, [1, 2, 1]],
+    ];
+    for (const [host, path, secret, expected] of steps) {
+      const res = await postAs(server.url, host, path, { secret });
+      expect(res.status).toBe(200);
+      expect(lastLine(await res.text())).toBe(DONE_OK);
+      expect(counts()).toEqual(expected);
+    }
+    // Each deploy ran in its own repository.
+    expect(deployRecords(cwd).map((r) => r.repoPath)).toEqual([admin.clone, api.clone, site.clone, admin.clone]);
   });
 
   test("the host is matched case-insensitively with the port stripped; no app for host+path answers 404 and deploys nothing", async () => {
     const { markers, cwd } = twoAppsOnOnePath();
-    const server = await startServer(cwd);
-    try {
-      for (const [host, path] of [
-        ["other.example.com", "/hook"], // unknown host
-        ["web.example.com", "/other"], // known host, unknown path
-        ["web.example.com", "/hook/"], // the path is exact
-        ["web.example.com", "/"],
-        [`localhost:${server.port}`, "/hook"], // the Host a client without a name sends
-        ["web.example.com.evil.test", "/hook"],
-      ]) {
-        const res = await postAs(server.url, host, path!, { secret: WEB_SECRET });
-        expect({ host, path, status: res.status }).toEqual({ host, path, status: 404 });
-        expect((await res.json()).error).toBe("not found");
-      }
-      expect(jsonLogFiles(cwd)).toEqual([]);
-      expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 0]);
-
-      for (const host of ["WEB.example.com:8080", "Web.Example.Com", "web.example.com:443"]) {
-        const res = await postAs(server.url, host, "/hook", { secret: WEB_SECRET });
-        expect(res.status).toBe(200);
-        expect(lastLine(await res.text())).toBe(DONE_OK);
-      }
-      expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([3, 0]);
-    } finally {
-      await server.stop();
+    await using server = await startServer(cwd);
+    for (const [host, path] of [
+      ["other.example.com", "/hook"], // unknown host
+      ["web.example.com", "/other"], // known host, unknown path
+      ["web.example.com", "/hook/"], // the path is exact
+      ["web.example.com", "/"],
+      [`localhost:${server.port}`, "/hook"], // the Host a client without a name sends
+      ["web.example.com.evil.test", "/hook"],
+    ]) {
+      const res = await postAs(server.url, host, path!, { secret: WEB_SECRET });
+      expect({ host, path, status: res.status }).toEqual({ host, path, status: 404 });
+      expect((await res.json()).error).toBe("not found");
     }
+    expect(jsonLogFiles(cwd)).toEqual([]);
+    expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 0]);
+
+    for (const host of ["WEB.example.com:8080", "Web.Example.Com", "web.example.com:443"]) {
+      const res = await postAs(server.url, host, "/hook", { secret: WEB_SECRET });
+      expect(res.status).toBe(200);
+      expect(lastLine(await res.text())).toBe(DONE_OK);
+    }
+    expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([3, 0]);
   });
 
   test("X-Forwarded-Host is ignored by default: the Host header routes", async () => {
     const { markers, cwd } = twoAppsOnOnePath();
-    const server = await startServer(cwd);
-    try {
-      // A client cannot reach app web by claiming it in X-Forwarded-Host.
-      const spoofed = await postAs(server.url, "127.0.0.1", "/hook", {
-        secret: WEB_SECRET,
-        headers: { "x-forwarded-host": "web.example.com" },
-      });
-      expect(spoofed.status).toBe(404);
-      await spoofed.text();
-      // Host says api: api deploys, whatever X-Forwarded-Host says.
-      const routed = await postAs(server.url, "api.example.com", "/hook", {
-        secret: API_SECRET,
-        headers: { "x-forwarded-host": "web.example.com" },
-      });
-      expect(routed.status).toBe(200);
-      expect(lastLine(await routed.text())).toBe(DONE_OK);
-      expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 1]);
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd);
+    // A client cannot reach app web by claiming it in X-Forwarded-Host.
+    const spoofed = await postAs(server.url, "127.0.0.1", "/hook", {
+      secret: WEB_SECRET,
+      headers: { "x-forwarded-host": "web.example.com" },
+    });
+    expect(spoofed.status).toBe(404);
+    await spoofed.text();
+    // Host says api: api deploys, whatever X-Forwarded-Host says.
+    const routed = await postAs(server.url, "api.example.com", "/hook", {
+      secret: API_SECRET,
+      headers: { "x-forwarded-host": "web.example.com" },
+    });
+    expect(routed.status).toBe(200);
+    expect(lastLine(await routed.text())).toBe(DONE_OK);
+    expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 1]);
   });
 
   test("with trustProxy: true, X-Forwarded-Host (its first value, port stripped, any case) routes instead of Host", async () => {
-    const web = makeRepo();
-    const api = makeRepo();
-    const markers = tempDir("service-markers-");
-    const cwd = tempDir("service-apps-");
-    writeServiceYaml(cwd, {
-      trustProxy: true,
-      apps: [
-        app("web", "web.example.com", "/hook", web, markerScript(markers, "web"), { secret: WEB_SECRET }),
-        app("api", "api.example.com", "/hook", api, markerScript(markers, "api"), { secret: API_SECRET }),
-      ],
+    const { markers, cwd } = twoAppsOnOnePath({ trustProxy: true });
+    await using server = await startServer(cwd);
+    // What nginx or Caddy in front sends: Host is the upstream address, X-Forwarded-Host the public name.
+    const viaProxy = await postAs(server.url, `127.0.0.1:${server.port}`, "/hook", {
+      secret: WEB_SECRET,
+      headers: { "x-forwarded-host": "WEB.example.com:443" },
     });
-    const server = await startServer(cwd);
-    try {
-      // What nginx or Caddy in front sends: Host is the upstream address, X-Forwarded-Host the public name.
-      const viaProxy = await postAs(server.url, `127.0.0.1:${server.port}`, "/hook", {
-        secret: WEB_SECRET,
-        headers: { "x-forwarded-host": "WEB.example.com:443" },
-      });
-      expect(viaProxy.status).toBe(200);
-      expect(lastLine(await viaProxy.text())).toBe(DONE_OK);
-      const chain = await postAs(server.url, "web.example.com", "/hook", {
-        secret: API_SECRET,
-        headers: { "x-forwarded-host": "api.example.com, web.example.com" },
-      });
-      expect(chain.status).toBe(200);
-      expect(lastLine(await chain.text())).toBe(DONE_OK);
-      expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([1, 1]);
-      // Without the header, Host still routes.
-      const direct = await postAs(server.url, "api.example.com", "/hook", { secret: API_SECRET });
-      expect(direct.status).toBe(200);
-      expect(lastLine(await direct.text())).toBe(DONE_OK);
-      expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([1, 2]);
-    } finally {
-      await server.stop();
-    }
+    expect(viaProxy.status).toBe(200);
+    expect(lastLine(await viaProxy.text())).toBe(DONE_OK);
+    const chain = await postAs(server.url, "web.example.com", "/hook", {
+      secret: API_SECRET,
+      headers: { "x-forwarded-host": "api.example.com, web.example.com" },
+    });
+    expect(chain.status).toBe(200);
+    expect(lastLine(await chain.text())).toBe(DONE_OK);
+    expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([1, 1]);
+    // Without the header, Host still routes.
+    const direct = await postAs(server.url, "api.example.com", "/hook", { secret: API_SECRET });
+    expect(direct.status).toBe(200);
+    expect(lastLine(await direct.text())).toBe(DONE_OK);
+    expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([1, 2]);
   });
 });
 
 describe("secrets per app", () => {
   test("app A's secret gets 401 on app B and conversely, in every header; nothing runs", async () => {
     const { markers, cwd } = twoAppsOnOnePath();
-    const server = await startServer(cwd);
-    try {
-      for (const [host, wrong] of [
-        ["web.example.com", API_SECRET],
-        ["api.example.com", WEB_SECRET],
-      ] as const) {
-        const attempts: Record<string, string>[] = [
-          { "x-service-secret": wrong },
-          { authorization: `Bearer ${wrong}` },
-          { "x-gitlab-token": wrong },
-          {},
-        ];
-        for (const headers of attempts) {
-          const res = await postAs(server.url, host, "/hook", { headers });
-          expect({ host, headers, status: res.status }).toEqual({ host, headers, status: 401 });
-          expect(res.headers.get("content-type")).toContain("application/json");
-          expect((await res.json()).error).toBe("unauthorized");
-        }
+    await using server = await startServer(cwd);
+    for (const [host, wrong] of [
+      ["web.example.com", API_SECRET],
+      ["api.example.com", WEB_SECRET],
+    ] as const) {
+      const attempts: Record<string, string>[] = [
+        { "x-service-secret": wrong },
+        { authorization: `Bearer ${wrong}` },
+        { "x-gitlab-token": wrong },
+        {},
+      ];
+      for (const headers of attempts) {
+        const res = await postAs(server.url, host, "/hook", { headers });
+        expect({ host, headers, status: res.status }).toEqual({ host, headers, status: 401 });
+        expect(res.headers.get("content-type")).toContain("application/json");
+        expect((await res.json()).error).toBe("unauthorized");
       }
-      expect(jsonLogFiles(cwd)).toEqual([]);
-      expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 0]);
-      const ok = await postAs(server.url, "api.example.com", "/hook", {
-        headers: { authorization: `Bearer ${API_SECRET}` },
-      });
-      expect(lastLine(await ok.text())).toBe(DONE_OK);
-      expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 1]);
-    } finally {
-      await server.stop();
     }
+    expect(jsonLogFiles(cwd)).toEqual([]);
+    expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 0]);
+    const ok = await postAs(server.url, "api.example.com", "/hook", {
+      headers: { authorization: `Bearer ${API_SECRET}` },
+    });
+    expect(lastLine(await ok.text())).toBe(DONE_OK);
+    expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 1]);
   });
 
   test("an app without a secret gets one at startup: in .service/secrets/<name>.secret (0600), printed once, stable across a restart, deploying that app only", async () => {
@@ -275,8 +246,8 @@ describe("secrets per app", () => {
     });
     const file = join(cwd, ".service", "secrets", "api.secret");
     let generated: string;
-    const first = await startServer(cwd);
-    try {
+    {
+      await using first = await startServer(cwd);
       expect(existsSync(file)).toBe(true);
       generated = readFileSync(file, "utf8").trim();
       expect(generated).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -295,22 +266,16 @@ describe("secrets per app", () => {
       expect(onApi.status).toBe(200);
       expect(lastLine(await onApi.text())).toBe(DONE_OK);
       expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 1]);
-    } finally {
-      await first.stop();
     }
 
-    const second = await startServer(cwd);
-    try {
-      expect(second.stdout.text).not.toContain(generated);
-      expect(second.stderr.text).not.toContain(generated);
-      expect(readFileSync(file, "utf8").trim()).toBe(generated);
-      const again = await postAs(second.url, "api.example.com", "/hook", { secret: generated });
-      expect(again.status).toBe(200);
-      expect(lastLine(await again.text())).toBe(DONE_OK);
-      expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 2]);
-    } finally {
-      await second.stop();
-    }
+    await using second = await startServer(cwd);
+    expect(second.stdout.text).not.toContain(generated);
+    expect(second.stderr.text).not.toContain(generated);
+    expect(readFileSync(file, "utf8").trim()).toBe(generated);
+    const again = await postAs(second.url, "api.example.com", "/hook", { secret: generated });
+    expect(again.status).toBe(200);
+    expect(lastLine(await again.text())).toBe(DONE_OK);
+    expect([markerCount(markers, "web"), markerCount(markers, "api")]).toEqual([0, 2]);
   });
 });
 
@@ -390,21 +355,17 @@ describe("per-app settings (any top-level key may be set per app, the top level 
         app("own", "b.example.com", "/hook", own, "sleep 3", { secret: API_SECRET, runTimeoutMs: 120_000 }),
       ],
     });
-    const server = await startServer(cwd);
-    try {
-      const [killed, finished] = await Promise.all([
-        postAs(server.url, "a.example.com", "/hook?format=json", { secret: WEB_SECRET }).then((r) => r.json()),
-        postAs(server.url, "b.example.com", "/hook?format=json", { secret: API_SECRET }).then((r) => r.json()),
-      ]);
-      expect(killed.ok).toBe(false);
-      expect(killed.run.timedOut).toBe(true);
-      expect(killed.error).toContain("timed out");
-      expect(finished.ok).toBe(true);
-      expect(finished.run.timedOut).toBe(false);
-      expect(finished.run.exitCode).toBe(0);
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd);
+    const [killed, finished] = await Promise.all([
+      postAs(server.url, "a.example.com", "/hook?format=json", { secret: WEB_SECRET }).then((r) => r.json()),
+      postAs(server.url, "b.example.com", "/hook?format=json", { secret: API_SECRET }).then((r) => r.json()),
+    ]);
+    expect(killed.ok).toBe(false);
+    expect(killed.run.timedOut).toBe(true);
+    expect(killed.error).toContain("timed out");
+    expect(finished.ok).toBe(true);
+    expect(finished.run.timedOut).toBe(false);
+    expect(finished.run.exitCode).toBe(0);
   });
 
   test("an app's rollbackOnFailure is inherited from the top level unless the app sets its own", async () => {
@@ -418,21 +379,15 @@ describe("per-app settings (any top-level key may be set per app, the top level 
         app("own", "b.example.com", "/hook", own, "false", { secret: API_SECRET, rollbackOnFailure: false }),
       ],
     });
-    const server = await startServer(cwd);
-    try {
-      const rolled = await (
-        await postAs(server.url, "a.example.com", "/hook?format=json", { secret: WEB_SECRET })
-      ).json();
-      const plain = await (
-        await postAs(server.url, "b.example.com", "/hook?format=json", { secret: API_SECRET })
-      ).json();
-      expect(rolled.ok).toBe(false);
-      expect(rolled.rollback).toBeDefined();
-      expect(plain.ok).toBe(false);
-      expect(plain.rollback).toBeUndefined();
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd);
+    const rolled = await (
+      await postAs(server.url, "a.example.com", "/hook?format=json", { secret: WEB_SECRET })
+    ).json();
+    const plain = await (await postAs(server.url, "b.example.com", "/hook?format=json", { secret: API_SECRET })).json();
+    expect(rolled.ok).toBe(false);
+    expect(rolled.rollback).toBeDefined();
+    expect(plain.ok).toBe(false);
+    expect(plain.rollback).toBeUndefined();
   });
 });
 
@@ -448,15 +403,11 @@ describe('post-pull reload per app (docs/configuration.md "Config from the repos
       ],
     });
     web.push({ "service.yaml": "runScript: echo web-from-its-repo\n" }, "the repository says how it deploys");
-    const server = await startServer(cwd);
-    try {
-      const w = await (await postAs(server.url, "web.example.com", "/hook?format=json", { secret: WEB_SECRET })).json();
-      const a = await (await postAs(server.url, "api.example.com", "/hook?format=json", { secret: API_SECRET })).json();
-      expect(w.run.stdout).toBe("web-from-its-repo\n");
-      expect(a.run.stdout).toBe("api-from-service-file\n");
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd);
+    const w = await (await postAs(server.url, "web.example.com", "/hook?format=json", { secret: WEB_SECRET })).json();
+    const a = await (await postAs(server.url, "api.example.com", "/hook?format=json", { secret: API_SECRET })).json();
+    expect(w.run.stdout).toBe("web-from-its-repo\n");
+    expect(a.run.stdout).toBe("api-from-service-file\n");
   });
 
   test("when the multi-app service.yaml lives in an app's repository, its top-level runScript (the default) does not replace the app's own after the pull", async () => {
@@ -465,15 +416,11 @@ describe('post-pull reload per app (docs/configuration.md "Config from the repos
       runScript: "echo top-level-default",
       apps: [app("web", "web.example.com", "/hook", ".", "echo app-own-script", { secret: WEB_SECRET })],
     });
-    const server = await startServer(repo.clone);
-    try {
-      const result = await (
-        await postAs(server.url, "web.example.com", "/hook?format=json", { secret: WEB_SECRET })
-      ).json();
-      expect(result.run.stdout).toBe("app-own-script\n");
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(repo.clone);
+    const result = await (
+      await postAs(server.url, "web.example.com", "/hook?format=json", { secret: WEB_SECRET })
+    ).json();
+    expect(result.run.stdout).toBe("app-own-script\n");
   });
 });
 
@@ -489,22 +436,18 @@ describe('concurrency between apps (docs/deploy-control.md "Queue": a queue per 
         app("b", "b.example.com", "/hook", free, "echo b-deployed", { secret: API_SECRET }),
       ],
     });
-    const server = await startServer(cwd, gate.env);
-    try {
-      const a = new StreamReader(await postAs(server.url, "a.example.com", "/hook", { secret: WEB_SECRET }));
-      await waitFor(() => gate.lines().length === 1, "app a's script to start");
-      const b = await (await postAs(server.url, "b.example.com", "/hook?format=json", { secret: API_SECRET })).json();
-      expect(b.ok).toBe(true);
-      expect(b.run.stdout).toContain("b-deployed");
-      expect(gate.lines()).toHaveLength(1); // a is still at its gate
-      expect(a.text).not.toContain("[done]");
-      gate.open();
-      expect(lastLine(await a.done)).toBe(DONE_OK);
-      expect(a.text).not.toContain("[queued]");
-    } finally {
-      gate.open();
-      await server.stop();
-    }
+    await using server = await startServer(cwd, gate.env);
+    await using _cleanup = defer(() => gate.open());
+    const a = new StreamReader(await postAs(server.url, "a.example.com", "/hook", { secret: WEB_SECRET }));
+    await waitFor(() => gate.lines().length === 1, "app a's script to start");
+    const b = await (await postAs(server.url, "b.example.com", "/hook?format=json", { secret: API_SECRET })).json();
+    expect(b.ok).toBe(true);
+    expect(b.run.stdout).toContain("b-deployed");
+    expect(gate.lines()).toHaveLength(1); // a is still at its gate
+    expect(a.text).not.toContain("[done]");
+    gate.open();
+    expect(lastLine(await a.done)).toBe(DONE_OK);
+    expect(a.text).not.toContain("[queued]");
   });
 
   test("two apps sharing one repoPath share one queue: the second waits ([queued] waiting; position=1) and the runs never overlap", async () => {
@@ -517,24 +460,20 @@ describe('concurrency between apps (docs/deploy-control.md "Queue": a queue per 
         app("preview", "preview.example.com", "/site", repo, gate.script, { secret: API_SECRET }),
       ],
     });
-    const server = await startServer(cwd, gate.env);
-    try {
-      const first = new StreamReader(await postAs(server.url, "example.com", "/site", { secret: WEB_SECRET }));
-      await waitFor(() => gate.lines().length === 1, "the first app's script to start");
-      const second = new StreamReader(await postAs(server.url, "preview.example.com", "/site", { secret: API_SECRET }));
-      await waitFor(() => second.text.includes("\n"), "the second request's first line");
-      expect(second.text.split("\n")[0]).toBe("[queued] waiting; position=1");
-      expect(gate.lines()).toHaveLength(1);
-      gate.open();
-      const [a, b] = await Promise.all([first.done, second.done]);
-      expect(lastLine(a)).toBe(DONE_OK);
-      expect(lastLine(b)).toBe(DONE_OK);
-      expect(gate.starts()).toEqual([first.id()!, second.id()!]);
-      expect(serialized(gate.lines())).toBe(true);
-    } finally {
-      gate.open();
-      await server.stop();
-    }
+    await using server = await startServer(cwd, gate.env);
+    await using _cleanup = defer(() => gate.open());
+    const first = new StreamReader(await postAs(server.url, "example.com", "/site", { secret: WEB_SECRET }));
+    await waitFor(() => gate.lines().length === 1, "the first app's script to start");
+    const second = new StreamReader(await postAs(server.url, "preview.example.com", "/site", { secret: API_SECRET }));
+    await waitFor(() => second.text.includes("\n"), "the second request's first line");
+    expect(second.text.split("\n")[0]).toBe("[queued] waiting; position=1");
+    expect(gate.lines()).toHaveLength(1);
+    gate.open();
+    const [a, b] = await Promise.all([first.done, second.done]);
+    expect(lastLine(a)).toBe(DONE_OK);
+    expect(lastLine(b)).toBe(DONE_OK);
+    expect(gate.starts()).toEqual([first.id()!, second.id()!]);
+    expect(serialized(gate.lines())).toBe(true);
   });
 });
 
@@ -549,15 +488,11 @@ describe("what a deploy knows of its app (the log JSON names the app)", () => {
         app("api", "api.example.com", "/hook", api, 'echo "app=$SERVICE_APP"', { secret: API_SECRET }),
       ],
     });
-    const server = await startServer(cwd);
-    try {
-      const w = await (await postAs(server.url, "web.example.com", "/hook?format=json", { secret: WEB_SECRET })).json();
-      const a = await (await postAs(server.url, "api.example.com", "/hook?format=json", { secret: API_SECRET })).json();
-      expect(w.run.stdout).toBe("app=web\n");
-      expect(a.run.stdout).toBe("app=api\n");
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd);
+    const w = await (await postAs(server.url, "web.example.com", "/hook?format=json", { secret: WEB_SECRET })).json();
+    const a = await (await postAs(server.url, "api.example.com", "/hook?format=json", { secret: API_SECRET })).json();
+    expect(w.run.stdout).toBe("app=web\n");
+    expect(a.run.stdout).toBe("app=api\n");
   });
 
   test("the .json log of a multi-app deploy names the app", async () => {
@@ -570,18 +505,14 @@ describe("what a deploy knows of its app (the log JSON names the app)", () => {
         app("api", "api.example.com", "/hook", api, "echo api", { secret: API_SECRET }),
       ],
     });
-    const server = await startServer(cwd);
-    try {
-      const result = await (
-        await postAs(server.url, "api.example.com", "/hook?format=json", { secret: API_SECRET })
-      ).json();
-      expect(result.ok).toBe(true);
-      const record = readJson(result.log.json);
-      expect(record.status).toBe("done");
-      expect(record.repoPath).toBe(api.clone);
-      expect(record.app).toBe("api");
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd);
+    const result = await (
+      await postAs(server.url, "api.example.com", "/hook?format=json", { secret: API_SECRET })
+    ).json();
+    expect(result.ok).toBe(true);
+    const record = readJson(result.log.json);
+    expect(record.status).toBe("done");
+    expect(record.repoPath).toBe(api.clone);
+    expect(record.app).toBe("api");
   });
 });

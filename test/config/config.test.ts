@@ -7,7 +7,18 @@ import { loadConfig, loadedFromOf } from "../../src/config/load.ts";
 import { resolveConfig } from "../../src/config/resolve.ts";
 import { KEYS } from "../../src/config/keys.ts";
 import { ConfigError } from "../../src/config/schema.ts";
-import { baseEnv, lastLine, makeRepo, post, ROOT, runCli, SECRET, startServer, tempDir } from "../_support/helpers.ts";
+import {
+  baseEnv,
+  lastLine,
+  makeRepo,
+  post,
+  ROOT,
+  runCli,
+  runProcess,
+  SECRET,
+  startServer,
+  tempDir,
+} from "../_support/helpers.ts";
 
 // bunfig.toml's [test] timeout is not applied by this Bun (5 s default): real servers and deploys need more room.
 setDefaultTimeout(30_000);
@@ -74,19 +85,13 @@ describe('Configuration lookup (docs/configuration.md "Configuration", lookup or
       ".service.yaml": "run_script: echo from-dot-service-yaml\n",
       ".service.yml": "run_script: echo from-dot-service-yml\n",
     });
-    const first = await startServer(cwd, { SERVICE_SECRET: SECRET });
-    try {
+    {
+      await using first = await startServer(cwd, { SERVICE_SECRET: SECRET });
       expect(bannerLine(first.stdout.text, "run: ")).toBe("echo from-service-yml");
-    } finally {
-      await first.stop();
     }
     writeFileSync(join(cwd, "service.yaml"), "run_script: echo from-service-yaml\n");
-    const second = await startServer(cwd, { SERVICE_SECRET: SECRET });
-    try {
-      expect(bannerLine(second.stdout.text, "run: ")).toBe("echo from-service-yaml");
-    } finally {
-      await second.stop();
-    }
+    await using second = await startServer(cwd, { SERVICE_SECRET: SECRET });
+    expect(bannerLine(second.stdout.text, "run: ")).toBe("echo from-service-yaml");
   });
 });
 
@@ -117,13 +122,9 @@ describe('SERVICE_CONFIG (docs/configuration.md "Configuration", SERVICE_CONFIG 
       "service.yaml": "run_script: echo auto\n",
       "conf/custom.yaml": "run_script: echo from-custom\npath: /custom\n",
     });
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET, SERVICE_CONFIG: "conf/custom.yaml" });
-    try {
-      expect(bannerLine(server.stdout.text, "run: ")).toBe("echo from-custom");
-      expect(bannerLine(server.stdout.text, "webhook: POST ")).toBe("/custom");
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd, { SERVICE_SECRET: SECRET, SERVICE_CONFIG: "conf/custom.yaml" });
+    expect(bannerLine(server.stdout.text, "run: ")).toBe("echo from-custom");
+    expect(bannerLine(server.stdout.text, "webhook: POST ")).toBe("/custom");
   });
 });
 
@@ -210,26 +211,22 @@ describe('Environment variables (docs/configuration.md "Configuration", environm
   test("the CLI banner shows environment values over file values", async () => {
     const repo = makeRepo();
     writeFileSync(join(repo.clone, "service.yaml"), "run_script: echo file\npath: /file\n");
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: "echo env",
       SERVICE_PATH: "/env",
     });
-    try {
-      expect(bannerLine(server.stdout.text, "run: ")).toBe("echo env");
-      expect(bannerLine(server.stdout.text, "webhook: POST ")).toBe("/env");
-      const wrong = await post(`${server.url}/file`, { secret: SECRET });
-      expect(wrong.status).toBe(404);
-      await wrong.text();
-      const res = await post(`${server.url}/env`, { secret: SECRET });
-      expect(res.status).toBe(200);
-      const text = await res.text();
-      expect(text).toContain("env\n");
-      expect(text).not.toContain("file\n");
-      expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
-    } finally {
-      await server.stop();
-    }
+    expect(bannerLine(server.stdout.text, "run: ")).toBe("echo env");
+    expect(bannerLine(server.stdout.text, "webhook: POST ")).toBe("/env");
+    const wrong = await post(`${server.url}/file`, { secret: SECRET });
+    expect(wrong.status).toBe(404);
+    await wrong.text();
+    const res = await post(`${server.url}/env`, { secret: SECRET });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain("env\n");
+    expect(text).not.toContain("file\n");
+    expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
   });
 });
 
@@ -253,14 +250,10 @@ describe('Defaults (docs/configuration.md "Configuration", Default column)', () 
 
   test("the CLI banner shows the defaults: repo is the working directory, run is npm run deploy", async () => {
     const cwd = workdir();
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
-    try {
-      expect(bannerLine(server.stdout.text, "repo: ")).toBe(cwd);
-      expect(bannerLine(server.stdout.text, "run: ")).toBe("npm run deploy");
-      expect(bannerLine(server.stdout.text, "webhook: POST ")).toBe("/");
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd, { SERVICE_SECRET: SECRET });
+    expect(bannerLine(server.stdout.text, "repo: ")).toBe(cwd);
+    expect(bannerLine(server.stdout.text, "run: ")).toBe("npm run deploy");
+    expect(bannerLine(server.stdout.text, "webhook: POST ")).toBe("/");
   });
 });
 
@@ -307,29 +300,21 @@ describe('Invalid config file (docs/configuration.md "Configuration", if the fil
 
   test("the CLI still starts with an invalid service.yaml and its output shows the warning once", async () => {
     const cwd = workdir({ "service.yaml": "run_script: [unclosed\n" });
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo from-env" });
-    try {
-      expect(bannerLine(server.stdout.text, "run: ")).toBe("echo from-env");
-      const output = server.stdout.text + server.stderr.text;
-      const warnings = output.split("\n").filter((line) => line.includes(join(cwd, "service.yaml")));
-      expect(warnings.length).toBe(1);
-      expect(warnings[0]).toContain("not valid YAML");
-      expect(output).not.toMatch(/^\s+at /m);
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo from-env" });
+    expect(bannerLine(server.stdout.text, "run: ")).toBe("echo from-env");
+    const output = server.stdout.text + server.stderr.text;
+    const warnings = output.split("\n").filter((line) => line.includes(join(cwd, "service.yaml")));
+    expect(warnings.length).toBe(1);
+    expect(warnings[0]).toContain("not valid YAML");
+    expect(output).not.toMatch(/^\s+at /m);
   });
 
   test("the CLI still starts when service.yaml cannot be read (a directory), and says so", async () => {
     const cwd = workdir();
     mkdirSync(join(cwd, "service.yaml"));
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
-    try {
-      expect(bannerLine(server.stdout.text, "run: ")).toBe("npm run deploy");
-      expect(server.stdout.text + server.stderr.text).toContain(`cannot read ${join(cwd, "service.yaml")}`);
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd, { SERVICE_SECRET: SECRET });
+    expect(bannerLine(server.stdout.text, "run: ")).toBe("npm run deploy");
+    expect(server.stdout.text + server.stderr.text).toContain(`cannot read ${join(cwd, "service.yaml")}`);
   });
 });
 
@@ -394,79 +379,63 @@ describe('Config reload (docs/configuration.md "Config from the repository": the
     const repo = makeRepo();
     // The config lives in the working directory, outside the repository: only the request-time re-read sees it.
     const cwd = workdir({ "service.yaml": `repo_path: ${repo.clone}\nrun_script: echo first-script\n` });
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
-    try {
-      const first = await (await post(server.url, { secret: SECRET })).text();
-      expect(first).toContain("first-script\n");
-      expect(lastLine(first)).toBe("[done] ok=true exitCode=0");
+    await using server = await startServer(cwd, { SERVICE_SECRET: SECRET });
+    const first = await (await post(server.url, { secret: SECRET })).text();
+    expect(first).toContain("first-script\n");
+    expect(lastLine(first)).toBe("[done] ok=true exitCode=0");
 
-      writeFileSync(join(cwd, "service.yaml"), `repo_path: ${repo.clone}\nrun_script: echo other-script\n`);
-      const second = await (await post(server.url, { secret: SECRET })).text();
-      expect(second).toContain("other-script\n");
-      expect(second).not.toContain("first-script");
-      expect(lastLine(second)).toBe("[done] ok=true exitCode=0");
-    } finally {
-      await server.stop();
-    }
+    writeFileSync(join(cwd, "service.yaml"), `repo_path: ${repo.clone}\nrun_script: echo other-script\n`);
+    const second = await (await post(server.url, { secret: SECRET })).text();
+    expect(second).toContain("other-script\n");
+    expect(second).not.toContain("first-script");
+    expect(lastLine(second)).toBe("[done] ok=true exitCode=0");
   });
 
   test("an edit that keeps the file's size is still picked up by the next POST", async () => {
     const repo = makeRepo();
     const cwd = workdir({ "service.yaml": `repo_path: ${repo.clone}\nrun_script: echo aaaa\n` });
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
-    try {
-      // Several same-size rewrites in quick succession: a change detector built on size + mtime can miss them.
-      for (const word of ["bbbb", "cccc", "dddd"]) {
-        writeFileSync(join(cwd, "service.yaml"), `repo_path: ${repo.clone}\nrun_script: echo ${word}\n`);
-        const text = await (await post(server.url, { secret: SECRET })).text();
-        expect(text).toContain(`${word}\n`);
-      }
-    } finally {
-      await server.stop();
+    await using server = await startServer(cwd, { SERVICE_SECRET: SECRET });
+    // Several same-size rewrites in quick succession: a change detector built on size + mtime can miss them.
+    for (const word of ["bbbb", "cccc", "dddd"]) {
+      writeFileSync(join(cwd, "service.yaml"), `repo_path: ${repo.clone}\nrun_script: echo ${word}\n`);
+      const text = await (await post(server.url, { secret: SECRET })).text();
+      expect(text).toContain(`${word}\n`);
     }
   });
 
   test("editing path in service.yaml moves the webhook on the next POST; removing it restores the default /", async () => {
     const repo = makeRepo();
     const cwd = workdir({ "service.yaml": `repo_path: ${repo.clone}\nrun_script: "true"\npath: /one\n` });
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET });
+    await using server = await startServer(cwd, { SERVICE_SECRET: SECRET });
     const status = async (path: string) => {
       const res = await post(`${server.url}${path}`, { secret: SECRET });
       await res.text();
       return res.status;
     };
-    try {
-      expect(await status("/one")).toBe(200);
-      expect(await status("/")).toBe(404);
+    expect(await status("/one")).toBe(200);
+    expect(await status("/")).toBe(404);
 
-      writeFileSync(join(cwd, "service.yaml"), `repo_path: ${repo.clone}\nrun_script: "true"\npath: /two\n`);
-      expect(await status("/one")).toBe(404);
-      expect(await status("/two")).toBe(200);
+    writeFileSync(join(cwd, "service.yaml"), `repo_path: ${repo.clone}\nrun_script: "true"\npath: /two\n`);
+    expect(await status("/one")).toBe(404);
+    expect(await status("/two")).toBe(200);
 
-      writeFileSync(join(cwd, "service.yaml"), `repo_path: ${repo.clone}\nrun_script: "true"\n`);
-      expect(await status("/two")).toBe(404);
-      expect(await status("/")).toBe(200);
-    } finally {
-      await server.stop();
-    }
+    writeFileSync(join(cwd, "service.yaml"), `repo_path: ${repo.clone}\nrun_script: "true"\n`);
+    expect(await status("/two")).toBe(404);
+    expect(await status("/")).toBe(200);
   });
 
   test("a config file created after the start applies to the next POST", async () => {
     const repo = makeRepo();
     const cwd = workdir();
-    const server = await startServer(cwd, {
+    await using server = await startServer(cwd, {
       SERVICE_SECRET: SECRET,
       SERVICE_REPO_PATH: repo.clone,
       SERVICE_RUN_SCRIPT: "echo env-script",
     });
-    try {
-      writeFileSync(join(cwd, "service.yaml"), "path: /late\n");
-      const res = await post(`${server.url}/late`, { secret: SECRET });
-      expect(res.status).toBe(200);
-      expect(await res.text()).toContain("env-script\n");
-    } finally {
-      await server.stop();
-    }
+    writeFileSync(join(cwd, "service.yaml"), "path: /late\n");
+    const res = await post(`${server.url}/late`, { secret: SECRET });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("env-script\n");
   });
 });
 
@@ -485,36 +454,22 @@ describe('repoPath (docs/configuration.md "Configuration", relative or absolute)
     const repo = makeRepo();
     // repo.dir holds the clone as "app": run the server from repo.dir with repo_path: app.
     writeFileSync(join(repo.dir, "service.yaml"), "repo_path: app\nrun_script: touch deployed-here.txt\n");
-    const server = await startServer(repo.dir, { SERVICE_SECRET: SECRET });
-    try {
-      expect(bannerLine(server.stdout.text, "repo: ")).toBe(repo.clone);
-      const res = await post(server.url, { secret: SECRET });
-      expect(lastLine(await res.text())).toBe("[done] ok=true exitCode=0");
-      expect(readdirSync(repo.clone)).toContain("deployed-here.txt");
-      expect(readdirSync(repo.dir)).not.toContain("deployed-here.txt");
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(repo.dir, { SERVICE_SECRET: SECRET });
+    expect(bannerLine(server.stdout.text, "repo: ")).toBe(repo.clone);
+    const res = await post(server.url, { secret: SECRET });
+    expect(lastLine(await res.text())).toBe("[done] ok=true exitCode=0");
+    expect(readdirSync(repo.clone)).toContain("deployed-here.txt");
+    expect(readdirSync(repo.dir)).not.toContain("deployed-here.txt");
   });
 });
 
 describe('Programmatic use (docs/library.md "Library")', () => {
   test("importing src/index.ts has no side effects: no files, no output, the process exits", async () => {
     const cwd = workdir();
-    const proc = Bun.spawn([process.execPath, "-e", `await import(${JSON.stringify(join(ROOT, "src/index.ts"))})`], {
-      cwd,
-      env: baseEnv(),
-      stdin: "ignore",
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const timer = setTimeout(() => proc.kill("SIGKILL"), 20_000);
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
-    clearTimeout(timer);
+    const { code, stdout, stderr } = await runProcess(
+      [process.execPath, "-e", `await import(${JSON.stringify(join(ROOT, "src/index.ts"))})`],
+      { cwd, env: baseEnv(), timeoutMs: 20_000 },
+    );
     expect(code).toBe(0);
     expect(stdout).toBe("");
     expect(stderr).toBe("");
@@ -577,20 +532,16 @@ describe("Millisecond values are bounded by the longest timer (2147483647 ms, ab
 
   test("at 2147483647 (the most check accepts) for every *Ms key, a deploy runs and succeeds, with no timer overflow", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: "echo deployed-with-the-longest-timeout",
       SERVICE_RUN_TIMEOUT_MS: "2147483647",
       SERVICE_HEARTBEAT_MS: "2147483647",
     });
-    try {
-      const text = await (await post(server.url, { secret: SECRET })).text();
-      expect(text).toContain("deployed-with-the-longest-timeout");
-      expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
-      expect(server.stdout.text + server.stderr.text).not.toContain("TimeoutOverflowWarning");
-    } finally {
-      await server.stop();
-    }
+    const text = await (await post(server.url, { secret: SECRET })).text();
+    expect(text).toContain("deployed-with-the-longest-timeout");
+    expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+    expect(server.stdout.text + server.stderr.text).not.toContain("TimeoutOverflowWarning");
   });
 
   test("SERVICE_RUN_TIMEOUT_MS=2147483648: the CLI refuses to start with one line naming the variable and the maximum", async () => {

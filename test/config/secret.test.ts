@@ -7,6 +7,7 @@ import { createServiceServer, ensureWebhookSecret } from "../../src/index.ts";
 import { generateSecret, SECRET_FILE } from "../../src/config/secret.ts";
 import { secretsEqual, verifyRequestSecret } from "../../src/http/signature.ts";
 import { lastLine, makeRepo, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
+import { startLibraryServer } from "../_support/library.ts";
 
 // bunfig.toml's [test] timeout is not applied by this Bun (5 s default): real servers and deploys need more room.
 setDefaultTimeout(30_000);
@@ -28,22 +29,18 @@ const occurrences = (text: string, part: string) => text.split(part).length - 1;
 describe('Generated secret (docs/configuration.md "Secret")', () => {
   test("the first start without a secret generates one: printed once on stdout, stored in .service.secret (0600 under umask 000), 256 bits, and it deploys", async () => {
     const repo = makeRepo();
-    const server = await startUnderUmask000(repo.clone, { SERVICE_RUN_SCRIPT: "true" });
-    try {
-      const file = join(repo.clone, SECRET_FILE);
-      expect(existsSync(file)).toBe(true);
-      expect(statSync(file).mode & 0o777).toBe(0o600);
-      const secret = readFileSync(file, "utf8").trim();
-      expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      expect(Buffer.from(secret, "base64url").length).toBe(32);
-      expect(occurrences(server.stdout.text, secret)).toBe(1);
-      expect(server.stderr.text).not.toContain(secret);
+    await using server = await startUnderUmask000(repo.clone, { SERVICE_RUN_SCRIPT: "true" });
+    const file = join(repo.clone, SECRET_FILE);
+    expect(existsSync(file)).toBe(true);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const secret = readFileSync(file, "utf8").trim();
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(secret, "base64url").length).toBe(32);
+    expect(occurrences(server.stdout.text, secret)).toBe(1);
+    expect(server.stderr.text).not.toContain(secret);
 
-      expect(await deployWith(server.url, secret)).toBe(OK);
-      expect(await deployWith(server.url, "not-the-secret")).toBe(401);
-    } finally {
-      await server.stop();
-    }
+    expect(await deployWith(server.url, secret)).toBe(OK);
+    expect(await deployWith(server.url, "not-the-secret")).toBe(401);
   });
 
   test("the second start reuses the stored secret and does not print it", async () => {
@@ -53,16 +50,12 @@ describe('Generated secret (docs/configuration.md "Secret")', () => {
     const file = join(repo.clone, SECRET_FILE);
     const secret = readFileSync(file, "utf8").trim();
 
-    const second = await startUnderUmask000(repo.clone, { SERVICE_RUN_SCRIPT: "true" });
-    try {
-      expect(second.stdout.text).not.toContain(secret);
-      expect(second.stderr.text).not.toContain(secret);
-      expect(readFileSync(file, "utf8").trim()).toBe(secret);
-      expect(statSync(file).mode & 0o777).toBe(0o600);
-      expect(await deployWith(second.url, secret)).toBe(OK);
-    } finally {
-      await second.stop();
-    }
+    await using second = await startUnderUmask000(repo.clone, { SERVICE_RUN_SCRIPT: "true" });
+    expect(second.stdout.text).not.toContain(secret);
+    expect(second.stderr.text).not.toContain(secret);
+    expect(readFileSync(file, "utf8").trim()).toBe(secret);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(await deployWith(second.url, secret)).toBe(OK);
   });
 
   test("an empty .service.secret stops the start with one clear message and a non-zero exit", async () => {
@@ -90,55 +83,41 @@ describe("Secret sources (SERVICE_SECRET, or the file key secret, else generated
     writeFileSync(join(repo.clone, "service.yaml"), 'secret: from-the-file-key\nrun_script: "true"\n');
     writeFileSync(join(repo.clone, SECRET_FILE), "from-the-secret-file\n");
 
-    const withEnv = await startUnderUmask000(repo.clone, { SERVICE_SECRET: "from-the-env" });
-    try {
+    {
+      await using withEnv = await startUnderUmask000(repo.clone, { SERVICE_SECRET: "from-the-env" });
       expect(await deployWith(withEnv.url, "from-the-env")).toBe(OK);
       expect(await deployWith(withEnv.url, "from-the-file-key")).toBe(401);
       expect(await deployWith(withEnv.url, "from-the-secret-file")).toBe(401);
-    } finally {
-      await withEnv.stop();
     }
 
-    const withKey = await startUnderUmask000(repo.clone);
-    try {
+    {
+      await using withKey = await startUnderUmask000(repo.clone);
       expect(await deployWith(withKey.url, "from-the-file-key")).toBe(OK);
       expect(await deployWith(withKey.url, "from-the-env")).toBe(401);
       expect(await deployWith(withKey.url, "from-the-secret-file")).toBe(401);
-    } finally {
-      await withKey.stop();
     }
 
     writeFileSync(join(repo.clone, "service.yaml"), 'run_script: "true"\n');
-    const withFile = await startUnderUmask000(repo.clone);
-    try {
-      expect(withFile.stdout.text).not.toContain("from-the-secret-file");
-      expect(await deployWith(withFile.url, "from-the-secret-file")).toBe(OK);
-      expect(await deployWith(withFile.url, "from-the-file-key")).toBe(401);
-    } finally {
-      await withFile.stop();
-    }
+    await using withFile = await startUnderUmask000(repo.clone);
+    expect(withFile.stdout.text).not.toContain("from-the-secret-file");
+    expect(await deployWith(withFile.url, "from-the-secret-file")).toBe(OK);
+    expect(await deployWith(withFile.url, "from-the-file-key")).toBe(401);
   });
 
   test("with a configured secret (SERVICE_SECRET or the secret key) no .service.secret is written and nothing is printed", async () => {
     const repo = makeRepo();
-    const viaEnv = await startUnderUmask000(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true" });
-    try {
+    {
+      await using viaEnv = await startUnderUmask000(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true" });
       expect(existsSync(join(repo.clone, SECRET_FILE))).toBe(false);
       expect(viaEnv.stdout.text).not.toContain(SECRET);
       expect(viaEnv.stdout.text).not.toContain(SECRET_FILE);
-    } finally {
-      await viaEnv.stop();
     }
 
     writeFileSync(join(repo.clone, "service.yaml"), `secret: ${SECRET}\nrun_script: "true"\n`);
-    const viaKey = await startUnderUmask000(repo.clone);
-    try {
-      expect(existsSync(join(repo.clone, SECRET_FILE))).toBe(false);
-      expect(viaKey.stdout.text).not.toContain(SECRET);
-      expect(await deployWith(viaKey.url, SECRET)).toBe(OK);
-    } finally {
-      await viaKey.stop();
-    }
+    await using viaKey = await startUnderUmask000(repo.clone);
+    expect(existsSync(join(repo.clone, SECRET_FILE))).toBe(false);
+    expect(viaKey.stdout.text).not.toContain(SECRET);
+    expect(await deployWith(viaKey.url, SECRET)).toBe(OK);
   });
 
   test("a blank configured secret (whitespace only) stops the start with a clear message instead of locking every request out", async () => {
@@ -157,12 +136,8 @@ describe("Secret sources (SERVICE_SECRET, or the file key secret, else generated
   test("a configured secret with surrounding whitespace (a YAML block scalar) is matched without it", async () => {
     const repo = makeRepo();
     writeFileSync(join(repo.clone, "service.yaml"), `secret: |\n  ${SECRET}\nrun_script: "true"\n`);
-    const server = await startUnderUmask000(repo.clone);
-    try {
-      expect(await deployWith(server.url, SECRET)).toBe(OK);
-    } finally {
-      await server.stop();
-    }
+    await using server = await startUnderUmask000(repo.clone);
+    expect(await deployWith(server.url, SECRET)).toBe(OK);
   });
 });
 
@@ -254,18 +229,14 @@ describe('ensureWebhookSecret (docs/library.md "Library")', () => {
       env: { SERVICE_PORT: "0", SERVICE_REPO_PATH: repo.clone, SERVICE_RUN_SCRIPT: "true" },
       logger,
     });
-    const server = createServiceServer(config, { cwd, logger });
-    try {
-      await server.start();
-      expect(server.listening).toBe(true);
-      const stored = readFileSync(join(cwd, SECRET_FILE), "utf8").trim();
-      expect(config.secret).toBe(stored);
-      expect(await deployWith(server.url!, stored)).toBe(OK);
-      expect(await deployWith(server.url!, "wrong")).toBe(401);
-    } finally {
-      await server.stop();
-      await server.idle();
-    }
+    await using server = await startLibraryServer(config, { cwd, logger });
+    expect(server.listening).toBe(true);
+    const stored = readFileSync(join(cwd, SECRET_FILE), "utf8").trim();
+    expect(config.secret).toBe(stored);
+    expect(await deployWith(server.url!, stored)).toBe(OK);
+    expect(await deployWith(server.url!, "wrong")).toBe(401);
+    await server.stop();
+    await server.idle();
     expect(server.listening).toBe(false);
   });
 });
@@ -330,13 +301,9 @@ describe("Generated secret directory (in the working directory)", () => {
   test(".service.secret is written in the working directory, not in repoPath", async () => {
     const repo = makeRepo();
     const cwd = tempDir("service-secret-");
-    const server = await startUnderUmask000(cwd, { SERVICE_REPO_PATH: repo.clone, SERVICE_RUN_SCRIPT: "true" });
-    try {
-      expect(existsSync(join(cwd, SECRET_FILE))).toBe(true);
-      expect(existsSync(join(repo.clone, SECRET_FILE))).toBe(false);
-    } finally {
-      await server.stop();
-    }
+    await using _server = await startUnderUmask000(cwd, { SERVICE_REPO_PATH: repo.clone, SERVICE_RUN_SCRIPT: "true" });
+    expect(existsSync(join(cwd, SECRET_FILE))).toBe(true);
+    expect(existsSync(join(repo.clone, SECRET_FILE))).toBe(false);
   });
 });
 
@@ -413,16 +380,14 @@ describe("Weak secrets: under 4 characters refused, under 16 warned about", () =
   test("a secret of 4 to 15 characters: the server starts, warns at start (its length, never its value) and deploys with it; check warns and still exits 0", async () => {
     const repo = makeRepo();
     const weak = "Qz9-x7w";
-    const server = await startServer(repo.clone, { SERVICE_SECRET: weak, SERVICE_RUN_SCRIPT: "true" });
-    try {
+    {
+      await using server = await startServer(repo.clone, { SERVICE_SECRET: weak, SERVICE_RUN_SCRIPT: "true" });
       await waitFor(
         () => server.stderr.text.includes("the webhook secret is only 7 characters"),
         "the weak-secret warning",
       );
       expect(`${server.stdout.text}${server.stderr.text}`).not.toContain(weak);
       expect(await deployWith(server.url, weak)).toBe(OK);
-    } finally {
-      await server.stop();
     }
     const check = await runCli(["check"], { cwd: repo.clone, env: { SERVICE_SECRET: weak } });
     expect(check.code).toBe(0);
@@ -439,14 +404,12 @@ describe("Weak secrets: under 4 characters refused, under 16 warned about", () =
     const repo = makeRepo();
     const cwd = tempDir("service-apps-");
     writeFileSync(join(cwd, "service.yaml"), appsYaml(repo.clone, "app-secret-9"));
-    const server = await startServer(cwd);
-    try {
+    {
+      await using server = await startServer(cwd);
       await waitFor(
         () => server.stderr.text.includes('the secret of app "one" is only 12 characters'),
         "the app's weak-secret warning",
       );
-    } finally {
-      await server.stop();
     }
     const check = await runCli(["check"], { cwd });
     expect(check.stdout).toContain('warning: the secret of app "one" is only 12 characters');

@@ -130,33 +130,29 @@ describe("strict mode keeps the last good configuration after a bad edit", () =>
     const cwd = tempDir("service-strict-");
     const file = join(cwd, "service.yaml");
     writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo last-good\n`);
-    const server = await startServer(cwd, { SERVICE_SECRET: SECRET }, ["--strict"]);
+    await using server = await startServer(cwd, { SERVICE_SECRET: SECRET }, ["--strict"]);
     const deploy = async () => (await post(server.url, { secret: SECRET })).text();
-    try {
-      expect(await deploy()).toContain("last-good");
-      for (const [edit, why] of [
-        [() => writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: [unclosed\n`), "is not valid YAML"],
-        [
-          () => writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo typo-edit\nrun_scirpt: x\n`),
-          'unknown key "run_scirpt"',
-        ],
-        [() => rmSync(file), `${file} is gone`],
-      ] as const) {
-        edit();
-        for (let i = 0; i < 2; i++) {
-          const text = await deploy();
-          expect(text).toContain("last-good");
-          expect(text).toMatch(/\[config\] .*keeping the last good configuration \(strict mode\)/);
-          expect(text).toContain(why);
-          expect(text).toContain("[done] ok=true");
-        }
+    expect(await deploy()).toContain("last-good");
+    for (const [edit, why] of [
+      [() => writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: [unclosed\n`), "is not valid YAML"],
+      [
+        () => writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo typo-edit\nrun_scirpt: x\n`),
+        'unknown key "run_scirpt"',
+      ],
+      [() => rmSync(file), `${file} is gone`],
+    ] as const) {
+      edit();
+      for (let i = 0; i < 2; i++) {
+        const text = await deploy();
+        expect(text).toContain("last-good");
+        expect(text).toMatch(/\[config\] .*keeping the last good configuration \(strict mode\)/);
+        expect(text).toContain(why);
+        expect(text).toContain("[done] ok=true");
       }
-      writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo fixed\n`);
-      const fixed = await deploy();
-      expect(fixed).toContain("fixed");
-      expect(fixed).not.toContain("keeping the last good");
-    } finally {
-      await server.stop();
     }
+    writeFileSync(file, `repoPath: ${repo.clone}\nrunScript: echo fixed\n`);
+    const fixed = await deploy();
+    expect(fixed).toContain("fixed");
+    expect(fixed).not.toContain("keeping the last good");
   });
 });

@@ -1,9 +1,19 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createServiceServer } from "../../src/index.ts";
-import { defer } from "../_support/defer.ts";
 import { makeGate } from "../_support/gate.ts";
-import { baseEnv, CLI, lastLine, logFiles, makeRepo, readJson, runCli, tempDir, waitFor } from "../_support/helpers.ts";
+import {
+  baseEnv,
+  CLI,
+  lastLine,
+  logFiles,
+  makeRepo,
+  readJson,
+  runCli,
+  tempDir,
+  waitFor,
+  defer,
+} from "../_support/helpers.ts";
 
 const ENV = { SERVICE_RUN_SCRIPT: "true" };
 

@@ -14,8 +14,8 @@ import {
   startServer,
   tempDir,
   waitFor,
+  defer,
 } from "../_support/helpers.ts";
-import { defer } from "../_support/defer.ts";
 import { pushWithout } from "../_support/push-without.ts";
 import { writeFileSync } from "node:fs";
 

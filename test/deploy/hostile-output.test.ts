@@ -24,8 +24,8 @@ import {
   tempDir,
   waitFor,
   type RunningServer,
+  defer,
 } from "../_support/helpers.ts";
-import { defer } from "../_support/defer.ts";
 import { killMarked, markerProcesses } from "../_support/hostile-fixtures.ts";
 
 const MB = 1024 * 1024;

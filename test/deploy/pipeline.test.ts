@@ -19,8 +19,8 @@ import {
   tempDir,
   waitFor,
   type RunningServer,
+  defer,
 } from "../_support/helpers.ts";
-import { defer } from "../_support/defer.ts";
 import { spawnCli } from "../_support/ops-helpers.ts";
 
 setDefaultTimeout(25_000);

@@ -20,8 +20,8 @@ import {
   startServer,
   tempDir,
   waitFor,
+  defer,
 } from "../_support/helpers.ts";
-import { defer } from "../_support/defer.ts";
 import { startGated } from "../_support/queueing.ts";
 import { copyPair, deployIdOf, logDirOf, parseTable, spawnCli, stemOf } from "../_support/ops-helpers.ts";
 

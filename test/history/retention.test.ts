@@ -19,9 +19,9 @@ import {
   startServer,
   tempDir,
   waitFor,
+  defer,
 } from "../_support/helpers.ts";
 import { StreamReader } from "../_support/gate.ts";
-import { defer } from "../_support/defer.ts";
 import { copyPair, deployIdOf, logDirOf, stemDate, stemOf, stems } from "../_support/ops-helpers.ts";
 import { pruneLogs } from "../../src/history/retention.ts";
 

@@ -9,19 +9,23 @@
 import { describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
 import { join } from "node:path";
 import fc from "fast-check";
 import { makeGate, StreamReader } from "../_support/gate.ts";
-import { lastLine, logFiles, makeRepo, readJson, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
 import {
-  chunkedBytes,
-  dribble,
-  exchange,
-  parseAnswer,
-  rssBytes,
-  type RawAnswer,
-} from "../_support/hostile-fixtures.ts";
+  defer,
+  lastLine,
+  logFiles,
+  makeRepo,
+  readJson,
+  SECRET,
+  startRecordingServer,
+  startServer,
+  tempDir,
+  waitFor,
+} from "../_support/helpers.ts";
+import { peakOf, rssBytes } from "../_support/hostile-fixtures.ts";
+import { chunkedBytes, dribble, exchange, type RawAnswer, upload } from "../_support/raw-http.ts";
 import { FAILURE_BURST } from "../../src/http/throttle.ts";
 
 const DONE_OK = "[done] ok=true exitCode=0";
@@ -66,20 +70,6 @@ function recordStatus(cwd: string, id: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A server for one repository, loopback only, on path /hook, whose run script records each run. */
-async function serveRecording(env: Record<string, string> = {}) {
-  const repo = makeRepo();
-  const ran = join(tempDir("service-ran-"), "ran.log");
-  const server = await startServer(repo.clone, {
-    SERVICE_HOSTNAME: "127.0.0.1",
-    SERVICE_SECRET: SECRET,
-    SERVICE_PATH: HOOK,
-    SERVICE_RUN_SCRIPT: `echo "ran $SERVICE_DEPLOY_ID" >> '${ran}'`,
-    ...env,
-  });
-  return { repo, server, ran };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -531,156 +521,147 @@ function checkRefused(req: HostileRequest, answer: RawAnswer): void {
 
 describe("property: random methods, paths, queries, headers and bodies against one real server", () => {
   test("only the documented statuses, the exact one the request calls for; a deploy (and log files) for each authorized request and for no other", async () => {
-    const { repo, server, ran } = await serveRecording({ SERVICE_MAX_BODY_BYTES: String(LIMIT) });
+    await using server = await startRecordingServer({ SERVICE_MAX_BODY_BYTES: String(LIMIT) });
+    const { repo, ran } = server;
     const deployed: string[] = [];
     const seen = new Map<number, number>();
     const kinds = new Set<string>();
-    try {
-      await fc.assert(
-        fc.asyncProperty(hostileRequest, async (req) => {
-          const answer = await exchange(server.port, [encode(req)]);
-          seen.set(answer.status, (seen.get(answer.status) ?? 0) + 1);
-          const expected = expectedStatus(req);
-          const allowed = [expected.status, ...(expected.alternative ? [expected.alternative] : [])];
-          // Every request comes from 127.0.0.1: once its failures are over the burst, a refused one is answered 429.
-          if (allowed.includes(401)) allowed.push(429);
-          if (!allowed.includes(answer.status)) {
-            throw new Error(
-              `answered ${answer.status}, expected ${allowed.join(" or ")}: ${show(req)}\n${answer.raw.toString("latin1").slice(0, 400)}`,
-            );
-          }
-          if (answer.status === 200) {
-            const id = checkDeployed(req, answer);
-            kinds.add(answerKind(req));
-            deployed.push(id);
-            // An acknowledged deploy runs on after the answer: let it finish before the next request.
-            await waitFor(
-              () => ranIds(ran).includes(id) && recordStatus(repo.clone, id) === "done",
-              `deploy ${id} to finish`,
-            );
-          } else {
-            checkRefused(req, answer);
-          }
-          // Exactly the authorized requests ran the script and have log files, whatever was refused since.
-          expect(ranIds(ran).sort()).toEqual([...deployed].sort());
-          expect(loggedIds(repo.clone)).toEqual([...deployed].sort());
-        }),
-        {
-          seed: Number(process.env.HOSTILE_SEED ?? 20261122),
-          numRuns: Number(process.env.HOSTILE_RUNS ?? 300),
-          interruptAfterTimeLimit: 150_000,
-        },
-      );
-      // The run exercised every kind of answer the model knows, deploys included.
-      for (const status of [200, 401, 404, 413, 429, 431])
-        expect({ status, seen: (seen.get(status) ?? 0) > 0 }).toEqual({ status, seen: true });
-      expect(deployed.length).toBeGreaterThan(10);
-      expect([...kinds].sort()).toEqual(["ack", "ack-json", "json", "stream"]);
-      expect(`${server.stdout.text}${server.stderr.text}`).not.toContain("request failed");
-      expect(server.proc.exitCode).toBeNull();
-    } finally {
-      await server.stop();
-    }
+    await fc.assert(
+      fc.asyncProperty(hostileRequest, async (req) => {
+        const answer = await exchange(server.port, [encode(req)]);
+        seen.set(answer.status, (seen.get(answer.status) ?? 0) + 1);
+        const expected = expectedStatus(req);
+        const allowed = [expected.status, ...(expected.alternative ? [expected.alternative] : [])];
+        // Every request comes from 127.0.0.1: once its failures are over the burst, a refused one is answered 429.
+        if (allowed.includes(401)) allowed.push(429);
+        if (!allowed.includes(answer.status)) {
+          throw new Error(
+            `answered ${answer.status}, expected ${allowed.join(" or ")}: ${show(req)}\n${answer.raw.toString("latin1").slice(0, 400)}`,
+          );
+        }
+        if (answer.status === 200) {
+          const id = checkDeployed(req, answer);
+          kinds.add(answerKind(req));
+          deployed.push(id);
+          // An acknowledged deploy runs on after the answer: let it finish before the next request.
+          await waitFor(
+            () => ranIds(ran).includes(id) && recordStatus(repo.clone, id) === "done",
+            `deploy ${id} to finish`,
+          );
+        } else {
+          checkRefused(req, answer);
+        }
+        // Exactly the authorized requests ran the script and have log files, whatever was refused since.
+        expect(ranIds(ran).sort()).toEqual([...deployed].sort());
+        expect(loggedIds(repo.clone)).toEqual([...deployed].sort());
+      }),
+      {
+        seed: Number(process.env.HOSTILE_SEED ?? 20261122),
+        numRuns: Number(process.env.HOSTILE_RUNS ?? 300),
+        interruptAfterTimeLimit: 150_000,
+      },
+    );
+    // The run exercised every kind of answer the model knows, deploys included.
+    for (const status of [200, 401, 404, 413, 429, 431])
+      expect({ status, seen: (seen.get(status) ?? 0) > 0 }).toEqual({ status, seen: true });
+    expect(deployed.length).toBeGreaterThan(10);
+    expect([...kinds].sort()).toEqual(["ack", "ack-json", "json", "stream"]);
+    expect(`${server.stdout.text}${server.stderr.text}`).not.toContain("request failed");
+    expect(server.proc.exitCode).toBeNull();
   }, 240_000);
 
   test("malformed HTTP (not HTTP/1.1, bad framing, a lowercase method, junk bytes) and malformed Host: never the service's 500, never a deploy; the server still deploys afterwards", async () => {
-    const { repo, server, ran } = await serveRecording();
-    try {
-      const authorized = `X-Service-Secret: ${SECRET}\r\n`;
-      // Requests the service itself answers, whatever their Host: single-app mode does not route by host.
-      const hosts = ["", " ", "[::1", "[", "]", "a b", "x:99999", "x:abc", "x@y", "x/y", "x?y", "x#y", "\u00e9"];
-      for (const host of hosts) {
-        const refused = await exchange(server.port, [
-          `POST ${HOOK} HTTP/1.1\r\nHost: ${host}\r\nX-Service-Secret: wrong\r\nConnection: close\r\n\r\n`,
-        ]);
-        expect({ host, status: refused.status }).toEqual({ host, status: 401 });
-        const other = await exchange(server.port, [
-          `POST /elsewhere HTTP/1.1\r\nHost: ${host}\r\n${authorized}Connection: close\r\n\r\n`,
-        ]);
-        expect({ host, status: other.status }).toEqual({ host, status: 404 });
-      }
-      const noHost = await exchange(server.port, [`POST ${HOOK} HTTP/1.0\r\nX-Service-Secret: wrong\r\n\r\n`]);
-      expect(noHost.status).toBe(401);
-      expect(ranIds(ran)).toEqual([]);
-
-      // Requests Bun's HTTP parser refuses before the service sees them (400, 431, 505, or a closed connection).
-      const junk: [string, string | Buffer][] = [
-        ["lowercase method", `post ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Connection: close\r\n\r\n`],
-        ["mixed-case method", `Post ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Connection: close\r\n\r\n`],
-        ["unknown method", `FOO ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Connection: close\r\n\r\n`],
-        ["asterisk target", `POST * HTTP/1.1\r\nHost: x\r\n${authorized}Connection: close\r\n\r\n`],
-        ["HTTP/1.1 without Host", `POST ${HOOK} HTTP/1.1\r\n${authorized}Connection: close\r\n\r\n`],
-        ["HTTP/2.0", `POST ${HOOK} HTTP/2.0\r\nHost: x\r\n${authorized}Connection: close\r\n\r\n`],
-        ["HTTP/0.9", `POST ${HOOK}\r\n\r\n`],
-        ["bare LF", `POST ${HOOK} HTTP/1.1\nHost: x\n${authorized.replace("\r", "")}Connection: close\n\n`],
-        [
-          "Content-Length and chunked",
-          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Content-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`,
-        ],
-        [
-          "two Content-Lengths",
-          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Content-Length: 2\r\nContent-Length: 3\r\nConnection: close\r\n\r\n{}`,
-        ],
-        [
-          "Content-Length not a number",
-          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Content-Length: -1\r\nConnection: close\r\n\r\n`,
-        ],
-        [
-          "bad chunk size",
-          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Hub-Signature-256: sha256=00\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
-        ],
-        [
-          "header without colon",
-          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}garbage\r\nConnection: close\r\n\r\n`,
-        ],
-        [
-          "space before colon",
-          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Service-Secret : ${SECRET}\r\nConnection: close\r\n\r\n`,
-        ],
-        [
-          "control byte in a value",
-          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Service-Secret: ${SECRET}\u0001\r\nConnection: close\r\n\r\n`,
-        ],
-        [
-          "folded header",
-          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Service-Secret: test-secret-\r\n 0123456789\r\nConnection: close\r\n\r\n`,
-        ],
-        [
-          "500 headers",
-          `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 500 }, (_, i) => `X-H${i}: ${i}`).join("\r\n")}\r\nConnection: close\r\n\r\n`,
-        ],
-        ["binary junk", Buffer.from([0, 1, 2, 0xff, 0xfe, 13, 10, 13, 10])],
-        ["a TLS ClientHello", Buffer.from("16030100a5010000a10303", "hex")],
-      ];
-      for (const [what, bytes] of junk) {
-        const answer = await exchange(server.port, [bytes]);
-        expect({ what, status: answer.status, ok: [0, 400, 404, 431, 505].includes(answer.status) }).toEqual({
-          what,
-          status: answer.status,
-          ok: true,
-        });
-        expect({ what, internal: answer.raw.toString("latin1").includes("internal error") }).toEqual({
-          what,
-          internal: false,
-        });
-      }
-      expect(ranIds(ran)).toEqual([]);
-      expect(logFiles(repo.clone)).toEqual([]);
-      expect(`${server.stdout.text}${server.stderr.text}`).not.toContain("request failed");
-
-      // A malformed Host does not stop an authorized deploy in single-app mode (the host routes nothing here).
-      for (const host of ["[::1", ""]) {
-        const answer = await exchange(server.port, [
-          `POST ${HOOK} HTTP/1.1\r\nHost: ${host}\r\n${authorized}Connection: close\r\n\r\n`,
-        ]);
-        expect(answer.status).toBe(200);
-        expect(lastLine(answer.body.toString("utf8"))).toBe(DONE_OK);
-      }
-      expect(ranIds(ran).length).toBe(2);
-      expect(loggedIds(repo.clone).length).toBe(2);
-    } finally {
-      await server.stop();
+    await using server = await startRecordingServer();
+    const { repo, ran } = server;
+    const authorized = `X-Service-Secret: ${SECRET}\r\n`;
+    // Requests the service itself answers, whatever their Host: single-app mode does not route by host.
+    const hosts = ["", " ", "[::1", "[", "]", "a b", "x:99999", "x:abc", "x@y", "x/y", "x?y", "x#y", "\u00e9"];
+    for (const host of hosts) {
+      const refused = await exchange(server.port, [
+        `POST ${HOOK} HTTP/1.1\r\nHost: ${host}\r\nX-Service-Secret: wrong\r\nConnection: close\r\n\r\n`,
+      ]);
+      expect({ host, status: refused.status }).toEqual({ host, status: 401 });
+      const other = await exchange(server.port, [
+        `POST /elsewhere HTTP/1.1\r\nHost: ${host}\r\n${authorized}Connection: close\r\n\r\n`,
+      ]);
+      expect({ host, status: other.status }).toEqual({ host, status: 404 });
     }
+    const noHost = await exchange(server.port, [`POST ${HOOK} HTTP/1.0\r\nX-Service-Secret: wrong\r\n\r\n`]);
+    expect(noHost.status).toBe(401);
+    expect(ranIds(ran)).toEqual([]);
+
+    // Requests Bun's HTTP parser refuses before the service sees them (400, 431, 505, or a closed connection).
+    const junk: [string, string | Buffer][] = [
+      ["lowercase method", `post ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Connection: close\r\n\r\n`],
+      ["mixed-case method", `Post ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Connection: close\r\n\r\n`],
+      ["unknown method", `FOO ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Connection: close\r\n\r\n`],
+      ["asterisk target", `POST * HTTP/1.1\r\nHost: x\r\n${authorized}Connection: close\r\n\r\n`],
+      ["HTTP/1.1 without Host", `POST ${HOOK} HTTP/1.1\r\n${authorized}Connection: close\r\n\r\n`],
+      ["HTTP/2.0", `POST ${HOOK} HTTP/2.0\r\nHost: x\r\n${authorized}Connection: close\r\n\r\n`],
+      ["HTTP/0.9", `POST ${HOOK}\r\n\r\n`],
+      ["bare LF", `POST ${HOOK} HTTP/1.1\nHost: x\n${authorized.replace("\r", "")}Connection: close\n\n`],
+      [
+        "Content-Length and chunked",
+        `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Content-Length: 5\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`,
+      ],
+      [
+        "two Content-Lengths",
+        `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Content-Length: 2\r\nContent-Length: 3\r\nConnection: close\r\n\r\n{}`,
+      ],
+      [
+        "Content-Length not a number",
+        `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}Content-Length: -1\r\nConnection: close\r\n\r\n`,
+      ],
+      [
+        "bad chunk size",
+        `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Hub-Signature-256: sha256=00\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+      ],
+      ["header without colon", `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${authorized}garbage\r\nConnection: close\r\n\r\n`],
+      [
+        "space before colon",
+        `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Service-Secret : ${SECRET}\r\nConnection: close\r\n\r\n`,
+      ],
+      [
+        "control byte in a value",
+        `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Service-Secret: ${SECRET}\u0001\r\nConnection: close\r\n\r\n`,
+      ],
+      [
+        "folded header",
+        `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Service-Secret: test-secret-\r\n 0123456789\r\nConnection: close\r\n\r\n`,
+      ],
+      [
+        "500 headers",
+        `POST ${HOOK} HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 500 }, (_, i) => `X-H${i}: ${i}`).join("\r\n")}\r\nConnection: close\r\n\r\n`,
+      ],
+      ["binary junk", Buffer.from([0, 1, 2, 0xff, 0xfe, 13, 10, 13, 10])],
+      ["a TLS ClientHello", Buffer.from("16030100a5010000a10303", "hex")],
+    ];
+    for (const [what, bytes] of junk) {
+      const answer = await exchange(server.port, [bytes]);
+      expect({ what, status: answer.status, ok: [0, 400, 404, 431, 505].includes(answer.status) }).toEqual({
+        what,
+        status: answer.status,
+        ok: true,
+      });
+      expect({ what, internal: answer.raw.toString("latin1").includes("internal error") }).toEqual({
+        what,
+        internal: false,
+      });
+    }
+    expect(ranIds(ran)).toEqual([]);
+    expect(logFiles(repo.clone)).toEqual([]);
+    expect(`${server.stdout.text}${server.stderr.text}`).not.toContain("request failed");
+
+    // A malformed Host does not stop an authorized deploy in single-app mode (the host routes nothing here).
+    for (const host of ["[::1", ""]) {
+      const answer = await exchange(server.port, [
+        `POST ${HOOK} HTTP/1.1\r\nHost: ${host}\r\n${authorized}Connection: close\r\n\r\n`,
+      ]);
+      expect(answer.status).toBe(200);
+      expect(lastLine(answer.body.toString("utf8"))).toBe(DONE_OK);
+    }
+    expect(ranIds(ran).length).toBe(2);
+    expect(loggedIds(repo.clone).length).toBe(2);
   }, 120_000);
 });
 
@@ -689,184 +670,91 @@ describe("property: random methods, paths, queries, headers and bodies against o
 
 const MB = 1024 * 1024;
 
-/**
- * Sends `head`, then `bytes` of body in 64 KiB pieces (chunk-framed when `chunked`), each write waiting until
- * its bytes are handed to the kernel, and resolves with the server's complete answer. With `finish` false the
- * body is left unfinished (no final chunk, fewer bytes than a Content-Length declares): an answer then proves
- * the server refused the request without waiting for the rest of it.
- */
-function upload(
-  port: number,
-  head: string,
-  bytes: number,
-  opts: { chunked: boolean; finish: boolean },
-): Promise<{ answer: RawAnswer; sent: number }> {
-  return new Promise((resolvePromise, reject) => {
-    const socket = connect(port, "127.0.0.1");
-    const piece = Buffer.alloc(64 * 1024, 0x7b);
-    const frame = opts.chunked
-      ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from("\r\n")])
-      : piece;
-    const received: Buffer[] = [];
-    let sent = 0;
-    let closed = false;
-    let writing = true;
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(
-        new Error(
-          `no complete answer to the upload after ${sent} bytes; got: ${JSON.stringify(Buffer.concat(received).toString("latin1").slice(0, 300))}`,
-        ),
-      );
-    }, 60_000);
-    /** The answer is complete once its head and Content-Length bytes of body are in. */
-    const complete = () => {
-      const answer = parseAnswer(Buffer.concat(received));
-      const length = Number(answer.headers["content-length"] ?? Number.NaN);
-      return answer.status > 0 && answer.body.length >= length ? answer : undefined;
-    };
-    const settle = () => {
-      if (writing && !closed) return;
-      const answer = complete() ?? (closed ? parseAnswer(Buffer.concat(received)) : undefined);
-      if (!answer) return;
-      clearTimeout(timer);
-      socket.destroy();
-      resolvePromise({ answer, sent });
-    };
-    socket.on("data", (data: Buffer) => {
-      received.push(data);
-      settle();
-    });
-    socket.on("error", () => {});
-    socket.on("close", () => {
-      closed = true;
-      writing = false;
-      settle();
-    });
-    socket.on("connect", async () => {
-      socket.write(head);
-      while (sent < bytes && !closed) {
-        // A server that stops reading altogether (backpressure) is not an error: the memory check still holds.
-        const flushed = await new Promise<boolean>((done) => {
-          const end = (value: boolean) => {
-            clearTimeout(stalled);
-            socket.off("close", onClose);
-            done(value);
-          };
-          const onClose = () => end(false);
-          const stalled = setTimeout(() => end(false), 10_000);
-          socket.on("close", onClose);
-          socket.write(frame, (error) => end(!error));
-        });
-        if (!flushed) break;
-        sent += piece.length;
-      }
-      if (opts.finish && opts.chunked && !closed) socket.write("0\r\n\r\n");
-      writing = false;
-      settle();
-    });
-  });
-}
-
-/** A function that records the highest RSS of `pid` every few ms until stopped; returns the peak. */
-function rssPeak(pid: number): () => number {
-  let peak = rssBytes(pid);
-  const timer = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 25);
-  return () => {
-    clearInterval(timer);
-    return Math.max(peak, rssBytes(pid));
-  };
-}
-
 describe("limits and load", () => {
   test("200 MB bodies over SERVICE_MAX_BODY_BYTES (chunked with a signature, Content-Length with a signature, chunked with a branch filter): 413 after a small part is read, the server's RSS grows by far less than the body, nothing deploys", async () => {
-    const { repo, server, ran } = await serveRecording({ SERVICE_MAX_BODY_BYTES: "65536" });
+    await using server = await startRecordingServer({ SERVICE_MAX_BODY_BYTES: "65536" });
+    const { repo, ran } = server;
     const TOTAL = 200 * MB;
     const signed = (framing: string) =>
       `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Hub-Signature-256: sha256=${"0".repeat(64)}\r\n${framing}\r\n\r\n`;
-    try {
-      // The first request warms the server up, so the baseline is not its cold start.
-      const warm = await exchange(server.port, [
-        `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Hub-Signature-256: sha256=00\r\nContent-Length: 70000\r\nConnection: close\r\n\r\n`,
-        Buffer.alloc(70_000),
-      ]);
-      expect(warm.status).toBe(413);
-      const branchHead = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Service-Secret: ${SECRET}\r\nTransfer-Encoding: chunked\r\n\r\n`;
-      const cases = [
-        { what: "chunked, signed", head: signed("Transfer-Encoding: chunked"), chunked: true, branchFilter: false },
-        {
-          what: "Content-Length, signed",
-          head: signed(`Content-Length: ${TOTAL}`),
-          chunked: false,
-          branchFilter: false,
-        },
-        // With a branch filter the body is read even for X-Service-Secret (the config file is re-read per POST).
-        { what: "chunked, branch filter", head: branchHead, chunked: true, branchFilter: true },
-      ];
-      const before = rssBytes(server.proc.pid);
-      const peak = rssPeak(server.proc.pid);
-      for (const { what, head, chunked, branchFilter } of cases) {
-        if (branchFilter) writeFileSync(join(repo.clone, "service.yaml"), "branch: main\n");
-        // Refused after reading a small part: two pieces over the limit and the body left unfinished get the 413.
-        const early = await upload(server.port, head, 128 * 1024, { chunked, finish: false });
-        expect({ what, status: early.answer.status }).toEqual({ what, status: 413 });
-        // The whole 200 MB is refused the same way, without the server keeping it.
-        const { answer } = await upload(server.port, head, TOTAL, { chunked, finish: true });
-        expect({ what, status: answer.status }).toEqual({ what, status: 413 });
-        expect(JSON.parse(answer.body.toString("utf8")).error).toBe("payload too large");
-      }
-      expect(peak() - before).toBeLessThan(64 * MB);
-      expect(ranIds(ran)).toEqual([]);
-      expect(logFiles(repo.clone)).toEqual([]);
-      expect(server.proc.exitCode).toBeNull();
-      // Still serving: an authorized push to main deploys.
-      const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}`, {
-        method: "POST",
-        headers: { "x-service-secret": SECRET, "content-type": "application/json" },
-        body: '{"ref":"refs/heads/main"}',
-      });
-      expect(lastLine(await res.text())).toBe(DONE_OK);
-      expect(ranIds(ran).length).toBe(1);
-    } finally {
-      await server.stop();
+    // The first request warms the server up, so the baseline is not its cold start.
+    const warm = await exchange(server.port, [
+      `POST ${HOOK} HTTP/1.1\r\nHost: x\r\nX-Hub-Signature-256: sha256=00\r\nContent-Length: 70000\r\nConnection: close\r\n\r\n`,
+      Buffer.alloc(70_000),
+    ]);
+    expect(warm.status).toBe(413);
+    const branchHead = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Service-Secret: ${SECRET}\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    const cases = [
+      { what: "chunked, signed", head: signed("Transfer-Encoding: chunked"), chunked: true, branchFilter: false },
+      {
+        what: "Content-Length, signed",
+        head: signed(`Content-Length: ${TOTAL}`),
+        chunked: false,
+        branchFilter: false,
+      },
+      // With a branch filter the body is read even for X-Service-Secret (the config file is re-read per POST).
+      { what: "chunked, branch filter", head: branchHead, chunked: true, branchFilter: true },
+    ];
+    const before = rssBytes(server.proc.pid);
+    const peak = peakOf(() => rssBytes(server.proc.pid), 25);
+    for (const { what, head, chunked, branchFilter } of cases) {
+      if (branchFilter) writeFileSync(join(repo.clone, "service.yaml"), "branch: main\n");
+      // Refused after reading a small part: two pieces over the limit and the body left unfinished get the 413.
+      const early = await upload(server.port, head, 128 * 1024, { chunked, finish: false });
+      expect({ what, status: early.answer.status }).toEqual({ what, status: 413 });
+      // The whole 200 MB is refused the same way, without the server keeping it.
+      const { answer } = await upload(server.port, head, TOTAL, { chunked, finish: true });
+      expect({ what, status: answer.status }).toEqual({ what, status: 413 });
+      expect(JSON.parse(answer.body.toString("utf8")).error).toBe("payload too large");
     }
+    expect(peak() - before).toBeLessThan(64 * MB);
+    expect(ranIds(ran)).toEqual([]);
+    expect(logFiles(repo.clone)).toEqual([]);
+    expect(server.proc.exitCode).toBeNull();
+    // Still serving: an authorized push to main deploys.
+    const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}`, {
+      method: "POST",
+      headers: { "x-service-secret": SECRET, "content-type": "application/json" },
+      body: '{"ref":"refs/heads/main"}',
+    });
+    expect(lastLine(await res.text())).toBe(DONE_OK);
+    expect(ranIds(ran).length).toBe(1);
   }, 180_000);
 
   test("20 slow clients (10 dribbling their headers, 10 a signed body, a byte every 300 ms) do not stop an authorized POST from deploying", async () => {
-    const { repo, server, ran } = await serveRecording();
+    await using server = await startRecordingServer();
+    const { repo, ran } = server;
     const slow: ReturnType<typeof dribble>[] = [];
-    try {
-      for (let i = 0; i < 10; i++) {
-        slow.push(
-          dribble(
-            server.port,
-            `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\n`,
-            `X-Padding-${i}: ${"a".repeat(2000)}\r\n`,
-            300,
-          ),
-        );
-        const head = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Hub-Signature-256: sha256=${"0".repeat(64)}\r\nContent-Length: 100000\r\n\r\n`;
-        slow.push(dribble(server.port, head, "{".repeat(2000), 300));
-      }
-      await waitFor(() => slow.every((s) => s.sent() >= 3), "every slow client to be part-way through its request");
-      for (const format of ["", "?format=json"]) {
-        const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}${format}`, {
-          method: "POST",
-          headers: { "x-service-secret": SECRET },
-        });
-        expect(res.status).toBe(200);
-        const body = await res.text();
-        if (format) expect(JSON.parse(body).ok).toBe(true);
-        else expect(lastLine(body)).toBe(DONE_OK);
-      }
-      // They were still dribbling all along: none of them finished its request.
-      expect(slow.every((s) => s.sent() < 2000)).toBe(true);
-      expect(ranIds(ran).length).toBe(2);
-      expect(loggedIds(repo.clone).length).toBe(2);
-    } finally {
+    await using _cleanup = defer(() => {
       for (const s of slow) s.close();
-      await server.stop();
+    });
+    for (let i = 0; i < 10; i++) {
+      slow.push(
+        dribble(
+          server.port,
+          `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\n`,
+          `X-Padding-${i}: ${"a".repeat(2000)}\r\n`,
+          300,
+        ),
+      );
+      const head = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Hub-Signature-256: sha256=${"0".repeat(64)}\r\nContent-Length: 100000\r\n\r\n`;
+      slow.push(dribble(server.port, head, "{".repeat(2000), 300));
     }
+    await waitFor(() => slow.every((s) => s.sent() >= 3), "every slow client to be part-way through its request");
+    for (const format of ["", "?format=json"]) {
+      const res = await fetch(`http://127.0.0.1:${server.port}${HOOK}${format}`, {
+        method: "POST",
+        headers: { "x-service-secret": SECRET },
+      });
+      expect(res.status).toBe(200);
+      const body = await res.text();
+      if (format) expect(JSON.parse(body).ok).toBe(true);
+      else expect(lastLine(body)).toBe(DONE_OK);
+    }
+    // They were still dribbling all along: none of them finished its request.
+    expect(slow.every((s) => s.sent() < 2000)).toBe(true);
+    expect(ranIds(ran).length).toBe(2);
+    expect(loggedIds(repo.clone).length).toBe(2);
   }, 120_000);
 
   test("a 10 s unauthorized flood (8 concurrent loops of refused POSTs) during a running deploy: the flood gets 401 for its first failures, then 429 at once, the deploy's output is complete and ends [done] ok=true, the only log files are the deploy's two", async () => {
@@ -883,7 +771,7 @@ describe("limits and load", () => {
         "",
       ].join("\n"),
     );
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_HOSTNAME: "127.0.0.1",
       SERVICE_SECRET: SECRET,
       SERVICE_PATH: HOOK,
@@ -891,87 +779,81 @@ describe("limits and load", () => {
       ...gate.env,
     });
     const url = `http://127.0.0.1:${server.port}${HOOK}`;
-    try {
-      const deploy = new StreamReader(
-        await fetch(url, { method: "POST", headers: { authorization: `Bearer ${SECRET}` } }),
-      );
-      await waitFor(() => deploy.text.includes("tick 0\n"), "the deploy's first output");
+    await using _cleanup = defer(() => gate.open());
+    const deploy = new StreamReader(
+      await fetch(url, { method: "POST", headers: { authorization: `Bearer ${SECRET}` } }),
+    );
+    await waitFor(() => deploy.text.includes("tick 0\n"), "the deploy's first output");
 
-      const refused: RequestInit[] = [
-        { method: "POST", headers: { "x-service-secret": `${SECRET}x` } },
-        { method: "POST", headers: { authorization: `Bearer ${SECRET.slice(1)}` } },
-        { method: "POST" },
-        {
-          method: "POST",
-          headers: { "x-hub-signature-256": `sha256=${"0".repeat(64)}`, "content-type": "application/json" },
-          body: '{"ref":"refs/heads/main"}',
-        },
-      ];
-      const statuses = new Map<number, number>();
-      const until = Date.now() + 10_000;
-      const loop = async (n: number) => {
-        for (let i = 0; i < 20_000 && Date.now() < until; i++) {
-          const res = await fetch(url, refused[(n + i) % refused.length]);
-          await res.arrayBuffer();
-          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        }
-      };
-      await Promise.all(Array.from({ length: 8 }, (_, n) => loop(n)));
-      // The deploy was running through the whole flood.
-      expect(deploy.text).not.toContain("[done]");
-      gate.open();
-      const text = await deploy.done;
+    const refused: RequestInit[] = [
+      { method: "POST", headers: { "x-service-secret": `${SECRET}x` } },
+      { method: "POST", headers: { authorization: `Bearer ${SECRET.slice(1)}` } },
+      { method: "POST" },
+      {
+        method: "POST",
+        headers: { "x-hub-signature-256": `sha256=${"0".repeat(64)}`, "content-type": "application/json" },
+        body: '{"ref":"refs/heads/main"}',
+      },
+    ];
+    const statuses = new Map<number, number>();
+    const until = Date.now() + 10_000;
+    const loop = async (n: number) => {
+      for (let i = 0; i < 20_000 && Date.now() < until; i++) {
+        const res = await fetch(url, refused[(n + i) % refused.length]);
+        await res.arrayBuffer();
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, (_, n) => loop(n)));
+    // The deploy was running through the whole flood.
+    expect(deploy.text).not.toContain("[done]");
+    gate.open();
+    const text = await deploy.done;
 
-      expect([...statuses.keys()].sort()).toEqual([401, 429]);
-      // The burst, plus one a second while the flood lasted (with room for a slow start).
-      expect(statuses.get(401)!).toBeGreaterThanOrEqual(FAILURE_BURST);
-      expect(statuses.get(401)!).toBeLessThanOrEqual(FAILURE_BURST + 15);
-      expect(statuses.get(429)!).toBeGreaterThan(100);
-      expect(lastLine(text)).toBe(DONE_OK);
-      const ticks = [...text.matchAll(/^tick (\d+)$/gm)].map((m) => Number(m[1]));
-      const end = Number(/^end (\d+)$/m.exec(text)?.[1]);
-      expect(ticks.length).toBeGreaterThan(0);
-      expect(ticks).toEqual(Array.from({ length: end }, (_, i) => i));
-      const files = logFiles(repo.clone);
-      expect(files.length).toBe(2);
-      const log = readFileSync(join(repo.clone, ".service", "logs", files.find((f) => f.endsWith(".log"))!), "utf8");
-      expect(log).toContain(`tick ${end - 1}\nend ${end}\n`);
-      expect(lastLine(log)).toBe(DONE_OK);
-    } finally {
-      gate.open();
-      await server.stop();
-    }
+    expect([...statuses.keys()].sort()).toEqual([401, 429]);
+    // The burst, plus one a second while the flood lasted (with room for a slow start).
+    expect(statuses.get(401)!).toBeGreaterThanOrEqual(FAILURE_BURST);
+    expect(statuses.get(401)!).toBeLessThanOrEqual(FAILURE_BURST + 15);
+    expect(statuses.get(429)!).toBeGreaterThan(100);
+    expect(lastLine(text)).toBe(DONE_OK);
+    const ticks = [...text.matchAll(/^tick (\d+)$/gm)].map((m) => Number(m[1]));
+    const end = Number(/^end (\d+)$/m.exec(text)?.[1]);
+    expect(ticks.length).toBeGreaterThan(0);
+    expect(ticks).toEqual(Array.from({ length: end }, (_, i) => i));
+    const files = logFiles(repo.clone);
+    expect(files.length).toBe(2);
+    const log = readFileSync(join(repo.clone, ".service", "logs", files.find((f) => f.endsWith(".log"))!), "utf8");
+    expect(log).toContain(`tick ${end - 1}\nend ${end}\n`);
+    expect(lastLine(log)).toBe(DONE_OK);
   }, 120_000);
 });
 
 describe("one deploy per connection, and declared lengths", () => {
   test("three authorized POSTs pipelined on one connection: no deploy is lost (every deploy that ran was answered up to [done], none ran unanswered), deploy answers say Connection: close, and the same requests sent one per connection all deploy", async () => {
-    const { server, ran } = await serveRecording();
+    await using server = await startRecordingServer();
+    const { ran } = server;
     const request = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Service-Secret: ${SECRET}\r\nContent-Length: 2\r\n\r\n{}`;
-    try {
-      const pipelined = await exchange(server.port, [request.repeat(3)]);
-      const answered = [...pipelined.raw.toString("latin1").matchAll(/^\[done\] ok=true exitCode=0$/gm)].length;
-      if (pipelined.status !== 0) expect(pipelined.headers.connection).toBe("close");
-      // Deploys of one repository run in order: once a later one is done, every earlier one is too.
-      const later = await exchange(server.port, [request.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")]);
-      expect(later.headers.connection).toBe("close");
-      expect(lastLine(later.body.toString("utf8"))).toBe(DONE_OK);
-      expect(ranIds(ran).length - 1).toBe(answered);
+    const pipelined = await exchange(server.port, [request.repeat(3)]);
+    const answered = [...pipelined.raw.toString("latin1").matchAll(/^\[done\] ok=true exitCode=0$/gm)].length;
+    if (pipelined.status !== 0) expect(pipelined.headers.connection).toBe("close");
+    // Deploys of one repository run in order: once a later one is done, every earlier one is too.
+    const later = await exchange(server.port, [request.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n")]);
+    expect(later.headers.connection).toBe("close");
+    expect(lastLine(later.body.toString("utf8"))).toBe(DONE_OK);
+    expect(ranIds(ran).length - 1).toBe(answered);
 
-      // Sent again one per connection, as a client whose connection closed does: each deploys and is answered.
-      const retried = await Promise.all([0, 1, 2].map(() => exchange(server.port, [request])));
-      for (const answer of retried) {
-        expect(answer.headers.connection).toBe("close");
-        expect(lastLine(answer.body.toString("utf8"))).toBe(DONE_OK);
-      }
-      expect(ranIds(ran).length).toBe(answered + 4);
-    } finally {
-      await server.stop();
+    // Sent again one per connection, as a client whose connection closed does: each deploys and is answered.
+    const retried = await Promise.all([0, 1, 2].map(() => exchange(server.port, [request])));
+    for (const answer of retried) {
+      expect(answer.headers.connection).toBe("close");
+      expect(lastLine(answer.body.toString("utf8"))).toBe(DONE_OK);
     }
+    expect(ranIds(ran).length).toBe(answered + 4);
   }, 60_000);
 
   test("a declared Content-Length over maxBodyBytes gets the JSON 413 before any work, whatever the authentication (right secret, Bearer, wrong secret, signature), before the body is sent", async () => {
-    const { repo, server, ran } = await serveRecording({ SERVICE_MAX_BODY_BYTES: String(LIMIT) });
+    await using server = await startRecordingServer({ SERVICE_MAX_BODY_BYTES: String(LIMIT) });
+    const { repo, ran } = server;
     const credentials = [
       `X-Service-Secret: ${SECRET}`,
       `Authorization: Bearer ${SECRET}`,
@@ -979,18 +861,14 @@ describe("one deploy per connection, and declared lengths", () => {
       `X-Hub-Signature-256: sha256=${"0".repeat(64)}`,
       "",
     ];
-    try {
-      for (const credential of credentials) {
-        const head = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\n${credential ? `${credential}\r\n` : ""}Content-Length: ${40 * MB}\r\n\r\n`;
-        const { answer } = await upload(server.port, head, 64 * 1024, { chunked: false, finish: false });
-        expect({ credential, status: answer.status }).toEqual({ credential, status: 413 });
-        expect(answer.headers["content-type"]).toContain("application/json");
-        expect(JSON.parse(answer.body.toString("utf8")).error).toBe("payload too large");
-      }
-      expect(ranIds(ran)).toEqual([]);
-      expect(logFiles(repo.clone)).toEqual([]);
-    } finally {
-      await server.stop();
+    for (const credential of credentials) {
+      const head = `POST ${HOOK} HTTP/1.1\r\nHost: 127.0.0.1\r\n${credential ? `${credential}\r\n` : ""}Content-Length: ${40 * MB}\r\n\r\n`;
+      const { answer } = await upload(server.port, head, 64 * 1024, { chunked: false, finish: false });
+      expect({ credential, status: answer.status }).toEqual({ credential, status: 413 });
+      expect(answer.headers["content-type"]).toContain("application/json");
+      expect(JSON.parse(answer.body.toString("utf8")).error).toBe("payload too large");
     }
+    expect(ranIds(ran)).toEqual([]);
+    expect(logFiles(repo.clone)).toEqual([]);
   }, 60_000);
 });

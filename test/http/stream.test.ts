@@ -6,15 +6,16 @@
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { connect, type Socket } from "node:net";
 import { join } from "node:path";
-import { parseAnswer } from "../_support/hostile-fixtures.ts";
+import { connectRaw, parseAnswer } from "../_support/raw-http.ts";
 import {
   baseEnv,
+  defer,
   lastLine,
   makeRepo,
   post,
   readJson,
+  runProcess,
   ROOT,
   SECRET,
   startServer,
@@ -52,21 +53,14 @@ function incrementalReader(body: ReadableStream<Uint8Array>) {
 }
 
 /** A raw HTTP/1.1 POST on a socket we control, so the test decides when (and whether) to read. */
-function rawPost(
-  port: number,
-  options: { paused?: boolean } = {},
-): { socket: Socket; received: Buffer[]; bytes: () => number; ended: Promise<void> } {
-  const socket = connect(port, "127.0.0.1");
-  const received: Buffer[] = [];
-  if (options.paused) socket.pause();
-  socket.on("data", (chunk: Buffer) => received.push(chunk));
-  socket.on("error", () => {});
-  const ended = new Promise<void>((resolve) => socket.on("close", () => resolve()));
-  socket.write(
-    `POST / HTTP/1.1\r\nHost: localhost:${port}\r\nX-Service-Secret: ${SECRET}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+const rawPost = (port: number, options: { paused?: boolean } = {}) =>
+  connectRaw(
+    port,
+    [
+      `POST / HTTP/1.1\r\nHost: localhost:${port}\r\nX-Service-Secret: ${SECRET}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+    ],
+    options,
   );
-  return { socket, received, bytes: () => received.reduce((n, b) => n + b.length, 0), ended };
-}
 
 /** The body of a raw HTTP/1.1 response with chunked transfer encoding. */
 function chunkedBody(raw: Buffer): string {
@@ -92,65 +86,53 @@ describe("live streaming (output streamed as plain text, read with curl -N)", ()
   test("the first lines arrive while the script still runs; [done] comes last", async () => {
     const repo = makeRepo();
     const script = ["echo first", waitForFile("go"), "echo second", "touch finished.marker"].join("\n");
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: script });
-    try {
-      const res = await post(server.url, { secret: SECRET });
-      expect(res.status).toBe(200);
-      const stream = incrementalReader(res.body!);
-      const early = await stream.until((text) => text.includes("first\n"), 'the line "first"');
-      // The script is still blocked on the go file: nothing after "first" can have been produced yet.
-      expect(early).toStartWith("[deploy] ");
-      expect(early).not.toContain("second");
-      expect(early).not.toContain("[done]");
-      expect(existsSync(join(repo.clone, "finished.marker"))).toBe(false);
+    await using server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: script });
+    await using _cleanup = defer(() => writeFileSync(join(repo.clone, "go"), ""));
+    const res = await post(server.url, { secret: SECRET });
+    expect(res.status).toBe(200);
+    const stream = incrementalReader(res.body!);
+    const early = await stream.until((text) => text.includes("first\n"), 'the line "first"');
+    // The script is still blocked on the go file: nothing after "first" can have been produced yet.
+    expect(early).toStartWith("[deploy] ");
+    expect(early).not.toContain("second");
+    expect(early).not.toContain("[done]");
+    expect(existsSync(join(repo.clone, "finished.marker"))).toBe(false);
 
-      writeFileSync(join(repo.clone, "go"), "");
-      const text = await stream.rest();
-      expect(text.indexOf("second")).toBeGreaterThan(text.indexOf("first"));
-      expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
-      expect(existsSync(join(repo.clone, "finished.marker"))).toBe(true);
-    } finally {
-      writeFileSync(join(repo.clone, "go"), "");
-      await server.stop();
-    }
+    writeFileSync(join(repo.clone, "go"), "");
+    const text = await stream.rest();
+    expect(text.indexOf("second")).toBeGreaterThan(text.indexOf("first"));
+    expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+    expect(existsSync(join(repo.clone, "finished.marker"))).toBe(true);
   }, 20_000);
 
   test("a script silent longer than Bun's 10 s idle timeout keeps its stream, which ends with [done] ok=true", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: "sleep 12\necho after-the-silence",
       SERVICE_HEARTBEAT_MS: "600000",
     });
-    try {
-      const res = await post(server.url, { secret: SECRET });
-      expect(res.status).toBe(200);
-      const text = await res.text();
-      expect(text).not.toContain("[heartbeat]");
-      expect(text).toContain("after-the-silence\n");
-      expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
-    } finally {
-      await server.stop();
-    }
+    const res = await post(server.url, { secret: SECRET });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain("[heartbeat]");
+    expect(text).toContain("after-the-silence\n");
+    expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
   }, 30_000);
 
   test("during a silence a [heartbeat] line is sent every SERVICE_HEARTBEAT_MS, before [done]", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: "sleep 3",
       SERVICE_HEARTBEAT_MS: "500",
     });
-    try {
-      const res = await post(server.url, { secret: SECRET });
-      const lines = (await res.text()).trimEnd().split("\n");
-      const heartbeat = lines.findIndex((line) => line.startsWith("[heartbeat]"));
-      expect(heartbeat).toBeGreaterThan(0);
-      expect(heartbeat).toBeLessThan(lines.length - 1);
-      expect(lines[lines.length - 1]).toBe("[done] ok=true exitCode=0");
-    } finally {
-      await server.stop();
-    }
+    const res = await post(server.url, { secret: SECRET });
+    const lines = (await res.text()).trimEnd().split("\n");
+    const heartbeat = lines.findIndex((line) => line.startsWith("[heartbeat]"));
+    expect(heartbeat).toBeGreaterThan(0);
+    expect(heartbeat).toBeLessThan(lines.length - 1);
+    expect(lines[lines.length - 1]).toBe("[done] ok=true exitCode=0");
   });
 });
 
@@ -158,18 +140,12 @@ describe("stream lifetime", () => {
   test("a streaming response built but never sent (a request refused after all) leaves no heartbeat timer behind", async () => {
     // A timer left ticking would keep this process alive: it must exit on its own.
     const script = `import { streamingResponse } from ${JSON.stringify(join(ROOT, "src/http/response.ts"))};\nstreamingResponse(100);\n`;
-    const proc = Bun.spawn([process.execPath, "-e", script], {
+    const { code } = await runProcess([process.execPath, "-e", script], {
       cwd: ROOT,
       env: baseEnv(),
-      stdout: "pipe",
-      stderr: "pipe",
+      timeoutMs: 10_000,
     });
-    const kill = setTimeout(() => proc.kill("SIGKILL"), 10_000);
-    try {
-      expect(await proc.exited).toBe(0);
-    } finally {
-      clearTimeout(kill);
-    }
+    expect(code).toBe(0);
   }, 15_000);
 });
 
@@ -195,44 +171,35 @@ describe("client independence (a sink can go away without touching the run)", ()
 
   test("a client that aborts its fetch mid-stream does not stop the deploy; the logs end with done", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: script });
+    await using server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: script });
     const abort = new AbortController();
-    try {
-      const res = await fetch(server.url, {
-        method: "POST",
-        headers: { "x-service-secret": SECRET },
-        signal: abort.signal,
-      });
-      const stream = incrementalReader(res.body!);
-      await stream.until((text) => text.includes("first\n"), 'the line "first"');
-      abort.abort();
-      await stream.cancel();
-      writeFileSync(join(repo.clone, "go"), "");
-      await expectCompleted(repo.clone);
-    } finally {
+    await using _cleanup = defer(() => {
       abort.abort();
       writeFileSync(join(repo.clone, "go"), "");
-      await server.stop();
-    }
+    });
+    const res = await fetch(server.url, {
+      method: "POST",
+      headers: { "x-service-secret": SECRET },
+      signal: abort.signal,
+    });
+    const stream = incrementalReader(res.body!);
+    await stream.until((text) => text.includes("first\n"), 'the line "first"');
+    abort.abort();
+    await stream.cancel();
+    writeFileSync(join(repo.clone, "go"), "");
+    await expectCompleted(repo.clone);
   }, 20_000);
 
   test("a client whose socket closes after the first line does not stop the deploy; the logs end with done", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: script });
-    let client: ReturnType<typeof rawPost> | undefined;
-    try {
-      client = rawPost(server.port);
-      const { received } = client;
-      await waitFor(() => Buffer.concat(received).includes("first\n"), 'the line "first" on the socket');
-      client.socket.destroy();
-      await client.ended;
-      writeFileSync(join(repo.clone, "go"), "");
-      await expectCompleted(repo.clone);
-    } finally {
-      client?.socket.destroy();
-      writeFileSync(join(repo.clone, "go"), "");
-      await server.stop();
-    }
+    await using server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: script });
+    await using _cleanup = defer(() => writeFileSync(join(repo.clone, "go"), ""));
+    using client = rawPost(server.port);
+    await waitFor(() => client.received().includes("first\n"), 'the line "first" on the socket');
+    client.socket.destroy();
+    await client.closed;
+    writeFileSync(join(repo.clone, "go"), "");
+    await expectCompleted(repo.clone);
   }, 20_000);
 
   test("a client that never reads does not block a deploy printing 20 MB; it later gets a skip mark and [done]", async () => {
@@ -241,30 +208,24 @@ describe("client independence (a sink can go away without touching the run)", ()
       "sh -c 'yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 20000000'",
       "touch finished.marker",
     ].join("\n");
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: script,
       SERVICE_MAX_LOG_BYTES: String(64 * 1024 * 1024),
     });
-    let client: ReturnType<typeof rawPost> | undefined;
-    try {
-      client = rawPost(server.port, { paused: true });
-      const record = await doneRecord(repo.clone);
-      // The deploy is over while the client has not taken a single byte.
-      expect(client.bytes()).toBe(0);
-      expect(record.result.ok).toBe(true);
-      expect(existsSync(join(repo.clone, "finished.marker"))).toBe(true);
-      expect(statSync(record.result.log.log).size).toBeGreaterThan(20_000_000);
+    using client = rawPost(server.port, { paused: true });
+    const record = await doneRecord(repo.clone);
+    // The deploy is over while the client has not taken a single byte.
+    expect(client.bytes()).toBe(0);
+    expect(record.result.ok).toBe(true);
+    expect(existsSync(join(repo.clone, "finished.marker"))).toBe(true);
+    expect(statSync(record.result.log.log).size).toBeGreaterThan(20_000_000);
 
-      client.socket.resume();
-      await client.ended;
-      const body = chunkedBody(Buffer.concat(client.received));
-      expect(body).toStartWith("[deploy] ");
-      expect(body).toMatch(/^\[stream\] skipped \d+ bytes/m);
-      expect(lastLine(body)).toBe("[done] ok=true exitCode=0");
-    } finally {
-      client?.socket.destroy();
-      await server.stop();
-    }
+    client.socket.resume();
+    await client.closed;
+    const body = chunkedBody(client.received());
+    expect(body).toStartWith("[deploy] ");
+    expect(body).toMatch(/^\[stream\] skipped \d+ bytes/m);
+    expect(lastLine(body)).toBe("[done] ok=true exitCode=0");
   }, 30_000);
 });

@@ -6,7 +6,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { clientAddress, clientKey, FAILURE_BURST, FailureThrottle, MAX_CLIENTS } from "../../src/http/throttle.ts";
-import { exchange, type RawAnswer } from "../_support/hostile-fixtures.ts";
+import { exchange, type RawAnswer } from "../_support/raw-http.ts";
 import { lastLine, makeRepo, SECRET, startServer } from "../_support/helpers.ts";
 
 setDefaultTimeout(60_000);
@@ -151,40 +151,36 @@ function expectThrottled(answers: RawAnswer[]): void {
 describe("failed-authentication backoff (end to end)", () => {
   test("a burst of wrong secrets from 127.0.0.1 gets 429 after the burst; an authorized POST from 127.0.0.1 still deploys; a wrong secret from 127.0.0.2 still gets 401", async () => {
     const repo = makeRepo();
-    const server = await startServer(repo.clone, {
+    await using server = await startServer(repo.clone, {
       SERVICE_HOSTNAME: "127.0.0.1",
       SERVICE_SECRET: SECRET,
       SERVICE_PATH: HOOK,
       SERVICE_RUN_SCRIPT: "echo deployed",
     });
-    try {
-      expectThrottled(await floodUntilThrottled(server.port, "127.0.0.1"));
+    expectThrottled(await floodUntilThrottled(server.port, "127.0.0.1"));
 
-      // The right secret from the throttled address: checked first, never slowed.
-      const authorized = await rawPost(server.port, { "x-service-secret": SECRET }, "127.0.0.1");
-      expect(authorized.status).toBe(200);
-      expect(lastLine(authorized.body.toString("utf8"))).toBe(DONE_OK);
-      const body = '{"ref":"refs/heads/main"}';
-      const signature = `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
-      const signed = await rawPost(
-        server.port,
-        { "x-hub-signature-256": signature, "content-type": "application/json" },
-        "127.0.0.1",
-        body,
-      );
-      expect(signed.status).toBe(200);
-      expect(lastLine(signed.body.toString("utf8"))).toBe(DONE_OK);
+    // The right secret from the throttled address: checked first, never slowed.
+    const authorized = await rawPost(server.port, { "x-service-secret": SECRET }, "127.0.0.1");
+    expect(authorized.status).toBe(200);
+    expect(lastLine(authorized.body.toString("utf8"))).toBe(DONE_OK);
+    const body = '{"ref":"refs/heads/main"}';
+    const signature = `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`;
+    const signed = await rawPost(
+      server.port,
+      { "x-hub-signature-256": signature, "content-type": "application/json" },
+      "127.0.0.1",
+      body,
+    );
+    expect(signed.status).toBe(200);
+    expect(lastLine(signed.body.toString("utf8"))).toBe(DONE_OK);
 
-      // Wrong secrets from there are still slowed (the deploys took a moment: a token or two may have come back).
-      expect((await floodUntilThrottled(server.port, "127.0.0.1")).at(-1)!.status).toBe(429);
-      // Another address is not.
-      const other = await rawPost(server.port, WRONG[0]!, "127.0.0.2");
-      expect(other.status).toBe(401);
-      expect(JSON.parse(other.body.toString("utf8")).error).toBe("unauthorized");
-      expect(`${server.stdout.text}${server.stderr.text}`).not.toContain("request failed");
-    } finally {
-      await server.stop();
-    }
+    // Wrong secrets from there are still slowed (the deploys took a moment: a token or two may have come back).
+    expect((await floodUntilThrottled(server.port, "127.0.0.1")).at(-1)!.status).toBe(429);
+    // Another address is not.
+    const other = await rawPost(server.port, WRONG[0]!, "127.0.0.2");
+    expect(other.status).toBe(401);
+    expect(JSON.parse(other.body.toString("utf8")).error).toBe("unauthorized");
+    expect(`${server.stdout.text}${server.stderr.text}`).not.toContain("request failed");
   });
 
   test("with trustProxy, each X-Forwarded-For client (the rightmost entry) has its own budget; without it the header is ignored, so a spoofed one escapes nothing", async () => {
@@ -195,8 +191,8 @@ describe("failed-authentication backoff (end to end)", () => {
       SERVICE_PATH: HOOK,
       SERVICE_RUN_SCRIPT: "true",
     };
-    const proxied = await startServer(repo.clone, { ...env, SERVICE_TRUST_PROXY: "true" });
-    try {
+    {
+      await using proxied = await startServer(repo.clone, { ...env, SERVICE_TRUST_PROXY: "true" });
       // The client puts a new entry of its own first every time; the proxy appends the real one, which is counted.
       expectThrottled(
         await floodUntilThrottled(proxied.port, "127.0.0.1", (i) => ({
@@ -208,18 +204,12 @@ describe("failed-authentication backoff (end to end)", () => {
       expect(
         (await rawPost(proxied.port, { "x-service-secret": SECRET, "x-forwarded-for": "203.0.113.1" })).status,
       ).toBe(200);
-    } finally {
-      await proxied.stop();
     }
 
-    const direct = await startServer(repo.clone, env);
-    try {
-      // A new forwarded address every time changes nothing: the socket's address is counted.
-      expectThrottled(
-        await floodUntilThrottled(direct.port, "127.0.0.1", (i) => ({ "x-forwarded-for": `203.0.113.${i}` })),
-      );
-    } finally {
-      await direct.stop();
-    }
+    await using direct = await startServer(repo.clone, env);
+    // A new forwarded address every time changes nothing: the socket's address is counted.
+    expectThrottled(
+      await floodUntilThrottled(direct.port, "127.0.0.1", (i) => ({ "x-forwarded-for": `203.0.113.${i}` })),
+    );
   });
 });

@@ -392,15 +392,11 @@ describe("the server says the same problems at start", () => {
     expect(report.code).toBe(1);
     const listed = problems(report.stdout);
     expect(listed).toHaveLength(2);
-    const server = await startServer(cwd, env);
-    try {
-      const output = `${server.stdout.text}${server.stderr.text}`;
-      for (const problem of listed) expect(output).toContain(problem);
-      expect(output).toContain('did you mean "runScript"?');
-      expect(output).toContain("is not a git repository");
-      expect(server.proc.exitCode).toBeNull();
-    } finally {
-      await server.stop();
-    }
+    await using server = await startServer(cwd, env);
+    const output = `${server.stdout.text}${server.stderr.text}`;
+    for (const problem of listed) expect(output).toContain(problem);
+    expect(output).toContain('did you mean "runScript"?');
+    expect(output).toContain("is not a git repository");
+    expect(server.proc.exitCode).toBeNull();
   });
 });

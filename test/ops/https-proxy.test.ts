@@ -16,8 +16,8 @@ import {
   setupSteps,
   type ProxySetup,
 } from "../../src/ops/https.ts";
-import { makeGate, StreamReader } from "../_support/gate.ts";
-import { lastLine, makeRepo, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
+import { type Gate, StreamReader, startGatedServer } from "../_support/gate.ts";
+import { lastLine, SECRET, tempDir, waitFor } from "../_support/helpers.ts";
 
 const noCaddy = Bun.which("caddy") === null;
 const nginx = Bun.which("nginx") ?? ["/usr/sbin/nginx", "/sbin/nginx"].find((path) => existsSync(path)) ?? null;
@@ -43,13 +43,19 @@ function setupFor(port: number, domain = "localhost"): ProxySetup {
   return { domain, port, maxBodyBytes: 1_000_000, timeoutSeconds: 3660 };
 }
 
-/** Waits until `url` answers over TLS with `status`, failing early with the proxy's output if it exited. */
-async function waitForProxy(
-  proc: Bun.Subprocess<"ignore", "pipe", "pipe">,
-  url: string,
-  status: number,
+/** A proxy (Caddy, nginx) in front of the service: `using proxy = startProxy(…)` kills it when the block ends. */
+function startProxy(
   what: string,
-): Promise<void> {
+  argv: string[],
+  options: { cwd?: string; env?: Record<string, string | undefined> } = {},
+) {
+  const proc = Bun.spawn(argv, { ...options, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  return { what, proc, [Symbol.dispose]: () => proc.kill("SIGKILL") };
+}
+
+/** Waits until `url` answers over TLS with `status`, failing early with the proxy's output if it exited. */
+async function waitForProxy(proxy: ReturnType<typeof startProxy>, url: string, status: number): Promise<void> {
+  const { what, proc } = proxy;
   await waitFor(async () => {
     if (proc.exitCode !== null)
       throw new Error(`${what} exited with ${proc.exitCode}: ${await new Response(proc.stderr).text()}`);
@@ -64,7 +70,7 @@ async function waitForProxy(
 }
 
 /** A deploy POSTed to `url` streams through the proxy while its script waits at a gate, then ends ok; a wrong secret is 401. */
-async function expectLiveDeploy(url: string, gate: ReturnType<typeof makeGate>): Promise<void> {
+async function expectLiveDeploy(url: string, gate: Gate): Promise<void> {
   const res = await fetch(url, { method: "POST", headers: { "x-service-secret": SECRET }, tls } as RequestInit);
   expect(res.status).toBe(200);
   const reader = new StreamReader(res);
@@ -94,12 +100,9 @@ function withCaddyHome<T>(home: string, action: () => T): T {
 }
 
 function startCaddy(config: string, home: string) {
-  return Bun.spawn(["caddy", "run", "--config", config, "--adapter", "caddyfile"], {
+  return startProxy("Caddy", ["caddy", "run", "--config", config, "--adapter", "caddyfile"], {
     cwd: home,
     env: { ...process.env, HOME: home, XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config") },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
   });
 }
 
@@ -107,13 +110,8 @@ describe("HTTPS through the generated Caddy config", () => {
   test.skipIf(noCaddy)(
     "an HTTPS POST through Caddy streams the deploy live and ends with [done] ok=true",
     async () => {
-      const repo = makeRepo();
-      const gate = makeGate();
-      const service = await startServer(repo.clone, {
-        SERVICE_SECRET: SECRET,
-        SERVICE_RUN_SCRIPT: gate.script,
-        ...gate.env,
-      });
+      await using service = await startGatedServer();
+      const { gate } = service;
       const home = tempDir("service-caddy-");
       const [httpsPort, httpPort] = [await freePort(), await freePort()];
       const config = join(home, "Caddyfile");
@@ -131,16 +129,10 @@ describe("HTTPS through the generated Caddy config", () => {
           ],
         }),
       );
-      const caddy = startCaddy(config, home);
-      try {
-        // A GET is a 404 from the service behind it.
-        await waitForProxy(caddy, `https://localhost:${httpsPort}/`, 404, "Caddy");
-        await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
-      } finally {
-        caddy.kill("SIGKILL");
-        gate.open();
-        await service.stop();
-      }
+      using caddy = startCaddy(config, home);
+      // A GET is a 404 from the service behind it.
+      await waitForProxy(caddy, `https://localhost:${httpsPort}/`, 404);
+      await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
     },
     60_000,
   );
@@ -148,13 +140,8 @@ describe("HTTPS through the generated Caddy config", () => {
   test.skipIf(noCaddy)(
     "adding the site to a running Caddy keeps its other sites, imports the site once, and deploys through it",
     async () => {
-      const repo = makeRepo();
-      const gate = makeGate();
-      const service = await startServer(repo.clone, {
-        SERVICE_SECRET: SECRET,
-        SERVICE_RUN_SCRIPT: gate.script,
-        ...gate.env,
-      });
+      await using service = await startGatedServer();
+      const { gate } = service;
       const home = tempDir("service-caddy-");
       const [adminPort, httpsPort, httpPort, otherPort] = [
         await freePort(),
@@ -179,39 +166,33 @@ describe("HTTPS through the generated Caddy config", () => {
         "",
       ].join("\n");
       writeFileSync(config, original);
-      const caddy = startCaddy(config, home);
-      try {
-        const other = `http://127.0.0.1:${otherPort}/`;
-        await waitFor(
-          async () =>
-            (await fetch(other)
-              .then((r) => r.text())
-              .catch(() => "")) === "the other site",
-          "Caddy's other site",
-        );
+      using caddy = startCaddy(config, home);
+      const other = `http://127.0.0.1:${otherPort}/`;
+      await waitFor(
+        async () =>
+          (await fetch(other)
+            .then((r) => r.text())
+            .catch(() => "")) === "the other site",
+        "Caddy's other site",
+      );
 
-        // The site as the HTTPS setup writes it (for the domain "localhost", which Caddy certifies itself here).
-        const site = join(tempDir(), "Caddyfile");
-        writeFileSync(site, caddyfile(setupFor(service.port)));
-        const message = withCaddyHome(home, () => installCaddySite(site, "localhost", config));
-        expect(message).toContain("reloaded Caddy");
-        const after = readFileSync(config, "utf8");
-        expect(after.startsWith(original)).toBe(true);
-        expect(after).toContain(`import ${caddySiteFile(config, "localhost")}\n`);
-        expect(readdirSync(home).filter((name) => name.startsWith("Caddyfile.before-service-"))).toHaveLength(1);
+      // The site as the HTTPS setup writes it (for the domain "localhost", which Caddy certifies itself here).
+      const site = join(tempDir(), "Caddyfile");
+      writeFileSync(site, caddyfile(setupFor(service.port)));
+      const message = withCaddyHome(home, () => installCaddySite(site, "localhost", config));
+      expect(message).toContain("reloaded Caddy");
+      const after = readFileSync(config, "utf8");
+      expect(after.startsWith(original)).toBe(true);
+      expect(after).toContain(`import ${caddySiteFile(config, "localhost")}\n`);
+      expect(readdirSync(home).filter((name) => name.startsWith("Caddyfile.before-service-"))).toHaveLength(1);
 
-        await waitForProxy(caddy, `https://localhost:${httpsPort}/`, 404, "Caddy");
-        expect(await (await fetch(other)).text()).toBe("the other site");
-        await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
+      await waitForProxy(caddy, `https://localhost:${httpsPort}/`, 404);
+      expect(await (await fetch(other)).text()).toBe("the other site");
+      await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
 
-        // Again (say, a new port): the site file is replaced, the import stays one line.
-        expect(withCaddyHome(home, () => installCaddySite(site, "localhost", config))).toContain("reloaded Caddy");
-        expect(readFileSync(config, "utf8").split(`import ${caddySiteFile(config, "localhost")}`)).toHaveLength(2);
-      } finally {
-        caddy.kill("SIGKILL");
-        gate.open();
-        await service.stop();
-      }
+      // Again (say, a new port): the site file is replaced, the import stays one line.
+      expect(withCaddyHome(home, () => installCaddySite(site, "localhost", config))).toContain("reloaded Caddy");
+      expect(readFileSync(config, "utf8").split(`import ${caddySiteFile(config, "localhost")}`)).toHaveLength(2);
     },
     60_000,
   );
@@ -328,13 +309,8 @@ describe("HTTPS through the generated nginx config", () => {
   test.skipIf(!nginx || !openssl)(
     "an HTTPS POST through nginx streams the deploy live and ends with [done] ok=true",
     async () => {
-      const repo = makeRepo();
-      const gate = makeGate();
-      const service = await startServer(repo.clone, {
-        SERVICE_SECRET: SECRET,
-        SERVICE_RUN_SCRIPT: gate.script,
-        ...gate.env,
-      });
+      await using service = await startGatedServer();
+      const { gate } = service;
       const prefix = tempDir("service-nginx-");
       const [httpsPort, httpPort] = [await freePort(), await freePort()];
       const site = join(prefix, "site.conf");
@@ -348,19 +324,13 @@ describe("HTTPS through the generated nginx config", () => {
         }),
       );
       writeFileSync(main, nginxMain(prefix, site));
-      const proc = Bun.spawn([nginx!, "-p", prefix, "-c", main], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-      try {
-        await waitForProxy(proc, `https://localhost:${httpsPort}/`, 404, "nginx");
-        // Plain HTTP is sent to HTTPS.
-        const redirect = await fetch(`http://localhost:${httpPort}/hook`, { redirect: "manual" });
-        expect(redirect.status).toBe(301);
-        expect(redirect.headers.get("location")).toBe("https://localhost/hook");
-        await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
-      } finally {
-        proc.kill("SIGKILL");
-        gate.open();
-        await service.stop();
-      }
+      using proxy = startProxy("nginx", [nginx!, "-p", prefix, "-c", main]);
+      await waitForProxy(proxy, `https://localhost:${httpsPort}/`, 404);
+      // Plain HTTP is sent to HTTPS.
+      const redirect = await fetch(`http://localhost:${httpPort}/hook`, { redirect: "manual" });
+      expect(redirect.status).toBe(301);
+      expect(redirect.headers.get("location")).toBe("https://localhost/hook");
+      await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
     },
     60_000,
   );

@@ -21,7 +21,7 @@ import {
 } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { ROOT, baseEnv, readJson, tempDir } from "../_support/helpers.ts";
+import { ROOT, baseEnv, readJson, runProcess, tempDir } from "../_support/helpers.ts";
 
 const SCRIPT = join(ROOT, "install.sh");
 const SH = Bun.which("sh") ?? "/bin/sh";
@@ -39,16 +39,14 @@ function sha256(file: string): string {
 }
 
 beforeAll(async () => {
-  const build = Bun.spawn([process.execPath, join(ROOT, "scripts/build.ts"), "--only-host"], {
+  const {
+    code,
+    stdout: out,
+    stderr: err,
+  } = await runProcess([process.execPath, join(ROOT, "scripts/build.ts"), "--only-host"], {
     cwd: ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
+    timeoutMs: 120_000,
   });
-  const [out, err, code] = await Promise.all([
-    new Response(build.stdout).text(),
-    new Response(build.stderr).text(),
-    build.exited,
-  ]);
   if (code !== 0) throw new Error(`scripts/build.ts --only-host failed:\n${out}${err}`);
   const built = join(ROOT, "dist", "release");
   const binary = join(built, `v${VERSION}`, "service");
@@ -130,21 +128,8 @@ async function install(
   });
   const shell = options.shell ?? SH;
   const argv = options.script ? [shell, "-s", "--", ...args] : [shell, SCRIPT, ...args];
-  const proc = Bun.spawn(argv, {
-    cwd: tempDir(),
-    env,
-    stdin: options.script ?? "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 50_000);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  clearTimeout(timer);
-  return { code, stdout, stderr, home, tmp };
+  const run = await runProcess(argv, { cwd: tempDir(), env, stdin: options.script, timeoutMs: 50_000 });
+  return { ...run, home, tmp };
 }
 
 function executable(dir: string, name: string, body: string): void {

@@ -13,8 +13,8 @@ import {
   SECRET,
   startServer,
   waitFor,
+  defer,
 } from "../_support/helpers.ts";
-import { defer } from "../_support/defer.ts";
 import { spawnDeploy, startGated } from "../_support/queueing.ts";
 
 const BY = `by ${userInfo().username} (service cancel)`;

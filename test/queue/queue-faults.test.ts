@@ -24,8 +24,8 @@ import {
   startServer,
   tempDir,
   waitFor,
+  defer,
 } from "../_support/helpers.ts";
-import { defer } from "../_support/defer.ts";
 import { spawnDeploy, startGated } from "../_support/queueing.ts";
 
 /** libfaketime (Debian package `faketime`): its clock is read from a file on every call (FAKETIME_NO_CACHE). */

@@ -14,8 +14,8 @@ import {
   SECRET,
   startServer,
   waitFor,
+  defer,
 } from "../_support/helpers.ts";
-import { defer } from "../_support/defer.ts";
 import { spawnDeploy, startGated } from "../_support/queueing.ts";
 
 /** A server killed with SIGKILL while its deploy ran (the deploy's gate is open again for the next one). */
