@@ -1,7 +1,7 @@
 /** A run script that records its start and end and waits at a gate the test opens: deterministic overlap checks. */
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { makeRepo, type Repo, type RunningServer, SECRET, startServer, tempDir } from "./helpers.ts";
+import { makeRepo, SECRET, startServer, tempDir } from "./helpers.ts";
 
 export interface Gate {
   /** The run script: a path to an executable. */
@@ -45,34 +45,26 @@ export function makeGate(): Gate {
   };
 }
 
-/** A server whose deploys wait at a gate, with the repository it deploys. */
-export interface GatedServer extends RunningServer {
-  repo: Repo;
-  gate: Gate;
-}
-
 /**
- * A new repository served with SECRET, its run script a new gate: `await using server = await
- * startGatedServer()`. When the block ends the gate is opened, then the server stopped (a graceful stop waits for
- * the running deploy).
+ * `await using gated = await startGated(extra)`: a repository, a gate, the server's environment (the secret, the
+ * gate's script as the run script, `extra` on top) and the server. When the block ends the gate opens and the
+ * server stops.
  */
-export async function startGatedServer(env: Record<string, string> = {}): Promise<GatedServer> {
+export async function startGated(extra: Record<string, string> = {}) {
   const repo = makeRepo();
   const gate = makeGate();
-  const server = await startServer(repo.clone, {
-    SERVICE_SECRET: SECRET,
-    SERVICE_RUN_SCRIPT: gate.script,
-    ...gate.env,
-    ...env,
-  });
-  return Object.assign(server, {
+  const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: gate.script, ...gate.env, ...extra };
+  const server = await startServer(repo.clone, env);
+  return {
     repo,
     gate,
+    env,
+    server,
     async [Symbol.asyncDispose]() {
       gate.open();
       await server.stop();
     },
-  });
+  };
 }
 
 /** True when the start/end lines never overlap: start A, end A, start B, end B, … */

@@ -3,12 +3,10 @@
  * version, the `deploy` exit code, unknown commands, and the interactive HTTPS question, which is asked only
  * when stdin is a terminal (checked under a real pseudo-terminal from util-linux `script`).
  */
-import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  CLI,
-  baseEnv,
   lastLine,
   logFiles,
   makeRepo,
@@ -20,16 +18,11 @@ import {
   tempDir,
   waitFor,
 } from "../_support/helpers.ts";
+import { noPty, startInPty } from "../_support/pty.ts";
 import { spawnDeploy } from "../_support/queueing.ts";
 import { markerProcesses } from "../_support/hostile-fixtures.ts";
 
 const QUESTION = /set\s*up\s*https/i;
-/**
- * The question is Linux-only (docs/production.md "Running it for real: server, HTTPS, systemd"), and `script -qfec` is the
- * util-linux form.
- */
-const noPty = process.platform !== "linux" || Bun.which("script") === null;
-
 describe("help and version", () => {
   test("--help exits 0 and describes the commands", async () => {
     const { code, stdout } = await runCli(["--help"], { cwd: tempDir() });
@@ -124,72 +117,6 @@ describe('deploy subcommand (docs/cli.md "CLI")', () => {
     });
   }
 });
-
-/** Strips terminal control sequences and carriage returns from what a pseudo-terminal showed. */
-const plain = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replace(/\r/g, "");
-
-/** Pseudo-terminal sessions still open; killed at the end even when a test timed out before it stopped its own. */
-const ptys = new Set<Bun.Subprocess>();
-afterAll(() => {
-  for (const proc of ptys) proc.kill("SIGKILL");
-});
-
-const readIfThere = (file: string) => (existsSync(file) ? readFileSync(file, "utf8") : "");
-
-const shellQuote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
-
-/**
- * Starts the server CLI with a pseudo-terminal as stdin and stdout (`script` allocates it; `stty` gives it a
- * real size so prompts render as on a terminal). Keystrokes go through `type`.
- */
-function startInPty(cwd: string, env: Record<string, string | undefined>, options: { stdoutTo?: string } = {}) {
-  const redirect = options.stdoutTo ? ` > ${shellQuote(options.stdoutTo)} 2>&1` : "";
-  const command = `stty cols 120 rows 40; exec ${CLI.map(shellQuote).join(" ")}${redirect}`;
-  const proc = Bun.spawn(["script", "-qfec", command, "/dev/null"], {
-    cwd,
-    env: baseEnv({ SERVICE_PORT: "0", SERVICE_SECRET: SECRET, ...env }),
-    stdin: "pipe",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  ptys.add(proc);
-  void proc.exited.then(() => ptys.delete(proc));
-  const out = { text: "" };
-  void (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of proc.stdout) out.text += decoder.decode(chunk, { stream: true });
-  })();
-  /** What the user sees; with `stdoutTo`, what went to that file. */
-  const screen = () => plain(options.stdoutTo ? readIfThere(options.stdoutTo) : out.text);
-  return {
-    proc,
-    screen,
-    type(keys: string) {
-      proc.stdin.write(keys);
-      proc.stdin.flush();
-    },
-    /** The port of the banner, once it is there. */
-    banner: () =>
-      waitFor(() => {
-        if (proc.exitCode !== null) throw new Error(`exited with ${proc.exitCode}: ${screen()}`);
-        const match = /listening on http:\/\/localhost:(\d+)/.exec(screen());
-        return match ? Number(match[1]) : undefined;
-      }, "the server banner"),
-    /** Ctrl-C through the terminal (a graceful stop), then a hard kill if it is still there. */
-    async stop() {
-      if (proc.exitCode === null) {
-        this.type("\x03");
-        const timer = setTimeout(() => proc.kill("SIGKILL"), 3_000);
-        await proc.exited;
-        clearTimeout(timer);
-      }
-    },
-    /** `await using pty = startInPty(…)`: stopped (`stop`) when the block ends. */
-    [Symbol.asyncDispose]() {
-      return this.stop();
-    },
-  };
-}
 
 // Timeouts above waitFor's 20 s, so a failure says what never came rather than "test timed out".
 describe("the HTTPS question", () => {

@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { makeGate } from "../_support/gate.ts";
+import { makeGate, startGated } from "../_support/gate.ts";
 import {
   lastLine,
   logFiles,
@@ -22,7 +22,6 @@ import {
   waitFor,
   defer,
 } from "../_support/helpers.ts";
-import { startGated } from "../_support/queueing.ts";
 import { copyPair, deployIdOf, logDirOf, parseTable, spawnCli, stemOf } from "../_support/ops-helpers.ts";
 
 const logs = (cwd: string, ...args: string[]) => runCli(["logs", ...args], { cwd });

@@ -18,7 +18,7 @@ import {
   tempDir,
   waitFor,
 } from "../_support/helpers.ts";
-import { startGated } from "../_support/queueing.ts";
+import { startGated } from "../_support/gate.ts";
 
 const LOG_NAME = /^\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}Z_[0-9a-f-]{36}\.(json|log)$/;
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { makeGate, StreamReader, startGatedServer } from "../_support/gate.ts";
+import { makeGate, StreamReader, startGated } from "../_support/gate.ts";
 import { chunkedBytes, exchange } from "../_support/raw-http.ts";
 import {
   defer,
@@ -568,8 +568,8 @@ describe("opt-in acknowledgement (answer at once with the deploy id; the deploy 
     waitFor(() => deployRecords(cwd).find((r) => r.id === id && r.status === "done"), `deploy ${id} to finish`);
 
   test("?ack=1: the answer has fully arrived while the script is still blocked; it names the deploy, which then finishes", async () => {
-    await using server = await startGatedServer();
-    const { repo, gate } = server;
+    await using gated = await startGated();
+    const { repo, gate, server } = gated;
     const res = await post(`${server.url}/?ack=1`, { secret: SECRET });
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -587,8 +587,8 @@ describe("opt-in acknowledgement (answer at once with the deploy id; the deploy 
   });
 
   test("?ack=1&format=json: the answer is JSON with accepted: true and the id of the deploy that then runs", async () => {
-    await using server = await startGatedServer();
-    const { repo, gate } = server;
+    await using gated = await startGated();
+    const { repo, gate, server } = gated;
     const res = await post(`${server.url}/?ack=1&format=json`, { secret: SECRET });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("application/json");

@@ -16,7 +16,7 @@ import {
   setupSteps,
   type ProxySetup,
 } from "../../src/ops/https.ts";
-import { type Gate, StreamReader, startGatedServer } from "../_support/gate.ts";
+import { type Gate, StreamReader, startGated } from "../_support/gate.ts";
 import { lastLine, SECRET, tempDir, waitFor } from "../_support/helpers.ts";
 
 const noCaddy = Bun.which("caddy") === null;
@@ -110,8 +110,8 @@ describe("HTTPS through the generated Caddy config", () => {
   test.skipIf(noCaddy)(
     "an HTTPS POST through Caddy streams the deploy live and ends with [done] ok=true",
     async () => {
-      await using service = await startGatedServer();
-      const { gate } = service;
+      await using gated = await startGated();
+      const { gate, server: service } = gated;
       const home = tempDir("service-caddy-");
       const [httpsPort, httpPort] = [await freePort(), await freePort()];
       const config = join(home, "Caddyfile");
@@ -140,8 +140,8 @@ describe("HTTPS through the generated Caddy config", () => {
   test.skipIf(noCaddy)(
     "adding the site to a running Caddy keeps its other sites, imports the site once, and deploys through it",
     async () => {
-      await using service = await startGatedServer();
-      const { gate } = service;
+      await using gated = await startGated();
+      const { gate, server: service } = gated;
       const home = tempDir("service-caddy-");
       const [adminPort, httpsPort, httpPort, otherPort] = [
         await freePort(),
@@ -309,8 +309,8 @@ describe("HTTPS through the generated nginx config", () => {
   test.skipIf(!nginx || !openssl)(
     "an HTTPS POST through nginx streams the deploy live and ends with [done] ok=true",
     async () => {
-      await using service = await startGatedServer();
-      const { gate } = service;
+      await using gated = await startGated();
+      const { gate, server: service } = gated;
       const prefix = tempDir("service-nginx-");
       const [httpsPort, httpPort] = [await freePort(), await freePort()];
       const site = join(prefix, "site.conf");

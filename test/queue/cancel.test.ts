@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
-import { makeGate, StreamReader } from "../_support/gate.ts";
+import { makeGate, StreamReader, startGated } from "../_support/gate.ts";
 import {
   lastLine,
   logFiles,
@@ -15,7 +15,7 @@ import {
   waitFor,
   defer,
 } from "../_support/helpers.ts";
-import { spawnDeploy, startGated } from "../_support/queueing.ts";
+import { spawnDeploy } from "../_support/queueing.ts";
 
 const BY = `by ${userInfo().username} (service cancel)`;
 

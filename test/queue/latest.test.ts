@@ -1,7 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { StreamReader } from "../_support/gate.ts";
+import { StreamReader, startGated } from "../_support/gate.ts";
 import { lastLine, logFiles, post, readJson, runCli, SECRET, waitFor } from "../_support/helpers.ts";
-import { startGated } from "../_support/queueing.ts";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 

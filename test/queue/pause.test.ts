@@ -2,11 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { consola } from "consola";
-import { StreamReader } from "../_support/gate.ts";
+import { StreamReader, startGated } from "../_support/gate.ts";
 import { adminUrl, startAdmin } from "../_support/admin-helpers.ts";
 import { lastLine, logFiles, makeRepo, post, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 import { startLibraryServer } from "../_support/library.ts";
-import { startGated } from "../_support/queueing.ts";
 
 /** A logger that keeps the test output clean. */
 function quiet() {

@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { createConsola, LogLevels } from "consola";
 import { groupAlive, groupOf } from "../../src/system/groups.ts";
 import { recoverOrphan } from "../../src/queue/recovery.ts";
-import { makeGate, serialized, StreamReader } from "../_support/gate.ts";
+import { makeGate, serialized, StreamReader, startGated } from "../_support/gate.ts";
 import {
   baseEnv,
   CLI,
@@ -26,7 +26,7 @@ import {
   waitFor,
   defer,
 } from "../_support/helpers.ts";
-import { spawnDeploy, startGated } from "../_support/queueing.ts";
+import { spawnDeploy } from "../_support/queueing.ts";
 
 /** libfaketime (Debian package `faketime`): its clock is read from a file on every call (FAKETIME_NO_CACHE). */
 const FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";

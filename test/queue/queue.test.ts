@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { makeGate, serialized, StreamReader } from "../_support/gate.ts";
+import { makeGate, serialized, StreamReader, startGated } from "../_support/gate.ts";
 import {
   baseEnv,
   CLI,
@@ -16,7 +16,7 @@ import {
   waitFor,
   defer,
 } from "../_support/helpers.ts";
-import { spawnDeploy, startGated } from "../_support/queueing.ts";
+import { spawnDeploy } from "../_support/queueing.ts";
 
 /** A server killed with SIGKILL while its deploy ran (the deploy's gate is open again for the next one). */
 async function killedMidDeploy() {
