@@ -5,9 +5,8 @@
  * that serves other sites keeps them. Skipped where Caddy or nginx is not installed; `.ci/run` installs both.
  */
 import { describe, expect, test } from "bun:test";
-import { createServer } from "node:net";
 import { join } from "node:path";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import {
   caddyfile,
   caddySiteFile,
@@ -18,49 +17,26 @@ import {
 } from "../../src/ops/https.ts";
 import { makeGate, StreamReader } from "../_support/gate.ts";
 import { lastLine, makeRepo, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
+import {
+  freePort,
+  nginx,
+  nginxMain,
+  noCaddy,
+  openssl,
+  selfSigned,
+  startCaddy,
+  startNginx,
+  tls,
+  waitForProxy,
+  withCaddyHome,
+} from "../_support/proxy-helpers.ts";
 
-const noCaddy = Bun.which("caddy") === null;
-const nginx = Bun.which("nginx") ?? ["/usr/sbin/nginx", "/sbin/nginx"].find((path) => existsSync(path)) ?? null;
-const openssl = Bun.which("openssl");
 if (noCaddy) console.warn("caddy is not installed: the Caddy tests are skipped (apt-get install caddy)");
 if (!nginx || !openssl)
   console.warn("nginx or openssl is not installed: the nginx tests are skipped (apt-get install nginx openssl)");
 
-const tls = { rejectUnauthorized: false };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function setupFor(port: number, domain = "localhost"): ProxySetup {
   return { domain, port, maxBodyBytes: 1_000_000, timeoutSeconds: 3660 };
-}
-
-/** Waits until `url` answers over TLS with `status`, failing early with the proxy's output if it exited. */
-async function waitForProxy(
-  proc: Bun.Subprocess<"ignore", "pipe", "pipe">,
-  url: string,
-  status: number,
-  what: string,
-): Promise<void> {
-  await waitFor(async () => {
-    if (proc.exitCode !== null)
-      throw new Error(`${what} exited with ${proc.exitCode}: ${await new Response(proc.stderr).text()}`);
-    try {
-      const res = await fetch(url, { tls } as RequestInit);
-      await res.text();
-      return res.status === status;
-    } catch {
-      return false;
-    }
-  }, `${what} to serve ${url}`);
 }
 
 /** A deploy POSTed to `url` streams through the proxy while its script waits at a gate, then ends ok; a wrong secret is 401. */
@@ -76,31 +52,6 @@ async function expectLiveDeploy(url: string, gate: ReturnType<typeof makeGate>):
   const wrong = await fetch(url, { method: "POST", headers: { "x-service-secret": "wrong" }, tls } as RequestInit);
   expect(wrong.status).toBe(401);
   await wrong.text();
-}
-
-/** Runs `action` with Caddy's data and config dirs (which `caddy validate` writes) in `home`, not the real HOME. */
-function withCaddyHome<T>(home: string, action: () => T): T {
-  const saved = { XDG_DATA_HOME: process.env.XDG_DATA_HOME, XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME };
-  process.env.XDG_DATA_HOME = join(home, "data");
-  process.env.XDG_CONFIG_HOME = join(home, "config");
-  try {
-    return action();
-  } finally {
-    for (const [key, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  }
-}
-
-function startCaddy(config: string, home: string) {
-  return Bun.spawn(["caddy", "run", "--config", config, "--adapter", "caddyfile"], {
-    cwd: home,
-    env: { ...process.env, HOME: home, XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config") },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
 }
 
 describe("HTTPS through the generated Caddy config", () => {
@@ -134,6 +85,7 @@ describe("HTTPS through the generated Caddy config", () => {
       const caddy = startCaddy(config, home);
       try {
         // A GET is a 404 from the service behind it.
+        await caddy.certificate("localhost");
         await waitForProxy(caddy, `https://localhost:${httpsPort}/`, 404, "Caddy");
         await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
       } finally {
@@ -182,13 +134,9 @@ describe("HTTPS through the generated Caddy config", () => {
       const caddy = startCaddy(config, home);
       try {
         const other = `http://127.0.0.1:${otherPort}/`;
-        await waitFor(
-          async () =>
-            (await fetch(other)
-              .then((r) => r.text())
-              .catch(() => "")) === "the other site",
-          "Caddy's other site",
-        );
+        // Waited for on Caddy's own log lines, not for a while: a loaded machine only makes it slower.
+        await caddy.ready();
+        expect(await (await fetch(other)).text()).toBe("the other site");
 
         // The site as the HTTPS setup writes it (for the domain "localhost", which Caddy certifies itself here).
         const site = join(tempDir(), "Caddyfile");
@@ -200,6 +148,7 @@ describe("HTTPS through the generated Caddy config", () => {
         expect(after).toContain(`import ${caddySiteFile(config, "localhost")}\n`);
         expect(readdirSync(home).filter((name) => name.startsWith("Caddyfile.before-service-"))).toHaveLength(1);
 
+        await caddy.certificate("localhost");
         await waitForProxy(caddy, `https://localhost:${httpsPort}/`, 404, "Caddy");
         expect(await (await fetch(other)).text()).toBe("the other site");
         await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
@@ -233,53 +182,6 @@ describe("HTTPS through the generated Caddy config", () => {
     30_000,
   );
 });
-
-/** A self-signed certificate for localhost in `dir`. */
-function selfSigned(dir: string): { certificate: string; certificateKey: string } {
-  const certificate = join(dir, "cert.pem");
-  const certificateKey = join(dir, "key.pem");
-  const made = Bun.spawnSync(
-    [
-      openssl!,
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-days",
-      "2",
-      "-subj",
-      "/CN=localhost",
-      "-keyout",
-      certificateKey,
-      "-out",
-      certificate,
-    ],
-    { stdout: "pipe", stderr: "pipe" },
-  );
-  if (made.exitCode !== 0) throw new Error(`openssl failed: ${made.stderr}`);
-  return { certificate, certificateKey };
-}
-
-/** A whole nginx.conf around the generated server blocks, everything under `prefix` (no /etc, /var or root needed). */
-function nginxMain(prefix: string, site: string): string {
-  const user = process.getuid?.() === 0 ? "user root;\n" : "";
-  return `${user}daemon off;
-master_process off;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log;
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path ${prefix}/body;
-    proxy_temp_path ${prefix}/proxy;
-    fastcgi_temp_path ${prefix}/fastcgi;
-    uwsgi_temp_path ${prefix}/uwsgi;
-    scgi_temp_path ${prefix}/scgi;
-    include ${site};
-}
-`;
-}
 
 describe("HTTPS through the generated nginx config", () => {
   test("the printed nginx steps get the certificate before enabling the site and running nginx -t", () => {
@@ -348,7 +250,7 @@ describe("HTTPS through the generated nginx config", () => {
         }),
       );
       writeFileSync(main, nginxMain(prefix, site));
-      const proc = Bun.spawn([nginx!, "-p", prefix, "-c", main], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const proc = startNginx(prefix, main);
       try {
         await waitForProxy(proc, `https://localhost:${httpsPort}/`, 404, "nginx");
         // Plain HTTP is sent to HTTPS.
