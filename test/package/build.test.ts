@@ -93,7 +93,7 @@ describe(`the release and its install command (docs/install.md "${INSTALL_SECTIO
     expect(readFileSync(join(RELEASE, "install.sh"), "utf8")).toBe(readFileSync(join(ROOT, "install.sh"), "utf8"));
   });
 
-  test("the README and the docs give the same command, one a failed download cannot pass", () => {
+  test("the README, the docs and install.sh's own header and usage give the same command, one a failed download cannot pass", () => {
     const command = docsCommand();
     expect(command).toBe(
       `sh -c "$(curl -fsSL ${DOCS_MIRROR}/install.sh || echo exit 1)" install.sh --base-url ${DOCS_MIRROR}`,
@@ -102,6 +102,11 @@ describe(`the release and its install command (docs/install.md "${INSTALL_SECTIO
     const readmeCommands = readme.split("\n").filter((line) => line.includes("/install.sh") && line.includes("curl"));
     expect(readmeCommands.length).toBeGreaterThan(0);
     for (const line of readmeCommands) expect(line).toBe(command);
+    const script = readFileSync(join(ROOT, "install.sh"), "utf8");
+    expect(script.split("\n").filter((line) => /curl[^|]*\|\s*sh\b/.test(line))).toEqual([]);
+    expect(script).toContain(
+      'sh -c "$(curl -fsSL <base-url>/install.sh || echo exit 1)" install.sh --base-url <base-url>',
+    );
   });
 
   for (const shell of SHELLS)

@@ -269,7 +269,7 @@ describe("install.sh: installing", () => {
     const target = join(home, ".local", "bin", "service");
     expectInstalled(run, target);
     expect(requests).toEqual(["/latest/SHA256SUMS", "/latest/service"]);
-    expect(run.stdout).toContain(`export PATH="${join(home, ".local", "bin")}:$PATH"`);
+    expect(run.stdout).toContain(`export PATH="$PATH:${join(home, ".local", "bin")}"`);
     // Nothing but the binary was written to HOME (no rc files).
     expect(readdirSync(home)).toEqual([".local"]);
 
@@ -548,5 +548,41 @@ describe("install.sh never shadows another `service` command (unless --allow-sha
     expectInstalled(run, join(later, "service"));
     expect(run.stdout).toContain(`\`service\` on your PATH is ${layout.system}`);
     expect(serviceOnPath(path)).toBe("system service: nginx reload\n");
+  });
+});
+
+describe('install.sh\'s PATH hint appends its dir, never hiding another `service` (docs/install.md "The binary (install.sh)")', () => {
+  /** The `export PATH=…` line install.sh printed. */
+  const hintOf = (stdout: string) => /^ {2}(export PATH=.*)$/m.exec(stdout)?.[1];
+  /** What `service nginx reload` runs once the hint is followed on `path`. */
+  const serviceAfter = (hint: string, path: string) =>
+    Bun.spawnSync([SH, "-c", `${hint}; service nginx reload`], {
+      env: { PATH: path },
+      cwd: tempDir(),
+      stdout: "pipe",
+    }).stdout.toString();
+
+  test("followed, the hint leaves /usr/sbin/service first, and says to run the install by its full path", async () => {
+    const layout = debianLike();
+    const dir = join(tempDir(), "bin");
+    const run = await install(["--dir", dir], { env: { PATH: layout.path } });
+    expectInstalled(run, join(dir, "service"));
+    const hint = hintOf(run.stdout);
+    expect(hint).toBe(`export PATH="$PATH:${dir}"`);
+    expect(serviceAfter(hint!, layout.path)).toBe("system service: nginx reload\n");
+    expect(run.stdout).toContain(
+      `(\`service\` will still run ${layout.system}, which comes first; run ${join(dir, "service")} by its full path)`,
+    );
+  });
+
+  test("followed where no other `service` is on PATH, the hint makes `service` the installed one", async () => {
+    const dir = join(tempDir(), "bin");
+    const path = onlyTools(["curl", "sha256sum"]);
+    const run = await install(["--dir", dir], { env: { PATH: path } });
+    expectInstalled(run, join(dir, "service"));
+    const hint = hintOf(run.stdout)!;
+    const found = Bun.spawnSync([SH, "-c", `${hint}; command -v service`], { env: { PATH: path }, stdout: "pipe" });
+    expect(found.stdout.toString().trim()).toBe(join(dir, "service"));
+    expect(run.stdout).not.toContain("will still run");
   });
 });
