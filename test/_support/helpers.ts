@@ -6,6 +6,7 @@ import { afterAll } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { baseEnv, CLI, makeRepoIn, makeTempDir, type Repo, waitFor, git } from "./repo";
+import { type Finished, runToEnd } from "./process.ts";
 
 export * from "./repo";
 
@@ -108,25 +109,15 @@ export async function startServer(
 }
 
 /** Runs the real CLI to completion. */
-export async function runCli(
+export function runCli(
   args: string[],
   options: { cwd: string; env?: Record<string, string | undefined>; timeoutMs?: number },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = Bun.spawn([...CLI, ...args], {
+): Promise<Finished> {
+  return runToEnd([...CLI, ...args], {
     cwd: options.cwd,
     env: baseEnv(options.env),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
+    killAfterMs: options.timeoutMs ?? 30_000,
   });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), options.timeoutMs ?? 30_000);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  clearTimeout(timer);
-  return { code, stdout, stderr };
 }
 
 /** The deploy log files in `<cwd>/.service/logs`, sorted by name. */

@@ -1,28 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { createConsola } from "consola";
-import { createServiceServer } from "../../src/server.ts";
-import { defaultConfig, type UserConfig } from "../../src/config/schema.ts";
 import { listDeploys } from "../../src/history/read.ts";
 import { readPollState, type PollState } from "../../src/control/poll.ts";
 import { lastLine, makeRepo, post, runCli, SECRET, waitFor, type Repo } from "../_support/helpers.ts";
-
-/** A library server polling `repo` every 100 ms (the internal option: the key's minimum is 5000); stopped when the block ends. */
-async function pollingServer(repo: Repo, extra: UserConfig = {}) {
-  const server = createServiceServer(
-    {
-      ...defaultConfig(repo.clone),
-      port: 0,
-      hostname: "127.0.0.1",
-      secret: SECRET,
-      runScript: "echo deployed",
-      pollIntervalMs: 5000,
-      ...extra,
-    },
-    { cwd: repo.clone, logger: createConsola({ level: -999 }), pollEveryMs: 100 },
-  );
-  await server.start();
-  return Object.assign(server, { [Symbol.asyncDispose]: () => server.stop() });
-}
+import { pollingServer } from "../_support/poll-helpers.ts";
 
 /** The environment of a `service deploy` or `service rollback` in a shell, with the server's script. */
 const CLI_ENV = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed" };
@@ -47,7 +27,8 @@ describe('a rollback stays until a new commit is pushed, with polling too (docs/
   test("a manual rollback of a commit a webhook deployed is not undone by the next polls", async () => {
     const repo = makeRepo();
     const good = repo.head();
-    await using server = await pollingServer(repo);
+    await using polling = await pollingServer(repo, 100);
+    const { server } = polling;
     await waitFor(() => readPollState(repo.clone, undefined), "a first poll");
     const bad = repo.push({ "a.txt": "bad\n" });
     expect(lastLine(await (await post(server.url!, { secret: SECRET })).text())).toBe("[done] ok=true exitCode=0");
@@ -75,7 +56,8 @@ describe('a rollback stays until a new commit is pushed, with polling too (docs/
     const repo = makeRepo();
     const good = repo.head();
     // Fails at the pushed commit only (the file it adds), so the rollback's redeploy succeeds.
-    await using server = await pollingServer(repo, { runScript: "test ! -f bad.txt", rollbackOnFailure: true });
+    await using polling = await pollingServer(repo, 100, { runScript: "test ! -f bad.txt", rollbackOnFailure: true });
+    const { server } = polling;
     await waitFor(() => readPollState(repo.clone, undefined), "a first poll");
     const bad = repo.push({ "bad.txt": "x\n" });
     const answer = await (await post(server.url!, { secret: SECRET })).text();
@@ -97,7 +79,7 @@ describe('a rollback stays until a new commit is pushed, with polling too (docs/
     const back = await runCli(["rollback", good], { cwd: repo.clone, env: CLI_ENV });
     expect(back.code).toBe(0);
     // A server that starts after both (no poll state yet) finds the remote's commit already tried by a deploy.
-    await using _server = await pollingServer(repo);
+    await using _polling = await pollingServer(repo, 100);
     await threePolls(repo, bad);
     expect(repo.head()).toBe(good);
     expect(deploys(repo).map((e) => e.trigger)).toEqual(["rollback", "cli"]);

@@ -5,13 +5,15 @@
  * fails it runs nothing and exits non-zero, under dash and under bash.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, statSync, symlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, baseEnv, readJson, tempDir } from "../_support/helpers.ts";
 import { docBlock } from "../_support/doc-snippets.ts";
+import { buildRelease, RELEASE_DIR, serveMirror } from "../_support/release.ts";
+import { runToEnd } from "../_support/process.ts";
 
 const VERSION: string = readJson(join(ROOT, "package.json")).version;
-const RELEASE = join(ROOT, "dist", "release");
+const RELEASE = RELEASE_DIR;
 const INSTALL_SECTION = "The binary (install.sh)";
 /** Where the docs' commands download from; replaced by the local mirror's URL. */
 const DOCS_MIRROR = "https://your.mirror";
@@ -21,31 +23,11 @@ let mirror = "";
 let stopMirror = () => {};
 
 beforeAll(async () => {
-  const build = Bun.spawn([process.execPath, join(ROOT, "scripts/build.ts"), "--only-host"], {
-    cwd: ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(build.stdout).text(),
-    new Response(build.stderr).text(),
-    build.exited,
-  ]);
-  if (code !== 0) throw new Error(`scripts/build.ts --only-host failed:\n${out}${err}`);
+  await buildRelease();
   // dist/release/ published as it is, the way docs/install.md says to try it locally.
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch(req) {
-      const path = decodeURIComponent(new URL(req.url).pathname);
-      const file = join(RELEASE, path);
-      if (path.includes("..") || !existsSync(file) || !statSync(file).isFile())
-        return new Response("not found\n", { status: 404 });
-      return new Response(Bun.file(file));
-    },
-  });
-  mirror = `http://127.0.0.1:${server.port}`;
-  stopMirror = () => server.stop(true);
+  const served = serveMirror([RELEASE]);
+  mirror = served.url;
+  stopMirror = served.stop;
 }, 120_000);
 
 afterAll(() => stopMirror());
@@ -65,26 +47,13 @@ async function runCommand(shell: string, command: string) {
   const bin = tempDir("service-sh-");
   symlinkSync(shell, join(bin, "sh"));
   const dir = join(tempDir("service-dir-"), "bin");
-  const proc = Bun.spawn([shell, "-c", command], {
-    cwd: tempDir(),
-    env: baseEnv({
-      HOME: tempDir("service-home-"),
-      TMPDIR: tempDir("service-tmpdir-"),
-      PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-      SERVICE_INSTALL_DIR: dir,
-    }),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
+  const env = baseEnv({
+    HOME: tempDir("service-home-"),
+    TMPDIR: tempDir("service-tmpdir-"),
+    PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+    SERVICE_INSTALL_DIR: dir,
   });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 50_000);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  clearTimeout(timer);
-  return { code, stdout, stderr, dir };
+  return { ...(await runToEnd([shell, "-c", command], { cwd: tempDir(), env })), dir };
 }
 
 describe(`the release and its install command (docs/install.md "${INSTALL_SECTION}")`, () => {

@@ -22,6 +22,8 @@ import {
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { ROOT, baseEnv, readJson, tempDir } from "../_support/helpers.ts";
+import { buildRelease, RELEASE_DIR, serveMirror } from "../_support/release.ts";
+import { runToEnd } from "../_support/process.ts";
 
 const SCRIPT = join(ROOT, "install.sh");
 const SH = Bun.which("sh") ?? "/bin/sh";
@@ -39,18 +41,8 @@ function sha256(file: string): string {
 }
 
 beforeAll(async () => {
-  const build = Bun.spawn([process.execPath, join(ROOT, "scripts/build.ts"), "--only-host"], {
-    cwd: ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(build.stdout).text(),
-    new Response(build.stderr).text(),
-    build.exited,
-  ]);
-  if (code !== 0) throw new Error(`scripts/build.ts --only-host failed:\n${out}${err}`);
-  const built = join(ROOT, "dist", "release");
+  await buildRelease();
+  const built = RELEASE_DIR;
   const binary = join(built, `v${VERSION}`, "service");
   binaryHash = sha256(binary);
   const sums = readFileSync(join(built, `v${VERSION}`, "SHA256SUMS"), "utf8");
@@ -76,22 +68,10 @@ beforeAll(async () => {
   release("v9.9.9", `${WRONG_HASH}  service\n`);
   release("v8.8.8", `${WRONG_HASH}  service-linux-arm64\n`);
 
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch(req) {
-      const path = decodeURIComponent(new URL(req.url).pathname);
-      requests.push(path);
-      // The fixtures, else the build's own release layout.
-      const file = [join(tree, path), join(built, path)].find(
-        (candidate) => existsSync(candidate) && statSync(candidate).isFile(),
-      );
-      if (path.includes("..") || !file) return new Response("not found\n", { status: 404 });
-      return new Response(Bun.file(file));
-    },
-  });
-  base = `http://127.0.0.1:${server.port}`;
-  stopServer = () => server.stop(true);
+  // The fixtures, else the build's own release layout.
+  const mirror = serveMirror([tree, built], (path) => requests.push(path));
+  base = mirror.url;
+  stopServer = mirror.stop;
 }, 120_000);
 
 afterAll(() => stopServer());
@@ -130,21 +110,7 @@ async function install(
   });
   const shell = options.shell ?? SH;
   const argv = options.script ? [shell, "-s", "--", ...args] : [shell, SCRIPT, ...args];
-  const proc = Bun.spawn(argv, {
-    cwd: tempDir(),
-    env,
-    stdin: options.script ?? "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 50_000);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  clearTimeout(timer);
-  return { code, stdout, stderr, home, tmp };
+  return { ...(await runToEnd(argv, { cwd: tempDir(), env, stdin: options.script })), home, tmp };
 }
 
 function executable(dir: string, name: string, body: string): void {
