@@ -1,8 +1,11 @@
 #!/bin/sh
 # Installs the `service` binary (a self-hosted deploy webhook) on Linux x86_64 or aarch64.
 #
-#   curl -fsSL <base-url>/install.sh | sh -s -- --base-url <base-url>
-#   curl -fsSL <base-url>/install.sh | sh -s -- --version 0.1.0 --dir /opt/bin
+#   sh -c "$(curl -fsSL <base-url>/install.sh || echo exit 1)" install.sh --base-url <base-url>
+#   sh -c "$(curl -fsSL <base-url>/install.sh || echo exit 1)" install.sh --base-url <base-url> --version 0.1.0
+#
+# A failed download runs nothing and exits non-zero (`|| echo exit 1`); a curl piped into sh would exit 0 with
+# nothing installed.
 #
 # It downloads <base-url>/<latest | vX.Y.Z>/<asset> and SHA256SUMS from the same directory, checks the
 # SHA-256, and moves the binary into place atomically. It never edits shell rc files, and it never hides or
@@ -20,7 +23,7 @@ _svc_usage() {
 Install the `service` binary (Linux x86_64 / aarch64).
 
 USAGE
-  curl -fsSL <base-url>/install.sh | sh -s -- [options]
+  sh -c "$(curl -fsSL <base-url>/install.sh || echo exit 1)" install.sh --base-url <base-url> [options]
   sh install.sh [options]
 
 OPTIONS
@@ -314,9 +317,14 @@ _svc_main() {
       fi
       ;;
     *)
+      # Appended, never prepended: a dir put first would hide another `service` (Debian's /usr/sbin/service).
       _svc_say ""
       _svc_say "$_svc_dir is not on your PATH. To use \`service\`, add this to your shell profile:"
-      _svc_say "  export PATH=\"$_svc_dir:\$PATH\""
+      _svc_say "  export PATH=\"\$PATH:$_svc_dir\""
+      _svc_found=$(command -v service 2>/dev/null || true)
+      if [ -n "$_svc_found" ]; then
+        _svc_say "(\`service\` will still run $_svc_found, which comes first; run $_svc_target by its full path)"
+      fi
       ;;
   esac
 }

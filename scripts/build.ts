@@ -5,7 +5,9 @@
  *     service-linux-arm64               standalone Linux arm64 binary
  *     service-<os>-<arch>               the other targets Bun can cross-compile from the npm registry
  *     SHA256SUMS                        sha256 of every binary, in `sha256sum -c` format
- *   dist/release/latest/                the same files: publish dist/release/ at install.sh's --base-url
+ *   dist/release/latest/                the same files
+ *   dist/release/install.sh             the installer: publish dist/release/ at install.sh's --base-url, and
+ *                                       `<base-url>/install.sh` is the script the docs' install command fetches
  *   dist/service                        the Linux x64 binary again, to run it here (the end-to-end tests do)
  *   dist/node/index.js, dist/node/cli.js  the library and the CLI built for Node.js (exports "node", bin)
  *   dist/types/                         the library's type declarations
@@ -142,6 +144,8 @@ rmSync(latest, { recursive: true, force: true });
 mkdirSync(latest);
 for (const name of readdirSync(release)) place(join(release, name), join(latest, name));
 place(join(release, "service"), join(dist, "service"));
+// The docs' install command fetches <base-url>/install.sh: the published directory must hold it.
+copyFileSync(join(root, "install.sh"), join(releases, "install.sh"));
 console.log(
-  `built dist/release/v${pkg.version}/ and dist/release/latest/ (${[...built, "SHA256SUMS"].join(", ")}), dist/service, dist/node and dist/types`,
+  `built dist/release/v${pkg.version}/ and dist/release/latest/ (${[...built, "SHA256SUMS"].join(", ")}), dist/release/install.sh, dist/service, dist/node and dist/types`,
 );

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { ResolvedApp } from "../config/apps.ts";
-import { gitQuery, headCommit, lsRemote } from "../system/git.ts";
+import { listDeploys, readDeployRecord, type HistoryEntry } from "../history/read.ts";
+import { gitQuery, headCommit, lsRemote, short } from "../system/git.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
 import type { Logger } from "../system/logger.ts";
 import { pauseOf } from "../queue/pause.ts";
@@ -8,8 +9,9 @@ import { pauseOf } from "../queue/pause.ts";
 /**
  * Polling: for servers a forge cannot reach, and for deliveries a forge dropped. Each app with `pollIntervalMs`
  * asks its remote for the branch's commit (`git ls-remote`) and queues a deploy (`trigger: "poll"`) when the
- * commit is new: not HEAD, and not the one a poll already deployed or tried (a failed deploy is not retried at
- * every interval). The last poll of each app is kept in `.service/poll/<app>.json` for `service status`.
+ * commit is new: not HEAD, and not one a deploy of any trigger already pulled (a failed deploy is not retried at
+ * every interval, and a rollback, manual or automatic, stays until a new commit is pushed). The last poll of
+ * each app is kept in `.service/poll/<app>.json` for `service status`.
  */
 export const POLL_DIR = "poll";
 
@@ -33,7 +35,7 @@ export interface PollState {
   commit?: string;
   /** Why the last poll failed or skipped. */
   detail?: string;
-  /** The last commit a poll deployed or tried: not deployed again by a poll, even after a restart. */
+  /** The last remote commit a deploy (of any trigger) tried: not deployed again by a poll, even after a restart. */
   tried?: string;
   /** Polls failed in a row. */
   failures: number;
@@ -128,7 +130,7 @@ export async function pollTarget(
 interface Loop {
   timer?: ReturnType<typeof setTimeout>;
   state?: PollState;
-  /** The last commit a poll deployed or tried. */
+  /** The last remote commit a deploy tried (see PollState). */
   tried?: string;
   /** The state file could not be written: said once, not at every poll. */
   unwritable?: boolean;
@@ -219,11 +221,19 @@ export class Poller {
     if (this.options.busy(app)) return { result: "skipped", commit, detail: "a deploy runs or waits" };
     // The service may have begun to stop while the remote answered: it takes no new deploy then.
     if (this.stopped) return { result: "skipped", commit, detail: "the service is stopping" };
-    if (commit === loop.tried || commit === (await headCommit(app.repoPath, process.env)))
-      return { result: "unchanged", commit };
-    this.options.deploy(app);
-    loop.tried = commit;
-    return { result: "deployed", commit };
+    const head = await headCommit(app.repoPath, process.env);
+    if (commit === head) return { result: "unchanged", commit };
+    if (commit !== loop.tried) {
+      // A commit a webhook or `service deploy` pulled and that was rolled back since is not new either.
+      if (!deployThatPulled(cwd, app, commit)) {
+        this.options.deploy(app);
+        loop.tried = commit;
+        return { result: "deployed", commit };
+      }
+      loop.tried = commit;
+    }
+    const at = head ? `HEAD stays at ${short(head)}` : "HEAD stays";
+    return { result: "unchanged", commit, detail: `${short(commit)} was deployed already; ${at} until a new push` };
   }
 
   private record(app: ResolvedApp, loop: Loop, outcome: Omit<PollState, "at" | "intervalMs">): void {
@@ -246,6 +256,15 @@ export class Poller {
       loop.unwritable = true;
     }
   }
+}
+
+/** The newest ended deploy of `app` (any trigger) that pulled `commit`, read only when the remote's commit is not HEAD. */
+function deployThatPulled(cwd: string, app: ResolvedApp, commit: string): HistoryEntry | undefined {
+  return listDeploys(cwd).find((entry) => {
+    if ((entry.app ?? undefined) !== app.name || entry.status === "running" || entry.status === "corrupt") return false;
+    const result = readDeployRecord(entry.jsonPath)?.result as { pull?: { after?: unknown } } | undefined;
+    return result?.pull?.after === commit;
+  });
 }
 
 const label = (app: ResolvedApp) => (app.name ? `app "${app.name}"` : app.repoPath);

@@ -4,23 +4,13 @@
  * everywhere. `UPDATE_SCREENSHOTS=1` rewrites the README's screenshots under docs/.
  */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Locator } from "playwright-core";
 import { defer, makeRepo, tempDir, waitFor } from "../_support/helpers.ts";
 import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
+import { CHROMIUM, CHROMIUM_ARGS, hasBrowser } from "../_support/browser.ts";
 
-const CHROMIUM = process.env.SERVICE_TEST_CHROMIUM ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const DOCS = resolve(import.meta.dir, "..", "..", "docs");
 const HOSTILE_LINE = `<script>window.__injected = 1</script><img src=x onerror="window.__injected = 2"> building`;
 
@@ -96,11 +86,7 @@ describe("dashboard pages", () => {
   });
 });
 
-const browser = existsSync(CHROMIUM);
-if (!browser)
-  console.warn(
-    `dashboard browser test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set SERVICE_TEST_CHROMIUM)`,
-  );
+const browser = hasBrowser("dashboard browser test");
 
 describe("dashboard in a browser", () => {
   test.skipIf(!browser)(

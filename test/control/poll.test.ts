@@ -2,38 +2,12 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createConsola } from "consola";
-import { defaultConfig, type UserConfig } from "../../src/config/schema.ts";
+import { defaultConfig } from "../../src/config/schema.ts";
 import { listDeploys } from "../../src/history/read.ts";
 import { readPollState, type PollState } from "../../src/control/poll.ts";
 import { git, lastLine, makeRepo, post, runCli, SECRET, startServer, waitFor, type Repo } from "../_support/helpers.ts";
 import { startLibraryServer } from "../_support/library.ts";
-
-/**
- * `await using server = await pollingServer(…)`: a library server polling `repo` every `everyMs` (the internal
- * option: the key's minimum is 5000), and what it logs (`server.said`); stopped when the block ends.
- */
-async function pollingServer(repo: Repo, everyMs: number, extra: UserConfig = {}) {
-  const said: string[] = [];
-  const logger = createConsola({
-    level: 5,
-    reporters: [{ log: (entry) => said.push(`[${entry.type}] ${entry.args.map(String).join(" ")}`) }],
-  });
-  const config = {
-    ...defaultConfig(repo.clone),
-    port: 0,
-    hostname: "127.0.0.1",
-    secret: SECRET,
-    runScript: "echo deployed",
-    pollIntervalMs: 5000,
-    ...extra,
-  };
-  const server = await startLibraryServer(config, {
-    cwd: repo.clone,
-    logger: logger.withTag("service"),
-    pollEveryMs: everyMs,
-  });
-  return Object.assign(server, { said });
-}
+import { pollingServer } from "../_support/poll-helpers.ts";
 
 const polls = (repo: Repo) => readPollState(repo.clone, undefined);
 /** The last poll's state once `holds` is true of it. */

@@ -5,9 +5,8 @@
  * that serves other sites keeps them. Skipped where Caddy or nginx is not installed; `.ci/run` installs both.
  */
 import { describe, expect, test } from "bun:test";
-import { createServer } from "node:net";
 import { join } from "node:path";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import {
   caddyfile,
   caddySiteFile,
@@ -18,55 +17,26 @@ import {
 } from "../../src/ops/https.ts";
 import { type Gate, StreamReader, startGated } from "../_support/gate.ts";
 import { lastLine, SECRET, tempDir, waitFor } from "../_support/helpers.ts";
+import {
+  freePort,
+  nginx,
+  nginxMain,
+  noCaddy,
+  openssl,
+  selfSigned,
+  startCaddy,
+  startNginx,
+  tls,
+  waitForProxy,
+  withCaddyHome,
+} from "../_support/proxy-helpers.ts";
 
-const noCaddy = Bun.which("caddy") === null;
-const nginx = Bun.which("nginx") ?? ["/usr/sbin/nginx", "/sbin/nginx"].find((path) => existsSync(path)) ?? null;
-const openssl = Bun.which("openssl");
 if (noCaddy) console.warn("caddy is not installed: the Caddy tests are skipped (apt-get install caddy)");
 if (!nginx || !openssl)
   console.warn("nginx or openssl is not installed: the nginx tests are skipped (apt-get install nginx openssl)");
 
-const tls = { rejectUnauthorized: false };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function setupFor(port: number, domain = "localhost"): ProxySetup {
   return { domain, port, maxBodyBytes: 1_000_000, timeoutSeconds: 3660 };
-}
-
-/** A proxy (Caddy, nginx) in front of the service: `using proxy = startProxy(…)` kills it when the block ends. */
-function startProxy(
-  what: string,
-  argv: string[],
-  options: { cwd?: string; env?: Record<string, string | undefined> } = {},
-) {
-  const proc = Bun.spawn(argv, { ...options, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  return { what, proc, [Symbol.dispose]: () => proc.kill("SIGKILL") };
-}
-
-/** Waits until `url` answers over TLS with `status`, failing early with the proxy's output if it exited. */
-async function waitForProxy(proxy: ReturnType<typeof startProxy>, url: string, status: number): Promise<void> {
-  const { what, proc } = proxy;
-  await waitFor(async () => {
-    if (proc.exitCode !== null)
-      throw new Error(`${what} exited with ${proc.exitCode}: ${await new Response(proc.stderr).text()}`);
-    try {
-      const res = await fetch(url, { tls } as RequestInit);
-      await res.text();
-      return res.status === status;
-    } catch {
-      return false;
-    }
-  }, `${what} to serve ${url}`);
 }
 
 /** A deploy POSTed to `url` streams through the proxy while its script waits at a gate, then ends ok; a wrong secret is 401. */
@@ -82,28 +52,6 @@ async function expectLiveDeploy(url: string, gate: Gate): Promise<void> {
   const wrong = await fetch(url, { method: "POST", headers: { "x-service-secret": "wrong" }, tls } as RequestInit);
   expect(wrong.status).toBe(401);
   await wrong.text();
-}
-
-/** Runs `action` with Caddy's data and config dirs (which `caddy validate` writes) in `home`, not the real HOME. */
-function withCaddyHome<T>(home: string, action: () => T): T {
-  const saved = { XDG_DATA_HOME: process.env.XDG_DATA_HOME, XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME };
-  process.env.XDG_DATA_HOME = join(home, "data");
-  process.env.XDG_CONFIG_HOME = join(home, "config");
-  try {
-    return action();
-  } finally {
-    for (const [key, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
-  }
-}
-
-function startCaddy(config: string, home: string) {
-  return startProxy("Caddy", ["caddy", "run", "--config", config, "--adapter", "caddyfile"], {
-    cwd: home,
-    env: { ...process.env, HOME: home, XDG_DATA_HOME: join(home, "data"), XDG_CONFIG_HOME: join(home, "config") },
-  });
 }
 
 describe("HTTPS through the generated Caddy config", () => {
@@ -129,9 +77,10 @@ describe("HTTPS through the generated Caddy config", () => {
           ],
         }),
       );
-      using caddy = startCaddy(config, home);
+      await using caddy = startCaddy(config, home);
       // A GET is a 404 from the service behind it.
-      await waitForProxy(caddy, `https://localhost:${httpsPort}/`, 404);
+      await caddy.certificate("localhost");
+      await waitForProxy(caddy, `https://localhost:${httpsPort}/`, 404, "Caddy");
       await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
     },
     60_000,
@@ -166,15 +115,11 @@ describe("HTTPS through the generated Caddy config", () => {
         "",
       ].join("\n");
       writeFileSync(config, original);
-      using caddy = startCaddy(config, home);
+      await using caddy = startCaddy(config, home);
       const other = `http://127.0.0.1:${otherPort}/`;
-      await waitFor(
-        async () =>
-          (await fetch(other)
-            .then((r) => r.text())
-            .catch(() => "")) === "the other site",
-        "Caddy's other site",
-      );
+      // Waited for on Caddy's own log lines, not for a while: a loaded machine only makes it slower.
+      await caddy.ready();
+      expect(await (await fetch(other)).text()).toBe("the other site");
 
       // The site as the HTTPS setup writes it (for the domain "localhost", which Caddy certifies itself here).
       const site = join(tempDir(), "Caddyfile");
@@ -186,7 +131,8 @@ describe("HTTPS through the generated Caddy config", () => {
       expect(after).toContain(`import ${caddySiteFile(config, "localhost")}\n`);
       expect(readdirSync(home).filter((name) => name.startsWith("Caddyfile.before-service-"))).toHaveLength(1);
 
-      await waitForProxy(caddy, `https://localhost:${httpsPort}/`, 404);
+      await caddy.certificate("localhost");
+      await waitForProxy(caddy, `https://localhost:${httpsPort}/`, 404, "Caddy");
       expect(await (await fetch(other)).text()).toBe("the other site");
       await expectLiveDeploy(`https://localhost:${httpsPort}/`, gate);
 
@@ -214,53 +160,6 @@ describe("HTTPS through the generated Caddy config", () => {
     30_000,
   );
 });
-
-/** A self-signed certificate for localhost in `dir`. */
-function selfSigned(dir: string): { certificate: string; certificateKey: string } {
-  const certificate = join(dir, "cert.pem");
-  const certificateKey = join(dir, "key.pem");
-  const made = Bun.spawnSync(
-    [
-      openssl!,
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-days",
-      "2",
-      "-subj",
-      "/CN=localhost",
-      "-keyout",
-      certificateKey,
-      "-out",
-      certificate,
-    ],
-    { stdout: "pipe", stderr: "pipe" },
-  );
-  if (made.exitCode !== 0) throw new Error(`openssl failed: ${made.stderr}`);
-  return { certificate, certificateKey };
-}
-
-/** A whole nginx.conf around the generated server blocks, everything under `prefix` (no /etc, /var or root needed). */
-function nginxMain(prefix: string, site: string): string {
-  const user = process.getuid?.() === 0 ? "user root;\n" : "";
-  return `${user}daemon off;
-master_process off;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log;
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path ${prefix}/body;
-    proxy_temp_path ${prefix}/proxy;
-    fastcgi_temp_path ${prefix}/fastcgi;
-    uwsgi_temp_path ${prefix}/uwsgi;
-    scgi_temp_path ${prefix}/scgi;
-    include ${site};
-}
-`;
-}
 
 describe("HTTPS through the generated nginx config", () => {
   test("the printed nginx steps get the certificate before enabling the site and running nginx -t", () => {
@@ -324,8 +223,8 @@ describe("HTTPS through the generated nginx config", () => {
         }),
       );
       writeFileSync(main, nginxMain(prefix, site));
-      using proxy = startProxy("nginx", [nginx!, "-p", prefix, "-c", main]);
-      await waitForProxy(proxy, `https://localhost:${httpsPort}/`, 404);
+      await using proc = startNginx(prefix, main);
+      await waitForProxy(proc, `https://localhost:${httpsPort}/`, 404, "nginx");
       // Plain HTTP is sent to HTTPS.
       const redirect = await fetch(`http://localhost:${httpPort}/hook`, { redirect: "manual" });
       expect(redirect.status).toBe(301);

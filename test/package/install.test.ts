@@ -22,6 +22,7 @@ import {
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { ROOT, baseEnv, readJson, runProcess, tempDir } from "../_support/helpers.ts";
+import { buildRelease, RELEASE_DIR, serveMirror } from "../_support/release.ts";
 
 const SCRIPT = join(ROOT, "install.sh");
 const SH = Bun.which("sh") ?? "/bin/sh";
@@ -39,16 +40,8 @@ function sha256(file: string): string {
 }
 
 beforeAll(async () => {
-  const {
-    code,
-    stdout: out,
-    stderr: err,
-  } = await runProcess([process.execPath, join(ROOT, "scripts/build.ts"), "--only-host"], {
-    cwd: ROOT,
-    timeoutMs: 120_000,
-  });
-  if (code !== 0) throw new Error(`scripts/build.ts --only-host failed:\n${out}${err}`);
-  const built = join(ROOT, "dist", "release");
+  await buildRelease();
+  const built = RELEASE_DIR;
   const binary = join(built, `v${VERSION}`, "service");
   binaryHash = sha256(binary);
   const sums = readFileSync(join(built, `v${VERSION}`, "SHA256SUMS"), "utf8");
@@ -74,22 +67,10 @@ beforeAll(async () => {
   release("v9.9.9", `${WRONG_HASH}  service\n`);
   release("v8.8.8", `${WRONG_HASH}  service-linux-arm64\n`);
 
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch(req) {
-      const path = decodeURIComponent(new URL(req.url).pathname);
-      requests.push(path);
-      // The fixtures, else the build's own release layout.
-      const file = [join(tree, path), join(built, path)].find(
-        (candidate) => existsSync(candidate) && statSync(candidate).isFile(),
-      );
-      if (path.includes("..") || !file) return new Response("not found\n", { status: 404 });
-      return new Response(Bun.file(file));
-    },
-  });
-  base = `http://127.0.0.1:${server.port}`;
-  stopServer = () => server.stop(true);
+  // The fixtures, else the build's own release layout.
+  const mirror = serveMirror([tree, built], (path) => requests.push(path));
+  base = mirror.url;
+  stopServer = mirror.stop;
 }, 120_000);
 
 afterAll(() => stopServer());
@@ -254,7 +235,7 @@ describe("install.sh: installing", () => {
     const target = join(home, ".local", "bin", "service");
     expectInstalled(run, target);
     expect(requests).toEqual(["/latest/SHA256SUMS", "/latest/service"]);
-    expect(run.stdout).toContain(`export PATH="${join(home, ".local", "bin")}:$PATH"`);
+    expect(run.stdout).toContain(`export PATH="$PATH:${join(home, ".local", "bin")}"`);
     // Nothing but the binary was written to HOME (no rc files).
     expect(readdirSync(home)).toEqual([".local"]);
 
@@ -533,5 +514,41 @@ describe("install.sh never shadows another `service` command (unless --allow-sha
     expectInstalled(run, join(later, "service"));
     expect(run.stdout).toContain(`\`service\` on your PATH is ${layout.system}`);
     expect(serviceOnPath(path)).toBe("system service: nginx reload\n");
+  });
+});
+
+describe('install.sh\'s PATH hint appends its dir, never hiding another `service` (docs/install.md "The binary (install.sh)")', () => {
+  /** The `export PATH=…` line install.sh printed. */
+  const hintOf = (stdout: string) => /^ {2}(export PATH=.*)$/m.exec(stdout)?.[1];
+  /** What `service nginx reload` runs once the hint is followed on `path`. */
+  const serviceAfter = (hint: string, path: string) =>
+    Bun.spawnSync([SH, "-c", `${hint}; service nginx reload`], {
+      env: { PATH: path },
+      cwd: tempDir(),
+      stdout: "pipe",
+    }).stdout.toString();
+
+  test("followed, the hint leaves /usr/sbin/service first, and says to run the install by its full path", async () => {
+    const layout = debianLike();
+    const dir = join(tempDir(), "bin");
+    const run = await install(["--dir", dir], { env: { PATH: layout.path } });
+    expectInstalled(run, join(dir, "service"));
+    const hint = hintOf(run.stdout);
+    expect(hint).toBe(`export PATH="$PATH:${dir}"`);
+    expect(serviceAfter(hint!, layout.path)).toBe("system service: nginx reload\n");
+    expect(run.stdout).toContain(
+      `(\`service\` will still run ${layout.system}, which comes first; run ${join(dir, "service")} by its full path)`,
+    );
+  });
+
+  test("followed where no other `service` is on PATH, the hint makes `service` the installed one", async () => {
+    const dir = join(tempDir(), "bin");
+    const path = onlyTools(["curl", "sha256sum"]);
+    const run = await install(["--dir", dir], { env: { PATH: path } });
+    expectInstalled(run, join(dir, "service"));
+    const hint = hintOf(run.stdout)!;
+    const found = Bun.spawnSync([SH, "-c", `${hint}; command -v service`], { env: { PATH: path }, stdout: "pipe" });
+    expect(found.stdout.toString().trim()).toBe(join(dir, "service"));
+    expect(run.stdout).not.toContain("will still run");
   });
 });

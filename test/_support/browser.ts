@@ -1,0 +1,44 @@
+/**
+ * A real browser for the dashboard: Debian's headless Chromium driven by playwright-core (no browser download).
+ * `SERVICE_TEST_CHROMIUM` names another binary; where there is none the browser tests are skipped, saying so.
+ */
+import { existsSync } from "node:fs";
+import type { BrowserContext } from "playwright-core";
+import { tempDir } from "./helpers.ts";
+
+export const CHROMIUM = process.env.SERVICE_TEST_CHROMIUM ?? "/usr/bin/chromium";
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/** Whether Chromium is here; warns once per file that asks when it is not. */
+export function hasBrowser(what: string): boolean {
+  const found = existsSync(CHROMIUM);
+  if (!found)
+    console.warn(
+      `${what} skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set SERVICE_TEST_CHROMIUM)`,
+    );
+  return found;
+}
+
+/** A fresh headless browser profile; `await using` closes it. `acceptTls` takes a self-signed certificate. */
+export async function launchBrowser(
+  options: { acceptTls?: boolean; viewport?: { width: number; height: number } } = {},
+): Promise<BrowserContext & AsyncDisposable> {
+  const { chromium } = await import("playwright-core");
+  const context = await chromium.launchPersistentContext(tempDir("service-chromium-"), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    ignoreHTTPSErrors: options.acceptTls ?? false,
+    ...(options.viewport ? { viewport: options.viewport } : {}),
+  });
+  return Object.assign(context, { [Symbol.asyncDispose]: () => context.close() });
+}
