@@ -20,6 +20,7 @@ import { jsonResponse } from "./http/response.ts";
 import { runtime } from "#runtime";
 import type { Listener } from "./runtime/types.ts";
 import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
+import { deploySecrets } from "./config/deploy-secrets.ts";
 import { acknowledgement, queueFull, webhookHandler } from "./http/webhook.ts";
 
 export interface ServiceServerOptions {
@@ -88,8 +89,9 @@ export function createServiceServer(
   let admin: AdminListener | undefined;
   let adminToken: string | undefined;
   let adminUrl: string | undefined;
-  /** Every secret a deploy's output and the admin API's answers must not carry. */
-  const secrets = () => [...appsInForce.lastGood.map((a) => a.secret ?? ""), adminToken ?? ""];
+  /** Every secret a deploy's output and the admin API's answers must not carry (as `service deploy` builds it). */
+  const secrets = () =>
+    deploySecrets({ adminToken: adminToken ?? reloader.current().adminToken }, appsInForce.lastGood, cwd, process.env);
 
   const appsInForce = new AppsInForce(cwd, () => config.secret, logger);
   const currentApps = (current: ResolvedConfig) => appsInForce.of(current);

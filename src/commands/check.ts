@@ -19,7 +19,8 @@ export const checkCommand = defineCommand({
     },
   },
   async run({ args }) {
-    const report = checkConfig(serviceDir(args.cwd));
+    const cwd = serviceDir(args.cwd);
+    const report = checkConfig(cwd);
     const lines = [`config file: ${report.file ?? "none (defaults and environment only)"}`, ""];
     lines.push(...valueTable(report.values));
     for (const app of report.apps) {
@@ -42,7 +43,7 @@ export const checkCommand = defineCommand({
       );
     let failed = 0;
     if (args["send-test"]) {
-      const sent = await sendTestNotifications(report.outbound, process.env);
+      const sent = await sendTestNotifications(report.outbound, process.env, cwd);
       lines.push("", "test notifications:", ...sent.lines.map((line) => `  ${line}`));
       failed = sent.failed;
     }
