@@ -21,6 +21,7 @@ import { runtime } from "#runtime";
 import type { Listener } from "./runtime/types.ts";
 import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
 import { deploySecrets } from "./config/deploy-secrets.ts";
+import { envFileWarnings } from "./config/env.ts";
 import { acknowledgement, queueFull, webhookHandler } from "./http/webhook.ts";
 
 export interface ServiceServerOptions {
@@ -200,6 +201,7 @@ export function createServiceServer(
       for (const app of currentApps(initial)) {
         const weak = app.secret && weakSecretWarning(app.secret, app.name);
         if (weak) logger.warn(weak);
+        for (const warning of envFileWarnings(app, app.repoPath, cwd, app.name)) logger.warn(warning);
       }
       for (const line of pauseNotices(
         cwd,

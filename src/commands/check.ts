@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { checkConfig, type CheckedValue } from "../ops/check.ts";
+import { headVerdicts } from "../ops/check-guard.ts";
 import { sendTestNotifications } from "../notify/inspect.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
@@ -32,7 +33,11 @@ export const checkCommand = defineCommand({
       );
       if (app.status) lines.push(`    status: ${app.status}`);
       if (app.notify) lines.push(`    notify: ${app.notify}`);
+      if (app.env) lines.push(`    env: ${app.env}`);
+      if (app.allowedSigners) lines.push(`    allowedSigners: ${app.allowedSigners}`);
     }
+    const verdicts = await headVerdicts(report.guarded, cwd, process.env);
+    if (verdicts.length > 0) lines.push("", ...verdicts);
     lines.push("");
     for (const warning of report.warnings) lines.push(`warning: ${warning}`);
     if (report.problems.length === 0) lines.push("no problems found");

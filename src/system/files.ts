@@ -75,6 +75,22 @@ export function readNoFollow(file: string): string {
   }
 }
 
+/**
+ * The text of a file the user names (a key file, a secret), at most `maxBytes`: opened without blocking (a FIFO
+ * would wait for a writer), and refused unless it is a regular file. Throws an Error whose message says why.
+ */
+export function readUserFile(file: string, maxBytes: number): string {
+  const fd = openSync(file, O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error(`not a regular file${stat.isDirectory() ? " (a directory)" : ""}`);
+    if (stat.size > maxBytes) throw new Error(`${stat.size} bytes, over the ${maxBytes} bytes allowed`);
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** `<file>.<pid>.<random>.tmp`: the pid tells whose it is, so a crashed writer's temp can be removed later. */
 const TEMP_NAME = /\.(\d+)\.[0-9a-f]{16}\.tmp$/;
 /** The predictable temp name of earlier versions: whoever left one is long gone. */
