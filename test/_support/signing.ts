@@ -7,6 +7,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { git, type Repo, tempDir } from "./helpers.ts";
 
+/** Without ssh-keygen (openssh-client) the signed-commit tests are skipped. */
+export const noSshKeygen = Bun.which("ssh-keygen") === null;
+if (noSshKeygen)
+  console.warn("ssh-keygen is not installed (apt install openssh-client): the signed-commit tests are skipped");
+
 export interface Keys {
   /** The private key files. */
   alice: string;

@@ -41,7 +41,7 @@ const logsOf = (dir: string, id: string) => {
   return [`${stem}.log`, `${stem}.json`].map((name) => readFileSync(join(logDirOf(dir), name), "utf8"));
 };
 
-describe("env and envFile reach the script and the health check", () => {
+describe(`env and envFile reach the script and the health check (docs/security.md "The deploy's environment")`, () => {
   test("literal values are shown; values from files are *** in the stream, JSON result, log files, notifications and the API", async () => {
     const api = fakeApi([201]);
     const { dir } = service(
@@ -130,7 +130,7 @@ describe("env and envFile reach the script and the health check", () => {
   });
 });
 
-describe("a file the deploy cannot use refuses it", () => {
+describe(`a file the deploy cannot use refuses it (docs/security.md "The deploy's environment")`, () => {
   test("a malformed envFile line: the deploy is refused before the pull, naming the file and the line; check says the same", async () => {
     const { repo, dir } = service(
       (dir) => `envFile: ${privateFile(dir, "app.env", "GOOD=value-0123\n# fine\nthis is not a variable\n")}\n`,
@@ -187,7 +187,7 @@ describe("a file the deploy cannot use refuses it", () => {
   });
 });
 
-describe("files readable by others or inside the repository are warned about", () => {
+describe(`files readable by others or inside the repository are warned about (docs/security.md "The deploy's environment")`, () => {
   test("at start and by check, which shows the names and never the values", async () => {
     const { repo, dir } = service(() => "", []);
     const open = join(dir, "open.env");

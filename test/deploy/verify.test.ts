@@ -11,9 +11,9 @@ import type { DeploySettings } from "../../src/deploy/types.ts";
 import { readAllowedSigners, verifyTag } from "../../src/deploy/verify.ts";
 import type { DeployEvent, RollbackTarget } from "../../src/types.ts";
 import { baseEnv, git, makeRepo, type Repo, tempDir } from "../_support/helpers.ts";
-import { makeKeys, pushEdited, pushSigned, pushTag } from "../_support/signing.ts";
+import { makeKeys, noSshKeygen, pushEdited, pushSigned, pushTag } from "../_support/signing.ts";
 
-const keys = makeKeys();
+const keys = noSshKeygen ? (undefined as never) : makeKeys();
 
 /** A deploy through the pipeline; its lines, its result, and whether its script ran. */
 async function deploy(repo: Repo, settings: Partial<DeploySettings> = {}, target?: RollbackTarget) {
@@ -42,7 +42,7 @@ async function deploy(repo: Repo, settings: Partial<DeploySettings> = {}, target
 
 const short = (commit: string) => commit.slice(0, 12);
 
-describe('signed commits only (docs/security.md "Signed commits")', () => {
+describe.skipIf(noSshKeygen)('signed commits only (docs/security.md "Signed commits")', () => {
   test("a commit signed by an allowed key deploys: [verify] <sha> signed by <principal>, in the stream and the record", async () => {
     const repo = makeRepo();
     const signed = pushSigned(repo, keys.alice);
@@ -175,7 +175,7 @@ describe('signed commits only (docs/security.md "Signed commits")', () => {
   });
 });
 
-describe('signed tags (docs/security.md "Signed commits")', () => {
+describe.skipIf(noSshKeygen)('signed tags (docs/security.md "Signed commits")', () => {
   test("verifyTag: an annotated tag signed by an allowed key passes; unknown key, unsigned, lightweight are refused", async () => {
     const repo = makeRepo();
     const commit = pushSigned(repo, keys.alice);
@@ -199,24 +199,27 @@ describe('signed tags (docs/security.md "Signed commits")', () => {
   });
 });
 
-describe("the allowed-signers file (service check validates it)", () => {
-  test("a malformed line is named; a key without the git namespace is warned about", () => {
-    const dir = tempDir();
-    const bad = join(dir, "bad");
-    writeFileSync(bad, `${keys.line("alice")}\nbob@example.com not-a-key\n`);
-    expect(readAllowedSigners(bad)).toEqual({
-      problem: `the allowedSigners file ${bad}, line 2: expected "principals [options] key-type key" (as ssh-keygen -Y verify reads it)`,
+describe.skipIf(noSshKeygen)(
+  'the allowed-signers file, as service check validates it (docs/security.md "Signed commits")',
+  () => {
+    test("a malformed line is named; a key without the git namespace is warned about", () => {
+      const dir = tempDir();
+      const bad = join(dir, "bad");
+      writeFileSync(bad, `${keys.line("alice")}\nbob@example.com not-a-key\n`);
+      expect(readAllowedSigners(bad)).toEqual({
+        problem: `the allowedSigners file ${bad}, line 2: expected "principals [options] key-type key" (as ssh-keygen -Y verify reads it)`,
+      });
+      const scoped = join(dir, "scoped");
+      const [principal, ...key] = keys.line("alice").split(" ");
+      writeFileSync(
+        scoped,
+        `${principal} namespaces="file" ${key.join(" ")}\n${principal} namespaces="git,file" ${key.join(" ")}\n`,
+      );
+      const read = readAllowedSigners(scoped);
+      expect(read).toMatchObject({ keys: 2 });
+      expect("warnings" in read && read.warnings).toEqual([
+        `the allowedSigners file ${scoped}, line 1: namespaces="file" leaves out "git": that key verifies no commit`,
+      ]);
     });
-    const scoped = join(dir, "scoped");
-    const [principal, ...key] = keys.line("alice").split(" ");
-    writeFileSync(
-      scoped,
-      `${principal} namespaces="file" ${key.join(" ")}\n${principal} namespaces="git,file" ${key.join(" ")}\n`,
-    );
-    const read = readAllowedSigners(scoped);
-    expect(read).toMatchObject({ keys: 2 });
-    expect("warnings" in read && read.warnings).toEqual([
-      `the allowedSigners file ${scoped}, line 1: namespaces="file" leaves out "git": that key verifies no commit`,
-    ]);
-  });
-});
+  },
+);
