@@ -5,8 +5,8 @@
  * environment (deploy/env.ts).
  */
 import { statSync } from "node:fs";
-import { isAbsolute, relative, resolve } from "node:path";
-import { readUserFile } from "../system/files.ts";
+import { resolve } from "node:path";
+import { isInside, readUserFile } from "../system/files.ts";
 import type { EnvValue } from "./schema.ts";
 
 /** A variable name a shell can use. */
@@ -190,8 +190,7 @@ export function envFileWarnings(settings: EnvSettings, repoPath: string, cwd: st
       warnings.push(
         `${file} (${what}${of}) can be read by other users (mode ${mode.toString(8).padStart(4, "0")}): run chmod 600 ${file}`,
       );
-    const inside = relative(resolve(repoPath), file);
-    if (inside !== "" && !inside.startsWith("..") && !isAbsolute(inside))
+    if (isInside(file, repoPath))
       warnings.push(
         `${file} (${what}${of}) is inside the repository ${repoPath}: a push can change it and it may be committed; keep it outside`,
       );

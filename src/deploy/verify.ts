@@ -4,7 +4,7 @@
  * line: the repository's own configuration never chooses the signers, the program, or the signature format.
  */
 import { resolve } from "node:path";
-import { readUserFile } from "../system/files.ts";
+import { isInside, readUserFile } from "../system/files.ts";
 import { gitQuery, gitResetHard, short } from "../system/git.ts";
 import type { Step, VerifyResult } from "../types.ts";
 import { captures } from "./capture.ts";
@@ -32,7 +32,10 @@ export interface AllowedSigners {
  * The allowed-signers file checked (`ssh-keygen -Y verify`'s format: principals, options, key type, key), or why
  * it cannot be used: unreadable, a malformed line, no key at all. Any problem refuses every deploy.
  */
-export function readAllowedSigners(file: string): AllowedSigners | { problem: string } {
+export function readAllowedSigners(file: string, repoPath: string): AllowedSigners | { problem: string } {
+  // A file the pull can change lets the commit being checked choose who may sign it.
+  if (isInside(file, repoPath))
+    return { problem: `the allowedSigners file ${file} is inside the repository ${repoPath}: keep it outside` };
   let text: string;
   try {
     text = readUserFile(file, MAX_SIGNERS_BYTES);
@@ -132,7 +135,7 @@ export async function verifyCommit(
   env: Record<string, string | undefined>,
 ): Promise<VerifyResult> {
   const refuse = (reason: string): VerifyResult => ({ ok: false, commit, signer: null, reason });
-  const signers = readAllowedSigners(allowedSigners);
+  const signers = readAllowedSigners(allowedSigners, repoPath);
   if ("problem" in signers) return refuse(signers.problem);
   const checked = checkEnv(env);
   const object = await gitQuery(repoPath, ["cat-file", "commit", commit], checked);
@@ -172,7 +175,7 @@ export async function verifyTag(
     signer: null,
     reason: `tag ${tag}: ${reason}`,
   });
-  const signers = readAllowedSigners(allowedSigners);
+  const signers = readAllowedSigners(allowedSigners, repoPath);
   if ("problem" in signers) return refuse(signers.problem);
   if (!commit) return refuse(`there is no such tag in ${repoPath}`);
   const object = await gitQuery(repoPath, ["cat-file", "tag", ref], checked);

@@ -20,7 +20,7 @@ export function guardFindings(app: GuardedApp, cwd: string): { problems: string[
   const problems: string[] = [];
   const warnings = envFileWarnings(app, app.repoPath, cwd, app.name);
   if (app.allowedSigners) {
-    const signers = readAllowedSigners(resolve(cwd, app.allowedSigners));
+    const signers = readAllowedSigners(resolve(cwd, app.allowedSigners), app.repoPath);
     if ("problem" in signers) problems.push(`${label}${signers.problem}: every deploy would be refused`);
     else warnings.push(...signers.warnings.map((warning) => `${label}${warning}`));
   }

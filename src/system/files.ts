@@ -9,11 +9,12 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
   writeSync,
 } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { processAlive } from "./liveness.ts";
 
 /**
@@ -89,6 +90,19 @@ export function readUserFile(file: string, maxBytes: number): string {
   } finally {
     closeSync(fd);
   }
+}
+
+/** Whether `file` lies inside the directory `dir` (links resolved where they exist, so a link cannot hide it). */
+export function isInside(file: string, dir: string): boolean {
+  const real = (path: string) => {
+    try {
+      return realpathSync(path);
+    } catch {
+      return resolve(path);
+    }
+  };
+  const rel = relative(real(dir), real(file));
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
 }
 
 /** `<file>.<pid>.<random>.tmp`: the pid tells whose it is, so a crashed writer's temp can be removed later. */

@@ -126,6 +126,18 @@ describe.skipIf(noSshKeygen)('signed commits only (docs/security.md "Signed comm
     }
   });
 
+  test("a file inside the repository refuses every deploy: the commit checked would choose its own signers", async () => {
+    const repo = makeRepo();
+    // The pushed commit trusts mallory in a file of its own; the service is pointed at that path.
+    pushSigned(repo, keys.mallory, { allowed_signers: `${keys.line("mallory")}\n` });
+    const file = join(repo.clone, "allowed_signers");
+    const { result, ran } = await deploy(repo, { allowedSigners: file });
+    expect(ran).toBe(false);
+    expect(result.error).toContain(
+      `the allowedSigners file ${file} is inside the repository ${repo.clone}: keep it outside`,
+    );
+  });
+
   test("the repository's own git config cannot choose the signers or the program", async () => {
     const repo = makeRepo();
     const lenient = join(tempDir(), "lenient");
@@ -206,7 +218,7 @@ describe.skipIf(noSshKeygen)(
       const dir = tempDir();
       const bad = join(dir, "bad");
       writeFileSync(bad, `${keys.line("alice")}\nbob@example.com not-a-key\n`);
-      expect(readAllowedSigners(bad)).toEqual({
+      expect(readAllowedSigners(bad, "/nonexistent-repo")).toEqual({
         problem: `the allowedSigners file ${bad}, line 2: expected "principals [options] key-type key" (as ssh-keygen -Y verify reads it)`,
       });
       const scoped = join(dir, "scoped");
@@ -215,7 +227,7 @@ describe.skipIf(noSshKeygen)(
         scoped,
         `${principal} namespaces="file" ${key.join(" ")}\n${principal} namespaces="git,file" ${key.join(" ")}\n`,
       );
-      const read = readAllowedSigners(scoped);
+      const read = readAllowedSigners(scoped, "/nonexistent-repo");
       expect(read).toMatchObject({ keys: 2 });
       expect("warnings" in read && read.warnings).toEqual([
         `the allowedSigners file ${scoped}, line 1: namespaces="file" leaves out "git": that key verifies no commit`,
