@@ -1,7 +1,7 @@
 export { createServiceServer, type ServiceServer, type ServiceServerOptions, type StopOptions } from "./server.ts";
 export { ensureWebhookSecret, type EnsuredSecret } from "./config/secret.ts";
 export { loadConfig, type LoadConfigOptions } from "./config/load.ts";
-export { ConfigError, type ResolvedConfig, type UserConfig } from "./config/schema.ts";
+export { ConfigError, type EnvValue, type ResolvedConfig, type UserConfig } from "./config/schema.ts";
 export type {
   DeployResult,
   PullResult,
@@ -11,6 +11,7 @@ export type {
   Trigger,
   HealthCheckResult,
   RollbackTarget,
+  VerifyResult,
 } from "./types.ts";
 export type { AppStatus } from "./control/status.ts";
 export type { ServerControl } from "./control/actions.ts";

@@ -20,6 +20,8 @@ import { jsonResponse } from "./http/response.ts";
 import { runtime } from "#runtime";
 import type { Listener } from "./runtime/types.ts";
 import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
+import { deploySecrets } from "./config/deploy-secrets.ts";
+import { envFileWarnings } from "./config/env.ts";
 import { acknowledgement, queueFull, webhookHandler } from "./http/webhook.ts";
 
 export interface ServiceServerOptions {
@@ -88,8 +90,9 @@ export function createServiceServer(
   let admin: AdminListener | undefined;
   let adminToken: string | undefined;
   let adminUrl: string | undefined;
-  /** Every secret a deploy's output and the admin API's answers must not carry. */
-  const secrets = () => [...appsInForce.lastGood.map((a) => a.secret ?? ""), adminToken ?? ""];
+  /** Every secret a deploy's output and the admin API's answers must not carry (as `service deploy` builds it). */
+  const secrets = () =>
+    deploySecrets({ adminToken: adminToken ?? reloader.current().adminToken }, appsInForce.lastGood, cwd, process.env);
 
   const appsInForce = new AppsInForce(cwd, () => config.secret, logger);
   const currentApps = (current: ResolvedConfig) => appsInForce.of(current);
@@ -198,6 +201,7 @@ export function createServiceServer(
       for (const app of currentApps(initial)) {
         const weak = app.secret && weakSecretWarning(app.secret, app.name);
         if (weak) logger.warn(weak);
+        for (const warning of envFileWarnings(app, app.repoPath, cwd, app.name)) logger.warn(warning);
       }
       for (const line of pauseNotices(
         cwd,

@@ -19,6 +19,8 @@ export interface DeployResult {
   healthCheck?: HealthCheckResult;
   /** A `service rollback`: the commit it went back to, and the deploy that had left it checked out (if one did). */
   target?: RollbackTarget;
+  /** Present when `allowedSigners` is set: whether the commit to deploy carries a good signature, and whose. */
+  verify?: VerifyResult;
   /** The deploy id and the paths of its two log files. */
   log: { id: string; json: string; log: string };
   startedAt: string;
@@ -72,6 +74,18 @@ export interface HealthCheckResult {
   error: string | null;
 }
 
+/** The signature check of the commit a deploy runs (docs/security.md "Signed commits"). */
+export interface VerifyResult {
+  /** True when the commit carries a good signature by a key of the allowed signers. */
+  ok: boolean;
+  /** The commit checked; null when there was none. */
+  commit: string | null;
+  /** The principal of the allowed-signers file whose key signed it; null when refused. */
+  signer: string | null;
+  /** null when ok; otherwise why the commit was refused. */
+  reason: string | null;
+}
+
 /** What a `service rollback` deploys. */
 export interface RollbackTarget {
   /** The full commit reset to. */
@@ -82,7 +96,17 @@ export interface RollbackTarget {
 
 export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll";
 /** `status` and `notify` lines record outbound calls (commit statuses, notifications). */
-export type Step = "deploy" | "pull" | "config" | "run" | "health" | "rollback" | "log" | "status" | "notify";
+export type Step =
+  | "deploy"
+  | "pull"
+  | "verify"
+  | "config"
+  | "run"
+  | "health"
+  | "rollback"
+  | "log"
+  | "status"
+  | "notify";
 
 export type DeployEvent =
   | { type: "queued"; position: number }

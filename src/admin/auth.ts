@@ -1,11 +1,16 @@
 import { isIP } from "node:net";
 import { dirname, resolve } from "node:path";
 import { ensurePrivateDir } from "../system/files.ts";
-import { generateSecret, readSecretFile, shortSecretError, writeSecretFile } from "../config/secret.ts";
+import {
+  ADMIN_TOKEN_FILE,
+  generateSecret,
+  readSecretFile,
+  shortSecretError,
+  writeSecretFile,
+} from "../config/secret.ts";
 import { secretsEqual } from "../http/signature.ts";
 
-/** Where the generated admin token is kept, relative to the working directory. */
-export const ADMIN_TOKEN_FILE = ".service/admin.token";
+export { ADMIN_TOKEN_FILE } from "../config/secret.ts";
 
 /** How long a dashboard session lasts after its login. */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;

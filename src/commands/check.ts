@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { checkConfig, type CheckedValue } from "../ops/check.ts";
+import { headVerdicts } from "../ops/check-guard.ts";
 import { sendTestNotifications } from "../notify/inspect.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
@@ -19,7 +20,8 @@ export const checkCommand = defineCommand({
     },
   },
   async run({ args }) {
-    const report = checkConfig(serviceDir(args.cwd));
+    const cwd = serviceDir(args.cwd);
+    const report = checkConfig(cwd);
     const lines = [`config file: ${report.file ?? "none (defaults and environment only)"}`, ""];
     lines.push(...valueTable(report.values));
     for (const app of report.apps) {
@@ -31,7 +33,11 @@ export const checkCommand = defineCommand({
       );
       if (app.status) lines.push(`    status: ${app.status}`);
       if (app.notify) lines.push(`    notify: ${app.notify}`);
+      if (app.env) lines.push(`    env: ${app.env}`);
+      if (app.allowedSigners) lines.push(`    allowedSigners: ${app.allowedSigners}`);
     }
+    const verdicts = await headVerdicts(report.guarded, cwd, process.env);
+    if (verdicts.length > 0) lines.push("", ...verdicts);
     lines.push("");
     for (const warning of report.warnings) lines.push(`warning: ${warning}`);
     if (report.problems.length === 0) lines.push("no problems found");
@@ -42,7 +48,7 @@ export const checkCommand = defineCommand({
       );
     let failed = 0;
     if (args["send-test"]) {
-      const sent = await sendTestNotifications(report.outbound, process.env);
+      const sent = await sendTestNotifications(report.outbound, process.env, cwd);
       lines.push("", "test notifications:", ...sent.lines.map((line) => `  ${line}`));
       failed = sent.failed;
     }

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
-import { join } from "node:path";
-import { appSecretFile, resolveApps, type ResolvedApp } from "../config/apps.ts";
+import { resolveApps, type ResolvedApp } from "../config/apps.ts";
+import { deploySecrets } from "../config/deploy-secrets.ts";
+import type { ResolvedConfig } from "../config/schema.ts";
 import { findConfigFile, loadConfig } from "../config/load.ts";
 import { Transcript } from "../history/transcript.ts";
 import type { DeployResult, DeploySink } from "../types.ts";
@@ -9,7 +10,6 @@ import { pauseOf } from "../queue/pause.ts";
 import { queueKey } from "../queue/tickets.ts";
 import { OutboundCalls } from "../notify/outbound.ts";
 import { outboundSinks } from "../notify/sink.ts";
-import { readSecretFile, SECRET_FILE } from "../config/secret.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
@@ -29,13 +29,20 @@ export const deployCommand = defineCommand({
     cwd: cwdArg,
   },
   async run({ args }) {
-    const { cwd, apps, app } = chooseApp(args);
+    const { cwd, config, apps, app } = chooseApp(args);
     const paused = pauseOf(cwd, app.name);
     if (paused && !args.force)
       throw new Error(`deploys are paused: ${paused.reason} (service resume lifts the pause; --force deploys anyway)`);
     await printLive((deployer, sink) =>
       deployer.deploy(
-        { config: app, app: app.name, trigger: "cli", cwd, secrets: knownSecrets(apps, cwd), sink },
+        {
+          config: app,
+          app: app.name,
+          trigger: "cli",
+          cwd,
+          secrets: deploySecrets(config, apps, cwd, process.env),
+          sink,
+        },
         { force: args.force },
       ),
     );
@@ -48,6 +55,7 @@ const CLI_OUTBOUND_GRACE_MS = 40_000;
 /** The service directory `--cwd` names, its apps, and the one `--app` (or the current directory) picks. */
 export function chooseApp(args: { cwd?: string; app?: string }): {
   cwd: string;
+  config: ResolvedConfig;
   apps: ResolvedApp[];
   app: ResolvedApp;
 } {
@@ -57,7 +65,7 @@ export function chooseApp(args: { cwd?: string; app?: string }): {
   // Which config is in force is the first question when a deploy does something unexpected.
   process.stderr.write(`${configLine(findConfigFile(cwd), cwd, args.cwd !== undefined)}\n`);
   const apps = resolveApps(config, cwd);
-  return { cwd, apps, app: pickApp(apps, config.apps.length > 0, here, args.app) };
+  return { cwd, config, apps, app: pickApp(apps, config.apps.length > 0, here, args.app) };
 }
 
 /**
@@ -125,18 +133,4 @@ function pickApp(apps: ResolvedApp[], multiApp: boolean, cwd: string, name: stri
   const app = apps.find((a) => queueKey(a.repoPath) === here);
   if (!app) throw new Error(`no app deploys ${cwd}: name one with --app (apps: ${names})`);
   return app;
-}
-
-/** The webhook secrets this directory knows (never generated here), to keep them out of the output. */
-export function knownSecrets(apps: ResolvedApp[], cwd: string): string[] {
-  const read = (file: string) => {
-    try {
-      return readSecretFile(file);
-    } catch {
-      return undefined;
-    }
-  };
-  return apps
-    .map((app) => app.secret ?? read(app.name ? appSecretFile(cwd, app.name) : join(cwd, SECRET_FILE)))
-    .filter((secret): secret is string => !!secret);
 }

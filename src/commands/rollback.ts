@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
 import { rollbackDeploy } from "../control/rollback.ts";
 import { cwdArg } from "./_cwd.ts";
-import { chooseApp, knownSecrets, printLive } from "./deploy.ts";
+import { deploySecrets } from "../config/deploy-secrets.ts";
+import { chooseApp, printLive } from "./deploy.ts";
 
 export const rollbackCommand = defineCommand({
   meta: {
@@ -25,10 +26,16 @@ export const rollbackCommand = defineCommand({
     cwd: cwdArg,
   },
   async run({ args }) {
-    const { cwd, apps, app } = chooseApp(args);
+    const { cwd, config, apps, app } = chooseApp(args);
     const target = typeof args.target === "string" && args.target !== "" ? args.target : undefined;
     await printLive((deployer, sink) =>
-      rollbackDeploy(deployer, target, { config: app, app: app.name, cwd, secrets: knownSecrets(apps, cwd), sink }),
+      rollbackDeploy(deployer, target, {
+        config: app,
+        app: app.name,
+        cwd,
+        secrets: deploySecrets(config, apps, cwd, process.env),
+        sink,
+      }),
     );
   },
 });

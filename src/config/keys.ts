@@ -5,6 +5,7 @@
 import { isIP } from "node:net";
 import { ConfigError, MAX_TIMER_MS, type AppConfig, type UserConfig } from "./schema.ts";
 import { normalizeNotify, normalizeStatus } from "./notify.ts";
+import { normalizeEnv } from "./env.ts";
 
 type Kind =
   | "port"
@@ -20,6 +21,7 @@ type Kind =
   | "apps"
   | "status"
   | "notify"
+  | "env"
   | "queuePolicy";
 
 const HOST_NAME =
@@ -53,6 +55,9 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   healthCheckTimeoutMs: { kind: "ms", env: "SERVICE_HEALTH_CHECK_TIMEOUT_MS" },
   healthCheckIntervalMs: { kind: "ms", env: "SERVICE_HEALTH_CHECK_INTERVAL_MS" },
   pollIntervalMs: { kind: "ms", env: "SERVICE_POLL_INTERVAL_MS", min: 5_000 },
+  allowedSigners: { kind: "string", env: "SERVICE_ALLOWED_SIGNERS" },
+  env: { kind: "env", env: "" },
+  envFile: { kind: "string", env: "SERVICE_ENV_FILE" },
   apps: { kind: "apps", env: "" },
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
   adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
@@ -146,9 +151,11 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
         "an IP address or host name to listen on (like 127.0.0.1, ::1, 0.0.0.0 or localhost; no scheme, no port)",
       );
     case "status":
-    case "notify": {
+    case "notify":
+    case "env": {
       const problems: string[] = [];
-      const out = kind === "status" ? normalizeStatus(value, where, problems) : normalizeNotify(value, where, problems);
+      const normalize = { status: normalizeStatus, notify: normalizeNotify, env: normalizeEnv }[kind];
+      const out = normalize(value, where, problems);
       if (problems.length > 0) throw new ConfigError(problems);
       return out;
     }

@@ -1,8 +1,10 @@
 /**
  * The checks of the `status` and `notify` keys as a user writes them (their shapes are in schema.ts). keys.ts
  * calls these for its `status` and `notify` kinds; what the keys do is notify/commit-status.ts and
- * notify/payloads.ts.
+ * notify/payloads.ts. Also the status token (read here so that config/deploy-secrets.ts knows it too).
  */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import {
   FORMATS,
   MAX_TIMER_MS,
@@ -162,3 +164,33 @@ function headers(value: unknown, where: string, problems: string[]): Record<stri
   }
   return out;
 }
+
+/** The token variable, for an entry that sets neither `token` nor `tokenFile`. */
+export const STATUS_TOKEN_ENV = "SERVICE_STATUS_TOKEN";
+
+/** `token`, else the first line of `tokenFile`, else SERVICE_STATUS_TOKEN: what the entry names wins. */
+export function statusToken(
+  settings: StatusSettings,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): { token: string } | { problem: string } {
+  if (settings.token) return { token: settings.token.trim() };
+  if (settings.tokenFile) {
+    const file = resolve(cwd, settings.tokenFile);
+    try {
+      const token = readFileSync(file, "utf8").split("\n")[0]!.trim();
+      if (token) return { token };
+      return { problem: `status: the token file ${file} is empty` };
+    } catch (error) {
+      return {
+        problem: `status: cannot read the token file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      };
+    }
+  }
+  const fromEnv = env[STATUS_TOKEN_ENV]?.trim();
+  if (fromEnv) return { token: fromEnv };
+  return { problem: `status: no token: set token, tokenFile or ${STATUS_TOKEN_ENV}` };
+}
+
+/** The credential of HTTP Basic authentication for `user:password`, as the header carries it. */
+export const basicCredential = (userPassword: string) => Buffer.from(userPassword).toString("base64");

@@ -42,6 +42,9 @@ export interface StatusSettings {
   environment?: string;
 }
 
+/** A variable of `env`: its value as written, or the file that holds it (read at each deploy; a secret). */
+export type EnvValue = string | { file: string };
+
 /** One entry of `notify`. */
 export interface NotifyTarget {
   url: string;
@@ -117,6 +120,15 @@ export interface UserConfig {
    * at least 5000. @default none (no polling)
    */
   pollIntervalMs?: number;
+  /**
+   * An SSH allowed-signers file (`ssh-keygen -Y verify`'s format): only a commit signed by a key in it deploys.
+   * @default none (commits are not checked)
+   */
+  allowedSigners?: string;
+  /** Variables added to the run script's and the health check's environment. @default none */
+  env?: Record<string, EnvValue>;
+  /** A dotenv file (`KEY=value` lines) read at each deploy; its values are added like `env`'s, as secrets. @default none */
+  envFile?: string;
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
   /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
@@ -156,9 +168,15 @@ export interface ResolvedConfig
       | "healthCheckUrl"
       | "healthCheck"
       | "pollIntervalMs"
+      | "allowedSigners"
+      | "env"
+      | "envFile"
     >
   > {
   pollIntervalMs?: number;
+  allowedSigners?: string;
+  env?: Record<string, EnvValue>;
+  envFile?: string;
   status?: StatusSettings;
   notify?: NotifyTarget[];
   healthCheckUrl?: string;

@@ -8,6 +8,9 @@ import type { ResolvedConfig, UserConfig } from "./schema.ts";
 /** File in the working directory that holds the generated secret. */
 export const SECRET_FILE = ".service.secret";
 
+/** Where the generated admin token is kept, relative to the working directory. */
+export const ADMIN_TOKEN_FILE = ".service/admin.token";
+
 /** Shorter secrets work but are warned about: guessing is only as hard as the secret is long. */
 export const WEAK_SECRET_LENGTH = 16;
 

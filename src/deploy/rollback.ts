@@ -6,6 +6,7 @@ import type { PullState } from "./pull.ts";
 import { reloadFromRepo } from "./repo-config.ts";
 import { describeFailure, scriptStep } from "./script.ts";
 import type { DeployContext } from "./types.ts";
+import { refusal, verifyCheckout } from "./verify.ts";
 
 /** Back to the commit from before the pull, and the run script again there (docs/deploy-control.md "Rollback"). */
 export async function rollBack(
@@ -42,6 +43,9 @@ export async function rollBack(
     step("rollback", `failed: ${error}`);
     return { rollback: result({ error }), rolledBack: false };
   }
+  // The previous commit runs again only if it is signed too (docs/security.md "Signed commits").
+  const verified = await verifyCheckout(ctx, before, "rollback");
+  if (verified && !verified.ok) return { rollback: result({ error: refusal(verified) }), rolledBack: true };
   reloadFromRepo(config, ctx.cwd, ctx.processEnv, step, ctx.app);
   step("rollback", "running the run script again at the previous commit");
   const again = await scriptStep(ctx, "rollback", run.output("rollback", out));

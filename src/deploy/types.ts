@@ -28,7 +28,8 @@ export type DeploySettings = Pick<
   | "status"
   | "notify"
 > &
-  HealthSettings;
+  HealthSettings &
+  Partial<Pick<ResolvedConfig, "allowedSigners" | "env" | "envFile">>;
 
 export interface DeployOptions {
   /** The configuration in force when the deploy was requested. */
@@ -51,7 +52,10 @@ export interface DeployOptions {
   env?: NodeJS.ProcessEnv;
   /** Problems with the configuration in force, said at the start of the deploy (an invalid config file). */
   notices?: string[];
-  /** Secrets to redact from the output, the result and the logs (the webhook secrets). */
+  /**
+   * Secrets to redact from the output, the result and the logs (config/deploy-secrets.ts); the values the deploy
+   * reads from its own files (`envFile`, `env: { file }`) are added to them.
+   */
   secrets?: string[];
   /** With `queuePolicy: latest`: the requests it serves, filled in while it waits (see queue/latest.ts). */
   served?: Served;

@@ -2,10 +2,11 @@
  * Commit statuses per forge: which forge and repository (from the settings or the `origin` URL), the token,
  * and the documented request of each API.
  */
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import type { OutboundRequest } from "./outbound.ts";
 import type { Provider, StatusSettings } from "../config/schema.ts";
+import { basicCredential, statusToken } from "../config/notify.ts";
+
+export { STATUS_TOKEN_ENV, statusToken } from "../config/notify.ts";
 
 /** The public hosts whose forge and API are known without an `apiUrl`. */
 const PUBLIC_HOSTS: Record<string, { provider: Provider; apiUrl: string }> = {
@@ -22,9 +23,6 @@ const PUBLIC_API: Partial<Record<Provider, string>> = {
   gitlab: "https://gitlab.com/api/v4",
   bitbucket: "https://api.bitbucket.org/2.0",
 };
-
-/** The token variable, for an entry that sets neither `token` nor `tokenFile`. */
-export const STATUS_TOKEN_ENV = "SERVICE_STATUS_TOKEN";
 
 /** The state of a deploy as a commit status; each forge names it its own way. */
 export type StatusState = "pending" | "success" | "failure" | "error";
@@ -109,30 +107,6 @@ export function statusTarget(
   };
 }
 
-/** `token`, else the first line of `tokenFile`, else SERVICE_STATUS_TOKEN: what the entry names wins. */
-export function statusToken(
-  settings: StatusSettings,
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-): { token: string } | { problem: string } {
-  if (settings.token) return { token: settings.token.trim() };
-  if (settings.tokenFile) {
-    const file = resolve(cwd, settings.tokenFile);
-    try {
-      const token = readFileSync(file, "utf8").split("\n")[0]!.trim();
-      if (token) return { token };
-      return { problem: `status: the token file ${file} is empty` };
-    } catch (error) {
-      return {
-        problem: `status: cannot read the token file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
-      };
-    }
-  }
-  const fromEnv = env[STATUS_TOKEN_ENV]?.trim();
-  if (fromEnv) return { token: fromEnv };
-  return { problem: `status: no token: set token, tokenFile or ${STATUS_TOKEN_ENV}` };
-}
-
 /** `{id}`, `{app}`, `{commit}` filled in (URL-encoded). */
 export function fillTemplate(template: string, values: { id: string; app?: string; commit: string }): string {
   return template.replace(/\{(id|app|commit)\}/g, (_, name: "id" | "app" | "commit") =>
@@ -195,7 +169,7 @@ export function statusRequest(
         state
       ];
       // An app password is written `username:app-password` (Basic); an access token alone is a Bearer token.
-      const authorization = token.includes(":") ? `Basic ${Buffer.from(token).toString("base64")}` : `Bearer ${token}`;
+      const authorization = token.includes(":") ? `Basic ${basicCredential(token)}` : `Bearer ${token}`;
       return {
         url: `${apiUrl}/repositories/${path(repo)}/commit/${sha}/statuses/build`,
         headers: { ...json, authorization },

@@ -8,7 +8,7 @@ import { notifyPayload, notifyRequest } from "./payloads.ts";
 import { OutboundCalls } from "./outbound.ts";
 import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyTarget, type StatusSettings } from "../config/schema.ts";
 import { statusTarget, statusToken } from "./commit-status.ts";
-import { outboundSecrets } from "./sink.ts";
+import { outboundCredentials } from "../config/deploy-secrets.ts";
 
 export interface OutboundSettings {
   name?: string;
@@ -82,13 +82,14 @@ export function outboundProblems(app: OutboundSettings, cwd: string, env: NodeJS
 export async function sendTestNotifications(
   apps: OutboundSettings[],
   env: NodeJS.ProcessEnv,
+  cwd = process.cwd(),
 ): Promise<{ lines: string[]; failed: number }> {
   const lines: string[] = [];
   let failed = 0;
   // Apps that inherit the top level's targets share them: each target gets one test, not one per app.
   const seen = new Set<string>();
   for (const app of apps) {
-    const redaction = new Redaction(outboundSecrets(app, env));
+    const redaction = new Redaction(outboundCredentials(app, cwd, env));
     const targets = (app.notify ?? [])
       .map((target, index) => ({ target, index }))
       .filter(({ target }) => {

@@ -8,28 +8,12 @@ import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
 import { gitQuery } from "../system/git.ts";
 import { appendOutbound, type OutboundEntry } from "../history/record.ts";
 import { Redaction } from "../system/redact.ts";
+import { outboundCredentials } from "../config/deploy-secrets.ts";
 import { GithubDeployment } from "./deployments.ts";
 import { notifyPayload, notifyRequest, notifyOutcome, Tail } from "./payloads.ts";
 import type { OutboundCalls, OutboundRequest } from "./outbound.ts";
 import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent } from "../config/schema.ts";
-import {
-  fillTemplate,
-  statusRequest,
-  statusTarget,
-  STATUS_TOKEN_ENV,
-  type StatusState,
-  type StatusTarget,
-} from "./commit-status.ts";
-
-/** The secrets of the outbound settings themselves: tokens, webhook URLs (they are credentials), header values. */
-export function outboundSecrets(config: OutboundDeploy["config"], env: NodeJS.ProcessEnv): string[] {
-  const status = config.status;
-  return [
-    status?.token,
-    status ? env[STATUS_TOKEN_ENV] : undefined,
-    ...(config.notify ?? []).flatMap((target) => [target.url, ...Object.values(target.headers ?? {})]),
-  ].filter((s): s is string => !!s);
-}
+import { fillTemplate, statusRequest, statusTarget, type StatusState, type StatusTarget } from "./commit-status.ts";
 
 /** The outbound sinks of an owner's deploys (a server's, a `service deploy`'s), their calls tracked by `calls`. */
 export const outboundSinks =
@@ -44,7 +28,7 @@ export const outboundSinks =
 export function outboundSink(ctx: OutboundDeploy, calls: OutboundCalls): DeploySink | undefined {
   const targets = ctx.config.notify ?? [];
   if (!ctx.config.status && targets.length === 0) return undefined;
-  const redaction = new Redaction([...ctx.secrets, ...outboundSecrets(ctx.config, ctx.env)]);
+  const redaction = new Redaction([...ctx.secrets, ...outboundCredentials(ctx.config, ctx.cwd, ctx.env)]);
   const tail = new Tail();
   let finished = false;
   /** The commits of the pull, once its last line said them; the final status and notifications wait for it. */

@@ -10,6 +10,8 @@ import { describeOutbound, outboundProblems, type OutboundSettings } from "../no
 import { pollTargetOf, TARGET_QUERIES } from "../control/poll.ts";
 import { resolveConfig, type Source as ValueSource } from "../config/resolve.ts";
 import { SECRET_FILE, weakSecretWarning } from "../config/secret.ts";
+import { describeEnv } from "../config/env.ts";
+import { guardFindings, type GuardedApp } from "./check-guard.ts";
 
 export type Source = ValueSource | "secret file" | "generated at start";
 
@@ -33,6 +35,9 @@ export interface ConfigReport {
     secret: string;
     status?: string;
     notify?: string;
+    /** The names of the deploy's variables (never their values). */
+    env?: string;
+    allowedSigners?: string;
   }[];
   /** Everything that is wrong; the server would refuse, fall back, or fail its deploys. */
   problems: string[];
@@ -40,6 +45,8 @@ export interface ConfigReport {
   warnings: string[];
   /** Each app's `status` and `notify`, for `--send-test`. */
   outbound: OutboundSettings[];
+  /** Each app's guard keys, for the check of its HEAD (check-guard.ts). */
+  guarded: GuardedApp[];
 }
 
 const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
@@ -110,15 +117,18 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     const shown =
       key === "status" || key === "notify"
         ? describeOutbound(key, value, cwd, env)
-        : value === undefined
-          ? "(none)"
-          : key === "adminToken"
-            ? mask(String(value))
-            : String(value);
+        : key === "env"
+          ? (describeEnv(config, cwd) ?? "(none)")
+          : value === undefined
+            ? "(none)"
+            : key === "adminToken"
+              ? mask(String(value))
+              : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   const apps: ConfigReport["apps"] = [];
   const outbound: OutboundSettings[] = [];
+  const guarded: GuardedApp[] = [];
   const valid = collectApps(config, cwd);
   problems.push(...valid.problems);
   // An `apps` list that was rejected (its problem is listed) does not make this a single-app configuration:
@@ -133,6 +143,7 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     if (weak) warnings.push(weak);
     problems.push(...repoProblems("", config));
     outbound.push(config);
+    guarded.push(config);
   } else {
     for (const app of valid.apps) {
       const secret = secretSource(app.secret, appSecretFile(cwd, app.name!), app.secret ? "file" : undefined);
@@ -144,13 +155,21 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
         secret: secret.value,
         ...(app.status ? { status: describeOutbound("status", app.status, cwd, env) } : {}),
         ...(app.notify?.length ? { notify: describeOutbound("notify", app.notify, cwd, env) } : {}),
+        ...(app.env || app.envFile ? { env: describeEnv(app, cwd) } : {}),
+        ...(app.allowedSigners ? { allowedSigners: resolve(cwd, app.allowedSigners) } : {}),
       });
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) warnings.push(weak);
       problems.push(...repoProblems(`app "${app.name}": `, app));
       outbound.push(app);
+      guarded.push(app);
     }
   }
   for (const settings of outbound) problems.push(...outboundProblems(settings, cwd, env));
-  return { file, values, apps, problems, warnings, outbound };
+  for (const app of guarded) {
+    const found = guardFindings(app, cwd);
+    problems.push(...found.problems);
+    warnings.push(...found.warnings);
+  }
+  return { file, values, apps, problems, warnings, outbound, guarded };
 }

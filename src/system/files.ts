@@ -9,11 +9,12 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   renameSync,
   rmSync,
   writeSync,
 } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { processAlive } from "./liveness.ts";
 
 /**
@@ -73,6 +74,35 @@ export function readNoFollow(file: string): string {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The text of a file the user names (a key file, a secret), at most `maxBytes`: opened without blocking (a FIFO
+ * would wait for a writer), and refused unless it is a regular file. Throws an Error whose message says why.
+ */
+export function readUserFile(file: string, maxBytes: number): string {
+  const fd = openSync(file, O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new Error(`not a regular file${stat.isDirectory() ? " (a directory)" : ""}`);
+    if (stat.size > maxBytes) throw new Error(`${stat.size} bytes, over the ${maxBytes} bytes allowed`);
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Whether `file` lies inside the directory `dir` (links resolved where they exist, so a link cannot hide it). */
+export function isInside(file: string, dir: string): boolean {
+  const real = (path: string) => {
+    try {
+      return realpathSync(path);
+    } catch {
+      return resolve(path);
+    }
+  };
+  const rel = relative(real(dir), real(file));
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
 }
 
 /** `<file>.<pid>.<random>.tmp`: the pid tells whose it is, so a crashed writer's temp can be removed later. */

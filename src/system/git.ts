@@ -12,23 +12,23 @@ export function gitEnv(env: Env): Env {
   return out;
 }
 
-/** Runs git and collects its output (for small queries, not the streamed pull). */
+/** Runs git and collects its output, trimmed (for small queries, not the streamed pull). */
 export async function gitQuery(
   repoPath: string,
   args: string[],
   env: Env,
-): Promise<{ code: number | null; stdout: string }> {
-  let stdout = "";
-  const decoder = new TextDecoder();
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const out = { stdout: "", stderr: "" };
+  const decoders = { stdout: new TextDecoder(), stderr: new TextDecoder() };
   const outcome = await runProcess(["git", ...args], {
     cwd: repoPath,
     env: gitEnv(env),
     deadline: Date.now() + 60_000,
     onOutput: (stream, data) => {
-      if (stream === "stdout") stdout += decoder.decode(data, { stream: true });
+      out[stream] += decoders[stream].decode(data, { stream: true });
     },
   });
-  return { code: outcome.exitCode, stdout: stdout.trim() };
+  return { code: outcome.exitCode, stdout: out.stdout.trim(), stderr: out.stderr.trim() };
 }
 
 /** The commit HEAD points at, or null (not a repository, or no commit yet). */

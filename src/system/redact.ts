@@ -90,8 +90,9 @@ export class Redaction {
 
   /** Latin1 in, latin1 out; `decode` turns the result back into UTF-8 text. */
   binary(value: string, decode = false): string {
-    let out = value.includes("://") ? value.replace(URL_CREDENTIALS, `$1${REDACTED}@`) : value;
-    if (this.pattern) out = out.replace(this.pattern, REDACTED);
+    // Secrets first: one that is a whole URL with credentials (a database URL) goes whole, not only its user:password.
+    let out = this.pattern ? value.replace(this.pattern, REDACTED) : value;
+    if (out.includes("://")) out = out.replace(URL_CREDENTIALS, `$1${REDACTED}@`);
     return decode ? Buffer.from(out, "latin1").toString("utf8") : out;
   }
 }

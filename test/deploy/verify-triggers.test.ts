@@ -1,0 +1,142 @@
+/**
+ * Signed commits only, for every way a deploy starts (docs/security.md "Signed commits"): the webhook (with the
+ * commit status and notification naming the commit and the reason), `service rollback`, polling, and what
+ * `service check` says of the file and of HEAD. Real keys, the real CLI, a local API playing the forge.
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createConsola } from "consola";
+import { createServiceServer } from "../../src/server.ts";
+import { defaultConfig } from "../../src/config/schema.ts";
+import { listDeploys, readDeployRecord } from "../../src/history/read.ts";
+import { readPollState } from "../../src/control/poll.ts";
+import { lastLine, makeRepo, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
+import { fakeApi } from "../_support/outbound-fixtures.ts";
+import { makeKeys, noSshKeygen, pushSigned } from "../_support/signing.ts";
+
+const keys = noSshKeygen ? (undefined as never) : makeKeys();
+const short = (commit: string) => commit.slice(0, 12);
+
+/** A service directory deploying `clone`, its script leaving a mark in `marker`; `extra` is more YAML. */
+function serviceDir(clone: string, extra = ""): { dir: string; marker: string } {
+  const dir = tempDir("service-dir-");
+  const marker = join(dir, "ran");
+  writeFileSync(join(dir, "service.yaml"), `repoPath: ${clone}\nrunScript: echo ran >> ${marker}\n${extra}`);
+  return { dir, marker };
+}
+
+describe.skipIf(noSshKeygen)('signed commits on every trigger (docs/security.md "Signed commits")', () => {
+  test("webhook: an unsigned push is refused and its commit status and notification name the commit and the reason; a signed one deploys", async () => {
+    const repo = makeRepo();
+    const api = fakeApi([201]);
+    const status = `status: { provider: github, apiUrl: "${api.url}", repo: acme/web, token: forge-token-0123456789 }`;
+    const notify = `notify: [{ url: "${api.url}/notify", on: [failed, succeeded] }]`;
+    const { dir, marker } = serviceDir(repo.clone, `${status}\n${notify}\n`);
+    await using server = await startServer(dir, { SERVICE_SECRET: SECRET, SERVICE_ALLOWED_SIGNERS: keys.allowed });
+    const before = repo.head();
+    const unsigned = pushSigned(repo, null);
+    const refused = await (await post(server.url, { secret: SECRET })).text();
+    expect(refused).toContain(`[verify] commit ${short(unsigned)} refused: it is not signed; nothing runs`);
+    expect(lastLine(refused)).toBe("[done] ok=false exitCode=null");
+    expect(existsSync(marker)).toBe(false);
+    expect(repo.head()).toBe(before);
+    const failure = await waitFor(
+      () => api.seen.find((seen) => seen.path.endsWith(`/statuses/${unsigned}`) && seen.json().state === "failure"),
+      "the failure status of the refused commit",
+    );
+    expect(failure.json().description).toContain(`commit ${short(unsigned)} refused: it is not signed`);
+    const notified = await waitFor(
+      () => api.seen.find((seen) => seen.path === "/notify" && seen.json().outcome === "failed"),
+      "the failed notification",
+    );
+    expect(notified.json()).toMatchObject({
+      commit: { after: unsigned },
+      error: `commit ${short(unsigned)} refused: it is not signed`,
+    });
+
+    const signed = pushSigned(repo, keys.alice);
+    const deployed = await (await post(server.url, { secret: SECRET })).text();
+    expect(deployed).toContain(`[verify] ${short(signed)} signed by alice@example.com`);
+    expect(lastLine(deployed)).toBe("[done] ok=true exitCode=0");
+    expect(existsSync(marker)).toBe(true);
+  });
+
+  test("service rollback: to an unsigned commit it is refused (exit 1, the clone unchanged); to a signed one it runs", async () => {
+    const repo = makeRepo();
+    const unsigned = repo.head();
+    const signed = pushSigned(repo, keys.alice);
+    const newest = pushSigned(repo, keys.alice);
+    const { dir, marker } = serviceDir(repo.clone, `allowedSigners: ${keys.allowed}\n`);
+    expect((await runCli(["deploy"], { cwd: dir })).code).toBe(0);
+    const refused = await runCli(["rollback", unsigned], { cwd: dir });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(`[verify] commit ${short(unsigned)} refused: it is not signed; nothing runs`);
+    expect(repo.head()).toBe(newest);
+    const back = await runCli(["rollback", signed], { cwd: dir });
+    expect(back.code).toBe(0);
+    expect(back.stdout).toContain(`[verify] ${short(signed)} signed by alice@example.com`);
+    expect(repo.head()).toBe(signed);
+    expect(existsSync(marker)).toBe(true);
+  });
+
+  test("polling: an unsigned commit is refused once (not retried at every poll); a signed one pushed after it deploys", async () => {
+    const repo = makeRepo();
+    const logger = createConsola({ level: 0 });
+    const server = createServiceServer(
+      {
+        ...defaultConfig(repo.clone),
+        port: 0,
+        hostname: "127.0.0.1",
+        secret: SECRET,
+        runScript: "true",
+        pollIntervalMs: 5000,
+        allowedSigners: keys.allowed,
+      },
+      { cwd: repo.clone, logger, pollEveryMs: 100 },
+    );
+    await server.start();
+    try {
+      await waitFor(() => readPollState(repo.clone, undefined)?.result === "unchanged", "a first poll");
+      const unsigned = pushSigned(repo, null);
+      const done = () => listDeploys(repo.clone).filter((entry) => entry.status === "done");
+      const [first] = await waitFor(() => (done().length === 1 ? done() : undefined), "the poll's deploy");
+      const record = readDeployRecord(first!.jsonPath)!;
+      expect(record.trigger).toBe("poll");
+      expect((record.result as any).verify).toMatchObject({ ok: false, commit: unsigned, reason: "it is not signed" });
+      await waitFor(
+        () => readPollState(repo.clone, undefined)?.result === "unchanged",
+        "a poll that does not deploy the refused commit again",
+      );
+      expect(done().length).toBe(1);
+      const signed = pushSigned(repo, keys.alice);
+      await waitFor(() => done().length === 2, "the signed commit's deploy");
+      expect(repo.head()).toBe(signed);
+      expect(done()[0]!.ok).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe.skipIf(noSshKeygen)('service check and the allowed signers (docs/security.md "Signed commits")', () => {
+  test("check says whether HEAD would deploy, and names a missing file as a problem", async () => {
+    const repo = makeRepo();
+    const { dir } = serviceDir(repo.clone, `allowedSigners: ${keys.allowed}\n`);
+    const unsigned = await runCli(["check"], { cwd: dir });
+    expect(unsigned.stdout).toContain(`allowedSigners: HEAD ${short(repo.head())} would be refused: it is not signed`);
+    expect(unsigned.code).toBe(0);
+    pushSigned(repo, keys.alice);
+    expect((await runCli(["deploy"], { cwd: dir })).code).toBe(0);
+    const signed = await runCli(["check"], { cwd: dir });
+    expect(signed.stdout).toContain(
+      `allowedSigners: HEAD ${short(repo.head())} would deploy: signed by alice@example.com`,
+    );
+    const missing = join(dir, "nowhere");
+    const gone = await runCli(["check"], { cwd: dir, env: { SERVICE_ALLOWED_SIGNERS: missing } });
+    expect(gone.code).toBe(1);
+    expect(gone.stdout).toContain(
+      `the allowedSigners file ${missing} cannot be read (ENOENT): every deploy would be refused`,
+    );
+  });
+});
