@@ -19,6 +19,10 @@ export interface DeployResult {
   healthCheck?: HealthCheckResult;
   /** A `service rollback`: the commit it went back to, and the deploy that had left it checked out (if one did). */
   target?: RollbackTarget;
+  /** With `releases` (docs/releases.md): the release this deploy built or switched to, and the one live before. */
+  release?: ReleaseResult;
+  /** True when a failed activate script or health check switched `current` back to the previous release. */
+  switchedBack?: true;
   /** The deploy id and the paths of its two log files. */
   log: { id: string; json: string; log: string };
   startedAt: string;
@@ -78,11 +82,41 @@ export interface RollbackTarget {
   commit: string;
   /** The deploy whose commit this is; null when a commit was named directly. */
   deployId: string | null;
+  /** With `releases`: the kept release named (by its id, or from the dashboard's "switch back"). */
+  release?: string;
+}
+
+/** A release of a deploy with `releases` (docs/releases.md "The record"). */
+export interface ReleaseResult {
+  /** The release's directory name under `<path>/releases/`: the UTC time and the commit. */
+  id: string;
+  /** Its directory. */
+  path: string;
+  /** The commit checked out in it. */
+  commit: string;
+  /** The release `current` named before this deploy; null on the first. */
+  previous: { id: string; commit: string | null } | null;
+  /** False for an instant switch to a kept release (no pull, no build). */
+  built: boolean;
+  /** Whether `current` names it when the deploy ends (false: its build failed, or it was switched back from). */
+  live: boolean;
+  /** The activate script's exit code (null: it could not start, or timed out), when it ran. */
+  activate?: { exitCode: number | null; timedOut: boolean };
 }
 
 export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll";
 /** `status` and `notify` lines record outbound calls (commit statuses, notifications). */
-export type Step = "deploy" | "pull" | "config" | "run" | "health" | "rollback" | "log" | "status" | "notify";
+export type Step =
+  | "deploy"
+  | "pull"
+  | "config"
+  | "release"
+  | "run"
+  | "health"
+  | "rollback"
+  | "log"
+  | "status"
+  | "notify";
 
 export type DeployEvent =
   | { type: "queued"; position: number }

@@ -28,7 +28,8 @@ export type DeploySettings = Pick<
   | "status"
   | "notify"
 > &
-  HealthSettings;
+  HealthSettings &
+  Partial<Pick<ResolvedConfig, "releases" | "activateScript">>;
 
 export interface DeployOptions {
   /** The configuration in force when the deploy was requested. */
@@ -106,4 +107,6 @@ export interface DeployContext {
   processEnv: NodeJS.ProcessEnv;
   cwd: string;
   app?: string;
+  /** Who cancelled the deploy (`service cancel`), once someone did: what has not started does not start. */
+  cancelled(): string | undefined;
 }

@@ -1,0 +1,314 @@
+/**
+ * The stages of a deploy with releases (docs/releases.md): prepare a release (a git worktree of the commit, the
+ * shared paths linked in), switch `current` to it in one rename, prune the old ones, and clean up what a crash
+ * left. The flow that calls them is release-flow.ts.
+ */
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { readNoFollow } from "../system/files.ts";
+import { gitEnv } from "../system/git.ts";
+import { OWN_START, processAlive } from "../system/liveness.ts";
+import { runProcess } from "../system/process.ts";
+import {
+  isDirectory,
+  liveReleaseId,
+  listReleases,
+  metaFile,
+  newReleaseId,
+  RELEASE_ID,
+  readMeta,
+  type ReleaseLayout,
+  type ReleaseMeta,
+  writeMeta,
+} from "./release-files.ts";
+
+type Env = Record<string, string | undefined>;
+type Say = (text: string) => void;
+
+/** How long one git command of these stages may take (a worktree of a large repository writes every file). */
+const GIT_LIMIT_MS = 10 * 60_000;
+
+export interface Prepared {
+  id: string;
+  dir: string;
+  meta: ReleaseMeta;
+}
+
+/**
+ * `releases/<id>`: the commit's tracked files and nothing else, as a worktree of the clone (its objects are
+ * shared, nothing is copied; `git rev-parse HEAD` there gives the commit), then the shared paths. Returns the
+ * release, or what went wrong (the half-made directory is removed then).
+ */
+export async function prepareRelease(
+  layout: ReleaseLayout,
+  shared: string[],
+  what: { commit: string; deployId: string; app?: string; repoPath: string; env: Env },
+  say: Say,
+  onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void,
+): Promise<Prepared | string> {
+  const now = new Date();
+  let meta: ReleaseMeta | undefined;
+  try {
+    mkdirSync(layout.releases, { recursive: true });
+    const id = newReleaseId(layout, now, what.commit);
+    meta = {
+      id,
+      commit: what.commit,
+      deployId: what.deployId,
+      ...(what.app ? { app: what.app } : {}),
+      createdAt: now.toISOString(),
+      state: "preparing",
+      pid: process.pid,
+      pidStart: OWN_START,
+    };
+    // First the record of it, so a crash from here on leaves something the next deploy knows to remove.
+    writeMeta(layout, meta);
+  } catch (error) {
+    if (meta) rmSync(metaFile(layout, meta.id), { force: true });
+    return `cannot start a release in ${layout.releases}: ${(error as Error).message}`;
+  }
+  const dir = join(layout.releases, meta.id);
+  say(`preparing release ${meta.id} in ${dir}: git worktree add ${meta.commit.slice(0, 12)}`);
+  const added = await git(
+    what.repoPath,
+    ["worktree", "add", "--detach", "--quiet", dir, meta.commit],
+    what.env,
+    onOutput,
+  );
+  let problem: string | undefined =
+    added.exitCode === 0
+      ? undefined
+      : `git worktree add failed: ${added.error ?? (added.timedOut ? "timed out" : `exit code ${added.exitCode}`)}`;
+  if (!problem) {
+    try {
+      linkShared(layout, dir, shared, say);
+    } catch (error) {
+      problem = `cannot link the shared paths: ${(error as Error).message}`;
+    }
+  }
+  if (problem) {
+    await removeRelease(layout, meta.id, what.repoPath, what.env);
+    return `${problem}; removed release ${meta.id}`;
+  }
+  return { id: meta.id, dir, meta };
+}
+
+/**
+ * Links each shared entry from `<path>/shared/` (made on first use: a name ending in `/` is a directory, else an
+ * empty file). A tracked file or directory at that path is replaced by the link, and said so. Throws.
+ */
+export function linkShared(layout: ReleaseLayout, dir: string, shared: string[], say: Say): void {
+  for (const entry of shared) {
+    const isDir = entry.endsWith("/");
+    const rel = entry.replace(/\/+$/, "");
+    const target = join(layout.shared, rel);
+    if (!exists(target)) {
+      mkdirSync(dirname(target), { recursive: true });
+      if (isDir) mkdirSync(target);
+      else writeFileSync(target, "", { flag: "wx" });
+      say(`shared: created ${target} (${isDir ? "an empty directory" : "an empty file"})`);
+    }
+    const link = join(dir, rel);
+    // The checkout is the repository's: a tracked link on the way (`storage -> /`) must not take a remove or a
+    // mkdir outside the release.
+    const parents = rel.split("/").slice(0, -1);
+    for (let i = 1; i <= parents.length; i++) {
+      const parent = join(dir, ...parents.slice(0, i));
+      if (!exists(parent)) break;
+      if (!isDirectory(parent))
+        throw new Error(
+          `${entry}: ${relative(dir, parent)} in the release is not a directory (a tracked link or file)`,
+        );
+    }
+    if (exists(link)) {
+      const kind = lstatSync(link).isDirectory() ? "directory" : "file";
+      rmSync(link, { recursive: true, force: true });
+      say(`shared: ${entry} replaces the tracked ${kind} ${rel} of the release`);
+    }
+    mkdirSync(dirname(link), { recursive: true });
+    symlinkSync(relative(dirname(link), target), link);
+  }
+}
+
+const exists = (path: string) => {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Marks a release complete: from now on it may be switched to. Throws (a full disk). */
+export function markComplete(layout: ReleaseLayout, meta: ReleaseMeta): void {
+  writeMeta(layout, { ...meta, state: "complete" });
+}
+
+/**
+ * Points `current` at the release in one rename(2) of a new link over it: a reader finds the old release or the
+ * new one, never none and never a half-built one. Throws.
+ */
+export function switchCurrent(layout: ReleaseLayout, id: string): void {
+  const temp = join(layout.root, `current.${process.pid}.${randomBytes(8).toString("hex")}.tmp`);
+  symlinkSync(join("releases", id), temp);
+  try {
+    renameSync(temp, layout.current);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  syncDir(layout.root);
+}
+
+/** The rename on disk before the deploy goes on (a power cut must not bring back the old link unannounced). */
+function syncDir(dir: string): void {
+  try {
+    const fd = openSync(dir, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {}
+}
+
+/** Removes a release: its record first marked, so a crash in the middle never leaves one that looks complete. */
+export async function removeRelease(layout: ReleaseLayout, id: string, repoPath: string, env: Env): Promise<void> {
+  removeFiles(layout, id);
+  await pruneWorktrees(repoPath, env);
+}
+
+function removeFiles(layout: ReleaseLayout, id: string): void {
+  const meta = readMeta(layout, id);
+  if (meta && meta.state !== "removing") {
+    try {
+      writeMeta(layout, { ...meta, state: "removing" });
+    } catch {
+      // A full disk: without its record the directory is not a kept release either.
+      rmSync(metaFile(layout, id), { force: true });
+    }
+  }
+  rmSync(join(layout.releases, id), { recursive: true, force: true });
+  rmSync(metaFile(layout, id), { force: true });
+}
+
+/** The clone forgets the worktrees whose directories are gone. */
+async function pruneWorktrees(repoPath: string, env: Env): Promise<void> {
+  await git(repoPath, ["worktree", "prune"], env, () => {});
+}
+
+/**
+ * Keeps the `keep` newest complete releases, and whatever `protect` names (the live one, the one it replaced,
+ * the one this deploy built). Returns the ids removed.
+ */
+export async function pruneReleases(
+  layout: ReleaseLayout,
+  keep: number,
+  protect: (string | null | undefined)[],
+  repoPath: string,
+  env: Env,
+): Promise<string[]> {
+  const kept = listReleases(layout);
+  const spared = new Set([...kept.slice(0, keep).map((r) => r.id), ...protect.filter(Boolean)]);
+  const removed = kept.filter((r) => !spared.has(r.id) && RELEASE_ID.test(r.id) && r.deployId !== null);
+  for (const release of removed) removeFiles(layout, release.id);
+  if (removed.length > 0) await pruneWorktrees(repoPath, env);
+  return removed.map((r) => r.id);
+}
+
+/**
+ * What a crash left (kill -9, a power cut): a release half-prepared or half-removed by a process that is gone,
+ * a `current` link made but not renamed into place, an activate script that never finished. Cleans up and
+ * returns one sentence per thing done or found, for the deploy's stream or the start's log.
+ */
+export async function recoverReleases(layout: ReleaseLayout, repoPath: string, env: Env): Promise<string[]> {
+  const said: string[] = [];
+  const live = liveReleaseId(layout);
+  for (const name of safeList(layout.root)) {
+    const pid = /^current\.(\d+)\.[0-9a-f]{16}\.tmp$/.exec(name)?.[1];
+    if (pid === undefined || processAlive(Number(pid))) continue;
+    rmSync(join(layout.root, name), { force: true });
+    said.push(`removed ${join(layout.root, name)}, a link to switch to that an interrupted deploy never renamed`);
+  }
+  let removed = 0;
+  for (const name of safeList(layout.releases)) {
+    const id = name.replace(/\.json$/, "");
+    if (!name.endsWith(".json") || !RELEASE_ID.test(id) || id === live) continue;
+    const meta = readMeta(layout, id);
+    if (!meta || meta.state === "complete" || processAlive(meta.pid, meta.pidStart)) continue;
+    removeFiles(layout, id);
+    removed++;
+    said.push(
+      meta.state === "preparing"
+        ? `removed release ${id}: deploy ${meta.deployId} was interrupted while preparing or building it`
+        : `removed the rest of release ${id}, whose removal was interrupted`,
+    );
+  }
+  if (removed > 0) await pruneWorktrees(repoPath, env);
+  said.push(...activationLeftover(layout, live));
+  if (live !== null && !isDirectory(join(layout.releases, live)))
+    said.push(`${layout.current} names release ${live}, which does not exist: deploy or roll back to make one live`);
+  return said;
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** The mark of an activate script running: written before the switch, removed when the script ended. */
+const activatingFile = (layout: ReleaseLayout) => join(layout.root, ".activating.json");
+
+export function markActivating(layout: ReleaseLayout, id: string, deployId: string): void {
+  try {
+    writeFileSync(
+      activatingFile(layout),
+      JSON.stringify({ id, deployId, pid: process.pid, pidStart: OWN_START, since: new Date().toISOString() }),
+    );
+  } catch {}
+}
+
+export function unmarkActivating(layout: ReleaseLayout): void {
+  rmSync(activatingFile(layout), { force: true });
+}
+
+/** An activation a dead process began: said, and its mark removed. */
+function activationLeftover(layout: ReleaseLayout, live: string | null): string[] {
+  let mark: { id?: string; deployId?: string; pid?: number; pidStart?: string };
+  try {
+    mark = JSON.parse(readNoFollow(activatingFile(layout)));
+  } catch {
+    return [];
+  }
+  if (typeof mark.pid === "number" && processAlive(mark.pid, mark.pidStart)) return [];
+  unmarkActivating(layout);
+  return [
+    `deploy ${mark.deployId} was interrupted between the switch to release ${mark.id} and the end of its activate script: ` +
+      `current names ${live ?? "no release"} (complete), whose activate script may not have run: deploy again, or run it by hand`,
+  ];
+}
+
+/** A git command in the clone, its output to `onOutput`. */
+function git(repoPath: string, args: string[], env: Env, onOutput: (s: "stdout" | "stderr", d: Uint8Array) => void) {
+  return runProcess(["git", ...args], {
+    cwd: repoPath,
+    env: gitEnv(env),
+    deadline: Date.now() + GIT_LIMIT_MS,
+    onOutput,
+  });
+}
