@@ -22,6 +22,7 @@ import {
   releasesPathProblem,
 } from "./release-files.ts";
 import {
+  fullDisk,
   markComplete,
   prepareRelease,
   pruneReleases,
@@ -110,7 +111,8 @@ async function buildAndSwitch(
   let failed: string | undefined;
   if (state.ran.exitCode !== 0) {
     state.error = describeFailure(state.ran);
-    failed = `build failed (${state.error ?? `exit code ${state.ran.exitCode}`})`;
+    const full = fullDisk(release.dir);
+    failed = `build failed (${[state.error ?? `exit code ${state.ran.exitCode}`, full].filter(Boolean).join("; ")})`;
   } else if (ctx.cancelled()) failed = "build cancelled";
   else {
     try {

@@ -13,6 +13,7 @@ import {
   readdirSync,
   renameSync,
   rmSync,
+  statfsSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -99,6 +100,8 @@ export async function prepareRelease(
     }
   }
   if (problem) {
+    const full = fullDisk(dir);
+    if (full) problem += ` (${full})`;
     await removeRelease(layout, meta.id, what.repoPath, what.env);
     return `${problem}; removed release ${meta.id}`;
   }
@@ -150,6 +153,22 @@ const exists = (path: string) => {
     return false;
   }
 };
+
+/** Less free room than this on a release's file system counts as a full disk, when a step failed. */
+const FULL_BELOW_BYTES = 1024 * 1024;
+
+/** "the file system of <dir> is full (N KiB free)" when it is, to say why a step failed; else undefined. */
+export function fullDisk(dir: string): string | undefined {
+  try {
+    const { bavail, bsize } = statfsSync(dir);
+    const free = Number(bavail) * Number(bsize);
+    return free < FULL_BELOW_BYTES
+      ? `the file system of ${dir} is full: ${Math.floor(free / 1024)} KiB free`
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Marks a release complete: from now on it may be switched to. Throws (a full disk). */
 export function markComplete(layout: ReleaseLayout, meta: ReleaseMeta): void {
