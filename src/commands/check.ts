@@ -31,6 +31,7 @@ export const checkCommand = defineCommand({
       );
       if (app.status) lines.push(`    status: ${app.status}`);
       if (app.notify) lines.push(`    notify: ${app.notify}`);
+      if (app.releases) lines.push(`    releases: ${app.releases}`);
     }
     lines.push("");
     for (const warning of report.warnings) lines.push(`warning: ${warning}`);

@@ -10,6 +10,8 @@ import { describeOutbound, outboundProblems, type OutboundSettings } from "../no
 import { pollTargetOf, TARGET_QUERIES } from "../control/poll.ts";
 import { resolveConfig, type Source as ValueSource } from "../config/resolve.ts";
 import { SECRET_FILE, weakSecretWarning } from "../config/secret.ts";
+import type { ReleaseSettings } from "../config/schema.ts";
+import { releasesPathProblem } from "../deploy/release-files.ts";
 
 export type Source = ValueSource | "secret file" | "generated at start";
 
@@ -33,6 +35,8 @@ export interface ConfigReport {
     secret: string;
     status?: string;
     notify?: string;
+    /** The releases in force (docs/releases.md), described. */
+    releases?: string;
   }[];
   /** Everything that is wrong; the server would refuse, fall back, or fail its deploys. */
   problems: string[];
@@ -69,6 +73,30 @@ function repoProblems(label: string, app: { repoPath: string; pollIntervalMs?: n
     if (typeof target === "string") problems.push(`${label}pollIntervalMs is set but ${target}`);
   }
   return problems;
+}
+
+/** The releases in force, as the check prints them: none, or the path, how many are kept and what is shared. */
+export function describeReleases(releases: ReleaseSettings | undefined): string {
+  if (!releases) return "(none: pull and run in repoPath)";
+  const shared = releases.shared?.length ? `, shared: ${releases.shared.join(", ")}` : "";
+  return `${releases.path} (keep ${releases.keep}${shared})`;
+}
+
+/** The releases directory of an app must be usable (docs/releases.md); an activate script needs releases. */
+function releasesProblems(
+  label: string,
+  app: { repoPath: string; releases?: ReleaseSettings; activateScript?: string },
+): { problems: string[]; warnings: string[] } {
+  if (!app.releases) {
+    const unused = app.activateScript?.trim()
+      ? [
+          `${label}activateScript is set but releases is not: it runs only after a release is switched to (docs/releases.md)`,
+        ]
+      : [];
+    return { problems: [], warnings: unused };
+  }
+  const problem = releasesPathProblem(app.releases, app.repoPath);
+  return { problems: problem ? [`${label}${problem}`] : [], warnings: [] };
 }
 
 function secretSource(
@@ -110,11 +138,13 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     const shown =
       key === "status" || key === "notify"
         ? describeOutbound(key, value, cwd, env)
-        : value === undefined
-          ? "(none)"
-          : key === "adminToken"
-            ? mask(String(value))
-            : String(value);
+        : key === "releases"
+          ? describeReleases(config.releases)
+          : value === undefined
+            ? "(none)"
+            : key === "adminToken"
+              ? mask(String(value))
+              : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   const apps: ConfigReport["apps"] = [];
@@ -132,6 +162,9 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     const weak = config.secret && weakSecretWarning(config.secret);
     if (weak) warnings.push(weak);
     problems.push(...repoProblems("", config));
+    const releases = releasesProblems("", config);
+    problems.push(...releases.problems);
+    warnings.push(...releases.warnings);
     outbound.push(config);
   } else {
     for (const app of valid.apps) {
@@ -144,10 +177,14 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
         secret: secret.value,
         ...(app.status ? { status: describeOutbound("status", app.status, cwd, env) } : {}),
         ...(app.notify?.length ? { notify: describeOutbound("notify", app.notify, cwd, env) } : {}),
+        ...(app.releases ? { releases: describeReleases(app.releases) } : {}),
       });
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) warnings.push(weak);
       problems.push(...repoProblems(`app "${app.name}": `, app));
+      const releases = releasesProblems(`app "${app.name}": `, app);
+      problems.push(...releases.problems);
+      warnings.push(...releases.warnings);
       outbound.push(app);
     }
   }
