@@ -25,7 +25,7 @@ const problemLines = (stdout: string) => stdout.split("\n").filter((line) => lin
 
 describe('releases key (docs/releases.md "Configuration")', () => {
   test("service check prints the releases in force and finds no problem in a good setting", async () => {
-    const { cwd, site } = setup(({ repo, site }) => ({
+    const { cwd, site } = setup(({ repo }) => ({
       repoPath: repo,
       releases: { path: "site", keep: 3, shared: [".env", "storage/"] },
       activateScript: "true",
