@@ -4,12 +4,11 @@
  * loop while deploys of commits that change both run; every failed request and every page whose two files come
  * from different commits is counted.
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { freePort, nginxMain, nginxPath } from "./proxies.ts";
 
-export const nginxPath =
-  Bun.which("nginx") ?? ["/usr/sbin/nginx", "/sbin/nginx"].find((path) => existsSync(path)) ?? undefined;
+export { nginxPath };
 
 /** The files of commit `rev`: a page naming its script, the script's source, and the revision. */
 export function siteFiles(rev: number): Record<string, string> {
@@ -27,43 +26,21 @@ export function siteFiles(rev: number): Record<string, string> {
 export const SITE_BUILD = `sh -c 'mkdir -p public/assets && cp src/app.js "public/assets/app.$(cat REV).js" && sleep 0.2'`;
 export const SITE_SHARED = "public/assets/";
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** nginx in the foreground, everything under `prefix`, serving `root` on 127.0.0.1:`port`; kill it when done. */
 export async function startNginx(prefix: string, root: string, port: number): Promise<Bun.Subprocess> {
   mkdirSync(prefix, { recursive: true });
   const conf = join(prefix, "nginx.conf");
+  const site = join(prefix, "site.conf");
   writeFileSync(
-    conf,
-    `${process.getuid?.() === 0 ? "user root;\n" : ""}daemon off;
-master_process off;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path ${prefix}/body;
-    proxy_temp_path ${prefix}/proxy;
-    fastcgi_temp_path ${prefix}/fastcgi;
-    uwsgi_temp_path ${prefix}/uwsgi;
-    scgi_temp_path ${prefix}/scgi;
-    server {
-        listen 127.0.0.1:${port};
-        root ${root};
-        location / { try_files $uri =404; }
-    }
+    site,
+    `server {
+    listen 127.0.0.1:${port};
+    root ${root};
+    location / { try_files $uri =404; }
 }
 `,
   );
+  writeFileSync(conf, nginxMain(prefix, site));
   const proc = Bun.spawn([nginxPath!, "-p", prefix, "-c", conf], { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
   for (let i = 0; i < 250; i++) {
     if (proc.exitCode !== null) throw new Error(`nginx exited: ${await new Response(proc.stderr).text()}`);
@@ -128,4 +105,34 @@ export async function visit(base: string, stop: () => boolean, clients = 2, maxP
   };
   await Promise.all(Array.from({ length: clients }, client));
   return visits;
+}
+
+/**
+ * nginx serving `root` (everything under `prefix`) while `deploy(rev)` runs for each rev from 1 to `count`, one
+ * after the other, and clients load pages all along; the visits once the last deploy ended. `started` is told
+ * of nginx (the benchmark kills what is left when it is cut short).
+ */
+export async function visitDuring(
+  prefix: string,
+  root: string,
+  count: number,
+  deploy: (rev: number) => Promise<void>,
+  started: (nginx: Bun.Subprocess) => void = () => {},
+): Promise<Visits> {
+  const port = await freePort();
+  const nginx = await startNginx(prefix, root, port);
+  started(nginx);
+  try {
+    let deploying = true;
+    const visiting = visit(`http://127.0.0.1:${port}`, () => !deploying);
+    try {
+      for (let rev = 1; rev <= count; rev++) await deploy(rev);
+    } finally {
+      deploying = false;
+    }
+    return await visiting;
+  } finally {
+    nginx.kill("SIGKILL");
+    await nginx.exited;
+  }
 }

@@ -7,15 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { lastLine, post, SECRET, startServer, tempDir } from "../_support/helpers.ts";
 import { currentRelease, makeReleasesSite } from "../_support/release-helpers.ts";
-import {
-  freePort,
-  nginxPath,
-  SITE_BUILD,
-  SITE_SHARED,
-  siteFiles,
-  startNginx,
-  visit,
-} from "../_support/zero-downtime.ts";
+import { nginxPath, SITE_BUILD, SITE_SHARED, siteFiles, visitDuring } from "../_support/zero-downtime.ts";
 
 const DEPLOYS = 10;
 
@@ -31,32 +23,24 @@ describe('zero downtime (docs/releases.md "Zero downtime")', () => {
         SERVICE_ACTIVATE_SCRIPT: "true",
       });
       await using server = await startServer(s.cwd, s.env);
-      expect(lastLine(await (await post(server.url, { secret: SECRET })).text())).toBe("[done] ok=true exitCode=0");
-      const port = await freePort();
-      const nginx = await startNginx(tempDir("service-nginx-"), join(s.site, "current", "public"), port);
-      try {
-        let deploying = true;
-        const visiting = visit(`http://127.0.0.1:${port}`, () => !deploying);
-        const outcomes: string[] = [];
-        try {
-          for (let rev = 1; rev <= DEPLOYS; rev++) {
-            s.repo.push(siteFiles(rev), `rev ${rev}`);
-            outcomes.push(lastLine(await (await post(server.url, { secret: SECRET })).text()));
-          }
-        } finally {
-          deploying = false;
-        }
-        const visits = await visiting;
-        expect(outcomes).toEqual(Array(DEPLOYS).fill("[done] ok=true exitCode=0"));
-        expect(visits.samples).toEqual([]);
-        expect({ failed: visits.failed, mixed: visits.mixed }).toEqual({ failed: 0, mixed: 0 });
-        // The clients saw the site change, release after release: the measure covered the switches.
-        expect(visits.revisions.size).toBeGreaterThanOrEqual(3);
-        expect(currentRelease(s.site)).toEndWith(s.repo.head().slice(0, 12));
-      } finally {
-        nginx.kill("SIGKILL");
-        await nginx.exited;
-      }
+      const deploy = async () => lastLine(await (await post(server.url, { secret: SECRET })).text());
+      expect(await deploy()).toBe("[done] ok=true exitCode=0");
+      const outcomes: string[] = [];
+      const visits = await visitDuring(
+        tempDir("service-nginx-"),
+        join(s.site, "current", "public"),
+        DEPLOYS,
+        async (rev) => {
+          s.repo.push(siteFiles(rev), `rev ${rev}`);
+          outcomes.push(await deploy());
+        },
+      );
+      expect(outcomes).toEqual(Array(DEPLOYS).fill("[done] ok=true exitCode=0"));
+      expect(visits.samples).toEqual([]);
+      expect({ failed: visits.failed, mixed: visits.mixed }).toEqual({ failed: 0, mixed: 0 });
+      // The clients saw the site change, release after release: the measure covered the switches.
+      expect(visits.revisions.size).toBeGreaterThanOrEqual(3);
+      expect(currentRelease(s.site)).toEndWith(s.repo.head().slice(0, 12));
     },
     120_000,
   );

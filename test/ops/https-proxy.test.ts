@@ -5,9 +5,8 @@
  * that serves other sites keeps them. Skipped where Caddy or nginx is not installed; `.ci/run` installs both.
  */
 import { describe, expect, test } from "bun:test";
-import { createServer } from "node:net";
 import { join } from "node:path";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import {
   caddyfile,
   caddySiteFile,
@@ -17,27 +16,17 @@ import {
   type ProxySetup,
 } from "../../src/ops/https.ts";
 import { makeGate, StreamReader } from "../_support/gate.ts";
+import { freePort, nginxMain, nginxPath } from "../_support/proxies.ts";
 import { lastLine, makeRepo, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
 
 const noCaddy = Bun.which("caddy") === null;
-const nginx = Bun.which("nginx") ?? ["/usr/sbin/nginx", "/sbin/nginx"].find((path) => existsSync(path)) ?? null;
+const nginx = nginxPath ?? null;
 const openssl = Bun.which("openssl");
 if (noCaddy) console.warn("caddy is not installed: the Caddy tests are skipped (apt-get install caddy)");
 if (!nginx || !openssl)
   console.warn("nginx or openssl is not installed: the nginx tests are skipped (apt-get install nginx openssl)");
 
 const tls = { rejectUnauthorized: false };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function setupFor(port: number, domain = "localhost"): ProxySetup {
   return { domain, port, maxBodyBytes: 1_000_000, timeoutSeconds: 3660 };
@@ -259,26 +248,6 @@ function selfSigned(dir: string): { certificate: string; certificateKey: string 
   );
   if (made.exitCode !== 0) throw new Error(`openssl failed: ${made.stderr}`);
   return { certificate, certificateKey };
-}
-
-/** A whole nginx.conf around the generated server blocks, everything under `prefix` (no /etc, /var or root needed). */
-function nginxMain(prefix: string, site: string): string {
-  const user = process.getuid?.() === 0 ? "user root;\n" : "";
-  return `${user}daemon off;
-master_process off;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log;
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path ${prefix}/body;
-    proxy_temp_path ${prefix}/proxy;
-    fastcgi_temp_path ${prefix}/fastcgi;
-    uwsgi_temp_path ${prefix}/uwsgi;
-    scgi_temp_path ${prefix}/scgi;
-    include ${site};
-}
-`;
 }
 
 describe("HTTPS through the generated nginx config", () => {

@@ -8,14 +8,12 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { baseEnv, makeRepoIn } from "../../../test/_support/repo.ts";
 import {
-  freePort,
   nginxPath,
   SITE_BUILD,
   SITE_SHARED,
   siteFiles,
-  startNginx,
   type Visits,
-  visit,
+  visitDuring,
 } from "../../../test/_support/zero-downtime.ts";
 import { BIN, type Bench, type Case, post, SECRET, type Server } from "../lab.ts";
 import { bounded, fmtMs, fmtX, log } from "../measure.ts";
@@ -50,27 +48,21 @@ async function measure(
     if (!text.trimEnd().endsWith("[done] ok=true exitCode=0")) throw new Error(`a ${name} deploy failed:\n${text}`);
     ids.push(/\[deploy\] (\S+) started/.exec(text)![1]!);
   };
-  let nginx: Bun.Subprocess | undefined;
   try {
     await deploy();
-    const port = await freePort();
-    nginx = await startNginx(join(bench.tmpRoot, `${name}-nginx`), root(repo.clone), port);
-    bench.track(nginx);
-    let deploying = true;
-    const visiting = visit(`http://127.0.0.1:${port}`, () => !deploying);
-    try {
-      for (let rev = 1; rev <= DEPLOYS; rev++) {
+    const visits = await visitDuring(
+      join(bench.tmpRoot, `${name}-nginx`),
+      root(repo.clone),
+      DEPLOYS,
+      async (rev) => {
         repo.push(siteFiles(rev), `rev ${rev}`);
         await deploy();
-      }
-    } finally {
-      deploying = false;
-    }
-    const visits = await visiting;
+      },
+      (nginx) => bench.track(nginx),
+    );
     const { ms, text } = await rollback(bench, server, repo.clone, extra, ids[ids.length - 2]!);
     return { visits, ids, rollbackMs: ms, rollbackText: text };
   } finally {
-    if (nginx) await bench.stopProcess(nginx);
     await server.stop();
   }
 }
