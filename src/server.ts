@@ -78,7 +78,7 @@ async function recoverAppReleases(
   const withReleases = apps.filter((app) => app.releases);
   if (withReleases.length === 0) return;
   const [{ recoverReleases }, { layoutOf, releasesPathProblem }] = await Promise.all([
-    import("./deploy/release.ts"),
+    import("./deploy/release-recovery.ts"),
     import("./deploy/release-files.ts"),
   ]);
   for (const app of withReleases) {

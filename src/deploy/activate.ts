@@ -2,7 +2,7 @@ import type { HealthCheckResult, Step } from "../types.ts";
 import type { Captures } from "./capture.ts";
 import { healthStep } from "./health.ts";
 import type { ReleaseLayout } from "./release-files.ts";
-import { markActivating, unmarkActivating } from "./release.ts";
+import { markActivating, unmarkActivating } from "./release-recovery.ts";
 import { describeFailure, type StepRun } from "./script.ts";
 import { scriptStep } from "./script.ts";
 import type { DeployContext } from "./types.ts";

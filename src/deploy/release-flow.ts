@@ -21,15 +21,8 @@ import {
   type ReleaseLayout,
   releasesPathProblem,
 } from "./release-files.ts";
-import {
-  fullDisk,
-  markComplete,
-  prepareRelease,
-  pruneReleases,
-  recoverReleases,
-  removeRelease,
-  switchCurrent,
-} from "./release.ts";
+import { fullDisk, markComplete, prepareRelease, pruneReleases, removeRelease, switchCurrent } from "./release.ts";
+import { recoverReleases } from "./release-recovery.ts";
 import { reloadFromRepo } from "./repo-config.ts";
 import { resetStep } from "./reset.ts";
 import { describeFailure, scriptStep } from "./script.ts";
@@ -155,7 +148,14 @@ async function instantSwitch(
   state.release = resultOf(release, previous, false);
   if (previous?.id === kept.id) say(`release ${kept.id} is already live: activating it again`);
   else {
-    switchCurrent(layout, kept.id);
+    try {
+      switchCurrent(layout, kept.id);
+    } catch (error) {
+      state.error = `cannot switch to release ${kept.id}: ${(error as Error).message}`;
+      say(`failed: ${state.error}`);
+      state.ok = false;
+      return;
+    }
     say(`switched current: ${previous ? previous.id : "(none)"} -> ${kept.id}`);
   }
   state.release.live = true;

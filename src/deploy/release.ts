@@ -1,7 +1,7 @@
 /**
  * The stages of a deploy with releases (docs/releases.md): prepare a release (a git worktree of the commit, the
- * shared paths linked in), switch `current` to it in one rename, prune the old ones, and clean up what a crash
- * left. The flow that calls them is release-flow.ts.
+ * shared paths linked in), switch `current` to it in one rename, remove and prune releases. The flow that calls
+ * them is release-flow.ts; what a crash left is release-recovery.ts.
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -10,7 +10,6 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
-  readdirSync,
   renameSync,
   rmSync,
   statfsSync,
@@ -18,13 +17,11 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { readNoFollow } from "../system/files.ts";
 import { gitEnv } from "../system/git.ts";
-import { OWN_START, processAlive } from "../system/liveness.ts";
+import { OWN_START } from "../system/liveness.ts";
 import { runProcess } from "../system/process.ts";
 import {
   isDirectory,
-  liveReleaseId,
   listReleases,
   metaFile,
   newReleaseId,
@@ -209,7 +206,8 @@ export async function removeRelease(layout: ReleaseLayout, id: string, repoPath:
   await pruneWorktrees(repoPath, env);
 }
 
-function removeFiles(layout: ReleaseLayout, id: string): void {
+/** A release's directory and record, without the clone's bookkeeping (see pruneWorktrees). */
+export function removeFiles(layout: ReleaseLayout, id: string): void {
   const meta = readMeta(layout, id);
   if (meta && meta.state !== "removing") {
     try {
@@ -224,7 +222,7 @@ function removeFiles(layout: ReleaseLayout, id: string): void {
 }
 
 /** The clone forgets the worktrees whose directories are gone. */
-async function pruneWorktrees(repoPath: string, env: Env): Promise<void> {
+export async function pruneWorktrees(repoPath: string, env: Env): Promise<void> {
   await git(repoPath, ["worktree", "prune"], env, () => {});
 }
 
@@ -245,81 +243,6 @@ export async function pruneReleases(
   for (const release of removed) removeFiles(layout, release.id);
   if (removed.length > 0) await pruneWorktrees(repoPath, env);
   return removed.map((r) => r.id);
-}
-
-/**
- * What a crash left (kill -9, a power cut): a release half-prepared or half-removed by a process that is gone,
- * a `current` link made but not renamed into place, an activate script that never finished. Cleans up and
- * returns one sentence per thing done or found, for the deploy's stream or the start's log.
- */
-export async function recoverReleases(layout: ReleaseLayout, repoPath: string, env: Env): Promise<string[]> {
-  const said: string[] = [];
-  const live = liveReleaseId(layout);
-  for (const name of safeList(layout.root)) {
-    const pid = /^current\.(\d+)\.[0-9a-f]{16}\.tmp$/.exec(name)?.[1];
-    if (pid === undefined || processAlive(Number(pid))) continue;
-    rmSync(join(layout.root, name), { force: true });
-    said.push(`removed ${join(layout.root, name)}, a link to switch to that an interrupted deploy never renamed`);
-  }
-  let removed = 0;
-  for (const name of safeList(layout.releases)) {
-    const id = name.replace(/\.json$/, "");
-    if (!name.endsWith(".json") || !RELEASE_ID.test(id) || id === live) continue;
-    const meta = readMeta(layout, id);
-    if (!meta || meta.state === "complete" || processAlive(meta.pid, meta.pidStart)) continue;
-    removeFiles(layout, id);
-    removed++;
-    said.push(
-      meta.state === "preparing"
-        ? `removed release ${id}: deploy ${meta.deployId} was interrupted while preparing or building it`
-        : `removed the rest of release ${id}, whose removal was interrupted`,
-    );
-  }
-  if (removed > 0) await pruneWorktrees(repoPath, env);
-  said.push(...activationLeftover(layout, live));
-  if (live !== null && !isDirectory(join(layout.releases, live)))
-    said.push(`${layout.current} names release ${live}, which does not exist: deploy or roll back to make one live`);
-  return said;
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
-/** The mark of an activate script running: written before the switch, removed when the script ended. */
-const activatingFile = (layout: ReleaseLayout) => join(layout.root, ".activating.json");
-
-export function markActivating(layout: ReleaseLayout, id: string, deployId: string): void {
-  try {
-    writeFileSync(
-      activatingFile(layout),
-      JSON.stringify({ id, deployId, pid: process.pid, pidStart: OWN_START, since: new Date().toISOString() }),
-    );
-  } catch {}
-}
-
-export function unmarkActivating(layout: ReleaseLayout): void {
-  rmSync(activatingFile(layout), { force: true });
-}
-
-/** An activation a dead process began: said, and its mark removed. */
-function activationLeftover(layout: ReleaseLayout, live: string | null): string[] {
-  let mark: { id?: string; deployId?: string; pid?: number; pidStart?: string };
-  try {
-    mark = JSON.parse(readNoFollow(activatingFile(layout)));
-  } catch {
-    return [];
-  }
-  if (typeof mark.pid === "number" && processAlive(mark.pid, mark.pidStart)) return [];
-  unmarkActivating(layout);
-  return [
-    `deploy ${mark.deployId} was interrupted between the switch to release ${mark.id} and the end of its activate script: ` +
-      `current names ${live ?? "no release"} (complete), whose activate script may not have run: deploy again, or run it by hand`,
-  ];
 }
 
 /** A git command in the clone, its output to `onOutput`. */

@@ -175,8 +175,8 @@ describe('rollback with releases (docs/releases.md "Rollback")', () => {
     const rebuilt = await runCli(["rollback", first.result.log.id], { cwd: s.cwd, env: s.env });
     expect(rebuilt.code).toBe(0);
     expect(rebuilt.stdout).toContain("no kept release of");
+    // (In the same second as deploy 1, the new release may take the name the pruned one had: same time, same commit.)
     const id5 = currentRelease(s.site)!;
-    expect(id5).not.toBe(id1);
     expect(id5.endsWith(first.result.release.commit.slice(0, 12))).toBe(true);
     expect(readFileSync(join(s.site, "current", "public/index.html"), "utf8")).toBe("v1\n");
     expect(counted(s.builds)).toEqual([id1, id2, id3, id4, id5]);
