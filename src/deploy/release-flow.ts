@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { resolveReleases } from "../config/releases.ts";
-import { headCommit, short } from "../system/git.ts";
+import { short } from "../system/git.ts";
 import type { ReleaseResult, RollbackTarget } from "../types.ts";
 import { goLive, releaseEnv, type WentLive } from "./activate.ts";
 import { captures } from "./capture.ts";
@@ -134,16 +134,19 @@ async function instantSwitch(
   kept: KeptRelease & { commit: string },
   previous: Release | null,
 ): Promise<void> {
-  const { config, run, env } = ctx;
+  const { run, env } = ctx;
   const say = (text: string) => run.step("release", text);
   const release: Release = { id: kept.id, dir: kept.path, commit: kept.commit };
   say(
     `instant switch: release ${kept.id} (commit ${short(kept.commit)}${kept.deployId ? `, built by deploy ${kept.deployId}` : ""}) is kept: no pull, no build`,
   );
-  // Recorded like a pull that changed nothing: the clone is where it was.
-  const head = await headCommit(config.repoPath, env);
-  Object.assign(state.pulled, { success: true, before: head, after: head });
-  env.SERVICE_COMMIT_BEFORE = previous?.commit ?? "";
+  // Recorded as a reset is: the live commits before and after (the clone is not touched), so commit statuses and
+  // notifications name the commit that goes live.
+  const before = previous?.commit || null;
+  Object.assign(state.pulled, { success: true, before, after: kept.commit });
+  run.step("pull", "no pull: an instant switch to a kept release");
+  run.step("pull", `${before ? short(before) : "(none)"} -> ${short(kept.commit)}`);
+  env.SERVICE_COMMIT_BEFORE = before ?? "";
   env.SERVICE_COMMIT = kept.commit;
   state.release = resultOf(release, previous, false);
   if (previous?.id === kept.id) say(`release ${kept.id} is already live: activating it again`);

@@ -152,6 +152,7 @@ describe('rollback with releases (docs/releases.md "Rollback")', () => {
     expect(back.stdout).toContain("no pull, no build");
     expect(back.stdout).not.toContain("[run]");
     expect(back.stdout).not.toContain("[pull] git pull");
+    expect(back.stdout).toContain(`[pull] ${id2.slice(-12)} -> ${id1.slice(-12)}`);
     expect(lastLine(back.stdout)).toBe("[done] ok=true exitCode=null");
     expect(currentRelease(s.site)).toBe(id1);
     expect(counted(s.builds)).toEqual([id1, id2]);
