@@ -1,7 +1,13 @@
 export { createServiceServer, type ServiceServer, type ServiceServerOptions, type StopOptions } from "./server.ts";
 export { ensureWebhookSecret, type EnsuredSecret } from "./config/secret.ts";
 export { loadConfig, type LoadConfigOptions } from "./config/load.ts";
-export { ConfigError, type EnvValue, type ResolvedConfig, type UserConfig } from "./config/schema.ts";
+export {
+  ConfigError,
+  type EnvValue,
+  type ReleaseSettings,
+  type ResolvedConfig,
+  type UserConfig,
+} from "./config/schema.ts";
 export type {
   DeployResult,
   PullResult,
@@ -12,7 +18,9 @@ export type {
   HealthCheckResult,
   RollbackTarget,
   VerifyResult,
+  ReleaseResult,
 } from "./types.ts";
+export type { KeptRelease, ReleasesView } from "./deploy/release-files.ts";
 export type { AppStatus } from "./control/status.ts";
 export type { ServerControl } from "./control/actions.ts";
 export type { CancelResult } from "./queue/cancel.ts";

@@ -3,8 +3,8 @@ import { defaultLogger } from "./system/logger.ts";
 import { ensureAdminToken } from "./admin/auth.ts";
 import { startAdminListener, type AdminListener } from "./admin/listener.ts";
 import { Metrics } from "./admin/metrics.ts";
-import { AppsInForce, type ResolvedApp } from "./config/apps.ts";
-import type { ResolvedConfig, UserConfig } from "./config/schema.ts";
+import { AppsInForce, collectApps, type ResolvedApp } from "./config/apps.ts";
+import { ConfigError, type ResolvedConfig, type UserConfig } from "./config/schema.ts";
 import { serverControl, type ServerControl } from "./control/actions.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import type { RollbackTarget } from "./types.ts";
@@ -67,6 +67,33 @@ const BODY_BACKSTOP_BYTES = 4 * 1024 ** 3;
 
 /** Idle connections are closed after this; authorized deploy streams are exempt (they send heartbeats instead). */
 const IDLE_TIMEOUT_SECONDS = 30;
+
+/**
+ * docs/releases.md "Crashes": what a killed deploy left in a releases directory is cleaned up at start, and said.
+ * The releases code is loaded only when an app has releases.
+ */
+async function recoverAppReleases(
+  cwd: string,
+  apps: ResolvedApp[],
+  logger: { warn(message: string): void },
+): Promise<void> {
+  const withReleases = apps.filter((app) => app.releases);
+  if (withReleases.length === 0) return;
+  const [{ recoverReleases }, { layoutOf, releasesPathProblem }] = await Promise.all([
+    import("./deploy/release-recovery.ts"),
+    import("./deploy/release-files.ts"),
+  ]);
+  for (const app of withReleases) {
+    const who = app.name ? `app ${app.name}: ` : "";
+    const problem = releasesPathProblem(app.releases!, app.repoPath);
+    if (problem) {
+      logger.warn(`${who}${problem}`);
+      continue;
+    }
+    for (const line of await recoverReleases(layoutOf(app.releases!, cwd), app.repoPath, process.env))
+      logger.warn(`${who}releases: ${line}`);
+  }
+}
 
 /**
  * The webhook server. `config` is the base of every deploy: on each POST the config file (when there is one)
@@ -196,6 +223,9 @@ export function createServiceServer(
     async start() {
       if (listener) return;
       const initial = reloader.current();
+      // Two apps in one releases directory would switch and prune each other's releases (docs/releases.md).
+      const { clashes } = collectApps(initial, cwd);
+      if (clashes.length > 0) throw new ConfigError(clashes);
       // Also refuses a configured secret too short to use (or blank), instead of a server that answers 404 or 401.
       if (initial.apps.length === 0) ensureWebhookSecret(config, cwd);
       for (const app of currentApps(initial)) {
@@ -210,6 +240,7 @@ export function createServiceServer(
         logger.warn(line);
       for (const id of markInterruptedDeploys(cwd, logger))
         logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
+      await recoverAppReleases(cwd, currentApps(initial), logger);
       draining = false;
       listener = await runtime.serve({
         port: initial.port,

@@ -21,6 +21,10 @@ export interface DeployResult {
   target?: RollbackTarget;
   /** Present when `allowedSigners` is set: whether the commit to deploy carries a good signature, and whose. */
   verify?: VerifyResult;
+  /** With `releases` (docs/releases.md): the release this deploy built or switched to, and the one live before. */
+  release?: ReleaseResult;
+  /** True when a failed activate script or health check switched `current` back to the previous release. */
+  switchedBack?: true;
   /** The deploy id and the paths of its two log files. */
   log: { id: string; json: string; log: string };
   startedAt: string;
@@ -92,6 +96,26 @@ export interface RollbackTarget {
   commit: string;
   /** The deploy whose commit this is; null when a commit was named directly. */
   deployId: string | null;
+  /** With `releases`: the kept release named (by its id, or from the dashboard's "switch back"). */
+  release?: string;
+}
+
+/** A release of a deploy with `releases` (docs/releases.md "The record"). */
+export interface ReleaseResult {
+  /** The release's directory name under `<path>/releases/`: the UTC time and the commit. */
+  id: string;
+  /** Its directory. */
+  path: string;
+  /** The commit checked out in it. */
+  commit: string;
+  /** The release `current` named before this deploy; null on the first. */
+  previous: { id: string; commit: string | null } | null;
+  /** False for an instant switch to a kept release (no pull, no build). */
+  built: boolean;
+  /** Whether `current` names it when the deploy ends (false: its build failed, or it was switched back from). */
+  live: boolean;
+  /** The activate script's exit code (null: it could not start, or timed out), when it ran. */
+  activate?: { exitCode: number | null; timedOut: boolean };
 }
 
 export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll";
@@ -101,6 +125,7 @@ export type Step =
   | "pull"
   | "verify"
   | "config"
+  | "release"
   | "run"
   | "health"
   | "rollback"

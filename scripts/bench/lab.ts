@@ -4,8 +4,9 @@
  * measured (the compiled service, adnanh/webhook), and the report the figures go to.
  */
 import { mkdirSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { join, resolve } from "node:path";
+import { freePort } from "../../test/_support/proxies.ts";
 import { baseEnv, makeRepoIn, makeTempDir, post as postTo, ROOT } from "../../test/_support/repo.ts";
 import { Report } from "./report.ts";
 import { sleep } from "./measure.ts";
@@ -17,16 +18,7 @@ export const WRONG = "wrong-secret-0123456789abcdef";
 
 export const post = (url: string, secret = SECRET) => postTo(url, { secret });
 
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.on("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
+export { freePort };
 
 /** Resolves once a TCP connect to the port succeeds (tried back to back, so the first moment is caught). */
 export async function waitForListen(port: number, timeoutMs: number, alive: () => boolean): Promise<void> {

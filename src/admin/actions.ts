@@ -41,7 +41,10 @@ function field(body: Record<string, unknown>, name: string): string | undefined 
   return value.trim() || undefined;
 }
 
-/** `POST /api/apps/<app>/rollback` `{"to"?}`: as `service rollback [<to>]`, answered like an acknowledged deploy. */
+/**
+ * `POST /api/apps/<app>/rollback` `{"to"?}`: as `service rollback [<to>]`, answered like an acknowledged deploy.
+ * With releases, `to` may be a kept release's id (the dashboard's "switch back").
+ */
 export async function rollbackAction(context: AdminContext, app: ResolvedApp, request: Request): Promise<Response> {
   const body = await jsonBody(request);
   if (body instanceof Response) return body;
@@ -54,7 +57,7 @@ export async function rollbackAction(context: AdminContext, app: ResolvedApp, re
       { "retry-after": "30" },
     );
   try {
-    const target = await rollbackTarget(context.cwd, app.repoPath, to, app.name, process.env);
+    const target = await rollbackTarget(context.cwd, app, to, app.name, process.env);
     return context.deploy(app, target);
   } catch (error) {
     if (error instanceof RollbackTargetError) return apiError(409, "no rollback target", error.message);

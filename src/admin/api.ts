@@ -9,7 +9,7 @@ import type { RollbackTarget } from "../types.ts";
 import { findDeploy, isDeployRef, isFailed, listDeploys, type HistoryEntry } from "../history/read.ts";
 import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
 import { pauseOf } from "../queue/pause.ts";
-import { pollStatus } from "../control/status.ts";
+import { pollStatus, releasesStatus } from "../control/status.ts";
 import type { Metrics } from "./metrics.ts";
 
 /** What the API needs of the service around it. */
@@ -63,6 +63,7 @@ export async function listApps(context: AdminContext): Promise<Response> {
           : null,
         paused: pauseOf(context.cwd, app.name) ?? false,
         poll: pollStatus(context.cwd, app, Date.now()),
+        releases: await releasesStatus(context.cwd, app),
       };
     }),
   );

@@ -121,9 +121,30 @@ export const DASHBOARD_JS = `"use strict";
       act(path + "resume", {}, function () { say("Deploys of " + name + " resumed."); refresh(); });
     } });
     var pauseForm = el("div", { class: "pause" }, el("label", { for: id + "-reason", text: "Reason to pause " + name }), reason, pause);
+    // With releases: each kept one, the live one marked, the others with a "switch back" (a rollback to that release).
+    var releases = el("div", { class: "releases" });
     var card = el("section", { class: "app", "aria-labelledby": id + "-name" },
       el("h2", { id: id + "-name", text: name }), info,
-      el("div", { class: "actions" }, deploy, cancel, resume), pauseForm);
+      el("div", { class: "actions" }, deploy, cancel, resume), pauseForm, releases);
+    function switchBack(release) {
+      act(path + "rollback", { to: release.id }, function (ack) { say("Switch back to release " + release.id + ": deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
+    }
+    function showReleases(view) {
+      releases.textContent = "";
+      releases.hidden = !view;
+      if (!view) return;
+      var rows = el("tbody");
+      view.kept.forEach(function (release) {
+        var action = release.live ? el("span", { class: "badge ok", text: "live" })
+          : release.commit ? el("button", { type: "button", text: "Switch back", "aria-label": "Switch back to release " + release.id, onclick: function () { switchBack(release); } }) : "";
+        rows.appendChild(el("tr", {}, el("td", {}, el("code", { text: release.id })), el("td", {}, el("code", { text: short(release.commit) })),
+          el("td", {}, release.deployId ? deployLink(release.deployId) : "–"), el("td", {}, action)));
+      });
+      if (view.kept.length === 0) rows.appendChild(el("tr", {}, el("td", { colspan: "4", text: "No release yet." })));
+      releases.appendChild(el("h3", { text: "Releases (keep " + view.keep + ")" }));
+      releases.appendChild(el("div", { class: "scroll" }, el("table", {},
+        el("thead", {}, el("tr", {}, el("th", { text: "Release" }), el("th", { text: "Commit" }), el("th", { text: "Deploy" }), el("th", { text: "" }))), rows)));
+    }
     list.appendChild(card);
     return {
       update: function (app) {
@@ -134,6 +155,8 @@ export const DASHBOARD_JS = `"use strict";
         field(info, "Running", app.running ? el("span", {}, deployLink(app.running.id), " (" + app.running.trigger + ", " + age(app.running.since) + ")") : "none");
         field(info, "Waiting", String(app.waiting));
         field(info, "Last deploy", app.last ? el("span", {}, badge(app.last.outcome), " ", deployLink(app.last.id), " " + age(app.last.startedAt)) : "none yet");
+        if (app.releases) field(info, "Live release", app.releases.live ? el("code", { text: app.releases.live.id }) : "none yet");
+        showReleases(app.releases);
         cancel.hidden = !app.running;
         resume.hidden = !app.paused;
         pauseForm.hidden = !!app.paused;

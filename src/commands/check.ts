@@ -35,6 +35,7 @@ export const checkCommand = defineCommand({
       if (app.notify) lines.push(`    notify: ${app.notify}`);
       if (app.env) lines.push(`    env: ${app.env}`);
       if (app.allowedSigners) lines.push(`    allowedSigners: ${app.allowedSigners}`);
+      if (app.releases) lines.push(`    releases: ${app.releases}`);
     }
     const verdicts = await headVerdicts(report.guarded, cwd, process.env);
     if (verdicts.length > 0) lines.push("", ...verdicts);

@@ -28,6 +28,7 @@ function table(entries: HistoryEntry[]): string {
   // A NOTE column only when a deploy's files are damaged: the mark sits on the row itself.
   const noted = entries.some((e) => e.problem);
   const delivered = entries.some((e) => e.delivery);
+  const released = entries.some((e) => e.release);
   const rows = [
     [
       "STARTED (UTC)",
@@ -40,6 +41,7 @@ function table(entries: HistoryEntry[]): string {
       "RESULT",
       "EXIT",
       "ROLLBACK",
+      ...(released ? ["RELEASE"] : []),
       ...(noted ? ["NOTE"] : []),
     ],
     ...entries.map((e) => [
@@ -53,6 +55,7 @@ function table(entries: HistoryEntry[]): string {
       resultLabel(e),
       e.exitCode === null ? "-" : String(e.exitCode),
       e.rolledBack ? "yes" : "-",
+      ...(released ? [e.release ?? "-"] : []),
       ...(noted ? [e.problem ? `corrupt: ${e.problem}` : ""] : []),
     ]),
   ];

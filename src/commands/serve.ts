@@ -19,7 +19,7 @@ export const serveCommand = defineCommand({
     description:
       "Start the webhook server (what runs when no command is given). Configured by service.yaml (or SERVICE_CONFIG) " +
       `and the environment: ${Object.values(KEYS)
-        .map((key) => key.env)
+        .flatMap((key) => [key.env, ...(key.moreEnv ?? [])])
         .filter(Boolean)
         .join(", ")}, SERVICE_STRICT_CONFIG, SERVICE_SKIP_HTTPS_PROMPT. \`service check\` shows what is in force.`,
   },
@@ -118,6 +118,7 @@ function banner(port: number, multiApp: boolean, apps: ResolvedApp[]): string[] 
       `${prefix}repo: ${app.repoPath}`,
       `${prefix}run: ${scriptLines(app.runScript).join("; ")}`,
     );
+    if (app.releases) lines.push(`${prefix}releases: ${app.releases.path} (keep ${app.releases.keep})`);
   }
   lines.push("Auth: required");
   return lines;

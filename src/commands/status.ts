@@ -49,7 +49,22 @@ function describe(status: AppStatus): string {
     ["waiting", String(status.waiting)],
     ["last", last ? `${last.outcome} ${last.id} ${age(last.ageMs)}` : "none"],
     ...(status.poll ? [["polling", describePoll(status.poll)]] : []),
+    ...(status.releases ? describeReleases(status.releases) : []),
   ];
   const title = status.app ? `app ${status.app} (${status.repoPath})` : `repo ${status.repoPath}`;
-  return `${title}\n${rows.map(([key, value]) => `  ${`${key}:`.padEnd(9)}${value}`).join("\n")}\n`;
+  return `${title}\n${rows.map(([key, value]) => `  ${(key ? `${key}:` : "").padEnd(9)}${value}`).join("\n")}\n`;
+}
+
+/** The live release, then every kept one (newest first) with its commit and the deploy that built it. */
+function describeReleases(view: NonNullable<AppStatus["releases"]>): string[][] {
+  const { live } = view;
+  const rows = [
+    ["release", live ? `${live.id} (live)` : `none live yet in ${view.path}`],
+    ["kept", `${view.kept.length} in ${view.path}/releases (keep ${view.keep})`],
+  ];
+  for (const release of view.kept) {
+    const deploy = release.deployId ? `deploy ${release.deployId.slice(0, 8)}` : "not made by a deploy";
+    rows.push(["", `${release.live ? "* " : "  "}${release.id}  ${short(release.commit)}  ${deploy}`]);
+  }
+  return rows;
 }

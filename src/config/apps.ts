@@ -1,5 +1,6 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ensurePrivateDir } from "../system/files.ts";
+import { resolveReleases } from "./releases.ts";
 import { ConfigError, type AppConfig, type ResolvedConfig } from "./schema.ts";
 import { CONFIGURED_SECRET, generateSecret, readSecretFile, shortSecretError, writeSecretFile } from "./secret.ts";
 
@@ -37,7 +38,10 @@ export function resolveApps(config: ResolvedConfig, cwd: string): ResolvedApp[] 
  * Every valid app and every problem at once (`service check` lists them all). An entry with a problem is left
  * out and takes no name or route, so the entries after it are judged as if it were not there.
  */
-export function collectApps(config: ResolvedConfig, cwd: string): { apps: ResolvedApp[]; problems: string[] } {
+export function collectApps(
+  config: ResolvedConfig,
+  cwd: string,
+): { apps: ResolvedApp[]; problems: string[]; clashes: string[] } {
   // The admin listener's keys belong to the service, not to an app: its token must not travel with a deploy.
   const {
     apps,
@@ -52,12 +56,15 @@ export function collectApps(config: ResolvedConfig, cwd: string): { apps: Resolv
   } = config;
   if (apps.length === 0) {
     const short = topSecret && shortSecretError(topSecret, CONFIGURED_SECRET);
-    return short ? { apps: [], problems: [short] } : { apps: [{ ...shared, secret: topSecret }], problems: [] };
+    return short
+      ? { apps: [], problems: [short], clashes: [] }
+      : { apps: [{ ...shared, secret: topSecret }], problems: [], clashes: [] };
   }
   const seenNames = new Map<string, number>();
   const seenRoutes = new Map<string, string>();
   const resolved: ResolvedApp[] = [];
   const problems: string[] = [];
+  const clashes: string[] = [];
   for (const [index, app] of (apps as AppConfig[]).entries()) {
     const label = `apps entry ${index + 1}${app.name ? ` ("${app.name}")` : ""}`;
     const problem = appProblem(app, label, seenNames);
@@ -75,9 +82,29 @@ export function collectApps(config: ResolvedConfig, cwd: string): { apps: Resolv
     seenNames.set(app.name, index + 1);
     seenRoutes.set(route, app.name);
     const repoPath = isAbsolute(app.repoPath) ? app.repoPath : resolve(cwd, app.repoPath);
-    resolved.push({ ...shared, secret: undefined, ...app, host, repoPath });
+    const releases = app.releases ? resolveReleases(app.releases, cwd) : shared.releases;
+    const entry: ResolvedApp = { ...shared, secret: undefined, ...app, host, repoPath, releases };
+    if (!releases) delete entry.releases;
+    const clash = releasesClash(resolved, entry, label);
+    if (clash) {
+      problems.push(clash);
+      clashes.push(clash);
+      continue;
+    }
+    resolved.push(entry);
   }
-  return { apps: resolved, problems };
+  return { apps: resolved, problems, clashes };
+}
+
+/**
+ * Two apps must not share one releases directory (docs/releases.md): each would prune and switch the other's
+ * releases. The problem with `app` given the apps before it, or undefined.
+ */
+export function releasesClash(before: ResolvedApp[], app: ResolvedApp, label: string): string | undefined {
+  const path = app.releases?.path;
+  const other = path === undefined ? undefined : before.find((a) => a.releases?.path === path);
+  if (!other) return undefined;
+  return `${label}: releases.path ${path} is already the releases path of app "${other.name}": give each app its own releases (set releases in each apps entry)`;
 }
 
 /** What is wrong with one entry on its own, or with its name given the valid entries before it. */

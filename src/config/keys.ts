@@ -6,6 +6,7 @@ import { isIP } from "node:net";
 import { ConfigError, MAX_TIMER_MS, type AppConfig, type UserConfig } from "./schema.ts";
 import { normalizeNotify, normalizeStatus } from "./notify.ts";
 import { normalizeEnv } from "./env.ts";
+import { normalizeReleases, RELEASES_ENV, releasesFromEnv } from "./releases.ts";
 
 type Kind =
   | "port"
@@ -22,13 +23,14 @@ type Kind =
   | "status"
   | "notify"
   | "env"
-  | "queuePolicy";
+  | "queuePolicy"
+  | "releases";
 
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
 /** Every key: its type, its snake_case spelling and its environment variable. */
-export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: number }> = {
+export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: number; moreEnv?: string[] }> = {
   port: { kind: "port", env: "SERVICE_PORT" },
   repoPath: { kind: "string", env: "SERVICE_REPO_PATH" },
   runScript: { kind: "string", env: "SERVICE_RUN_SCRIPT" },
@@ -58,6 +60,12 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   allowedSigners: { kind: "string", env: "SERVICE_ALLOWED_SIGNERS" },
   env: { kind: "env", env: "" },
   envFile: { kind: "string", env: "SERVICE_ENV_FILE" },
+  releases: {
+    kind: "releases",
+    env: RELEASES_ENV.path,
+    moreEnv: [RELEASES_ENV.keep, RELEASES_ENV.shared],
+  },
+  activateScript: { kind: "string", env: "SERVICE_ACTIVATE_SCRIPT" },
   apps: { kind: "apps", env: "" },
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
   adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
@@ -156,6 +164,12 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
       const problems: string[] = [];
       const normalize = { status: normalizeStatus, notify: normalizeNotify, env: normalizeEnv }[kind];
       const out = normalize(value, where, problems);
+      if (problems.length > 0) throw new ConfigError(problems);
+      return out;
+    }
+    case "releases": {
+      const problems: string[] = [];
+      const out = normalizeReleases(value, where, problems, fromEnv);
       if (problems.length > 0) throw new ConfigError(problems);
       return out;
     }
@@ -267,7 +281,8 @@ export function envConfig(env: NodeJS.ProcessEnv = process.env, errors?: string[
   for (const key of KEY_NAMES) {
     const { kind, env: name, min } = KEYS[key];
     if (!name) continue;
-    const value = env[name];
+    // The key's fields have a variable each; together they make one value.
+    const value = kind === "releases" ? releasesFromEnv(env) : env[name];
     if (value === undefined || value === "") continue;
     try {
       out[key] = coerce(kind, value, true, `environment variable ${name}`, min);

@@ -6,6 +6,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { envConfig, normalizeUserConfig } from "./keys.ts";
+import { RELEASES_ENV, resolveReleases } from "./releases.ts";
 import { type ConfigError, defaultConfig, type ResolvedConfig, type UserConfig } from "./schema.ts";
 
 /** Where a value came from: the defaults, the caller's base, the config file, SERVICE_* variables, or a caller's layer over them. */
@@ -68,12 +69,21 @@ export function resolveConfig(input: ConfigInput): Resolution {
   for (const [source, layer] of layers) {
     for (const [key, value] of Object.entries(layer ?? {})) {
       if (value === undefined) continue;
-      merged[key] = value;
+      // The environment sets the fields of `releases` one by one: they change the releases of the layers below.
+      merged[key] = key === "releases" ? { ...(merged.releases as object | undefined), ...value } : value;
       sources[key] = source;
     }
   }
   const config = merged as unknown as ResolvedConfig;
   config.repoPath = isAbsolute(config.repoPath) ? config.repoPath : resolve(input.cwd, config.repoPath);
+  if (config.releases?.path === undefined && config.releases !== undefined) {
+    const set = Object.keys(config.releases).map((field) => RELEASES_ENV[field as keyof typeof RELEASES_ENV]);
+    envErrors.push(
+      `environment variable ${set[0] ?? RELEASES_ENV.keep}: set without a releases path (set ${RELEASES_ENV.path}, or releases.path in the config file)`,
+    );
+    delete config.releases;
+    delete sources.releases;
+  } else if (config.releases) config.releases = resolveReleases(config.releases, input.cwd);
   return {
     config,
     sources,

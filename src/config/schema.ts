@@ -57,6 +57,16 @@ export interface NotifyTarget {
   timeoutMs?: number;
 }
 
+/** Atomic releases (key `releases`, top level or per app; docs/releases.md). */
+export interface ReleaseSettings {
+  /** Holds `releases/`, `current` and `shared/`; absolute, or relative to the working directory. */
+  path: string;
+  /** Releases kept, at least 2. @default 5 */
+  keep?: number;
+  /** Paths linked into every release from `<path>/shared/`; a name ending in `/` is a directory. @default [] */
+  shared?: string[];
+}
+
 /** Options as a user writes them: every key optional. */
 export interface UserConfig {
   /** TCP port to listen on. @default 3141 */
@@ -129,6 +139,13 @@ export interface UserConfig {
   env?: Record<string, EnvValue>;
   /** A dotenv file (`KEY=value` lines) read at each deploy; its values are added like `env`'s, as secrets. @default none */
   envFile?: string;
+  /**
+   * Build each deploy in its own release directory under `path` and switch `<path>/current` to it in one step
+   * (docs/releases.md). @default none (pull and run in repoPath)
+   */
+  releases?: ReleaseSettings;
+  /** With `releases`: run in `<path>/current` after the switch (a reload of the app). @default none */
+  activateScript?: string;
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
   /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
@@ -171,12 +188,17 @@ export interface ResolvedConfig
       | "allowedSigners"
       | "env"
       | "envFile"
+      | "releases"
+      | "activateScript"
     >
   > {
   pollIntervalMs?: number;
   allowedSigners?: string;
   env?: Record<string, EnvValue>;
   envFile?: string;
+  /** With its defaults, the path absolute. */
+  releases?: ReleaseSettings;
+  activateScript?: string;
   status?: StatusSettings;
   notify?: NotifyTarget[];
   healthCheckUrl?: string;

@@ -3,19 +3,33 @@ import { findDeploy, isDeployRef, listDeploys, readDeployRecord, type HistoryEnt
 import type { Deployer } from "../deploy/deployer.ts";
 import type { DeployResult, RollbackTarget } from "../types.ts";
 import { gitQuery, headCommit, short } from "../system/git.ts";
-import type { DeployOptions } from "../deploy/types.ts";
+import type { DeployOptions, DeploySettings } from "../deploy/types.ts";
 
 /** A rollback that cannot be queued: the target names nothing deployable. Nothing was queued. */
 export class RollbackTargetError extends Error {
   override name = "RollbackTargetError";
 }
 
-/** The commit a deploy left checked out: the one its rollback reset to, else the one it pulled (or reset) to. */
+/**
+ * The commit a deploy left checked out: the one its rollback reset to, else the one it pulled (or reset) to. With
+ * releases, the commit of the release it left live: its own, or the one it replaced.
+ */
 export function commitLeftBy(entry: HistoryEntry): string | null {
   const result = readDeployRecord(entry.jsonPath)?.result as
-    | { pull?: { after?: unknown }; rollback?: { to?: unknown } }
+    | {
+        pull?: { after?: unknown };
+        rollback?: { to?: unknown };
+        release?: { live?: unknown; commit?: unknown; previous?: { commit?: unknown } | null };
+      }
     | undefined;
-  const commit = entry.rolledBack ? result?.rollback?.to : result?.pull?.after;
+  const release = result?.release;
+  const commit = release
+    ? release.live
+      ? release.commit
+      : release.previous?.commit
+    : entry.rolledBack
+      ? result?.rollback?.to
+      : result?.pull?.after;
   return typeof commit === "string" && /^[0-9a-f]{40,64}$/.test(commit) ? commit : null;
 }
 
@@ -24,15 +38,20 @@ const wasOk = (entry: HistoryEntry) => entry.status === "done" && entry.ok === t
 /**
  * What `service rollback [<ref>]` deploys, in the repository at `repoPath`: `ref` is a deploy id (or prefix,
  * or `last-ok`) whose commit is taken, or a commit of the repository; none is the newest ok deploy whose
- * commit differs from HEAD. `app` limits the deploys looked at (multi-app mode). Throws RollbackTargetError.
+ * commit differs from HEAD (with releases: from the live release's). With releases, `ref` may also name a kept
+ * release. `app` limits the deploys looked at (multi-app mode). Throws RollbackTargetError.
  */
 export async function rollbackTarget(
   cwd: string,
-  repoPath: string,
+  settings: Pick<DeploySettings, "repoPath" | "releases">,
   ref: string | undefined,
   app: string | undefined,
   env: NodeJS.ProcessEnv,
 ): Promise<RollbackTarget> {
+  const { repoPath, releases } = settings;
+  // Loaded only with releases: the default configuration never reads a releases directory.
+  const files = releases ? await import("../deploy/release-files.ts") : undefined;
+  const layout = files && releases && files.layoutOf(releases, cwd);
   const mine = (entry: HistoryEntry) => app === undefined || entry.app === app;
   const fromDeploy = (entry: HistoryEntry): RollbackTarget => {
     const commit = commitLeftBy(entry);
@@ -43,17 +62,25 @@ export async function rollbackTarget(
     return { commit, deployId: entry.id };
   };
   if (ref === undefined || ref === "last-ok") {
-    const head = ref === undefined ? await headCommit(repoPath, env) : null;
+    const liveId = files && layout ? files.liveReleaseId(layout) : undefined;
+    const live = files && layout ? (liveId ? (files.readMeta(layout, liveId)?.commit ?? null) : null) : undefined;
+    const head = ref === undefined ? (live !== undefined ? live : await headCommit(repoPath, env)) : null;
     const found = listDeploys(cwd).find(
       (entry) => mine(entry) && wasOk(entry) && (ref !== undefined || (commitLeftBy(entry) ?? head) !== head),
     );
     if (!found)
       throw new RollbackTargetError(
         ref === undefined
-          ? `no earlier ok deploy with a commit other than the current HEAD${head ? ` (${short(head)})` : ""} to roll back to`
+          ? `no earlier ok deploy with a commit other than the ${live !== undefined ? "live release's" : "current HEAD"}${head ? ` (${short(head)})` : ""} to roll back to`
           : "no ok deploy to roll back to",
       );
     return fromDeploy(found);
+  }
+  if (files && layout && files.RELEASE_ID.test(ref)) {
+    const meta = files.readMeta(layout, ref);
+    if (meta?.state !== "complete")
+      throw new RollbackTargetError(`release ${ref} is not a kept release of ${layout.releases}`);
+    return { commit: meta.commit, deployId: meta.deployId, release: meta.id };
   }
   if (isDeployRef(ref) && ref !== "last") {
     const found = findDeploy(cwd, ref);
@@ -87,6 +114,6 @@ export async function rollbackDeploy(
   options: Omit<DeployOptions, "trigger" | "target">,
 ): Promise<DeployResult> {
   const env = options.env ?? process.env;
-  const target = await rollbackTarget(options.cwd, options.config.repoPath, ref, options.app, env);
+  const target = await rollbackTarget(options.cwd, options.config, ref, options.app, env);
   return deployer.deploy({ ...options, trigger: "rollback", target });
 }

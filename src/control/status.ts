@@ -6,6 +6,7 @@ import { pauseOf, type Pause } from "../queue/pause.ts";
 import { readPollState, type PollResult } from "./poll.ts";
 import { queueKey, scanTickets, ticketDir } from "../queue/tickets.ts";
 import { listDeploys, resultLabel, readDeployRecord, type HistoryEntry } from "../history/read.ts";
+import type { ReleasesView } from "../deploy/release-files.ts";
 
 /**
  * One app's state, as `service status --json`, `server.status()` and the admin listener give it: plain data,
@@ -40,6 +41,15 @@ export interface AppStatus {
       failures: number;
     } | null;
   } | null;
+  /** With `releases` (docs/releases.md): the live release and the kept ones; null without. */
+  releases: ReleasesView | null;
+}
+
+/** An app's releases, read only when it has them (the module is not loaded otherwise). */
+export async function releasesStatus(cwd: string, app: ResolvedApp): Promise<ReleasesView | null> {
+  if (!app.releases) return null;
+  const { releasesView } = await import("../deploy/release-files.ts");
+  return releasesView(app.releases, cwd);
 }
 
 /** The apps `name` picks: all of them without a name; throws for a name that is not an app's. */
@@ -81,6 +91,7 @@ async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[],
     running: current ? { id: current.id, trigger: current.trigger, since: current.startedAt } : null,
     waiting: Math.max(0, tickets - (current ? 1 : 0)),
     poll: pollStatus(cwd, app, now),
+    releases: await releasesStatus(cwd, app),
     last:
       ended && finishedAt
         ? { id: ended.id, outcome: resultLabel(ended), finishedAt, ageMs: Math.max(0, now - Date.parse(finishedAt)) }

@@ -122,15 +122,21 @@ async function get(url: string, limitMs: number, interrupted: AbortSignal): Prom
   }
 }
 
-/** The health stage of a deploy (and of its rollback's redeploy): undefined when no check is configured. */
-export async function healthStep(ctx: {
-  config: HealthSettings & { repoPath: string };
-  env: Record<string, string | undefined>;
-  run: { step: (name: Step, text: string) => void };
-}): Promise<HealthCheckResult | undefined> {
+/**
+ * The health stage of a deploy (and of its rollback's redeploy): undefined when no check is configured. The
+ * command runs in repoPath, or in `cwd` (with releases: `<path>/current`).
+ */
+export async function healthStep(
+  ctx: {
+    config: HealthSettings & { repoPath: string };
+    env: Record<string, string | undefined>;
+    run: { step: (name: Step, text: string) => void };
+  },
+  cwd = ctx.config.repoPath,
+): Promise<HealthCheckResult | undefined> {
   if (!hasHealthCheck(ctx.config)) return undefined;
   return runHealthCheck(ctx.config, {
-    cwd: ctx.config.repoPath,
+    cwd,
     env: ctx.env,
     say: (text) => ctx.run.step("health", text),
   });

@@ -20,6 +20,11 @@ export async function rollBack(
     step("rollback", "skipped: there is no commit from before the pull to return to");
     return { rolledBack: false };
   }
+  // A reset to the same commit would only run the same script again: there is nothing to roll back to.
+  if (before === after) {
+    step("rollback", `skipped: the pull changed nothing (still at ${short(before)}); there is nothing to roll back to`);
+    return { rolledBack: false };
+  }
   const out = captures();
   const result = (fields: Partial<RollbackResult>): RollbackResult => ({
     to: before,

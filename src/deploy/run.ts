@@ -96,7 +96,7 @@ export class DeployRun implements RunTranscript {
   /** The one ending of every deploy: the result, its final record, the `[done]` line, then retention. */
   end(produced: Produced, ending: Ending = "done", finishedAt = new Date()): DeployResult {
     const { redaction, log } = this;
-    const { rollback, healthCheck, target, verify } = produced;
+    const { rollback, healthCheck, target, verify, release, switchedBack } = produced;
     const checked = (health: typeof healthCheck) =>
       health && { ...health, error: health.error && redaction.text(health.error) };
     const result: DeployResult = {
@@ -118,6 +118,8 @@ export class DeployRun implements RunTranscript {
       ...(healthCheck ? { healthCheck: checked(healthCheck) } : {}),
       ...(target ? { target } : {}),
       ...(verify ? { verify: { ...verify, reason: verify.reason && redaction.text(verify.reason) } } : {}),
+      ...(release ? { release } : {}),
+      ...(switchedBack ? { switchedBack } : {}),
       log: { id: this.id, json: log.jsonPath, log: log.logPath },
       startedAt: this.startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),

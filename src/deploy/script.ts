@@ -195,17 +195,22 @@ export function describeFailure(run: StepRun): string | null {
   return null;
 }
 
-/** The run stage: the run script in repoPath, each line said before it runs, and how it ended. */
+/**
+ * The run stage: the run script in repoPath, each line said before it runs, and how it ended. With releases,
+ * `at` runs it (or the activate script) in another directory.
+ */
 export async function scriptStep(
   ctx: DeployContext,
   name: Step,
   onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void,
+  at: { cwd?: string; script?: string; env?: Record<string, string | undefined> } = {},
 ): Promise<StepRun> {
-  const { config, env, run } = ctx;
+  const { config, run } = ctx;
+  const script = at.script ?? config.runScript;
   const started = Date.now();
-  const outcome = await runScript(config.runScript, {
-    cwd: config.repoPath,
-    env,
+  const outcome = await runScript(script, {
+    cwd: at.cwd ?? config.repoPath,
+    env: at.env ?? ctx.env,
     timeoutMs: config.runTimeoutMs,
     onOutput,
     onLine: (line) => run.step(name, `$ ${line}`),
@@ -217,7 +222,7 @@ export async function scriptStep(
   return {
     exitCode: outcome.exitCode,
     timedOut: outcome.timedOut,
-    script: config.runScript,
+    script,
     ...(outcome.error ? { error: outcome.error } : {}),
   };
 }

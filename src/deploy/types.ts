@@ -29,7 +29,7 @@ export type DeploySettings = Pick<
   | "notify"
 > &
   HealthSettings &
-  Partial<Pick<ResolvedConfig, "allowedSigners" | "env" | "envFile">>;
+  Partial<Pick<ResolvedConfig, "allowedSigners" | "env" | "envFile" | "releases" | "activateScript">>;
 
 export interface DeployOptions {
   /** The configuration in force when the deploy was requested. */
@@ -110,4 +110,6 @@ export interface DeployContext {
   processEnv: NodeJS.ProcessEnv;
   cwd: string;
   app?: string;
+  /** Who cancelled the deploy (`service cancel`), once someone did: what has not started does not start. */
+  cancelled(): string | undefined;
 }

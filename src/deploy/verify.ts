@@ -6,9 +6,11 @@
 import { resolve } from "node:path";
 import { isInside, readUserFile } from "../system/files.ts";
 import { gitQuery, gitResetHard, short } from "../system/git.ts";
-import type { Step, VerifyResult } from "../types.ts";
+import type { RollbackTarget, Step, VerifyResult } from "../types.ts";
 import { captures } from "./capture.ts";
-import type { PullState } from "./pull.ts";
+import { type PullState, pullStep } from "./pull.ts";
+import { resetStep } from "./reset.ts";
+import type { DeployState } from "./state.ts";
 import type { DeployContext } from "./types.ts";
 
 /** The largest allowed-signers file read (it is read at every deploy). */
@@ -231,4 +233,22 @@ export async function verifyStep(ctx: DeployContext, state: PullState): Promise<
   if (reset.exitCode !== 0)
     run.step("verify", `failed: ${reset.error ?? `git reset --hard exited with ${reset.exitCode}`}`);
   return result;
+}
+
+/**
+ * After the pull (or the reset of a rollback): the commit's signature (docs/security.md "Signed commits"), checked
+ * before the repository's config is read. False when the deploy must go no further (a refused commit, a cancel).
+ */
+export async function pullAndVerify(
+  ctx: DeployContext,
+  state: DeployState,
+  target: RollbackTarget | undefined,
+): Promise<boolean> {
+  state.error = target ? await resetStep(ctx, state.pulled, target.commit) : await pullStep(ctx, state.pulled);
+  state.verify = await verifyStep(ctx, state.pulled);
+  if (state.verify && !state.verify.ok) {
+    state.error ??= refusal(state.verify);
+    return false;
+  }
+  return !ctx.cancelled();
 }

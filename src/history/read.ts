@@ -20,6 +20,8 @@ export interface HistoryEntry {
   exitCode: number | null;
   /** The pulled commit was taken back: even with `ok`, what was pushed is not live. */
   rolledBack: boolean;
+  /** With releases: the release the deploy built or switched to (docs/releases.md "The record"); null without. */
+  release: string | null;
   jsonPath: string;
   logPath: string;
   /** Why the JSON file could not be read (a crash mid-write, an edit by hand). */
@@ -47,6 +49,7 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     ok: null,
     exitCode: null,
     rolledBack: false,
+    release: null,
     jsonPath,
     logPath,
   };
@@ -71,7 +74,13 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
   // Read defensively: a record edited by hand may lack any field, and a listing must not throw on it.
   // A repaired record's result has only `ok` and `run.exitCode`.
   const result:
-    | { ok?: boolean; run?: { exitCode?: number | null }; rollback?: { exitCode: number | null }; rolledBack?: boolean }
+    | {
+        ok?: boolean;
+        run?: { exitCode?: number | null };
+        rollback?: { exitCode: number | null };
+        rolledBack?: boolean;
+        release?: { id?: unknown };
+      }
     | undefined = record.result && typeof record.result === "object" ? record.result : undefined;
   return {
     ...base,
@@ -86,6 +95,7 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     exitCode: (result?.rollback ? result.rollback.exitCode : result?.run?.exitCode) ?? null,
     // Records from before `rolledBack` existed: a rollback object is the best sign there is.
     rolledBack: typeof result?.rolledBack === "boolean" ? result.rolledBack : Boolean(result?.rollback),
+    release: typeof result?.release?.id === "string" ? result.release.id : null,
     // The outcome is known, but `service logs <id>` has nothing to show.
     ...(files.has(".log") ? {} : { problem: "the .log file is missing" }),
   };

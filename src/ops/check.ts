@@ -12,6 +12,8 @@ import { resolveConfig, type Source as ValueSource } from "../config/resolve.ts"
 import { SECRET_FILE, weakSecretWarning } from "../config/secret.ts";
 import { describeEnv } from "../config/env.ts";
 import { guardFindings, type GuardedApp } from "./check-guard.ts";
+import type { ReleaseSettings } from "../config/schema.ts";
+import { releasesPathProblem } from "../deploy/release-files.ts";
 
 export type Source = ValueSource | "secret file" | "generated at start";
 
@@ -38,6 +40,8 @@ export interface ConfigReport {
     /** The names of the deploy's variables (never their values). */
     env?: string;
     allowedSigners?: string;
+    /** The releases in force (docs/releases.md), described. */
+    releases?: string;
   }[];
   /** Everything that is wrong; the server would refuse, fall back, or fail its deploys. */
   problems: string[];
@@ -76,6 +80,30 @@ function repoProblems(label: string, app: { repoPath: string; pollIntervalMs?: n
     if (typeof target === "string") problems.push(`${label}pollIntervalMs is set but ${target}`);
   }
   return problems;
+}
+
+/** The releases in force, as the check prints them: none, or the path, how many are kept and what is shared. */
+export function describeReleases(releases: ReleaseSettings | undefined): string {
+  if (!releases) return "(none: pull and run in repoPath)";
+  const shared = releases.shared?.length ? `, shared: ${releases.shared.join(", ")}` : "";
+  return `${releases.path} (keep ${releases.keep}${shared})`;
+}
+
+/** The releases directory of an app must be usable (docs/releases.md); an activate script needs releases. */
+function releasesProblems(
+  label: string,
+  app: { repoPath: string; releases?: ReleaseSettings; activateScript?: string },
+): { problems: string[]; warnings: string[] } {
+  if (!app.releases) {
+    const unused = app.activateScript?.trim()
+      ? [
+          `${label}activateScript is set but releases is not: it runs only after a release is switched to (docs/releases.md)`,
+        ]
+      : [];
+    return { problems: [], warnings: unused };
+  }
+  const problem = releasesPathProblem(app.releases, app.repoPath);
+  return { problems: problem ? [`${label}${problem}`] : [], warnings: [] };
 }
 
 function secretSource(
@@ -119,11 +147,13 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
         ? describeOutbound(key, value, cwd, env)
         : key === "env"
           ? (describeEnv(config, cwd) ?? "(none)")
-          : value === undefined
-            ? "(none)"
-            : key === "adminToken"
-              ? mask(String(value))
-              : String(value);
+          : key === "releases"
+            ? describeReleases(config.releases)
+            : value === undefined
+              ? "(none)"
+              : key === "adminToken"
+                ? mask(String(value))
+                : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   const apps: ConfigReport["apps"] = [];
@@ -142,6 +172,9 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     const weak = config.secret && weakSecretWarning(config.secret);
     if (weak) warnings.push(weak);
     problems.push(...repoProblems("", config));
+    const releases = releasesProblems("", config);
+    problems.push(...releases.problems);
+    warnings.push(...releases.warnings);
     outbound.push(config);
     guarded.push(config);
   } else {
@@ -157,10 +190,14 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
         ...(app.notify?.length ? { notify: describeOutbound("notify", app.notify, cwd, env) } : {}),
         ...(app.env || app.envFile ? { env: describeEnv(app, cwd) } : {}),
         ...(app.allowedSigners ? { allowedSigners: resolve(cwd, app.allowedSigners) } : {}),
+        ...(app.releases ? { releases: describeReleases(app.releases) } : {}),
       });
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) warnings.push(weak);
       problems.push(...repoProblems(`app "${app.name}": `, app));
+      const releases = releasesProblems(`app "${app.name}": `, app);
+      problems.push(...releases.problems);
+      warnings.push(...releases.warnings);
       outbound.push(app);
       guarded.push(app);
     }

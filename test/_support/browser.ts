@@ -3,8 +3,8 @@
  * `SERVICE_TEST_CHROMIUM` names another binary; where there is none the browser tests are skipped, saying so.
  */
 import { existsSync } from "node:fs";
-import type { BrowserContext } from "playwright-core";
-import { tempDir } from "./helpers.ts";
+import type { BrowserContext, Locator } from "playwright-core";
+import { tempDir, waitFor } from "./helpers.ts";
 
 export const CHROMIUM = process.env.SERVICE_TEST_CHROMIUM ?? "/usr/bin/chromium";
 export const CHROMIUM_ARGS = [
@@ -42,3 +42,10 @@ export async function launchBrowser(
   });
   return Object.assign(context, { [Symbol.asyncDispose]: () => context.close() });
 }
+
+/** Waits until the one element `locator` names is shown. */
+export const shown = (locator: Locator) => locator.waitFor({ state: "visible" });
+
+/** Waits until `locator`'s text passes `check`. */
+export const hasText = (locator: Locator, check: (text: string) => boolean) =>
+  waitFor(async () => check((await locator.textContent()) ?? ""), `${locator} to have the text`);

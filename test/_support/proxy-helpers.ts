@@ -4,28 +4,18 @@
  * with a self-signed certificate and everything under a temporary prefix (no /etc, /var or root needed).
  */
 import { afterAll } from "bun:test";
-import { existsSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { waitFor } from "./helpers.ts";
+import { nginxPath } from "./proxies.ts";
+
+export { freePort, nginxMain } from "./proxies.ts";
 
 export const noCaddy = Bun.which("caddy") === null;
-export const nginx = Bun.which("nginx") ?? ["/usr/sbin/nginx", "/sbin/nginx"].find((path) => existsSync(path)) ?? null;
+export const nginx = nginxPath ?? null;
 export const openssl = Bun.which("openssl");
 
 /** A self-signed certificate is accepted by the tests' fetches. */
 export const tls = { rejectUnauthorized: false };
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A proxy process whose output is read as it comes (a full pipe never stalls it). */
 export interface ProxyProcess {
@@ -162,26 +152,6 @@ export function selfSigned(dir: string): { certificate: string; certificateKey: 
   );
   if (made.exitCode !== 0) throw new Error(`openssl failed: ${made.stderr}`);
   return { certificate, certificateKey };
-}
-
-/** A whole nginx.conf around the server blocks in `site`, everything under `prefix`. */
-export function nginxMain(prefix: string, site: string): string {
-  const user = process.getuid?.() === 0 ? "user root;\n" : "";
-  return `${user}daemon off;
-master_process off;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/error.log;
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path ${prefix}/body;
-    proxy_temp_path ${prefix}/proxy;
-    fastcgi_temp_path ${prefix}/fastcgi;
-    uwsgi_temp_path ${prefix}/uwsgi;
-    scgi_temp_path ${prefix}/scgi;
-    include ${site};
-}
-`;
 }
 
 /** nginx in the foreground with the nginx.conf `main` (see nginxMain). */

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 
 export const ROOT = resolve(import.meta.dir, "..", "..");
 /** The CLI under test: the compiled binary when SERVICE_TEST_BIN is set, else the source run by Bun. */
@@ -69,7 +69,10 @@ export function makeRepoIn(dir: string, files: Record<string, string> = { "READM
   git(dir, "clone", "--quiet", remote, pusher);
   git(pusher, "checkout", "--quiet", "-B", "main");
   const push = (changes: Record<string, string>, message = "change") => {
-    for (const [name, content] of Object.entries(changes)) writeFileSync(join(pusher, name), content);
+    for (const [name, content] of Object.entries(changes)) {
+      mkdirSync(dirname(join(pusher, name)), { recursive: true });
+      writeFileSync(join(pusher, name), content);
+    }
     git(pusher, "add", "-A");
     git(pusher, "commit", "--quiet", "--allow-empty", "-m", message);
     git(pusher, "push", "--quiet", "origin", "main");

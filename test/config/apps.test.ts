@@ -380,6 +380,9 @@ describe("per-app settings (any top-level key may be set per app, the top level 
       ],
     });
     await using server = await startServer(cwd);
+    // A new commit each: a pull that changed nothing has nothing to roll back to.
+    inherits.push({ "x.txt": "x\n" });
+    own.push({ "x.txt": "x\n" });
     const rolled = await (
       await postAs(server.url, "a.example.com", "/hook?format=json", { secret: WEB_SECRET })
     ).json();

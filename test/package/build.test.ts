@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, baseEnv, readJson, tempDir } from "../_support/helpers.ts";
 import { docBlock } from "../_support/doc-snippets.ts";
-import { buildRelease, RELEASE_DIR, serveMirror } from "../_support/release.ts";
+import { buildRelease, RELEASE_DIR, serveMirror } from "../_support/release-build.ts";
 import { runProcess } from "../_support/helpers.ts";
 
 const VERSION: string = readJson(join(ROOT, "package.json")).version;

@@ -22,7 +22,7 @@ import {
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { ROOT, baseEnv, readJson, runProcess, tempDir } from "../_support/helpers.ts";
-import { buildRelease, RELEASE_DIR, serveMirror } from "../_support/release.ts";
+import { buildRelease, RELEASE_DIR, serveMirror } from "../_support/release-build.ts";
 
 const SCRIPT = join(ROOT, "install.sh");
 const SH = Bun.which("sh") ?? "/bin/sh";

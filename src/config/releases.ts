@@ -1,0 +1,124 @@
+/**
+ * The checks of the `releases` key (docs/releases.md) as a user writes it, in a file or the environment, and its
+ * defaults. What the key does is deploy/release.ts.
+ */
+import { isAbsolute, normalize, resolve } from "node:path";
+import type { ReleaseSettings } from "./schema.ts";
+
+/** Releases kept when `keep` is not set. */
+export const DEFAULT_KEEP = 5;
+/** The fewest releases kept: the live one and the one to switch back to. */
+export const MIN_KEEP = 2;
+
+/** The variables of the key's fields: the path turns releases on, the others change the releases in force. */
+export const RELEASES_ENV = {
+  path: "SERVICE_RELEASES_PATH",
+  keep: "SERVICE_RELEASES_KEEP",
+  shared: "SERVICE_RELEASES_SHARED",
+} as const;
+
+const FIELDS = ["path", "keep", "shared"];
+
+const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
+
+/**
+ * Checks a `releases` value; every problem goes to `problems`. `partial` (the environment's form): the path may be
+ * missing, the fields set change the releases of the file.
+ */
+export function normalizeReleases(
+  value: unknown,
+  where: string,
+  problems: string[],
+  partial = false,
+): Partial<ReleaseSettings> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    problems.push(
+      `${where}: expected a mapping (path, keep, shared), got ${Array.isArray(value) ? "a list" : show(value)}`,
+    );
+    return {};
+  }
+  const out: Partial<ReleaseSettings> = {};
+  for (const [rawKey, item] of Object.entries(value)) {
+    const key = toCamel(rawKey);
+    const variable = RELEASES_ENV[key as keyof typeof RELEASES_ENV];
+    const at = partial && variable ? `environment variable ${variable}` : `${where}: ${rawKey}`;
+    if (!FIELDS.includes(key)) {
+      problems.push(`${where}: unknown key "${rawKey}" (allowed: ${FIELDS.join(", ")})`);
+      continue;
+    }
+    if (item === null || item === undefined) continue;
+    if (key === "path") {
+      if (typeof item === "string" && item.trim() !== "" && !item.includes("\0")) out.path = item;
+      else problems.push(`${at}: expected a directory path, got ${show(item)}`);
+    } else if (key === "keep") {
+      const n = typeof item === "string" && /^\s*\d+\s*$/.test(item) ? Number(item) : item;
+      if (typeof n === "number" && Number.isSafeInteger(n) && n >= MIN_KEEP) out.keep = n;
+      else problems.push(`${at}: expected a whole number of releases, at least ${MIN_KEEP}, got ${show(item)}`);
+    } else {
+      const shared = sharedList(item, at, problems);
+      if (shared) out.shared = shared;
+    }
+  }
+  if (!partial && out.path === undefined && !problems.some((p) => p.startsWith(where)))
+    problems.push(`${where}: "path" is required (the directory that holds releases/, current and shared/)`);
+  return out;
+}
+
+/** The `shared` entries: paths relative to a release, without `..`; a trailing `/` names a directory. */
+function sharedList(value: unknown, where: string, problems: string[]): string[] | undefined {
+  const items = typeof value === "string" ? value.split(",") : value;
+  if (!Array.isArray(items) || !items.every((item) => typeof item === "string")) {
+    problems.push(
+      `${where}: expected a list of paths relative to a release (like .env or storage/), got ${show(value)}`,
+    );
+    return undefined;
+  }
+  const out: string[] = [];
+  for (const raw of items.map((item: string) => item.trim()).filter(Boolean)) {
+    const bare = raw.replace(/\/+$/, "");
+    const parts = bare.split("/");
+    if (
+      isAbsolute(raw) ||
+      bare === "" ||
+      parts.some((part) => part === ".." || part === "." || part === "") ||
+      raw.includes("\0")
+    ) {
+      problems.push(
+        `${where}: ${JSON.stringify(raw)} must be a path inside a release: relative, without "..", "." or empty parts`,
+      );
+      continue;
+    }
+    const entry = raw.endsWith("/") ? `${bare}/` : bare;
+    if (parts[0] === ".git") problems.push(`${where}: ${JSON.stringify(raw)}: .git belongs to the release's checkout`);
+    else if (out.some((other) => other.replace(/\/$/, "") === bare))
+      problems.push(`${where}: ${JSON.stringify(raw)} is listed twice`);
+    else out.push(entry);
+  }
+  return out;
+}
+
+/** The environment's fields of `releases`, as raw text; undefined when none is set. */
+export function releasesFromEnv(env: NodeJS.ProcessEnv): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const [field, name] of Object.entries(RELEASES_ENV)) {
+    const value = env[name];
+    if (value !== undefined && value !== "") out[field] = value;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** The releases of an app with their defaults, the path absolute (relative to the working directory). */
+export interface ResolvedReleases {
+  path: string;
+  keep: number;
+  shared: string[];
+}
+
+export function resolveReleases(settings: ReleaseSettings, cwd: string): ResolvedReleases {
+  return {
+    path: normalize(resolve(cwd, settings.path)).replace(/(.)\/+$/, "$1"),
+    keep: settings.keep ?? DEFAULT_KEEP,
+    shared: settings.shared ?? [],
+  };
+}

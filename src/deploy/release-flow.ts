@@ -1,0 +1,263 @@
+/**
+ * A deploy with releases (docs/releases.md "A deploy with releases"): pull in repoPath as always, prepare
+ * `releases/<id>`, build there, switch `current` in one rename, activate and health-check, switch back when that
+ * fails, prune. A rollback to a release still kept is an instant switch: no pull, no build. Loaded by
+ * pipeline.ts only when `releases` is set.
+ */
+import { join } from "node:path";
+import { resolveReleases } from "../config/releases.ts";
+import { short } from "../system/git.ts";
+import type { ReleaseResult, RollbackTarget } from "../types.ts";
+import { goLive, releaseEnv, type WentLive } from "./activate.ts";
+import { captures } from "./capture.ts";
+import {
+  isDirectory,
+  type KeptRelease,
+  layoutOf,
+  listReleases,
+  liveReleaseId,
+  readMeta,
+  type ReleaseLayout,
+  releasesPathProblem,
+} from "./release-files.ts";
+import { fullDisk, markComplete, prepareRelease, pruneReleases, removeRelease, switchCurrent } from "./release.ts";
+import { recoverReleases } from "./release-recovery.ts";
+import { reloadFromRepo } from "./repo-config.ts";
+import { describeFailure, scriptStep } from "./script.ts";
+import type { DeployState } from "./state.ts";
+import type { DeployContext } from "./types.ts";
+import { pullAndVerify, refusal, verifyCheckout } from "./verify.ts";
+
+/** A release as the flow moves between them. */
+interface Release {
+  id: string;
+  dir: string;
+  commit: string;
+}
+
+/** The releases flow; fills `state` as it goes (see pipeline.ts). */
+export async function releaseFlow(
+  ctx: DeployContext,
+  state: DeployState,
+  target: RollbackTarget | undefined,
+): Promise<void> {
+  const { config, run } = ctx;
+  const say = (text: string) => run.step("release", text);
+  const settings = resolveReleases(config.releases!, ctx.cwd);
+  const layout = layoutOf(settings, ctx.cwd);
+  // Before anything moves: a directory the releases cannot go in fails the deploy with the clone untouched.
+  const problem = releasesPathProblem(settings, config.repoPath);
+  if (problem) {
+    say(`failed: ${problem}`);
+    state.error = problem;
+    return;
+  }
+  for (const line of await recoverReleases(layout, config.repoPath, ctx.env)) say(`cleaned up: ${line}`);
+  const previous = liveRelease(layout);
+  try {
+    const kept = target && keptFor(layout, target);
+    if (kept) await instantSwitch(ctx, state, layout, kept, previous);
+    else await buildAndSwitch(ctx, state, layout, settings.shared, previous, target);
+  } finally {
+    const protect = [liveReleaseId(layout), previous?.id, state.release?.id];
+    const pruned = await pruneReleases(layout, settings.keep, protect, config.repoPath, ctx.env);
+    if (pruned.length > 0) say(`pruned ${pruned.join(", ")} (keep ${settings.keep})`);
+  }
+}
+
+/** Pull (or, for a rollback to a pruned release, reset), prepare, build, switch, activate. */
+async function buildAndSwitch(
+  ctx: DeployContext,
+  state: DeployState,
+  layout: ReleaseLayout,
+  shared: string[],
+  previous: Release | null,
+  target: RollbackTarget | undefined,
+): Promise<void> {
+  const { config, run } = ctx;
+  const say = (text: string) => run.step("release", text);
+  const stays = `current stays ${previous ? `release ${previous.id}` : "unset (no release yet)"}`;
+  if (target)
+    say(`no kept release of ${short(target.commit)}: building a new release of it (it was pruned, or never made)`);
+  const verified = await pullAndVerify(ctx, state, target);
+  const commit = state.pulled.after;
+  if (state.error || !commit) {
+    state.error ??= "the clone has no commit to prepare a release of";
+    say(`nothing prepared: ${state.error}; ${stays}`);
+    return;
+  }
+  if (!verified) return;
+  reloadFromRepo(config, ctx.cwd, ctx.processEnv, run.step, ctx.app);
+  const what = { commit, deployId: run.id, app: ctx.app, repoPath: config.repoPath, env: ctx.env };
+  const prepared = await prepareRelease(layout, shared, what, say, run.output("release", captures()));
+  if (typeof prepared === "string") {
+    state.error = prepared;
+    say(`failed: ${prepared}; ${stays}`);
+    return;
+  }
+  const release: Release = { id: prepared.id, dir: prepared.dir, commit };
+  state.release = resultOf(release, previous, true);
+  say(`building release ${release.id}: the run script in ${release.dir}`);
+  const env = releaseEnv(ctx, layout, release);
+  state.ran = await scriptStep(ctx, "run", run.output("run", state.runOut), { cwd: release.dir, env });
+  let failed: string | undefined;
+  if (state.ran.exitCode !== 0) {
+    state.error = describeFailure(state.ran);
+    const full = fullDisk(release.dir);
+    failed = `build failed (${[state.error ?? `exit code ${state.ran.exitCode}`, full].filter(Boolean).join("; ")})`;
+  } else if (ctx.cancelled()) failed = "build cancelled";
+  else {
+    try {
+      markComplete(layout, prepared.meta);
+      switchCurrent(layout, release.id);
+    } catch (error) {
+      state.error = `cannot switch to release ${release.id}: ${(error as Error).message}`;
+      failed = state.error;
+    }
+  }
+  if (failed) {
+    await removeRelease(layout, release.id, config.repoPath, ctx.env);
+    say(`${failed}: removed release ${release.id}; ${stays}`);
+    return;
+  }
+  say(`switched current: ${previous ? previous.id : "(none)"} -> ${release.id}`);
+  state.release.live = true;
+  await afterSwitch(ctx, state, layout, release, previous);
+}
+
+/** A rollback to a release still kept: switch, activate, health-check; the clone and the run script untouched. */
+async function instantSwitch(
+  ctx: DeployContext,
+  state: DeployState,
+  layout: ReleaseLayout,
+  kept: KeptRelease & { commit: string },
+  previous: Release | null,
+): Promise<void> {
+  const { run, env } = ctx;
+  const say = (text: string) => run.step("release", text);
+  const release: Release = { id: kept.id, dir: kept.path, commit: kept.commit };
+  say(
+    `instant switch: release ${kept.id} (commit ${short(kept.commit)}${kept.deployId ? `, built by deploy ${kept.deployId}` : ""}) is kept: no pull, no build`,
+  );
+  // Recorded as a reset is: the live commits before and after (the clone is not touched), so commit statuses and
+  // notifications name the commit that goes live.
+  const before = previous?.commit || null;
+  Object.assign(state.pulled, { success: true, before, after: kept.commit });
+  run.step("pull", "no pull: an instant switch to a kept release");
+  run.step("pull", `${before ? short(before) : "(none)"} -> ${short(kept.commit)}`);
+  env.SERVICE_COMMIT_BEFORE = before ?? "";
+  env.SERVICE_COMMIT = kept.commit;
+  // Signed commits only, whichever way a commit goes live: the keys may have changed since it was built.
+  state.verify = await verifyCheckout(ctx, kept.commit, "verify");
+  if (state.verify && !state.verify.ok) {
+    state.error = refusal(state.verify);
+    state.ok = false;
+    return;
+  }
+  state.release = resultOf(release, previous, false);
+  if (previous?.id === kept.id) say(`release ${kept.id} is already live: activating it again`);
+  else {
+    try {
+      switchCurrent(layout, kept.id);
+    } catch (error) {
+      state.error = `cannot switch to release ${kept.id}: ${(error as Error).message}`;
+      say(`failed: ${state.error}`);
+      state.ok = false;
+      return;
+    }
+    say(`switched current: ${previous ? previous.id : "(none)"} -> ${kept.id}`);
+  }
+  state.release.live = true;
+  await afterSwitch(ctx, state, layout, release, previous);
+  state.ok = state.error === null;
+}
+
+/** Activate and health-check the release just switched to; when that fails, switch back if asked to. */
+async function afterSwitch(
+  ctx: DeployContext,
+  state: DeployState,
+  layout: ReleaseLayout,
+  release: Release,
+  previous: Release | null,
+): Promise<void> {
+  const went = await goLive(ctx, layout, release, "release", captures());
+  if (went.activate) state.release!.activate = { exitCode: went.activate.exitCode, timedOut: went.activate.timedOut };
+  state.healthCheck = went.healthCheck;
+  if (!went.error) return;
+  state.error = went.error;
+  if (ctx.config.rollbackOnFailure) await switchBack(ctx, state, layout, release, previous);
+  else ctx.run.step("release", `release ${release.id} stays live though it failed (rollbackOnFailure is off)`);
+}
+
+/** docs/releases.md "Switching back": `current` back to the release it replaced, activated and health-checked. */
+async function switchBack(
+  ctx: DeployContext,
+  state: DeployState,
+  layout: ReleaseLayout,
+  from: Release,
+  previous: Release | null,
+): Promise<void> {
+  const { run } = ctx;
+  if (!previous || previous.id === from.id) {
+    run.step("rollback", "skipped: there is no earlier release to switch back to");
+    return;
+  }
+  const out = captures();
+  const result = (went: WentLive) => ({
+    to: previous.commit,
+    from: from.commit,
+    ok: went.error === null,
+    exitCode: went.activate ? went.activate.exitCode : null,
+    timedOut: went.activate?.timedOut ?? false,
+    stdout: out.stdout.toString(),
+    stderr: out.stderr.toString(),
+    error: went.error,
+    ...(went.healthCheck ? { healthCheck: went.healthCheck } : {}),
+  });
+  run.step(
+    "rollback",
+    `switching current back to release ${previous.id} (commit ${short(previous.commit)}): no build, no reset of the clone`,
+  );
+  try {
+    switchCurrent(layout, previous.id);
+  } catch (error) {
+    const why = `cannot switch back: ${(error as Error).message}`;
+    run.step("rollback", `failed: ${why}`);
+    state.rollback = result({ error: why });
+    return;
+  }
+  run.step("release", `switched current: ${from.id} -> ${previous.id}`);
+  state.release!.live = false;
+  state.switchedBack = true;
+  state.rolledBack = true;
+  const went = await goLive(ctx, layout, previous, "rollback", out);
+  run.step("rollback", went.error ? "failed" : "succeeded");
+  state.rollback = result(went);
+}
+
+/** The release `current` names, when it is one of the releases directory's. */
+function liveRelease(layout: ReleaseLayout): Release | null {
+  const id = liveReleaseId(layout);
+  const dir = id === null ? undefined : join(layout.releases, id);
+  if (id === null || !dir || !isDirectory(dir)) return null;
+  return { id, dir, commit: readMeta(layout, id)?.commit ?? "" };
+}
+
+/** The kept release a rollback names: the one given, else the newest of its commit (its deploy's first). */
+function keptFor(layout: ReleaseLayout, target: RollbackTarget): (KeptRelease & { commit: string }) | undefined {
+  const kept = listReleases(layout).filter((r): r is KeptRelease & { commit: string } => r.commit !== null);
+  if (target.release) return kept.find((r) => r.id === target.release);
+  const ofCommit = kept.filter((r) => r.commit === target.commit);
+  return ofCommit.find((r) => r.deployId === target.deployId) ?? ofCommit[0];
+}
+
+function resultOf(release: Release, previous: Release | null, built: boolean): ReleaseResult {
+  return {
+    id: release.id,
+    path: release.dir,
+    commit: release.commit,
+    previous: previous && { id: previous.id, commit: previous.commit || null },
+    built,
+    live: false,
+  };
+}
