@@ -1,4 +1,6 @@
 import type { ConsolaInstance } from "consola";
+import { join } from "node:path";
+import { ensurePrivateDir } from "./system/files.ts";
 import { defaultLogger } from "./system/logger.ts";
 import { ensureAdminToken } from "./admin/auth.ts";
 import { startAdminListener, type AdminListener } from "./admin/listener.ts";
@@ -55,6 +57,17 @@ export interface ServiceServer extends ServerControl {
 export interface StopOptions {
   /** Kill the running deploys' process trees instead of waiting for them. @default false */
   force?: boolean;
+}
+
+/**
+ * Creates `.service/` at start: the sign, for `service pause`, `status` and the other control commands run later in
+ * this directory, that a service works here even before its first deploy (its settings may all be in the
+ * environment). Best effort: a deploy says so when its log directory cannot be made.
+ */
+function markServiceDir(cwd: string): void {
+  try {
+    ensurePrivateDir(join(cwd, ".service"));
+  } catch {}
 }
 
 /** How long a stopping service waits for commit statuses and notifications still in flight. */
@@ -204,6 +217,7 @@ export function createServiceServer(
         currentApps(initial).map((a) => a.name),
       ))
         logger.warn(line);
+      markServiceDir(cwd);
       for (const id of markInterruptedDeploys(cwd, logger))
         logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
       draining = false;

@@ -5,7 +5,7 @@ import { findConfigFile, loadConfig } from "../config/load.ts";
 import { Transcript } from "../history/transcript.ts";
 import type { DeployResult, DeploySink } from "../types.ts";
 import { Deployer } from "../deploy/deployer.ts";
-import { pauseOf } from "../queue/pause.ts";
+import { pauseOf, resumeHint } from "../queue/pause.ts";
 import { queueKey } from "../queue/tickets.ts";
 import { OutboundCalls } from "../notify/outbound.ts";
 import { outboundSinks } from "../notify/sink.ts";
@@ -32,7 +32,9 @@ export const deployCommand = defineCommand({
     const { cwd, apps, app } = chooseApp(args);
     const paused = pauseOf(cwd, app.name);
     if (paused && !args.force)
-      throw new Error(`deploys are paused: ${paused.reason} (service resume lifts the pause; --force deploys anyway)`);
+      throw new Error(
+        `deploys are paused: ${paused.reason} (${resumeHint(paused)} lifts the pause; --force deploys anyway)`,
+      );
     await printLive((deployer, sink) =>
       deployer.deploy(
         { config: app, app: app.name, trigger: "cli", cwd, secrets: knownSecrets(apps, cwd), sink },
