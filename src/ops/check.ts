@@ -44,20 +44,38 @@ export interface ConfigReport {
 
 const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
 
-function isGitRepo(dir: string): boolean {
+/** Whether `dir` is a git work tree, or why git refuses to say: a repository owned by another user. */
+function gitRepoState(dir: string): "yes" | "no" | "not owned" {
   const result = spawnSync("git", ["rev-parse", "--is-inside-work-tree"], {
     cwd: dir,
     encoding: "utf8",
-    stdio: ["ignore", "pipe", "ignore"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
-  return result.status === 0 && result.stdout.trim() === "true";
+  if (result.status === 0 && result.stdout.trim() === "true") return "yes";
+  // git 2.35.2 and later: "detected dubious ownership in repository at …" (safe.directory).
+  return /dubious ownership/.test(result.stderr ?? "") ? "not owned" : "no";
+}
+
+/** git's refusal of a repository another user owns, and the two ways out. */
+function ownershipProblem(label: string, repoPath: string): string {
+  let owner = "";
+  try {
+    owner = ` (uid ${statSync(repoPath).uid})`;
+  } catch {}
+  return (
+    `${label}repoPath ${repoPath} is owned by another user${owner}: git refuses to work in it ("dubious ownership"), ` +
+    `so git pull will fail; run the service as the repository's owner, or trust it with ` +
+    `git config --global --add safe.directory ${repoPath} (as the user the service runs as)`
+  );
 }
 
 function repoProblems(label: string, app: { repoPath: string; pollIntervalMs?: number; branch?: string }): string[] {
   const { repoPath } = app;
   if (!existsSync(repoPath)) return [`${label}repoPath ${repoPath} does not exist`];
   if (!statSync(repoPath).isDirectory()) return [`${label}repoPath ${repoPath} is not a directory`];
-  if (!isGitRepo(repoPath)) return [`${label}repoPath ${repoPath} is not a git repository (git pull will fail)`];
+  const state = gitRepoState(repoPath);
+  if (state === "not owned") return [ownershipProblem(label, repoPath)];
+  if (state === "no") return [`${label}repoPath ${repoPath} is not a git repository (git pull will fail)`];
   const queue = ticketDirProblem(queueKey(repoPath));
   const problems = queue ? [`${label}${queue}`] : [];
   if (app.pollIntervalMs !== undefined) {
