@@ -4,13 +4,13 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { consola, LogLevels } from "consola";
 import { ADMIN_TOKEN_FILE, ensureAdminToken } from "../admin/auth.ts";
 import { checkConfig } from "../ops/check.ts";
-import { ensureAppSecrets, resolveApps, type ResolvedApp } from "../config/apps.ts";
+import { ensureAppSecrets, resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { KEYS } from "../config/keys.ts";
-import { scriptLines } from "../deploy/script.ts";
 import { askAboutHttps, shouldAskAboutHttps } from "../ops/https.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../config/secret.ts";
 import { createServiceServer } from "../server.ts";
+import { banner } from "./_banner.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
 export const serveCommand = defineCommand({
@@ -82,7 +82,7 @@ export const serveCommand = defineCommand({
     }
     // One write: whoever reads the banner (a test, a supervisor's log) sees it whole, admin line included.
     const admin = server.adminUrl ? [`admin: ${server.adminUrl} (/healthz, /metrics, /api/)`] : [];
-    process.stdout.write(`${[...banner(server.port!, config.apps.length > 0, apps), ...admin].join("\n")}\n`);
+    process.stdout.write(`${[...banner(server.port!, config, apps, process.cwd()), ...admin].join("\n")}\n`);
 
     // Both ends exit explicitly: a child a deploy left in the background (`app &`) still holds pipes the server
     // reads, which would keep the process alive after the listener closed.
@@ -104,21 +104,3 @@ export const serveCommand = defineCommand({
     for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
   },
 });
-
-/**
- * The banner (README "Quick start"): the listening line, the repository, the run command and `Auth: required`; one
- * block per app.
- */
-function banner(port: number, multiApp: boolean, apps: ResolvedApp[]): string[] {
-  const lines = [`listening on http://localhost:${port}`];
-  for (const app of apps) {
-    const prefix = multiApp ? `app ${app.name}: ` : "";
-    lines.push(
-      `${prefix}webhook: POST ${multiApp ? app.host : ""}${app.path}`,
-      `${prefix}repo: ${app.repoPath}`,
-      `${prefix}run: ${scriptLines(app.runScript).join("; ")}`,
-    );
-  }
-  lines.push("Auth: required");
-  return lines;
-}
