@@ -16,6 +16,7 @@ import {
   type HistoryEntry,
 } from "../history/read.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
+import { endsWhenOutputCloses } from "./_guard.ts";
 
 function duration(ms: number | null): string {
   if (ms === null) return "-";
@@ -161,6 +162,7 @@ export const logsCommand = defineCommand({
     cwd: cwdArg,
   },
   async run({ args }) {
+    endsWhenOutputCloses();
     const cwd = serviceDir(args.cwd);
     if (args.deploy) {
       if (args.follow && !args.json) return follow(cwd, args.deploy);
