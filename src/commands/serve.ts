@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { consola, LogLevels } from "consola";
-import { ADMIN_TOKEN_FILE, ensureAdminToken } from "../admin/auth.ts";
+import { ensureAdminToken } from "../admin/auth.ts";
 import { checkConfig } from "../ops/check.ts";
 import { ensureAppSecrets, resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
@@ -63,10 +63,7 @@ export const serveCommand = defineCommand({
     if (config.adminPort !== undefined) {
       const admin = ensureAdminToken(config.adminToken, process.cwd());
       config.adminToken = admin.token;
-      if (admin.generated)
-        process.stdout.write(
-          `Generated an admin token and saved it to ${ADMIN_TOKEN_FILE} (mode 0600). It is shown only this once:\n\n  ${admin.token}\n\n`,
-        );
+      if (admin.generated) process.stdout.write(generatedTokenText(admin.token, admin.file!));
     }
     for (const problem of checkConfig().problems) consola.warn(problem);
     if (shouldAskAboutHttps()) await askAboutHttps(config, apps);
@@ -104,3 +101,13 @@ export const serveCommand = defineCommand({
     for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
   },
 });
+
+/**
+ * What the start says of a generated admin token. It opens the dashboard and every action of the admin API: shown
+ * on a terminal only. Off one (systemd's journal, a pipe into a file), where it is kept and how to read it.
+ */
+function generatedTokenText(token: string, file: string): string {
+  const saved = `Generated an admin token and saved it to ${file} (mode 0600).`;
+  if (process.stdout.isTTY) return `${saved} It is shown only this once:\n\n  ${token}\n\n`;
+  return `${saved} It is not shown here (this output is not a terminal): read it with: cat ${file}\n`;
+}
