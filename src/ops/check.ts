@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { appSecretFile, collectApps } from "../config/apps.ts";
+import { appSecretFile, collectApps, type ResolvedApp } from "../config/apps.ts";
+import { scriptLines } from "../deploy/script.ts";
 import { findConfigFile, readConfigText, strictFromEnv } from "../config/load.ts";
 import { KEYS } from "../config/keys.ts";
 import type { UserConfig } from "../config/schema.ts";
@@ -31,6 +32,8 @@ export interface ConfigReport {
     path: string;
     repoPath: string;
     secret: string;
+    /** What decides the app's deploys, one line each, in order: run, branch, events, health check, rollback, polling. */
+    settings: { label: string; value: string }[];
     status?: string;
     notify?: string;
   }[];
@@ -99,6 +102,37 @@ function secretSource(
   return { value: `none yet: generated into ${file} at the first start`, source: "generated at start" };
 }
 
+/** An app's settings as `service check` shows them under the app (the top-level table shows a single app's). */
+function appSettings(app: ResolvedApp): { label: string; value: string }[] {
+  const seconds = (ms: number) => `${ms % 1000 === 0 ? ms / 1000 : (ms / 1000).toFixed(1)} s`;
+  const check = app.healthCheckUrl ? `GET ${withoutPassword(app.healthCheckUrl)}` : app.healthCheck;
+  return [
+    { label: "run", value: scriptLines(app.runScript).join("; ") },
+    { label: "branch", value: app.branch ?? "any" },
+    { label: "events", value: app.events?.length ? app.events.join(", ") : "any" },
+    {
+      label: "health check",
+      value: check
+        ? `${check} (within ${seconds(app.healthCheckTimeoutMs)}, every ${seconds(app.healthCheckIntervalMs)})`
+        : "none",
+    },
+    { label: "rollback", value: app.rollbackOnFailure ? "on failure" : "off" },
+    { label: "polling", value: app.pollIntervalMs === undefined ? "off" : `every ${seconds(app.pollIntervalMs)}` },
+  ];
+}
+
+/** A URL as shown: a password in it is masked. */
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.password) return url;
+    parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
 /**
  * Loads the configuration exactly as the server does and reports every value with where it came from, and
  * every problem: an invalid file, unknown keys, wrong types, a missing or non-git repoPath, bad `apps`.
@@ -132,7 +166,9 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
           ? "(none)"
           : key === "adminToken"
             ? mask(String(value))
-            : String(value);
+            : key === "healthCheckUrl"
+              ? withoutPassword(String(value))
+              : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   const apps: ConfigReport["apps"] = [];
@@ -160,6 +196,7 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
         path: app.path,
         repoPath: app.repoPath,
         secret: secret.value,
+        settings: appSettings(app),
         ...(app.status ? { status: describeOutbound("status", app.status, cwd, env) } : {}),
         ...(app.notify?.length ? { notify: describeOutbound("notify", app.notify, cwd, env) } : {}),
       });
