@@ -21,7 +21,7 @@ import { ConfigReloader } from "./config/reload.ts";
 import { jsonResponse } from "./http/response.ts";
 import { runtime } from "#runtime";
 import type { Listener } from "./runtime/types.ts";
-import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
+import { ensureWebhookSecret, SecretFile, weakSecretWarning } from "./config/secret.ts";
 import { acknowledgement, queueFull, webhookHandler } from "./http/webhook.ts";
 
 export interface ServiceServerOptions {
@@ -99,10 +99,11 @@ export function createServiceServer(
   let draining = false;
   const metrics = new Metrics();
   let admin: AdminListener | undefined;
-  let adminToken: string | undefined;
+  /** The admin token in force: a generated one follows its file (`service admin-token rotate`). */
+  let adminToken: (() => string) | undefined;
   let adminUrl: string | undefined;
   /** Every secret a deploy's output and the admin API's answers must not carry. */
-  const secrets = () => [...appsInForce.lastGood.map((a) => a.secret ?? ""), adminToken ?? ""];
+  const secrets = () => [...appsInForce.lastGood.map((a) => a.secret ?? ""), adminToken?.() ?? ""];
 
   const appsInForce = new AppsInForce(cwd, () => config.secret, logger);
   const currentApps = (current: ResolvedConfig) => appsInForce.of(current);
@@ -182,7 +183,8 @@ export function createServiceServer(
     if (initial.adminPort === undefined) return;
     const ensured = ensureAdminToken(initial.adminToken, cwd);
     if (ensured.generated) logger.info(`generated an admin token in ${ensured.file}`);
-    adminToken = ensured.token;
+    const tokenFile = ensured.file ? new SecretFile(ensured.file, ensured.token) : undefined;
+    adminToken = tokenFile ? () => tokenFile.current() : () => ensured.token;
     admin = await startAdminListener({
       port: initial.adminPort,
       hostname: initial.adminHostname,

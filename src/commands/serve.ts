@@ -62,7 +62,6 @@ export const serveCommand = defineCommand({
     }
     if (config.adminPort !== undefined) {
       const admin = ensureAdminToken(config.adminToken, process.cwd());
-      config.adminToken = admin.token;
       if (admin.generated) process.stdout.write(generatedTokenText(admin.token, admin.file!));
     }
     for (const problem of checkConfig().problems) consola.warn(problem);
