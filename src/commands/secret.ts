@@ -64,12 +64,17 @@ function fileOf(kept: Kept, action: string): string {
   return kept.file;
 }
 
-/** Writes a new secret into `file` (0600, atomic): the running service uses it from its next request. */
-function rotate(file: string): string {
+/**
+ * Writes a new secret into `file` (0600, atomic), and prints it with what must change with it. The running
+ * service uses it from its next request.
+ */
+function replace(what: string, file: string, then: string[]): void {
   ensurePrivateDir(dirname(file));
   const secret = generateSecret();
   writeSecretFile(file, secret);
-  return secret;
+  process.stdout.write(
+    [`Replaced ${what}: a new one is saved to ${file} (mode 0600):`, "", `  ${secret}`, "", ...then, ""].join("\n"),
+  );
 }
 
 const appArg = {
@@ -107,20 +112,12 @@ export const secretCommand = defineCommand({
       process.stdout.write(`${secret}\n`);
       return;
     }
-    const secret = rotate(file);
-    process.stdout.write(
-      [
-        `Replaced ${kept.what}: a new one is saved to ${file} (mode 0600):`,
-        "",
-        `  ${secret}`,
-        "",
-        "The running service uses it from its next request and refuses the old one. Update every sender now:",
-        "- the forge's webhook: its Secret field (GitHub, Gitea, Forgejo, Bitbucket) or Secret token (GitLab), under the",
-        "  repository's Settings → Webhooks;",
-        "- a CI job or script that sends X-Service-Secret or Authorization: Bearer.",
-        "",
-      ].join("\n"),
-    );
+    replace(kept.what, file, [
+      "The running service uses it from its next request and refuses the old one. Update every sender now:",
+      "- the forge's webhook: its Secret field (GitHub, Gitea, Forgejo, Bitbucket) or Secret token (GitLab), under the",
+      "  repository's Settings → Webhooks;",
+      "- a CI job or script that sends X-Service-Secret or Authorization: Bearer.",
+    ]);
   },
 });
 
@@ -141,17 +138,9 @@ export const adminTokenCommand = defineCommand({
     if (args.action !== "rotate") throw new Error(`unknown action "${args.action}": service admin-token rotate`);
     const kept = adminToken(cwd);
     const file = fileOf(kept, "replace");
-    const token = rotate(file);
-    process.stdout.write(
-      [
-        `Replaced ${kept.what}: a new one is saved to ${file} (mode 0600):`,
-        "",
-        `  ${token}`,
-        "",
-        "The running service uses it from its next request: the old token is refused and every dashboard session ends",
-        "(log in again). Update whatever sends it: scripts calling /api/, a Prometheus scrape's bearer token.",
-        "",
-      ].join("\n"),
-    );
+    replace(kept.what, file, [
+      "The running service uses it from its next request: the old token is refused and every dashboard session ends",
+      "(log in again). Update whatever sends it: scripts calling /api/, a Prometheus scrape's bearer token.",
+    ]);
   },
 });

@@ -6,30 +6,18 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { ADMIN_TOKEN, adminUrl } from "../_support/admin-helpers.ts";
-import { makeRepo, runCli, startServer, tempDir, waitFor } from "../_support/helpers.ts";
-import { writeServiceYaml } from "../_support/webhook-fixtures.ts";
+import { startServer, tempDir, waitFor } from "../_support/helpers.ts";
+import { hasFaketime, twoAppHistory } from "../_support/history-fixtures.ts";
 
 const CHROMIUM = process.env.SERVICE_TEST_CHROMIUM ?? "/usr/bin/chromium";
-const FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
-const ready = existsSync(CHROMIUM) && existsSync(FAKETIME_LIB);
+const ready = existsSync(CHROMIUM) && hasFaketime;
 
 describe('the dashboard\'s history filters (docs/admin.md "The dashboard")', () => {
   test.skipIf(!ready)(
     "app, outcome and since narrow the table, and stay in the URL across a reload",
     async () => {
       const { chromium } = await import("playwright-core");
-      const [web, api] = [makeRepo(), makeRepo()];
-      const cwd = tempDir("service-apps-");
-      writeServiceYaml(cwd, {
-        apps: [
-          { name: "web", host: "web.example.com", path: "/hook", repoPath: web.clone, runScript: "echo web" },
-          { name: "api", host: "api.example.com", path: "/hook", repoPath: api.clone, runScript: "false" },
-        ],
-      });
-      const oldClock = { LD_PRELOAD: FAKETIME_LIB, FAKETIME: "-3d" };
-      expect((await runCli(["deploy", "--app", "web"], { cwd, env: oldClock })).code).toBe(0);
-      expect((await runCli(["deploy", "--app", "web"], { cwd })).code).toBe(0);
-      expect((await runCli(["deploy", "--app", "api"], { cwd })).code).toBe(1);
+      const cwd = await twoAppHistory();
       await using server = await startServer(cwd, { SERVICE_ADMIN_PORT: "0", SERVICE_ADMIN_TOKEN: ADMIN_TOKEN });
       const admin = adminUrl(server);
       const context = await chromium.launchPersistentContext(tempDir("service-chromium-"), {

@@ -4,30 +4,9 @@
  * same deploys. An old deploy is made for real, under libfaketime.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
 import { ADMIN_TOKEN, adminUrl } from "../_support/admin-helpers.ts";
-import { makeRepo, runCli, startServer, tempDir } from "../_support/helpers.ts";
-import { writeServiceYaml } from "../_support/webhook-fixtures.ts";
-
-const FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
-const hasFaketime = existsSync(FAKETIME_LIB);
-
-/** Apps web (deploys ok) and api (always fails): web deployed 3 days ago and now, api now. */
-async function history(): Promise<string> {
-  const [web, api] = [makeRepo(), makeRepo()];
-  const cwd = tempDir("service-apps-");
-  writeServiceYaml(cwd, {
-    apps: [
-      { name: "web", host: "web.example.com", path: "/hook", repoPath: web.clone, runScript: "echo web" },
-      { name: "api", host: "api.example.com", path: "/hook", repoPath: api.clone, runScript: "false" },
-    ],
-  });
-  const old = await runCli(["deploy", "--app", "web"], { cwd, env: { LD_PRELOAD: FAKETIME_LIB, FAKETIME: "-3d" } });
-  expect(old.code).toBe(0);
-  expect((await runCli(["deploy", "--app", "web"], { cwd })).code).toBe(0);
-  expect((await runCli(["deploy", "--app", "api"], { cwd })).code).toBe(1);
-  return cwd;
-}
+import { runCli, startServer } from "../_support/helpers.ts";
+import { hasFaketime, twoAppHistory } from "../_support/history-fixtures.ts";
 
 const ids = (json: string) => (JSON.parse(json) as { app: string; startedAt: string }[]).map((e) => e.app);
 
@@ -35,7 +14,7 @@ describe('filters of the deploy history (docs/log-files.md "Reading the history:
   test.skipIf(!hasFaketime)(
     "service logs --app, --outcome and --since; a bad value is one line and exit 1",
     async () => {
-      const cwd = await history();
+      const cwd = await twoAppHistory();
       const logs = async (...args: string[]) => {
         const result = await runCli(["logs", "--json", ...args], { cwd });
         expect(result.code).toBe(0);
@@ -65,7 +44,7 @@ describe('filters of the deploy history (docs/log-files.md "Reading the history:
   test.skipIf(!hasFaketime)(
     "GET /api/deploys?app=&outcome=&since= filters the same way; a bad value is 400",
     async () => {
-      const cwd = await history();
+      const cwd = await twoAppHistory();
       await using server = await startServer(cwd, { SERVICE_ADMIN_PORT: "0", SERVICE_ADMIN_TOKEN: ADMIN_TOKEN });
       const api = (query: string) =>
         fetch(`${adminUrl(server)}/api/deploys?${query}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
