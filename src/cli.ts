@@ -10,6 +10,7 @@ import { logsCommand } from "./commands/logs.ts";
 import { rollbackCommand } from "./commands/rollback.ts";
 import { pauseCommand, resumeCommand } from "./commands/pause.ts";
 import { plainOutput, showUsage, useOutputStyle } from "./commands/_output.ts";
+import { adminTokenCommand, secretCommand } from "./commands/secret.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { statusCommand } from "./commands/status.ts";
 import { systemdCommand } from "./commands/systemd.ts";
@@ -25,6 +26,8 @@ const subCommands = {
   pause: pauseCommand,
   resume: resumeCommand,
   cancel: cancelCommand,
+  secret: secretCommand,
+  "admin-token": adminTokenCommand,
 };
 
 export const main = defineCommand({

@@ -1,4 +1,6 @@
 import type { ConsolaInstance } from "consola";
+import { join } from "node:path";
+import { ensurePrivateDir } from "./system/files.ts";
 import { defaultLogger } from "./system/logger.ts";
 import { ensureAdminToken } from "./admin/auth.ts";
 import { startAdminListener, type AdminListener } from "./admin/listener.ts";
@@ -19,7 +21,7 @@ import { ConfigReloader } from "./config/reload.ts";
 import { jsonResponse } from "./http/response.ts";
 import { runtime } from "#runtime";
 import type { Listener } from "./runtime/types.ts";
-import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
+import { ensureWebhookSecret, SecretFile, weakSecretWarning } from "./config/secret.ts";
 import { deploySecrets } from "./config/deploy-secrets.ts";
 import { envFileWarnings } from "./config/env.ts";
 import { acknowledgement, queueFull, webhookHandler } from "./http/webhook.ts";
@@ -57,6 +59,17 @@ export interface ServiceServer extends ServerControl {
 export interface StopOptions {
   /** Kill the running deploys' process trees instead of waiting for them. @default false */
   force?: boolean;
+}
+
+/**
+ * Creates `.service/` at start: the sign, for `service pause`, `status` and the other control commands run later in
+ * this directory, that a service works here even before its first deploy (its settings may all be in the
+ * environment). Best effort: a deploy says so when its log directory cannot be made.
+ */
+function markServiceDir(cwd: string): void {
+  try {
+    ensurePrivateDir(join(cwd, ".service"));
+  } catch {}
 }
 
 /** How long a stopping service waits for commit statuses and notifications still in flight. */
@@ -115,11 +128,17 @@ export function createServiceServer(
   let draining = false;
   const metrics = new Metrics();
   let admin: AdminListener | undefined;
-  let adminToken: string | undefined;
+  /** The admin token in force: a generated one follows its file (`service admin-token rotate`). */
+  let adminToken: (() => string) | undefined;
   let adminUrl: string | undefined;
   /** Every secret a deploy's output and the admin API's answers must not carry (as `service deploy` builds it). */
   const secrets = () =>
-    deploySecrets({ adminToken: adminToken ?? reloader.current().adminToken }, appsInForce.lastGood, cwd, process.env);
+    deploySecrets(
+      { adminToken: adminToken?.() ?? reloader.current().adminToken },
+      appsInForce.lastGood,
+      cwd,
+      process.env,
+    );
 
   const appsInForce = new AppsInForce(cwd, () => config.secret, logger);
   const currentApps = (current: ResolvedConfig) => appsInForce.of(current);
@@ -199,7 +218,8 @@ export function createServiceServer(
     if (initial.adminPort === undefined) return;
     const ensured = ensureAdminToken(initial.adminToken, cwd);
     if (ensured.generated) logger.info(`generated an admin token in ${ensured.file}`);
-    adminToken = ensured.token;
+    const tokenFile = ensured.file ? new SecretFile(ensured.file, ensured.token) : undefined;
+    adminToken = tokenFile ? () => tokenFile.current() : () => ensured.token;
     admin = await startAdminListener({
       port: initial.adminPort,
       hostname: initial.adminHostname,
@@ -238,6 +258,7 @@ export function createServiceServer(
         currentApps(initial).map((a) => a.name),
       ))
         logger.warn(line);
+      markServiceDir(cwd);
       for (const id of markInterruptedDeploys(cwd, logger))
         logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
       await recoverAppReleases(cwd, currentApps(initial), logger);

@@ -4,9 +4,9 @@ import type { ResolvedApp } from "../config/apps.ts";
 import { processAlive } from "../system/liveness.ts";
 import { headCommit } from "../system/git.ts";
 import { Redaction } from "../system/redact.ts";
-import { outcomeOf } from "../history/record.ts";
+import { entryOutcome, filterHistory, type HistoryFilter, parseFilter } from "../history/filter.ts";
 import type { RollbackTarget } from "../types.ts";
-import { findDeploy, isDeployRef, isFailed, listDeploys, type HistoryEntry } from "../history/read.ts";
+import { findDeploy, isDeployRef, listDeploys, type HistoryEntry } from "../history/read.ts";
 import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { pollStatus, releasesStatus } from "../control/status.ts";
@@ -73,12 +73,10 @@ export async function listApps(context: AdminContext): Promise<Response> {
 /** Single-app records name no app: they are the `default` app's. */
 const belongsTo = (entry: HistoryEntry, app: ResolvedApp) => (entry.app ?? "default") === appName(app);
 
-function entryOutcome(entry: HistoryEntry): string {
-  if (entry.status !== "done") return entry.status;
-  return outcomeOf({ ok: entry.ok === true, rolledBack: entry.rolledBack });
-}
-
-/** `GET /api/deploys?app=&limit=&failed=1`: the entries of `service logs --json`, newest first. */
+/**
+ * `GET /api/deploys?app=&limit=&failed=1&outcome=&since=`: the entries of `service logs --json`, newest first,
+ * filtered as `service logs` filters them.
+ */
 export function listDeployments(context: AdminContext, query: URLSearchParams): Response {
   const limitText = query.get("limit") ?? "20";
   const limit = /^\d{1,7}$/.test(limitText) ? Number(limitText) : 0;
@@ -88,11 +86,18 @@ export function listDeployments(context: AdminContext, query: URLSearchParams): 
       "bad request",
       `limit must be a whole number from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limitText.slice(0, 40))}`,
     );
-  const app = query.get("app");
-  let entries = listDeploys(context.cwd);
-  if (app) entries = entries.filter((e) => (e.app ?? "default") === app);
-  if (["1", "true", "yes"].includes(query.get("failed") ?? "")) entries = entries.filter(isFailed);
-  return redactedJson(context, 200, entries.slice(0, limit));
+  let filter: HistoryFilter;
+  try {
+    filter = parseFilter({
+      app: query.get("app") ?? undefined,
+      outcome: query.get("outcome") ?? undefined,
+      since: query.get("since") ?? undefined,
+      failed: ["1", "true", "yes"].includes(query.get("failed") ?? ""),
+    });
+  } catch (error) {
+    return apiError(400, "bad request", (error as Error).message);
+  }
+  return redactedJson(context, 200, filterHistory(listDeploys(context.cwd), filter).slice(0, limit));
 }
 
 /** The deploy `ref` names, or the error answer. */

@@ -164,17 +164,50 @@ export const DASHBOARD_JS = `"use strict";
     };
   }
 
-  // The history, newest first; "failed only" is kept in the URL.
+  // The history, newest first; its filters (app, outcome, since, failed only) are kept in the URL, as the API's
+  // query parameters are named, so a reload or a shared link shows the same deploys.
   function deploysPage() {
-    var failed = new URLSearchParams(location.search).get("failed") === "1";
+    var params = new URLSearchParams(location.search);
+    var filters = { app: params.get("app") || "", outcome: params.get("outcome") || "", since: params.get("since") || "" };
+    var failed = params.get("failed") === "1";
+    function query() {
+      var q = new URLSearchParams();
+      ["app", "outcome", "since"].forEach(function (name) { if (filters[name]) q.set(name, filters[name]); });
+      if (failed) q.set("failed", "1");
+      return q.toString();
+    }
+    var refresh = null;
+    function changed() {
+      var q = query();
+      history.replaceState(null, "", q ? "?" + q : location.pathname);
+      refresh();
+    }
+    function option(node, value, text) { node.appendChild(el("option", { value: value, text: text })); }
+    function select(name, label, options) {
+      var node = el("select", { id: "filter-" + name });
+      options.forEach(function (pair) { option(node, pair[0], pair[1]); });
+      // A value from the URL that no option offers (since=2h) is shown as it is.
+      if (filters[name] && options.every(function (pair) { return pair[0] !== filters[name]; })) option(node, filters[name], filters[name]);
+      node.value = filters[name];
+      node.addEventListener("change", function () { filters[name] = node.value; changed(); });
+      return { node: node, field: el("span", { class: "filter" }, el("label", { for: "filter-" + name, text: label }), " ", node) };
+    }
+    var app = select("app", "App", [["", "All apps"]]);
+    var outcome = select("outcome", "Outcome", [["", "Any outcome"], ["ok", "ok"], ["failed", "failed"], ["rolled_back", "rolled back"], ["cancelled", "cancelled"], ["running", "running"], ["interrupted", "interrupted"]]);
+    var since = select("since", "Since", [["", "Any time"], ["1h", "Last hour"], ["24h", "Last 24 hours"], ["7d", "Last 7 days"], ["30d", "Last 30 days"]]);
     var toggle = el("input", { id: "failed-only", type: "checkbox" });
     toggle.checked = failed;
     var table = el("table");
     content.textContent = "";
-    content.appendChild(el("p", {}, toggle, " ", el("label", { for: "failed-only", text: "Failed only" })));
+    content.appendChild(el("p", { class: "filters" }, app.field, " ", outcome.field, " ", since.field, " ",
+      el("span", { class: "filter" }, toggle, " ", el("label", { for: "failed-only", text: "Failed only" }))));
     content.appendChild(el("div", { class: "scroll" }, table));
-    var refresh = every(3000, function () {
-      return getJson("deploys?limit=50" + (failed ? "&failed=1" : "")).then(function (entries) {
+    getJson("apps").then(function (data) {
+      data.apps.forEach(function (entry) { if (entry.name !== filters.app) option(app.node, entry.name, entry.name); });
+      app.node.value = filters.app;
+    }, function () {});
+    refresh = every(3000, function () {
+      return getJson("deploys?limit=50" + (query() ? "&" + query() : "")).then(function (entries) {
         table.textContent = "";
         table.appendChild(el("thead", {}, el("tr", {}, el("th", { text: "Deploy" }), el("th", { text: "App" }), el("th", { text: "Trigger" }), el("th", { text: "Outcome" }), el("th", { text: "Started" }), el("th", { text: "Duration" }))));
         var rows = el("tbody");
@@ -182,14 +215,15 @@ export const DASHBOARD_JS = `"use strict";
           rows.appendChild(el("tr", {}, el("td", {}, deployLink(entry.id)), el("td", { text: entry.app || "default" }), el("td", { text: entry.trigger || "" }),
             el("td", {}, badge(outcomeLabel(entry))), el("td", { text: age(entry.startedAt) }), el("td", { text: entry.durationMs === null ? "" : (entry.durationMs / 1000).toFixed(1) + " s" })));
         });
-        if (entries.length === 0) rows.appendChild(el("tr", {}, el("td", { colspan: "6", text: failed ? "No failed deploys." : "No deploys yet." })));
+        var filtered = filters.app || filters.outcome || filters.since;
+        var empty = filtered ? "No deploys match these filters." : failed ? "No failed deploys." : "No deploys yet.";
+        if (entries.length === 0) rows.appendChild(el("tr", {}, el("td", { colspan: "6", text: empty })));
         table.appendChild(rows);
       });
     });
     toggle.addEventListener("change", function () {
       failed = toggle.checked;
-      history.replaceState(null, "", failed ? "?failed=1" : location.pathname);
-      refresh();
+      changed();
     });
   }
 

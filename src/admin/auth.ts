@@ -86,11 +86,25 @@ export function crossSite(request: Request, trustProxy: boolean): boolean {
 export class AdminAuth {
   /** Session id → expiry (ms); insertion order = oldest login first. */
   private readonly sessions = new Map<string, number>();
+  private readonly currentToken: () => string;
+  private lastToken: string | undefined;
 
-  constructor(private readonly token: string) {}
+  /** `token` as a function: the token may be replaced while the listener runs (`service admin-token rotate`). */
+  constructor(token: string | (() => string)) {
+    this.currentToken = typeof token === "string" ? () => token : token;
+  }
+
+  /** The token in force. A new one ends every session: a token is replaced because the old one may be known. */
+  private tokenNow(): string {
+    const token = this.currentToken();
+    if (this.lastToken !== undefined && token !== this.lastToken) this.sessions.clear();
+    this.lastToken = token;
+    return token;
+  }
 
   tokenMatches(given: string): boolean {
-    return given !== "" && secretsEqual(given.trim(), this.token);
+    const token = this.tokenNow();
+    return given !== "" && secretsEqual(given.trim(), token);
   }
 
   /** The Bearer token of the request: "" when absent. */
@@ -106,6 +120,8 @@ export class AdminAuth {
 
   /** The right Bearer token, or a live session cookie. */
   authorized(request: Request, now = Date.now()): boolean {
+    // First: a replaced token ends the sessions before one is looked at.
+    this.tokenNow();
     const bearer = this.bearer(request);
     if (bearer) return this.tokenMatches(bearer);
     return this.session(request, now) !== undefined;

@@ -29,7 +29,8 @@ const NOT_FOUND = Object.freeze({ error: "not found", message: "no such admin en
 export interface AdminOptions extends AdminContext {
   port: number;
   hostname: string;
-  token: string;
+  /** The admin token; a function when it may change while the listener runs (a rotated token file). */
+  token: string | (() => string);
   logger: ConsolaInstance;
 }
 

@@ -11,7 +11,7 @@ main { max-width: 70rem; margin: 0 auto; padding: 1rem; }
 h1 { font-size: 1.5rem; margin: .25rem 0 1rem; }
 h2 { font-size: 1.15rem; margin: 1rem 0 .5rem; overflow-wrap: anywhere; }
 a { color: var(--accent); }
-a:focus-visible, button:focus-visible, input:focus-visible, pre:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, pre:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 button { font: inherit; padding: .4rem .9rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--bg); color: var(--fg); cursor: pointer; min-height: 2.5rem; }
 button:hover { border-color: var(--accent); }
 input[type="text"], input[type="password"] { font: inherit; padding: .4rem .6rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--bg); color: var(--fg); min-height: 2.5rem; max-width: 100%; }
@@ -26,6 +26,9 @@ dd { margin: 0; overflow-wrap: anywhere; }
 .badge { display: inline-block; padding: 0 .5rem; border-radius: 1rem; font-size: .85rem; font-weight: 600; border: 1px solid currentColor; }
 .badge.ok { color: var(--ok); } .badge.failed, .badge.cancelled { color: var(--bad); } .badge.rolled_back, .badge.paused { color: var(--warn); } .badge.running { color: var(--accent); }
 .scroll { overflow-x: auto; }
+.filters { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; align-items: center; }
+.filter { white-space: nowrap; }
+select { font: inherit; padding: .35rem .5rem; border: 1px solid var(--line); border-radius: .4rem; background: var(--bg); color: var(--fg); min-height: 2.5rem; max-width: 100%; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); white-space: nowrap; }
 pre { background: rgba(127, 127, 127, .1); border: 1px solid var(--line); border-radius: .4rem; padding: .75rem; max-height: 70vh; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; }

@@ -16,6 +16,19 @@ export function survivesClosedOutput(): () => boolean {
 }
 
 /**
+ * Ends a command that only prints (`service logs`) quietly when its reader goes away: `service logs --follow |
+ * head` has what it asked for once head exits, and the next write fails with EPIPE. Without this, that failure
+ * is an unhandled error with a stack trace. A closed pipe exits 0, as a reader that stopped early is no error;
+ * another failed write (EIO: the terminal went away) exits 1.
+ */
+export function endsWhenOutputCloses(): void {
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    process.exit(error.code === "EPIPE" ? 0 : 1);
+  });
+  process.stderr.on("error", () => {});
+}
+
+/**
  * Whether this process started with SIGHUP ignored, as `nohup service &` starts it (Linux: the SigIgn mask of
  * /proc/self/status). A handler would undo that, and the logout nohup is for would stop the service.
  */

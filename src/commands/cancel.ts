@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { consola } from "consola";
 import { cancelDeploy, cancelledBy } from "../queue/cancel.ts";
-import { cwdArg, serviceDir } from "./_cwd.ts";
+import { controlDir, cwdArg } from "./_cwd.ts";
 
 export const cancelCommand = defineCommand({
   meta: {
@@ -16,7 +16,7 @@ export const cancelCommand = defineCommand({
     cwd: cwdArg,
   },
   async run({ args }) {
-    const cwd = serviceDir(args.cwd);
+    const cwd = controlDir(args.cwd);
     const outcome = await cancelDeploy(cwd, args.id, cancelledBy("service cancel"));
     if (outcome.state === "cancelled") consola.info(`deploy ${outcome.id} cancelled`);
     else

@@ -30,6 +30,7 @@ export const checkCommand = defineCommand({
         `  app ${app.name}: POST ${app.host}${app.path}`,
         `    repo: ${app.repoPath}`,
         `    secret: ${app.secret}`,
+        ...app.settings.map(({ label, value }) => `    ${label}: ${value}`),
       );
       if (app.status) lines.push(`    status: ${app.status}`);
       if (app.notify) lines.push(`    notify: ${app.notify}`);

@@ -6,7 +6,7 @@ import { findConfigFile, loadConfig } from "../config/load.ts";
 import { Transcript } from "../history/transcript.ts";
 import type { DeployResult, DeploySink } from "../types.ts";
 import { Deployer } from "../deploy/deployer.ts";
-import { pauseOf } from "../queue/pause.ts";
+import { pauseOf, resumeHint } from "../queue/pause.ts";
 import { queueKey } from "../queue/tickets.ts";
 import { OutboundCalls } from "../notify/outbound.ts";
 import { outboundSinks } from "../notify/sink.ts";
@@ -18,7 +18,8 @@ export const deployCommand = defineCommand({
     name: "deploy",
     description:
       "Run one deploy now (git pull, then the run script), printing its output live. Uses the same config, queue and " +
-      "logs as the server started in the current directory, or in the one --cwd names. Exits 0 only when the deploy is ok.",
+      "logs as the server started in the current directory, or in the one --cwd names. Exits 0 when the deploy is ok, 1 when " +
+      "it failed, 3 when it failed and was rolled back.",
   },
   args: {
     app: {
@@ -32,7 +33,9 @@ export const deployCommand = defineCommand({
     const { cwd, config, apps, app } = chooseApp(args);
     const paused = pauseOf(cwd, app.name);
     if (paused && !args.force)
-      throw new Error(`deploys are paused: ${paused.reason} (service resume lifts the pause; --force deploys anyway)`);
+      throw new Error(
+        `deploys are paused: ${paused.reason} (${resumeHint(paused)} lifts the pause; --force deploys anyway)`,
+      );
     await printLive((deployer, sink) =>
       deployer.deploy(
         {
@@ -48,6 +51,18 @@ export const deployCommand = defineCommand({
     );
   },
 });
+
+/**
+ * The exit code of a deploy that failed and was rolled back (docs/cli.md "Exit codes"): its stream says
+ * `ok=true` (the previous commit runs again), but what was asked for is not live, and a CI step must notice.
+ */
+export const ROLLED_BACK_EXIT_CODE = 3;
+
+/** 0 when what was asked for is live, 1 when the deploy failed, 3 when it failed and was rolled back. */
+export function exitCodeOf(result: Pick<DeployResult, "ok" | "rolledBack">): number {
+  if (!result.ok) return 1;
+  return result.rolledBack ? ROLLED_BACK_EXIT_CODE : 0;
+}
 
 /** Long enough for three tries of a 10-second call and their backoff. */
 const CLI_OUTBOUND_GRACE_MS = 40_000;
@@ -69,7 +84,7 @@ export function chooseApp(args: { cwd?: string; app?: string }): {
 }
 
 /**
- * Runs one deploy that `start` asks for, printing it live, and exits 0 only when it is ok. A closed stdout
+ * Runs one deploy that `start` asks for, printing it live, and exits with `exitCodeOf` its result. A closed stdout
  * (`service deploy | head`) does not stop it: it goes on, and its logs complete. Ctrl-C (or a closed terminal)
  * stops the run script's whole process tree; the deploy still ends and writes its logs.
  */
@@ -104,7 +119,7 @@ export async function printLive(start: (deployer: Deployer, sink: DeploySink) =>
   // Exit now rather than set the exit code: a child the script left in the background may still hold its
   // pipes open, and reading them would keep this process alive.
   if (stdoutOpen()) await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
-  process.exit(result.ok ? 0 : 1);
+  process.exit(exitCodeOf(result));
 }
 
 /** The config file a deploy uses; without one, where it looked and how to use a service's config from elsewhere. */

@@ -7,7 +7,6 @@ import {
   findDeploy,
   findQueued,
   isDeployRef,
-  isFailed,
   listDeploys,
   resultLabel,
   missingLogDir,
@@ -15,7 +14,9 @@ import {
   queuedMessage,
   type HistoryEntry,
 } from "../history/read.ts";
+import { filterHistory, OUTCOMES, parseFilter } from "../history/filter.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
+import { endsWhenOutputCloses } from "./_guard.ts";
 
 function duration(ms: number | null): string {
   if (ms === null) return "-";
@@ -159,11 +160,23 @@ export const logsCommand = defineCommand({
     limit: { type: "string", default: "20", description: "How many deploys to list" },
     app: { type: "string", description: "Only deploys of this app (multi-app mode)" },
     failed: { type: "boolean", description: "Only deploys that did not succeed" },
+    outcome: {
+      type: "string",
+      valueHint: "list",
+      description: `Only deploys with these outcomes, comma-separated: ${OUTCOMES.join(", ")}`,
+    },
+    since: {
+      type: "string",
+      valueHint: "when",
+      description:
+        "Only deploys started since then: a duration back from now (30m, 2h, 7d) or a date or time (2026-05-01, UTC)",
+    },
     json: { type: "boolean", description: "JSON: the list as an array, or the deploy's JSON log file" },
     follow: { type: "boolean", alias: "f", description: "Keep printing a running deploy's log until it is done" },
     cwd: cwdArg,
   },
   async run({ args }) {
+    endsWhenOutputCloses();
     const cwd = serviceDir(args.cwd);
     if (args.deploy) {
       if (args.follow && !args.json) return follow(cwd, args.deploy);
@@ -187,20 +200,26 @@ export const logsCommand = defineCommand({
     const limit = Number(args.limit);
     if (!Number.isInteger(limit) || limit <= 0)
       throw new Error(`--limit expects a positive whole number, got "${args.limit}"`);
-    let entries = listDeploys(cwd);
-    if (args.app) entries = entries.filter((e) => e.app === args.app);
-    if (args.failed) entries = entries.filter(isFailed);
-    entries = entries.slice(0, limit);
+    const filter = parseFilter(args, "--");
+    const entries = filterHistory(listDeploys(cwd), filter).slice(0, limit);
     if (args.json) process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
-    else if (entries.length === 0) process.stdout.write(`${nothingListed(cwd, args.failed, args.app)}\n`);
+    else if (entries.length === 0) process.stdout.write(`${nothingListed(cwd, args)}\n`);
     else process.stdout.write(`${table(entries)}\n`);
   },
 });
 
 /** What an empty listing means: no history here at all, or none of the deploys asked for. */
-function nothingListed(cwd: string, failed: boolean | undefined, app: string | undefined): string {
+function nothingListed(
+  cwd: string,
+  args: { failed?: boolean; app?: string; outcome?: string; since?: string },
+): string {
   const missing = missingLogDir(cwd);
   if (missing) return `no deploys here: ${missing}`;
-  if (!failed && !app) return "no deploys yet";
-  return `no ${failed ? "failed " : ""}deploys${app ? ` of app "${app}"` : ""}`;
+  const { failed, app, outcome, since } = args;
+  if (!failed && !app && outcome === undefined && since === undefined) return "no deploys yet";
+  const which = [
+    ...(outcome !== undefined ? [`outcome ${outcome}`] : []),
+    ...(since !== undefined ? [`since ${since}`] : []),
+  ];
+  return `no ${failed ? "failed " : ""}deploys${app ? ` of app "${app}"` : ""}${which.length ? ` (${which.join(", ")})` : ""}`;
 }

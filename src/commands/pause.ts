@@ -3,8 +3,8 @@ import { consola } from "consola";
 import { resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { knownApp } from "../control/actions.ts";
-import { pause, pauseOf, resume } from "../queue/pause.ts";
-import { cwdArg, serviceDir } from "./_cwd.ts";
+import { pause, pausedApps, pauseOf, resume, resumeHint } from "../queue/pause.ts";
+import { controlDir, cwdArg } from "./_cwd.ts";
 
 const appArg = {
   type: "string",
@@ -14,7 +14,27 @@ const appArg = {
 
 /** The app `--app` names, checked against the configuration: a pause of an app that does not exist would never apply. */
 function checkedApp(cwd: string, name: string | undefined): string | undefined {
-  return name === undefined ? undefined : knownApp(resolveApps(loadConfig({ cwd }), cwd), name);
+  return name === undefined ? undefined : knownApp(appsOf(cwd), name);
+}
+
+const appsOf = (cwd: string) => resolveApps(loadConfig({ cwd }), cwd);
+
+/** Why nothing was lifted: a pause of the whole service still holds the app, or some apps are paused on their own. */
+function notPaused(cwd: string, app: string | undefined): string {
+  const still = pauseOf(cwd, app);
+  if (still)
+    return `${what(app)} are paused by a pause of the whole service (${still.reason}): service resume without --app lifts it`;
+  if (app !== undefined) return `${what(app)} are not paused`;
+  let names: (string | undefined)[] = [];
+  try {
+    names = appsOf(cwd).map((a) => a.name);
+  } catch {
+    // A configuration that does not load names no apps; the answer stays "not paused".
+  }
+  const apps = pausedApps(cwd, names);
+  if (apps.length === 0) return "deploys are not paused";
+  const each = apps.map((p) => `app "${p.app}" is paused (${p.reason}): ${resumeHint(p)} lifts it`);
+  return `deploys of every app are not paused; ${each.join("; ")}`;
 }
 
 const what = (app: string | undefined) => (app === undefined ? "deploys" : `deploys of app "${app}"`);
@@ -32,12 +52,10 @@ export const pauseCommand = defineCommand({
     cwd: cwdArg,
   },
   run({ args }) {
-    const cwd = serviceDir(args.cwd);
+    const cwd = controlDir(args.cwd);
     const app = checkedApp(cwd, args.app);
     const done = pause(cwd, { app, reason: args.reason });
-    consola.info(
-      `paused ${what(app)}: ${done.reason} (service resume${app === undefined ? "" : ` --app ${app}`} to lift it)`,
-    );
+    consola.info(`paused ${what(app)}: ${done.reason} (${resumeHint(done)} to lift it)`);
   },
 });
 
@@ -45,14 +63,11 @@ export const resumeCommand = defineCommand({
   meta: { name: "resume", description: "Lift a pause made by service pause: deploys run again, waiting ones go on." },
   args: { app: appArg, cwd: cwdArg },
   run({ args }) {
-    const cwd = serviceDir(args.cwd);
+    const cwd = controlDir(args.cwd);
     const app = checkedApp(cwd, args.app);
     const was = resume(cwd, { app });
     const still = pauseOf(cwd, app);
-    if (!was)
-      throw new Error(
-        `${what(app)} ${still ? `are paused by a pause of the whole service (${still.reason}): service resume without --app lifts it` : "are not paused"}`,
-      );
+    if (!was) throw new Error(notPaused(cwd, app));
     consola.info(
       `resumed ${what(app)}${still ? `; still paused by a pause of the whole service: ${still.reason}` : ""}`,
     );

@@ -9,7 +9,7 @@ export const rollbackCommand = defineCommand({
     name: "rollback",
     description:
       "Deploy an earlier commit (git reset --hard, the run script, the health check) through the same queue and logs, " +
-      "printing it live. Exits 0 only when it is ok.",
+      "printing it live. Exits 0 when it is ok, 1 when it failed, 3 when it failed and was rolled back.",
   },
   args: {
     target: {

@@ -2,15 +2,15 @@ import { defineCommand } from "citty";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { consola, LogLevels } from "consola";
-import { ADMIN_TOKEN_FILE, ensureAdminToken } from "../admin/auth.ts";
+import { ensureAdminToken } from "../admin/auth.ts";
 import { checkConfig } from "../ops/check.ts";
-import { ensureAppSecrets, resolveApps, type ResolvedApp } from "../config/apps.ts";
+import { ensureAppSecrets, resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { KEYS } from "../config/keys.ts";
-import { scriptLines } from "../deploy/script.ts";
 import { askAboutHttps, shouldAskAboutHttps } from "../ops/https.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../config/secret.ts";
 import { createServiceServer } from "../server.ts";
+import { banner } from "./_banner.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
 export const serveCommand = defineCommand({
@@ -62,11 +62,7 @@ export const serveCommand = defineCommand({
     }
     if (config.adminPort !== undefined) {
       const admin = ensureAdminToken(config.adminToken, process.cwd());
-      config.adminToken = admin.token;
-      if (admin.generated)
-        process.stdout.write(
-          `Generated an admin token and saved it to ${ADMIN_TOKEN_FILE} (mode 0600). It is shown only this once:\n\n  ${admin.token}\n\n`,
-        );
+      if (admin.generated) process.stdout.write(generatedTokenText(admin.token, admin.file!));
     }
     for (const problem of checkConfig().problems) consola.warn(problem);
     if (shouldAskAboutHttps()) await askAboutHttps(config, apps);
@@ -82,7 +78,7 @@ export const serveCommand = defineCommand({
     }
     // One write: whoever reads the banner (a test, a supervisor's log) sees it whole, admin line included.
     const admin = server.adminUrl ? [`admin: ${server.adminUrl} (/healthz, /metrics, /api/)`] : [];
-    process.stdout.write(`${[...banner(server.port!, config.apps.length > 0, apps), ...admin].join("\n")}\n`);
+    process.stdout.write(`${[...banner(server.port!, config, apps, process.cwd()), ...admin].join("\n")}\n`);
 
     // Both ends exit explicitly: a child a deploy left in the background (`app &`) still holds pipes the server
     // reads, which would keep the process alive after the listener closed.
@@ -106,20 +102,11 @@ export const serveCommand = defineCommand({
 });
 
 /**
- * The banner (README "Quick start"): the listening line, the repository, the run command and `Auth: required`; one
- * block per app.
+ * What the start says of a generated admin token. It opens the dashboard and every action of the admin API: shown
+ * on a terminal only. Off one (systemd's journal, a pipe into a file), where it is kept and how to read it.
  */
-function banner(port: number, multiApp: boolean, apps: ResolvedApp[]): string[] {
-  const lines = [`listening on http://localhost:${port}`];
-  for (const app of apps) {
-    const prefix = multiApp ? `app ${app.name}: ` : "";
-    lines.push(
-      `${prefix}webhook: POST ${multiApp ? app.host : ""}${app.path}`,
-      `${prefix}repo: ${app.repoPath}`,
-      `${prefix}run: ${scriptLines(app.runScript).join("; ")}`,
-    );
-    if (app.releases) lines.push(`${prefix}releases: ${app.releases.path} (keep ${app.releases.keep})`);
-  }
-  lines.push("Auth: required");
-  return lines;
+function generatedTokenText(token: string, file: string): string {
+  const saved = `Generated an admin token and saved it to ${file} (mode 0600).`;
+  if (process.stdout.isTTY) return `${saved} It is shown only this once:\n\n  ${token}\n\n`;
+  return `${saved} It is not shown here (this output is not a terminal): read it with: cat ${file}\n`;
 }

@@ -3,7 +3,7 @@ import { resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { short } from "../system/git.ts";
 import { readStatus, selectApps, type AppStatus } from "../control/status.ts";
-import { cwdArg, serviceDir } from "./_cwd.ts";
+import { controlDir, cwdArg } from "./_cwd.ts";
 
 export const statusCommand = defineCommand({
   meta: {
@@ -17,7 +17,7 @@ export const statusCommand = defineCommand({
     cwd: cwdArg,
   },
   async run({ args }) {
-    const cwd = serviceDir(args.cwd);
+    const cwd = controlDir(args.cwd);
     const apps = selectApps(resolveApps(loadConfig({ cwd }), cwd), args.app);
     const status = await readStatus(cwd, apps);
     process.stdout.write(args.json ? `${JSON.stringify(status, null, 2)}\n` : status.map(describe).join("\n"));

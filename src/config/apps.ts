@@ -2,7 +2,14 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ensurePrivateDir } from "../system/files.ts";
 import { resolveReleases } from "./releases.ts";
 import { ConfigError, type AppConfig, type ResolvedConfig } from "./schema.ts";
-import { CONFIGURED_SECRET, generateSecret, readSecretFile, shortSecretError, writeSecretFile } from "./secret.ts";
+import {
+  CONFIGURED_SECRET,
+  generateSecret,
+  readSecretFile,
+  SecretFile,
+  shortSecretError,
+  writeSecretFile,
+} from "./secret.ts";
 
 /** What one request deploys: an app's settings, the top level filling in what it does not set. */
 export interface ResolvedApp
@@ -195,6 +202,8 @@ export function ensureAppSecrets(apps: ResolvedApp[], cwd: string): AppSecret[] 
 export class AppsInForce {
   private last: ResolvedApp[] = [];
   private from: ResolvedConfig | undefined;
+  /** The secret file of each app whose secret lives in one: read again when it changes (`service secret rotate`). */
+  private readonly secretFiles = new Map<string, SecretFile>();
 
   constructor(
     private readonly cwd: string,
@@ -203,20 +212,37 @@ export class AppsInForce {
     private readonly logger: { info(message: string): void; warn(message: string): void },
   ) {}
 
+  /** One stat per app secret file; a replaced file's new secret is in force from this request on. */
+  private refreshSecrets(): void {
+    for (const app of this.last) {
+      const file = app.name === undefined ? undefined : this.secretFiles.get(app.name);
+      if (file && app.secret !== undefined) app.secret = file.current();
+    }
+  }
+
   get lastGood(): ResolvedApp[] {
     return this.last;
   }
 
   of(current: ResolvedConfig): ResolvedApp[] {
     // The reloader hands out the same object while the configuration stays the same.
-    if (current === this.from) return this.last;
+    if (current === this.from) {
+      this.refreshSecrets();
+      return this.last;
+    }
     this.from = current;
     try {
       const apps = resolveApps(current, this.cwd);
       if (current.apps.length === 0) apps[0]!.secret ??= this.secret();
-      for (const added of ensureAppSecrets(apps, this.cwd)) {
+      const fromFiles = ensureAppSecrets(apps, this.cwd);
+      for (const added of fromFiles) {
         if (added.generated) this.logger.info(`generated a secret for app "${added.name}" in ${added.file}`);
+        if (this.secretFiles.get(added.name)?.file !== added.file)
+          this.secretFiles.set(added.name, new SecretFile(added.file, added.secret));
       }
+      // An app whose secret is now configured (or that is gone) no longer follows a file.
+      for (const name of this.secretFiles.keys())
+        if (!fromFiles.some((added) => added.name === name)) this.secretFiles.delete(name);
       this.last = apps;
     } catch (error) {
       this.logger.warn(`${(error as Error).message}; keeping the last good list of apps`);

@@ -4,6 +4,7 @@ import { fileKey, findConfigFile, loadedFromOf, readConfigText, strictFromEnv, t
 import { envConfig } from "./keys.ts";
 import type { ResolvedConfig, UserConfig } from "./schema.ts";
 import { type ConfigText, resolveConfig } from "./resolve.ts";
+import { SecretFile, secretFileOf, setSecretFromFile } from "./secret.ts";
 
 /**
  * Looks at the config file on every call (docs/configuration.md "Configuration": every POST sees edits), reads it again only
@@ -37,6 +38,7 @@ export class ConfigReloader {
   private goodFile: string | undefined;
 
   current(): ResolvedConfig {
+    this.refreshSecret();
     const file = this.configFile();
     const key = this.unchanged(file) ? this.key : this.readKey(file);
     if (key !== this.key) {
@@ -58,6 +60,21 @@ export class ConfigReloader {
   }
 
   private merged: { key: string; secret: string | undefined; config: ResolvedConfig } | undefined;
+
+  /** `.service.secret`, when the base's secret came from it. */
+  private secretFile: SecretFile | undefined;
+
+  /**
+   * A base secret read from `.service.secret` follows that file (`service secret rotate`): the next request
+   * sees the new one, and the merge below runs again because the base's secret changed.
+   */
+  private refreshSecret(): void {
+    const file = secretFileOf(this.base);
+    if (!file) return;
+    if (this.secretFile?.file !== file) this.secretFile = new SecretFile(file, this.base.secret!);
+    const secret = this.secretFile.current();
+    if (secret !== this.base.secret) setSecretFromFile(this.base, file, secret);
+  }
 
   /** The file's identity when it was last read, and whether that read can be trusted to stand for later ones. */
   private seen: { file: string; stamp: string; settled: boolean } | undefined;

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { writeFileAtomic } from "../system/files.ts";
+import { fileStamp, writeFileAtomic } from "../system/files.ts";
 import { MIN_SECRET_LENGTH } from "../system/redact.ts";
 import type { ResolvedConfig, UserConfig } from "./schema.ts";
 
@@ -103,15 +103,73 @@ export function ensureWebhookSecret(config: UserConfig | ResolvedConfig, cwd = p
   }
   const short = config.secret && shortSecretError(config.secret, CONFIGURED_SECRET);
   if (short) throw new Error(short);
+  const marked = secretFileOf(config);
+  if (config.secret && marked) return { secret: config.secret, source: "file", generated: false, file: marked };
   if (config.secret) return { secret: config.secret, source: "config", generated: false };
   const file = resolve(cwd, SECRET_FILE);
   const existing = readSecretFile(file);
   if (existing) {
-    config.secret = existing;
+    setSecretFromFile(config, file, existing);
     return { secret: existing, source: "file", generated: false, file };
   }
   const secret = generateSecret();
   writeSecretFile(file, secret);
-  config.secret = secret;
+  setSecretFromFile(config, file, secret);
   return { secret, source: "generated", generated: true, file };
+}
+
+/**
+ * A secret kept in a file, as a running server uses it: read again when the file changes (`service secret
+ * rotate` and `service admin-token rotate` replace it atomically), at the cost of one stat per call. A file
+ * that became unreadable, empty or too short keeps the last good secret: a half-done edit must not lock every
+ * sender out.
+ */
+export class SecretFile {
+  private stamp: string | undefined;
+  private value: string;
+
+  constructor(
+    readonly file: string,
+    initial: string,
+  ) {
+    this.value = initial;
+    this.stamp = fileStamp(file);
+    this.current();
+  }
+
+  current(): string {
+    const stamp = fileStamp(this.file);
+    if (stamp === undefined || stamp === this.stamp) return this.value;
+    this.stamp = stamp;
+    try {
+      this.value = readSecretFile(this.file) ?? this.value;
+    } catch {
+      // Kept: the last good secret.
+    }
+    return this.value;
+  }
+}
+
+/** Marks a config whose `secret` was read from (or generated into) `.service.secret`, and which one. */
+const FROM_FILE = Symbol("service.secretFromFile");
+
+type Marked = { [FROM_FILE]?: { file: string; secret: string } };
+
+function markFromFile(config: UserConfig | ResolvedConfig, file: string, secret: string): void {
+  Object.defineProperty(config, FROM_FILE, { value: { file, secret }, enumerable: false, configurable: true });
+}
+
+/**
+ * The secret file `config.secret` came from, while it still holds that file's value; undefined for a secret
+ * configured by SERVICE_SECRET or the `secret` key. A running server reads that file again when it changes.
+ */
+export function secretFileOf(config: UserConfig | ResolvedConfig): string | undefined {
+  const mark = (config as Marked)[FROM_FILE];
+  return mark && mark.secret === config.secret ? mark.file : undefined;
+}
+
+/** Sets `config.secret` to a new value of the file it came from (a rotated secret). */
+export function setSecretFromFile(config: UserConfig | ResolvedConfig, file: string, secret: string): void {
+  config.secret = secret;
+  markFromFile(config, file, secret);
 }

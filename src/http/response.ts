@@ -1,5 +1,5 @@
 import { Transcript } from "../history/transcript.ts";
-import { pauseOf } from "../queue/pause.ts";
+import { pauseOf, resumeHint } from "../queue/pause.ts";
 import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
 
 /** Output held for a client that reads slower than the script prints; past it, output is skipped (the .log has it). */
@@ -145,8 +145,11 @@ export async function jsonResult(result: Promise<DeployResult>): Promise<Respons
 export function pausedResponse(cwd: string, app: string | undefined, json: boolean): Response | undefined {
   const paused = pauseOf(cwd, app);
   if (!paused) return undefined;
-  if (json) return jsonResponse(200, { skipped: true, paused: true, reason: paused.reason });
-  return new Response(`[skipped] paused: ${paused.reason}\n`, {
+  // An app's pause names its app and the command that lifts it: `service resume` alone would answer "not paused".
+  const appPause = paused.app === undefined ? {} : { app: paused.app, resume: resumeHint(paused) };
+  if (json) return jsonResponse(200, { skipped: true, paused: true, reason: paused.reason, ...appPause });
+  const hint = paused.app === undefined ? "" : ` (${resumeHint(paused)} lifts it)`;
+  return new Response(`[skipped] paused: ${paused.reason}${hint}\n`, {
     headers: { "content-type": "text/plain; charset=utf-8" },
   });
 }

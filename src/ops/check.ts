@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { appSecretFile, collectApps } from "../config/apps.ts";
+import { appSecretFile, collectApps, type ResolvedApp } from "../config/apps.ts";
+import { scriptLines } from "../deploy/script.ts";
 import { findConfigFile, readConfigText, strictFromEnv } from "../config/load.ts";
 import { KEYS } from "../config/keys.ts";
 import type { UserConfig } from "../config/schema.ts";
@@ -35,6 +36,8 @@ export interface ConfigReport {
     path: string;
     repoPath: string;
     secret: string;
+    /** What decides the app's deploys, one line each, in order: run, branch, events, health check, rollback, polling. */
+    settings: { label: string; value: string }[];
     status?: string;
     notify?: string;
     /** The names of the deploy's variables (never their values). */
@@ -55,20 +58,38 @@ export interface ConfigReport {
 
 const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
 
-function isGitRepo(dir: string): boolean {
+/** Whether `dir` is a git work tree, or why git refuses to say: a repository owned by another user. */
+function gitRepoState(dir: string): "yes" | "no" | "not owned" {
   const result = spawnSync("git", ["rev-parse", "--is-inside-work-tree"], {
     cwd: dir,
     encoding: "utf8",
-    stdio: ["ignore", "pipe", "ignore"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
-  return result.status === 0 && result.stdout.trim() === "true";
+  if (result.status === 0 && result.stdout.trim() === "true") return "yes";
+  // git 2.35.2 and later: "detected dubious ownership in repository at …" (safe.directory).
+  return /dubious ownership/.test(result.stderr ?? "") ? "not owned" : "no";
+}
+
+/** git's refusal of a repository another user owns, and the two ways out. */
+function ownershipProblem(label: string, repoPath: string): string {
+  let owner = "";
+  try {
+    owner = ` (uid ${statSync(repoPath).uid})`;
+  } catch {}
+  return (
+    `${label}repoPath ${repoPath} is owned by another user${owner}: git refuses to work in it ("dubious ownership"), ` +
+    `so git pull will fail; run the service as the repository's owner, or trust it with ` +
+    `git config --global --add safe.directory ${repoPath} (as the user the service runs as)`
+  );
 }
 
 function repoProblems(label: string, app: { repoPath: string; pollIntervalMs?: number; branch?: string }): string[] {
   const { repoPath } = app;
   if (!existsSync(repoPath)) return [`${label}repoPath ${repoPath} does not exist`];
   if (!statSync(repoPath).isDirectory()) return [`${label}repoPath ${repoPath} is not a directory`];
-  if (!isGitRepo(repoPath)) return [`${label}repoPath ${repoPath} is not a git repository (git pull will fail)`];
+  const state = gitRepoState(repoPath);
+  if (state === "not owned") return [ownershipProblem(label, repoPath)];
+  if (state === "no") return [`${label}repoPath ${repoPath} is not a git repository (git pull will fail)`];
   const queue = ticketDirProblem(queueKey(repoPath));
   const problems = queue ? [`${label}${queue}`] : [];
   if (app.pollIntervalMs !== undefined) {
@@ -116,6 +137,37 @@ function secretSource(
   return { value: `none yet: generated into ${file} at the first start`, source: "generated at start" };
 }
 
+/** An app's settings as `service check` shows them under the app (the top-level table shows a single app's). */
+function appSettings(app: ResolvedApp): { label: string; value: string }[] {
+  const seconds = (ms: number) => `${ms % 1000 === 0 ? ms / 1000 : (ms / 1000).toFixed(1)} s`;
+  const check = app.healthCheckUrl ? `GET ${withoutPassword(app.healthCheckUrl)}` : app.healthCheck;
+  return [
+    { label: "run", value: scriptLines(app.runScript).join("; ") },
+    { label: "branch", value: app.branch ?? "any" },
+    { label: "events", value: app.events?.length ? app.events.join(", ") : "any" },
+    {
+      label: "health check",
+      value: check
+        ? `${check} (within ${seconds(app.healthCheckTimeoutMs)}, every ${seconds(app.healthCheckIntervalMs)})`
+        : "none",
+    },
+    { label: "rollback", value: app.rollbackOnFailure ? "on failure" : "off" },
+    { label: "polling", value: app.pollIntervalMs === undefined ? "off" : `every ${seconds(app.pollIntervalMs)}` },
+  ];
+}
+
+/** A URL as shown: a password in it is masked. */
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.password) return url;
+    parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
 /**
  * Loads the configuration exactly as the server does and reports every value with where it came from, and
  * every problem: an invalid file, unknown keys, wrong types, a missing or non-git repoPath, bad `apps`.
@@ -153,7 +205,9 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
               ? "(none)"
               : key === "adminToken"
                 ? mask(String(value))
-                : String(value);
+                : key === "healthCheckUrl"
+                  ? withoutPassword(String(value))
+                  : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   const apps: ConfigReport["apps"] = [];
@@ -186,6 +240,7 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
         path: app.path,
         repoPath: app.repoPath,
         secret: secret.value,
+        settings: appSettings(app),
         ...(app.status ? { status: describeOutbound("status", app.status, cwd, env) } : {}),
         ...(app.notify?.length ? { notify: describeOutbound("notify", app.notify, cwd, env) } : {}),
         ...(app.env || app.envFile ? { env: describeEnv(app, cwd) } : {}),

@@ -27,10 +27,13 @@ const MAX_REASON = 200;
 const fileOf = (cwd: string, app: string | undefined) =>
   resolve(cwd, PAUSE_DIR, app === undefined ? "service.json" : `app-${app}.json`);
 
-function read(file: string): Pause | undefined {
+function read(file: string, app?: string): Pause | undefined {
   try {
     const pause = JSON.parse(readNoFollow(file)) as Pause;
-    return pause && typeof pause.reason === "string" ? pause : undefined;
+    if (!pause || typeof pause.reason !== "string") return undefined;
+    // The file's name says whose pause it is, whatever its text says.
+    const { app: _written, ...rest } = pause;
+    return app === undefined ? rest : { ...rest, app };
   } catch {
     return undefined;
   }
@@ -38,7 +41,7 @@ function read(file: string): Pause | undefined {
 
 /** The pause in force for `app` (the whole service's first), or undefined when its deploys may run. */
 export function pauseOf(cwd: string, app?: string): Pause | undefined {
-  return read(fileOf(cwd, undefined)) ?? (app === undefined ? undefined : read(fileOf(cwd, app)));
+  return read(fileOf(cwd, undefined)) ?? (app === undefined ? undefined : read(fileOf(cwd, app), app));
 }
 
 /** Pauses the deploys of `app`, or of every app; throws when the pause cannot be written. */
@@ -58,7 +61,7 @@ export function pause(cwd: string, options: { app?: string; reason?: string } = 
 /** Lifts the pause of `app`, or of the whole service; returns the pause lifted, undefined when there was none. */
 export function resume(cwd: string, options: { app?: string } = {}): Pause | undefined {
   const file = fileOf(cwd, options.app);
-  const was = read(file);
+  const was = read(file, options.app);
   rmSync(file, { force: true });
   return was;
 }
@@ -78,16 +81,28 @@ function userName(): string {
   }
 }
 
+/**
+ * The command that lifts `pause`. An app's pause needs the app's name: `service resume` alone lifts only the
+ * pause of every app, and answers "not paused" for an app's.
+ */
+export function resumeHint(pause: Pick<Pause, "app">): string {
+  return pause.app === undefined ? "service resume" : `service resume --app ${pause.app}`;
+}
+
+/** The apps among `apps` paused on their own (not by a pause of every app). */
+export function pausedApps(cwd: string, apps: (string | undefined)[]): Pause[] {
+  return apps.flatMap((app) => {
+    const paused = app === undefined ? undefined : read(fileOf(cwd, app), app);
+    return paused ? [paused] : [];
+  });
+}
+
 /** What a starting service says of the pauses in force, one line each. */
 export function pauseNotices(cwd: string, apps: (string | undefined)[]): string[] {
   const all = pauseOf(cwd);
-  if (all) return [`deploys are paused: ${all.reason} (since ${all.since}, by ${all.by}; service resume lifts it)`];
-  return apps.flatMap((app) => {
-    const paused = app === undefined ? undefined : pauseOf(cwd, app);
-    return paused
-      ? [
-          `deploys of app "${app}" are paused: ${paused.reason} (since ${paused.since}, by ${paused.by}; service resume --app ${app} lifts it)`,
-        ]
-      : [];
-  });
+  if (all) return [`deploys are paused: ${all.reason} (since ${all.since}, by ${all.by}; ${resumeHint(all)} lifts it)`];
+  return pausedApps(cwd, apps).map(
+    (paused) =>
+      `deploys of app "${paused.app}" are paused: ${paused.reason} (since ${paused.since}, by ${paused.by}; ${resumeHint(paused)} lifts it)`,
+  );
 }

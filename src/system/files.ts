@@ -12,6 +12,7 @@ import {
   realpathSync,
   renameSync,
   rmSync,
+  statSync,
   writeSync,
 } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
@@ -107,6 +108,19 @@ export function isInside(file: string, dir: string): boolean {
 
 /** `<file>.<pid>.<random>.tmp`: the pid tells whose it is, so a crashed writer's temp can be removed later. */
 const TEMP_NAME = /\.(\d+)\.[0-9a-f]{16}\.tmp$/;
+/**
+ * A file's identity and version: device, inode, size, mtime and ctime (ns); undefined when it cannot be
+ * stat'ed. An atomic replace (a new inode) always changes it.
+ */
+export function fileStamp(file: string): string | undefined {
+  try {
+    const st = statSync(file, { bigint: true });
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The predictable temp name of earlier versions: whoever left one is long gone. */
 const OLD_TEMP_NAME = /Z_[0-9a-f-]{36}\.json\.tmp$/;
 

@@ -107,10 +107,13 @@ describe("service pause / resume", () => {
     const nothing = await runCli(["resume", "--app", "web"], { cwd });
     expect(nothing.code).toBe(1);
     expect(nothing.stderr).toContain('deploys of app "web" are not paused');
-    const single = await runCli(["pause", "--app", "web"], { cwd: repo.clone });
+    const single = await runCli(["pause", "--app", "web"], { cwd: repo.clone, env: { SERVICE_RUN_SCRIPT: "echo" } });
     expect(single.code).toBe(1);
     expect(single.stderr).toContain("single-app mode");
-    const long = await runCli(["pause", "--reason", "x".repeat(500)], { cwd: repo.clone });
+    const long = await runCli(["pause", "--reason", "x".repeat(500)], {
+      cwd: repo.clone,
+      env: { SERVICE_RUN_SCRIPT: "echo" },
+    });
     expect(long.code).toBe(1);
     expect(long.stderr).toContain("at most 200");
   });
@@ -125,7 +128,9 @@ describe("service pause / resume", () => {
     );
     await using server = await startServer(cwd);
     expect((await runCli(["pause", "--app", "web", "--reason", "web freeze"], { cwd })).code).toBe(0);
-    expect(await (await post(`${server.url}/web`, { secret: SECRET })).text()).toBe("[skipped] paused: web freeze\n");
+    expect(await (await post(`${server.url}/web`, { secret: SECRET })).text()).toBe(
+      "[skipped] paused: web freeze (service resume --app web lifts it)\n",
+    );
     expect(lastLine(await (await post(`${server.url}/api`, { secret: SECRET })).text())).toBe(
       "[done] ok=true exitCode=0",
     );
