@@ -17,8 +17,14 @@ export interface DeployResult {
   rolledBack: boolean;
   /** Present when a health check ran (healthCheckUrl or healthCheck set, and the run script exited 0). */
   healthCheck?: HealthCheckResult;
-  /** A `service rollback`: the commit it went back to, and the deploy that had left it checked out (if one did). */
+  /** A `service rollback` or a deploy of a ref: the commit it reset to, the deploy that named it, the ref named. */
   target?: RollbackTarget;
+  /** Who started the deploy (docs/log-files.md "Who deployed what"); null in records from before it was kept. */
+  actor: string | null;
+  /** The commit checked out when the deploy ended (after a rollback, the one rolled back to); null when none. */
+  commit: CommitInfo | null;
+  /** The commit checked out before the deploy (HEAD before the pull or reset); null when none. */
+  previousCommit: CommitInfo | null;
   /** The deploy id and the paths of its two log files. */
   log: { id: string; json: string; log: string };
   startedAt: string;
@@ -72,12 +78,25 @@ export interface HealthCheckResult {
   error: string | null;
 }
 
-/** What a `service rollback` deploys. */
+/** What a `service rollback`, or a deploy of a ref (`service deploy --ref`), deploys. */
 export interface RollbackTarget {
   /** The full commit reset to. */
   commit: string;
   /** The deploy whose commit this is; null when a commit was named directly. */
   deployId: string | null;
+  /** A deploy of a ref: the ref as it was named (a tag, a branch, a commit, a deploy id). */
+  ref?: string;
+}
+
+/** A commit as a record names it: what went live, in words a person recognises. */
+export interface CommitInfo {
+  sha: string;
+  /** The first line of its message. */
+  subject: string;
+  /** Its author's name. */
+  author: string;
+  /** Its author date (ISO 8601). */
+  date: string;
 }
 
 export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll";
@@ -92,6 +111,8 @@ export type DeployEvent =
       startedAt: Date;
       trigger: Trigger;
       repoPath: string;
+      /** Who started it. */
+      actor?: string | null;
       event?: string | null;
       delivery?: string | null;
     }

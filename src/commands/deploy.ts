@@ -11,6 +11,8 @@ import { OutboundCalls } from "../notify/outbound.ts";
 import { outboundSinks } from "../notify/sink.ts";
 import { readSecretFile, SECRET_FILE } from "../config/secret.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
+import { deployRefTarget } from "../control/deploy-ref.ts";
+import { cliActor } from "../system/actor.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
 export const deployCommand = defineCommand({
@@ -25,22 +27,47 @@ export const deployCommand = defineCommand({
       type: "string",
       description: "Multi-app mode: the app to deploy (default: the app whose repoPath is the current directory)",
     },
+    ref: {
+      type: "string",
+      valueHint: "ref",
+      description:
+        "Deploy exactly this instead of pulling: a tag, a branch (as the remote has it now), a commit, or a deploy id " +
+        "(a retry of the commit that deploy tried); the checkout stays on its branch",
+    },
     force: { type: "boolean", description: "Deploy even while deploys are paused (service pause)" },
     cwd: cwdArg,
   },
   async run({ args }) {
     const { cwd, apps, app } = chooseApp(args);
-    const paused = pauseOf(cwd, app.name);
-    if (paused && !args.force)
-      throw new Error(`deploys are paused: ${paused.reason} (service resume lifts the pause; --force deploys anyway)`);
+    refuseWhilePaused(cwd, app, args.force);
+    // Resolved before anything is queued: a ref that names nothing is one error line.
+    const target = args.ref === undefined ? undefined : await deployRefTarget(cwd, app, args.ref, process.env);
     await printLive((deployer, sink) =>
       deployer.deploy(
-        { config: app, app: app.name, trigger: "cli", cwd, secrets: knownSecrets(apps, cwd), sink },
+        {
+          config: app,
+          app: app.name,
+          trigger: "cli",
+          actor: cliActor(),
+          ...(target ? { target } : {}),
+          cwd,
+          secrets: knownSecrets(apps, cwd),
+          sink,
+        },
         { force: args.force },
       ),
     );
   },
 });
+
+/** Refuses a deploy while the app's deploys are paused, unless `--force` (the record then says `forced`). */
+export function refuseWhilePaused(cwd: string, app: ResolvedApp, force: boolean | undefined): void {
+  const paused = pauseOf(cwd, app.name);
+  if (paused && !force)
+    throw new Error(
+      `deploys are paused: ${paused.reason} (since ${paused.since}, by ${paused.by}; service resume${app.name === undefined ? "" : ` --app ${app.name}`} lifts the pause; --force deploys anyway)`,
+    );
+}
 
 /** Long enough for three tries of a 10-second call and their backoff. */
 const CLI_OUTBOUND_GRACE_MS = 40_000;

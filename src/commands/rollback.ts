@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
 import { rollbackDeploy } from "../control/rollback.ts";
 import { cwdArg } from "./_cwd.ts";
-import { chooseApp, knownSecrets, printLive } from "./deploy.ts";
+import { cliActor } from "../system/actor.ts";
+import { chooseApp, knownSecrets, printLive, refuseWhilePaused } from "./deploy.ts";
 
 export const rollbackCommand = defineCommand({
   meta: {
@@ -22,13 +23,20 @@ export const rollbackCommand = defineCommand({
       type: "string",
       description: "Multi-app mode: the app to roll back (default: the app whose repoPath is the current directory)",
     },
+    force: { type: "boolean", description: "Roll back even while deploys are paused (service pause)" },
     cwd: cwdArg,
   },
   async run({ args }) {
     const { cwd, apps, app } = chooseApp(args);
+    refuseWhilePaused(cwd, app, args.force);
     const target = typeof args.target === "string" && args.target !== "" ? args.target : undefined;
     await printLive((deployer, sink) =>
-      rollbackDeploy(deployer, target, { config: app, app: app.name, cwd, secrets: knownSecrets(apps, cwd), sink }),
+      rollbackDeploy(
+        deployer,
+        target,
+        { config: app, app: app.name, actor: cliActor(), cwd, secrets: knownSecrets(apps, cwd), sink },
+        { force: args.force },
+      ),
     );
   },
 });

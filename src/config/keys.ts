@@ -40,6 +40,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   heartbeatMs: { kind: "ms", env: "SERVICE_HEARTBEAT_MS" },
   branch: { kind: "string", env: "SERVICE_BRANCH" },
   events: { kind: "names", env: "SERVICE_EVENTS" },
+  deployRefs: { kind: "names", env: "SERVICE_DEPLOY_REFS" },
   acknowledge: { kind: "boolean", env: "SERVICE_ACKNOWLEDGE" },
   maxBodyBytes: { kind: "positiveInt", env: "SERVICE_MAX_BODY_BYTES" },
   keepDeploys: { kind: "positiveInt", env: "SERVICE_KEEP_DEPLOYS" },

@@ -88,6 +88,11 @@ export interface UserConfig {
    * event); another event is answered "skipped". @default every event
    */
   events?: string[];
+  /**
+   * What `service deploy --ref` and the admin API's `ref` may name: patterns (`*` any characters) of tags and
+   * branches, like `[main, "v*"]`. A deploy id may always be named (a retry). @default any ref
+   */
+  deployRefs?: string[];
   /** Answer at once with the deploy id instead of streaming it (for Git hosts that time out). @default false */
   acknowledge?: boolean;
   /** Largest request body accepted (read only to check a signature or the branch); larger gets 413. @default 26214400 */
@@ -148,6 +153,7 @@ export interface ResolvedConfig
       | "secret"
       | "branch"
       | "events"
+      | "deployRefs"
       | "apps"
       | "adminPort"
       | "adminToken"
@@ -169,6 +175,7 @@ export interface ResolvedConfig
   secret?: string;
   branch?: string;
   events?: string[];
+  deployRefs?: string[];
   /** The `apps` entries as written (validated per field); empty in single-app mode. */
   apps: AppConfig[];
 }

@@ -10,6 +10,7 @@ import { describeOutbound, outboundProblems, type OutboundSettings } from "../no
 import { pollTargetOf, TARGET_QUERIES } from "../control/poll.ts";
 import { resolveConfig, type Source as ValueSource } from "../config/resolve.ts";
 import { SECRET_FILE, weakSecretWarning } from "../config/secret.ts";
+import { wantedBranch } from "../deploy/verify-push.ts";
 
 export type Source = ValueSource | "secret file" | "generated at start";
 
@@ -60,6 +61,8 @@ function repoProblems(label: string, app: { repoPath: string; pollIntervalMs?: n
   if (!isGitRepo(repoPath)) return [`${label}repoPath ${repoPath} is not a git repository (git pull will fail)`];
   const queue = ticketDirProblem(queueKey(repoPath));
   const problems = queue ? [`${label}${queue}`] : [];
+  const mismatch = branchMismatch(repoPath, app.branch);
+  if (mismatch) problems.push(`${label}${mismatch}`);
   if (app.pollIntervalMs !== undefined) {
     const answers = TARGET_QUERIES.map((args) => {
       const result = spawnSync("git", args, { cwd: repoPath, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
@@ -69,6 +72,24 @@ function repoProblems(label: string, app: { repoPath: string; pollIntervalMs?: n
     if (typeof target === "string") problems.push(`${label}pollIntervalMs is set but ${target}`);
   }
   return problems;
+}
+
+/**
+ * A checkout on another branch than `branch` (docs/deploy-control.md "What was pushed"): every deploy is refused
+ * until it is checked out again. Undefined when it is on it, or `branch` names no branch.
+ */
+function branchMismatch(repoPath: string, branch: string | undefined): string | undefined {
+  const wanted = wantedBranch(branch);
+  if (!wanted) return undefined;
+  const result = spawnSync("git", ["symbolic-ref", "--quiet", "--short", "HEAD"], {
+    cwd: repoPath,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const current = result.status === 0 ? result.stdout.trim() : null;
+  if (current === wanted) return undefined;
+  const where = current ? `is on branch ${current}` : "is not on a branch (detached HEAD)";
+  return `the checkout in ${repoPath} ${where}, but branch is ${wanted}: every deploy is refused until git -C ${repoPath} checkout ${wanted}`;
 }
 
 function secretSource(
