@@ -113,6 +113,7 @@ export function createServiceServer(
     draining: () => draining,
     secrets,
     track,
+    logger,
   });
 
   /**

@@ -93,6 +93,11 @@ export interface UserConfig {
    * branches, like `[main, "v*"]`. A deploy id may always be named (a retry). @default any ref
    */
   deployRefs?: string[];
+  /**
+   * Answer a delivery id already seen for the app in the last 24 hours (a forge's retry) with `[skipped]
+   * duplicate delivery`, and deploy nothing. @default false
+   */
+  dedupeDeliveries?: boolean;
   /** Answer at once with the deploy id instead of streaming it (for Git hosts that time out). @default false */
   acknowledge?: boolean;
   /** Largest request body accepted (read only to check a signature or the branch); larger gets 413. @default 26214400 */
@@ -193,6 +198,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     hostname: "0.0.0.0",
     heartbeatMs: 15_000,
     acknowledge: false,
+    dedupeDeliveries: false,
     maxBodyBytes: 25 * 1024 * 1024,
     keepDeploys: 200,
     keepDays: 0,

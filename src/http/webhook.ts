@@ -25,8 +25,10 @@ import { branchOfPush, parsePayload, pusherOf } from "./payload.ts";
 import type { ConfigReloader } from "../config/reload.ts";
 import { jsonResponse, jsonResult, pausedResponse, streamingResponse } from "./response.ts";
 import type { RequestControl } from "../runtime/types.ts";
+import type { DeliveryLog, duplicateResponse } from "./dedupe.ts";
 import { bodySigner, hasBodySignature, verifyRequestSecret } from "./signature.ts";
 import { clientAddress, FailureThrottle } from "./throttle.ts";
+import type { Logger } from "../system/logger.ts";
 
 /** What the webhook tells the counters (the admin listener's metrics, admin/metrics.ts). */
 export interface WebhookCounters {
@@ -51,6 +53,7 @@ export interface WebhookContext {
   secrets: () => string[];
   /** Keeps a started deploy until it ends (a stop waits for it); `onError` hears a failure inside the service. */
   track: (id: string, result: Promise<DeployResult>, onError?: (error: Error) => void) => void;
+  logger: Logger;
 }
 
 const NOT_FOUND = Object.freeze({
@@ -84,12 +87,19 @@ const truthy = (value: string | null) => value !== null && ["", "1", "true", "ye
 export function webhookHandler(
   context: WebhookContext,
 ): (request: Request, control: RequestControl) => Promise<Response> {
-  const { cwd, reloader, currentApps, deployer, latest, metrics, draining, secrets, track } = context;
+  const { cwd, reloader, currentApps, deployer, latest, metrics, draining, secrets, track, logger } = context;
   const throttle = new FailureThrottle();
   /** The memory budget of bodies read before their request is authenticated. */
   const unauthenticatedBodies = new ByteBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
   /** The app each request was routed to, for its status counter. */
   const routedTo = new WeakMap<Request, string>();
+  /** The delivery ids seen (dedupeDeliveries), loaded the first time an app that turns it on gets a delivery. */
+  let dedupe: Promise<{ log: DeliveryLog; answer: typeof duplicateResponse }> | undefined;
+  const loadDedupe = () =>
+    (dedupe ??= import("./dedupe.ts").then((module) => ({
+      log: new module.DeliveryLog(cwd, logger),
+      answer: module.duplicateResponse,
+    })));
   return async (request, control) => {
     const response = await handle(request, control);
     metrics.webhookRequest(routedTo.get(request) ?? "", response.status);
@@ -162,12 +172,21 @@ export function webhookHandler(
     // With the branch filter on, the commit the push names is checked after the pull (deploy/verify-push.ts).
     const pushedRef = app.branch ? branchOfPush(payload, app.branch) : undefined;
     const pushed = pushedRef && pushedRef.branch === app.branch ? pushedRef.commit : undefined;
+    const deliveries = app.dedupeDeliveries && forge.delivery ? await loadDedupe() : undefined;
 
     // Bun 1.4.5 closes a connection when a request is pipelined behind one still being answered, and both are
     // lost. That close happens while the read that brought them is parsed: after one turn of the event loop a
     // request on such a connection is aborted, and is refused before it deploys (its client got no byte).
     await new Promise((resolve) => setImmediate(resolve));
     if (request.signal.aborted) return jsonResponse(400, GONE);
+
+    // A delivery id this app already deployed (a forge's retry): from here to `remember` below nothing awaits, so
+    // two copies arriving together cannot both pass.
+    const duplicateOf = deliveries?.log.seen(appName, forge.delivery!)?.deploy;
+    if (deliveries && duplicateOf) {
+      metrics.deployEnded(appName, "skipped");
+      return deliveries.answer(cwd, forge, duplicateOf, wantsJson);
+    }
 
     // An authorized deploy may stay silent for minutes: no idle cut for this request.
     control.noTimeout();
@@ -178,6 +197,7 @@ export function webhookHandler(
     const joined =
       app.queuePolicy === "latest" ? latest.join(key, forge.delivery, (event) => stream?.sink(event)) : undefined;
     const id = joined?.id ?? crypto.randomUUID();
+    deliveries?.log.remember(appName, forge.delivery!, id);
     let position = joined?.position ?? 0;
     const sink = metrics.observe(appName, (event: DeployEvent) => {
       if (event.type === "queued") position = event.position;
@@ -206,6 +226,7 @@ export function webhookHandler(
         });
         if (served && position > 0) latest.offer(key, { id, position, result, served });
       } catch (error) {
+        deliveries?.log.forget(appName, forge.delivery!);
         return queueFull(app, error);
       }
     track(id, result, (error) => stream?.fail(`internal error: ${error.message}`));
