@@ -464,7 +464,7 @@ describe("body limit (past the limit, 413, without buffering unbounded data)", (
   });
 });
 
-describe("branch filter (opt-in `branch`; without it the body is never read)", () => {
+describe("branch filter (opt-in `branch`; without it the body decides nothing)", () => {
   test("branch: main — pushes to another branch or a tag answer 200 skipped (text and JSON) and deploy nothing; main, a Bitbucket main push and an empty body deploy", async () => {
     const repo = makeRepo();
     writeServiceYaml(repo.clone, { branch: "main" });
@@ -574,7 +574,7 @@ describe("branch filter (opt-in `branch`; without it the body is never read)", (
     }
   });
 
-  test("without the branch key a push to dev deploys, and the body is not read: a request whose body never finishes still deploys", async () => {
+  test("without the branch key a push to dev deploys, and the body is not waited for: a request whose body never finishes still deploys", async () => {
     const { server, deploys } = await serveRepo();
     try {
       await expectDeployed(
