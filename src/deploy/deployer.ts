@@ -5,6 +5,7 @@ import { Cancellation, CancelWatch } from "../queue/cancel.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { DeployQueue, QueueFullError } from "../queue/queue.ts";
 import { queueKey } from "../queue/tickets.ts";
+import { cleanActor } from "../system/actor.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
 import { KILL_GRACE_MS, killGroup, RunningProcesses } from "../system/process.ts";
 import type { DeployResult } from "../types.ts";
@@ -96,6 +97,7 @@ export class Deployer {
             id,
             app: options.app,
             trigger: options.trigger,
+            actor: cleanActor(options.actor) ?? null,
             repoPath: options.config.repoPath,
           });
           options.sink?.({ type: "queued", position });

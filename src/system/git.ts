@@ -1,6 +1,6 @@
 import type { CommitInfo } from "../types.ts";
 import { oneLine } from "./actor.ts";
-import { readHasRemote, readHead } from "./gitdir.ts";
+import { readBranch, readHasRemote, readHead } from "./gitdir.ts";
 import { runProcess, type ProcessExit } from "./process.ts";
 
 type Env = Record<string, string | undefined>;
@@ -140,6 +140,8 @@ export async function resolveCommit(repoPath: string, ref: string, env: Env): Pr
 
 /** The branch checked out (`main`); null for a detached HEAD; undefined when repoPath is no repository. */
 export async function currentBranch(repoPath: string, env: Env): Promise<string | null | undefined> {
+  const fromFiles = readBranch(repoPath, env);
+  if (fromFiles !== undefined) return fromFiles;
   const { code, stdout } = await gitQuery(repoPath, ["symbolic-ref", "--quiet", "--short", "HEAD"], env);
   if (code === 0 && stdout) return stdout;
   return code === 1 ? null : undefined;
