@@ -4,12 +4,12 @@ import { ensurePrivateDir } from "./system/files.ts";
 import { defaultLogger } from "./system/logger.ts";
 import { ensureAdminToken } from "./admin/auth.ts";
 import { startAdminListener, type AdminListener } from "./admin/listener.ts";
+import type { AdminDeploy } from "./admin/api.ts";
 import { Metrics } from "./admin/metrics.ts";
 import { AppsInForce, collectApps, type ResolvedApp } from "./config/apps.ts";
 import { ConfigError, type ResolvedConfig, type UserConfig } from "./config/schema.ts";
 import { serverControl, type ServerControl } from "./control/actions.ts";
 import { Deployer } from "./deploy/deployer.ts";
-import type { RollbackTarget } from "./types.ts";
 import { LatestDeploys } from "./queue/latest.ts";
 import { pauseNotices } from "./queue/pause.ts";
 import { queueKey, scanTickets, ticketDir } from "./queue/tickets.ts";
@@ -162,13 +162,18 @@ export function createServiceServer(
     draining: () => draining,
     secrets,
     track,
+    logger,
   });
 
   /**
-   * A deploy the service starts itself (admin API, poll; with a target, the API's rollback): its result is only
-   * logged. Throws QueueFullError.
+   * A deploy the service starts itself (admin API, poll; with a target, the API's rollback or a ref): its result
+   * is only logged. Throws QueueFullError.
    */
-  const queueDeploy = (app: ResolvedApp, trigger: "api" | "poll", target?: RollbackTarget) => {
+  const queueDeploy = (
+    app: ResolvedApp,
+    request: Omit<AdminDeploy, "trigger"> & { trigger: AdminDeploy["trigger"] | "poll" },
+  ) => {
+    const { trigger, actor, target, force } = request;
     const id = crypto.randomUUID();
     let position = 0;
     const sink = metrics.observe(app.name ?? "default", (event) => {
@@ -177,25 +182,29 @@ export function createServiceServer(
     const notices = reloader.problem ? [reloader.problem] : [];
     track(
       id,
-      deployer.deploy({
-        id,
-        app: app.name,
-        config: app,
-        trigger: target ? "rollback" : trigger,
-        target,
-        cwd,
-        sink,
-        notices,
-        secrets: secrets(),
-      }),
+      deployer.deploy(
+        {
+          id,
+          app: app.name,
+          config: app,
+          trigger,
+          actor,
+          ...(target ? { target } : {}),
+          cwd,
+          sink,
+          notices,
+          secrets: secrets(),
+        },
+        { force },
+      ),
     );
     return { id, position };
   };
 
   /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
-  const apiDeploy = (app: ResolvedApp, target?: RollbackTarget): Response => {
+  const apiDeploy = (app: ResolvedApp, request: AdminDeploy): Response => {
     try {
-      const { id, position } = queueDeploy(app, "api", target);
+      const { id, position } = queueDeploy(app, request);
       return acknowledgement(id, position, app, cwd, true);
     } catch (error) {
       return queueFull(app, error);
@@ -209,7 +218,7 @@ export function createServiceServer(
     apps: () => currentApps(reloader.current()),
     // The queue's tickets: this process's deploys of the repository and every other process's (`service deploy`).
     busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
-    deploy: (app) => void queueDeploy(app, "poll"),
+    deploy: (app) => void queueDeploy(app, { trigger: "poll", actor: "poll" }),
     counted: (app, result) => metrics.pollEnded(app, result),
   });
 

@@ -17,7 +17,7 @@ export interface DeployResult {
   rolledBack: boolean;
   /** Present when a health check ran (healthCheckUrl or healthCheck set, and the run script exited 0). */
   healthCheck?: HealthCheckResult;
-  /** A `service rollback`: the commit it went back to, and the deploy that had left it checked out (if one did). */
+  /** A `service rollback` or a deploy of a ref: the commit it reset to, the deploy that named it, the ref named. */
   target?: RollbackTarget;
   /** Present when `allowedSigners` is set: whether the commit to deploy carries a good signature, and whose. */
   verify?: VerifyResult;
@@ -25,6 +25,12 @@ export interface DeployResult {
   release?: ReleaseResult;
   /** True when a failed activate script or health check switched `current` back to the previous release. */
   switchedBack?: true;
+  /** Who started the deploy (docs/log-files.md "Who deployed what"); null in records from before it was kept. */
+  actor: string | null;
+  /** The commit live when the deploy ended (with releases, the one `current` names; after a rollback, the one rolled back to); null when none. */
+  commit: CommitInfo | null;
+  /** The commit checked out before the deploy (HEAD before the pull or reset); null when none. */
+  previousCommit: CommitInfo | null;
   /** The deploy id and the paths of its two log files. */
   log: { id: string; json: string; log: string };
   startedAt: string;
@@ -90,7 +96,7 @@ export interface VerifyResult {
   reason: string | null;
 }
 
-/** What a `service rollback` deploys. */
+/** What a `service rollback`, or a deploy of a ref (`service deploy --ref`), deploys. */
 export interface RollbackTarget {
   /** The full commit reset to. */
   commit: string;
@@ -98,6 +104,8 @@ export interface RollbackTarget {
   deployId: string | null;
   /** With `releases`: the kept release named (by its id, or from the dashboard's "switch back"). */
   release?: string;
+  /** A deploy of a ref: the ref as it was named (a tag, a branch, a commit, a deploy id). */
+  ref?: string;
 }
 
 /** A release of a deploy with `releases` (docs/releases.md "The record"). */
@@ -116,6 +124,17 @@ export interface ReleaseResult {
   live: boolean;
   /** The activate script's exit code (null: it could not start, or timed out), when it ran. */
   activate?: { exitCode: number | null; timedOut: boolean };
+}
+
+/** A commit as a record names it: what went live, in words a person recognises. */
+export interface CommitInfo {
+  sha: string;
+  /** The first line of its message. */
+  subject: string;
+  /** Its author's name. */
+  author: string;
+  /** Its author date (ISO 8601). */
+  date: string;
 }
 
 export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll";
@@ -141,6 +160,8 @@ export type DeployEvent =
       startedAt: Date;
       trigger: Trigger;
       repoPath: string;
+      /** Who started it. */
+      actor?: string | null;
       event?: string | null;
       delivery?: string | null;
     }

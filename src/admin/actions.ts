@@ -2,11 +2,13 @@ import { readBody } from "../http/body.ts";
 import type { ResolvedApp } from "../config/apps.ts";
 import { cancelDeploy, cancelledBy } from "../queue/cancel.ts";
 import { pause, pauseOf, resume } from "../queue/pause.ts";
+import { deployRefTarget, DeployRefError } from "../control/deploy-ref.ts";
 import { rollbackTarget, RollbackTargetError } from "../control/rollback.ts";
 import { jsonResponse } from "../http/response.ts";
-import { apiError, type AdminContext } from "./api.ts";
+import type { RollbackTarget } from "../types.ts";
+import { apiError, appName, type AdminContext } from "./api.ts";
 
-/** Largest JSON body of an API action (`{"to": …}`, `{"reason": …}`). */
+/** Largest JSON body of an API action (`{"to": …}`, `{"ref": …}`, `{"reason": …}`). */
 const MAX_ACTION_BODY_BYTES = 4096;
 
 /** How the logs name who cancelled a deploy from here. */
@@ -41,24 +43,96 @@ function field(body: Record<string, unknown>, name: string): string | undefined 
   return value.trim() || undefined;
 }
 
+/** An optional boolean field of the body, or the error answer. */
+function flag(body: Record<string, unknown>, name: string): boolean | Response {
+  const value = body[name];
+  if (value === undefined || value === null) return false;
+  if (typeof value !== "boolean") return apiError(400, "bad request", `"${name}" must be true or false`);
+  return value;
+}
+
+const SHUTTING_DOWN = { error: "shutting down", message: "the service is stopping and accepts no new deploys" };
+
 /**
- * `POST /api/apps/<app>/rollback` `{"to"?}`: as `service rollback [<to>]`, answered like an acknowledged deploy.
- * With releases, `to` may be a kept release's id (the dashboard's "switch back").
+ * Why a deploy of `app` may not start now: the service stops (503), or its deploys are paused and the request
+ * did not say `force: true` (409, with the pause's reason and who set it). Undefined when it may.
  */
-export async function rollbackAction(context: AdminContext, app: ResolvedApp, request: Request): Promise<Response> {
+function refusal(context: AdminContext, app: ResolvedApp, force: boolean): Response | undefined {
+  if (context.draining()) return jsonResponse(503, SHUTTING_DOWN, { "retry-after": "30" });
+  const paused = pauseOf(context.cwd, app.name);
+  if (!paused || force) return undefined;
+  const what = app.name === undefined ? "deploys" : `deploys of app "${appName(app)}"`;
+  return jsonResponse(409, {
+    error: "paused",
+    message: `${what} are paused: ${paused.reason} (since ${paused.since}, by ${paused.by}); send {"force": true} to deploy anyway`,
+    paused,
+  });
+}
+
+/**
+ * The body of a deploy or a rollback: its one string field (`ref`, `to`) and `force`; or the answer that refuses
+ * it (a bad body, the service stopping, a pause).
+ */
+async function deployBody(
+  context: AdminContext,
+  app: ResolvedApp,
+  request: Request,
+  name: string,
+): Promise<{ value: string | undefined; force: boolean } | Response> {
   const body = await jsonBody(request);
   if (body instanceof Response) return body;
-  const to = field(body, "to");
-  if (to instanceof Response) return to;
-  if (context.draining())
-    return jsonResponse(
-      503,
-      { error: "shutting down", message: "the service is stopping and accepts no new deploys" },
-      { "retry-after": "30" },
-    );
+  const value = field(body, name);
+  if (value instanceof Response) return value;
+  const force = flag(body, "force");
+  if (force instanceof Response) return force;
+  return refusal(context, app, force) ?? { value, force };
+}
+
+/**
+ * `POST /api/apps/<app>/deploy` `{"ref"?, "force"?}`: a pull (no ref), or the commit a ref names (a tag, a branch,
+ * a commit, a deploy id: a retry), answered like an acknowledged deploy; 400 for a ref that names nothing, 403
+ * for one `deployRefs` does not allow, 409 while paused (unless `force`).
+ */
+export async function deployAction(
+  context: AdminContext,
+  app: ResolvedApp,
+  request: Request,
+  actor: string,
+): Promise<Response> {
+  const asked = await deployBody(context, app, request, "ref");
+  if (asked instanceof Response) return asked;
+  const { value: ref, force } = asked;
+  let target: RollbackTarget | undefined;
+  if (ref !== undefined) {
+    try {
+      target = await deployRefTarget(context.cwd, app, ref, process.env);
+    } catch (error) {
+      if (!(error instanceof DeployRefError)) throw error;
+      return error.notAllowed
+        ? apiError(403, "ref not allowed", error.message)
+        : apiError(400, "unknown ref", error.message);
+    }
+  }
+  return context.deploy(app, { trigger: "api", actor, force, ...(target ? { target } : {}) });
+}
+
+/**
+ * `POST /api/apps/<app>/rollback` `{"to"?, "force"?}`: as `service rollback [<to>]`, answered like an
+ * acknowledged deploy; 409 while paused (unless `force`). With releases, `to` may be a kept release's id (the
+ * dashboard's "switch back").
+ */
+export async function rollbackAction(
+  context: AdminContext,
+  app: ResolvedApp,
+  request: Request,
+  actor: string,
+): Promise<Response> {
+  const asked = await deployBody(context, app, request, "to");
+  if (asked instanceof Response) return asked;
+  const { value: to, force } = asked;
   try {
     const target = await rollbackTarget(context.cwd, app, to, app.name, process.env);
-    return context.deploy(app, target);
+    return context.deploy(app, { trigger: "rollback", actor, target, force });
   } catch (error) {
     if (error instanceof RollbackTargetError) return apiError(409, "no rollback target", error.message);
     throw error;
@@ -66,9 +140,9 @@ export async function rollbackAction(context: AdminContext, app: ResolvedApp, re
 }
 
 /** `POST /api/deploys/<id>/cancel`: as `service cancel <id>`; answers once the deploy took the cancel. */
-export async function cancelAction(context: AdminContext, ref: string): Promise<Response> {
+export async function cancelAction(context: AdminContext, ref: string, actor: string): Promise<Response> {
   try {
-    const outcome = await cancelDeploy(context.cwd, ref, cancelledBy(CANCELLED_HOW));
+    const outcome = await cancelDeploy(context.cwd, ref, cancelledBy(CANCELLED_HOW, actor));
     return jsonResponse(200, outcome);
   } catch (error) {
     const message = (error as Error).message;
@@ -79,21 +153,26 @@ export async function cancelAction(context: AdminContext, ref: string): Promise<
 }
 
 /** `POST /api/apps/<app>/pause` `{"reason"?}`: as `service pause`; single-app mode pauses the service. */
-export async function pauseAction(context: AdminContext, app: ResolvedApp, request: Request): Promise<Response> {
+export async function pauseAction(
+  context: AdminContext,
+  app: ResolvedApp,
+  request: Request,
+  actor: string,
+): Promise<Response> {
   const body = await jsonBody(request);
   if (body instanceof Response) return body;
   const reason = field(body, "reason");
   if (reason instanceof Response) return reason;
   try {
-    return jsonResponse(200, { paused: true, ...pause(context.cwd, { app: app.name, reason }) });
+    return jsonResponse(200, { paused: true, ...pause(context.cwd, { app: app.name, reason, by: actor }) });
   } catch (error) {
     return apiError(400, "bad request", (error as Error).message);
   }
 }
 
 /** `POST /api/apps/<app>/resume`: as `service resume --app`; `resumed` is false when nothing was paused. */
-export function resumeAction(context: AdminContext, app: ResolvedApp): Response {
-  const lifted = resume(context.cwd, { app: app.name });
+export function resumeAction(context: AdminContext, app: ResolvedApp, actor: string): Response {
+  const lifted = resume(context.cwd, { app: app.name, by: actor });
   // A pause of every app outlives the lifting of one app's: say so rather than answer a resume that changed nothing.
   const still = pauseOf(context.cwd, app.name);
   if (still)

@@ -20,11 +20,21 @@ export interface AdminContext {
   trustProxy(): boolean;
   draining(): boolean;
   waiting(app: ResolvedApp): number;
-  /** Starts a deploy of `app` (of `target`: a rollback) and answers like an acknowledged webhook. */
-  deploy(app: ResolvedApp, target?: RollbackTarget): Response;
+  /** Starts a deploy of `app` and answers like an acknowledged webhook. */
+  deploy(app: ResolvedApp, request: AdminDeploy): Response;
   metrics: Metrics;
   /** Every secret no answer may carry: the admin token and the webhook secrets. */
   secrets(): string[];
+}
+
+/** A deploy the API asks for: a pull, a ref's commit (`target` with `ref`), or a rollback's (trigger `rollback`). */
+export interface AdminDeploy {
+  trigger: "api" | "rollback";
+  /** `admin@<client address>`, with the session's label when it has one (`admin:alice@…`). */
+  actor: string;
+  target?: RollbackTarget;
+  /** Asked with `force: true`: not held by a pause. */
+  force?: boolean;
 }
 
 export const appName = (app: ResolvedApp) => app.name ?? "default";

@@ -46,13 +46,27 @@ export const DASHBOARD_JS = `"use strict";
   function post(path, data) {
     return api(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(data || {}) }).then(function (res) {
       return res.json().then(function (answer) {
-        if (!res.ok) throw new Error(answer.message || answer.error || "HTTP " + res.status);
+        if (!res.ok) {
+          var error = new Error(answer.message || answer.error || "HTTP " + res.status);
+          error.code = answer.error;
+          error.paused = answer.paused;
+          throw error;
+        }
         return answer;
       });
     });
   }
   function act(path, data, done) {
     return post(path, data).then(done, function (error) { fail(error.message); });
+  }
+  // A deploy or a rollback while paused is refused (409 "paused"): asked again, it is sent with force.
+  function deployAct(path, data, done) {
+    return post(path, data).then(done, function (error) {
+      var paused = error.code === "paused" && error.paused;
+      var question = paused && "Deploys are paused: " + paused.reason + " (by " + paused.by + ", since " + new Date(paused.since).toLocaleString() + "). Deploy anyway?";
+      if (!paused || !window.confirm(question)) return fail(error.message);
+      return act(path, Object.assign({}, data, { force: true }), done);
+    });
   }
 
   function age(iso) {
@@ -72,6 +86,14 @@ export const DASHBOARD_JS = `"use strict";
     return entry.ok ? "ok" : "failed";
   }
   function badge(outcome) { return el("span", { class: "badge " + outcome, text: outcome.replace("_", " ") }); }
+  // A commit in words: its short hash, subject and author (all text).
+  function commitText(commit) {
+    if (!commit) return "–";
+    return short(commit.sha) + " " + commit.subject + (commit.author ? " (" + commit.author + ")" : "");
+  }
+  function deployAgain(entry, done) {
+    deployAct("apps/" + encodeURIComponent(entry.app || "default") + "/deploy", { ref: entry.id }, done);
+  }
   function field(dl, name, value) { dl.appendChild(el("dt", { text: name })); dl.appendChild(el("dd", {}, value)); }
 
   // Polling keeps the pages current: bounded (one request at a time), and paused while the tab is hidden.
@@ -107,8 +129,14 @@ export const DASHBOARD_JS = `"use strict";
     var id = "app-" + list.children.length;
     var info = el("dl");
     var running = null;
+    var ref = el("input", { id: id + "-ref", type: "text", maxlength: "250", placeholder: "empty: pull; or a tag, branch, commit" });
     var deploy = el("button", { type: "button", text: "Deploy now", onclick: function () {
-      act(path + "deploy", {}, function (ack) { say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
+      var wanted = ref.value.trim();
+      deployAct(path + "deploy", wanted ? { ref: wanted } : {}, function (ack) {
+        ref.value = "";
+        say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + ".");
+        refresh();
+      });
     } });
     var cancel = el("button", { type: "button", text: "Cancel running deploy", onclick: function () {
       if (running) act("deploys/" + running.id + "/cancel", {}, function () { say("Deploy " + running.id.slice(0, 8) + " cancelled."); refresh(); });
@@ -123,8 +151,9 @@ export const DASHBOARD_JS = `"use strict";
     var pauseForm = el("div", { class: "pause" }, el("label", { for: id + "-reason", text: "Reason to pause " + name }), reason, pause);
     // With releases: each kept one, the live one marked, the others with a "switch back" (a rollback to that release).
     var releases = el("div", { class: "releases" });
+    var refForm = el("div", { class: "pause" }, el("label", { for: id + "-ref", text: "Ref to deploy for " + name }), ref);
     var card = el("section", { class: "app", "aria-labelledby": id + "-name" },
-      el("h2", { id: id + "-name", text: name }), info,
+      el("h2", { id: id + "-name", text: name }), info, refForm,
       el("div", { class: "actions" }, deploy, cancel, resume), pauseForm, releases);
     function switchBack(release) {
       act(path + "rollback", { to: release.id }, function (ack) { say("Switch back to release " + release.id + ": deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
@@ -151,8 +180,8 @@ export const DASHBOARD_JS = `"use strict";
         running = app.running;
         info.textContent = "";
         field(info, "Deployed commit", el("code", { text: short(app.commit) }));
-        field(info, "State", app.paused ? el("span", { class: "badge paused", text: "paused: " + app.paused.reason }) : app.running ? badge("running") : "idle");
-        field(info, "Running", app.running ? el("span", {}, deployLink(app.running.id), " (" + app.running.trigger + ", " + age(app.running.since) + ")") : "none");
+        field(info, "State", app.paused ? el("span", {}, el("span", { class: "badge paused", text: "paused: " + app.paused.reason }), " by " + app.paused.by) : app.running ? badge("running") : "idle");
+        field(info, "Running", app.running ? el("span", {}, deployLink(app.running.id), " (" + app.running.trigger + (app.running.actor ? ", by " + app.running.actor : "") + ", " + age(app.running.since) + ")") : "none");
         field(info, "Waiting", String(app.waiting));
         field(info, "Last deploy", app.last ? el("span", {}, badge(app.last.outcome), " ", deployLink(app.last.id), " " + age(app.last.startedAt)) : "none yet");
         if (app.releases) field(info, "Live release", app.releases.live ? el("code", { text: app.releases.live.id }) : "none yet");
@@ -209,15 +238,20 @@ export const DASHBOARD_JS = `"use strict";
     refresh = every(3000, function () {
       return getJson("deploys?limit=50" + (query() ? "&" + query() : "")).then(function (entries) {
         table.textContent = "";
-        table.appendChild(el("thead", {}, el("tr", {}, el("th", { text: "Deploy" }), el("th", { text: "App" }), el("th", { text: "Trigger" }), el("th", { text: "Outcome" }), el("th", { text: "Started" }), el("th", { text: "Duration" }))));
+        table.appendChild(el("thead", {}, el("tr", {}, el("th", { text: "Deploy" }), el("th", { text: "App" }), el("th", { text: "Trigger" }), el("th", { text: "By" }), el("th", { text: "Commit" }), el("th", { text: "Outcome" }), el("th", { text: "Started" }), el("th", { text: "Duration" }), el("th", { text: "Actions" }))));
         var rows = el("tbody");
         entries.forEach(function (entry) {
+          var again = entry.status === "running" ? "" : el("button", { type: "button", text: "Deploy again", "aria-label": "Deploy again " + entry.id.slice(0, 8), onclick: function () {
+            deployAgain(entry, function (ack) { say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
+          } });
           rows.appendChild(el("tr", {}, el("td", {}, deployLink(entry.id)), el("td", { text: entry.app || "default" }), el("td", { text: entry.trigger || "" }),
-            el("td", {}, badge(outcomeLabel(entry))), el("td", { text: age(entry.startedAt) }), el("td", { text: entry.durationMs === null ? "" : (entry.durationMs / 1000).toFixed(1) + " s" })));
+            el("td", { class: "actor", text: entry.actor || "" }), el("td", { class: "commit", text: commitText(entry.commit) }),
+            el("td", {}, badge(outcomeLabel(entry)), entry.cancelledBy ? " by " + entry.cancelledBy : "", entry.forced ? " (forced)" : ""),
+            el("td", { text: age(entry.startedAt) }), el("td", { text: entry.durationMs === null ? "" : (entry.durationMs / 1000).toFixed(1) + " s" }), el("td", {}, again)));
         });
         var filtered = filters.app || filters.outcome || filters.since;
         var empty = filtered ? "No deploys match these filters." : failed ? "No failed deploys." : "No deploys yet.";
-        if (entries.length === 0) rows.appendChild(el("tr", {}, el("td", { colspan: "6", text: empty })));
+        if (entries.length === 0) rows.appendChild(el("tr", {}, el("td", { colspan: "9", text: empty })));
         table.appendChild(rows);
       });
     });
@@ -235,21 +269,22 @@ export const DASHBOARD_JS = `"use strict";
     var log = el("pre", { id: "log", tabindex: "0", "aria-label": "Deploy log" });
     var cancel = el("button", { type: "button", text: "Cancel this deploy", hidden: "" });
     var rollback = el("button", { type: "button", text: "Roll back to this deploy", hidden: "" });
+    var again = el("button", { type: "button", text: "Deploy again", hidden: "" });
     var record = null;
     content.textContent = "";
     content.appendChild(info);
-    content.appendChild(el("div", { class: "actions" }, cancel, rollback));
+    content.appendChild(el("div", { class: "actions" }, cancel, rollback, again));
     content.appendChild(outcome);
     content.appendChild(el("h2", { text: "Log" }));
     content.appendChild(log);
     cancel.addEventListener("click", function () {
       act("deploys/" + record.id + "/cancel", {}, function () { say("Cancelled."); load(); });
     });
+    function open(ack) { location.href = root + "deploys/" + encodeURIComponent(ack.id); }
     rollback.addEventListener("click", function () {
-      act("apps/" + encodeURIComponent(record.app || "default") + "/rollback", { to: record.id }, function (ack) {
-        location.href = root + "deploys/" + encodeURIComponent(ack.id);
-      });
+      deployAct("apps/" + encodeURIComponent(record.app || "default") + "/rollback", { to: record.id }, open);
     });
+    again.addEventListener("click", function () { deployAgain(record, open); });
     function show() {
       var result = record.result || {};
       var pull = result.pull || {};
@@ -257,13 +292,20 @@ export const DASHBOARD_JS = `"use strict";
       field(info, "Deploy", el("code", { text: record.id }));
       field(info, "App", record.app || "default");
       field(info, "Trigger", record.trigger || "");
+      if (record.actor) field(info, "By", record.actor);
+      if (record.ref) field(info, "Ref", el("code", { text: record.ref }));
+      if (record.forced) field(info, "Forced", "yes: it ran while deploys were paused");
       field(info, "Outcome", badge(outcomeLabel({ status: record.status, ok: result.ok, rolledBack: result.rolledBack })));
       field(info, "Started", record.startedAt ? new Date(record.startedAt).toLocaleString() + " (" + age(record.startedAt) + ")" : "");
       if (record.durationMs !== undefined && record.durationMs !== null) field(info, "Duration", (record.durationMs / 1000).toFixed(1) + " s");
-      if (pull.before || pull.after) field(info, "Commit", el("code", { text: short(pull.before) + " → " + short(pull.after) }));
+      if (pull.before || pull.after) field(info, "Commits", el("code", { text: short(pull.before) + " → " + short(pull.after) }));
+      if (result.commit) field(info, "Live commit", commitText(result.commit));
+      if (result.previousCommit) field(info, "Previous commit", commitText(result.previousCommit));
+      if (record.cancel) field(info, "Cancelled", (record.cancel.by ? "by " + record.cancel.by + ", " : "") + new Date(record.cancel.at).toLocaleString());
       if (result.error) field(info, "Error", result.error);
       cancel.hidden = record.status !== "running";
       rollback.hidden = !(record.status === "done" && result.ok === true && !result.rolledBack);
+      again.hidden = record.status === "running" || !pull.after;
     }
     function load() {
       return getJson("deploys/" + encodeURIComponent(ref)).then(function (data) { record = data; show(); return data; });

@@ -84,8 +84,8 @@ export function crossSite(request: Request, trustProxy: boolean): boolean {
 
 /** The admin token and the sessions of logged-in browsers. */
 export class AdminAuth {
-  /** Session id → expiry (ms); insertion order = oldest login first. */
-  private readonly sessions = new Map<string, number>();
+  /** Session id → expiry (ms) and the label given at login; insertion order = oldest login first. */
+  private readonly sessions = new Map<string, { expires: number; label?: string }>();
   private readonly currentToken: () => string;
   private lastToken: string | undefined;
 
@@ -127,24 +127,29 @@ export class AdminAuth {
     return this.session(request, now) !== undefined;
   }
 
-  private session(request: Request, now: number): string | undefined {
+  private session(request: Request, now: number): { expires: number; label?: string } | undefined {
     const id = cookie(request, SESSION_COOKIE);
     if (!id) return undefined;
-    const expires = this.sessions.get(id);
-    if (expires === undefined) return undefined;
-    if (expires <= now) {
+    const session = this.sessions.get(id);
+    if (session === undefined) return undefined;
+    if (session.expires <= now) {
       this.sessions.delete(id);
       return undefined;
     }
-    return id;
+    return session;
   }
 
-  /** A new session; its `Set-Cookie` value. */
-  login(secure: boolean, now = Date.now()): string {
-    for (const [id, expires] of this.sessions) if (expires <= now) this.sessions.delete(id);
+  /** The label the request's live session was given at login (who is at the dashboard), if any. */
+  label(request: Request, now = Date.now()): string | undefined {
+    return this.bearer(request) ? undefined : this.session(request, now)?.label;
+  }
+
+  /** A new session, with the label its user gave (cleaned by the caller); its `Set-Cookie` value. */
+  login(secure: boolean, now = Date.now(), label?: string): string {
+    for (const [id, session] of this.sessions) if (session.expires <= now) this.sessions.delete(id);
     while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
     const id = generateSecret();
-    this.sessions.set(id, now + SESSION_TTL_MS);
+    this.sessions.set(id, { expires: now + SESSION_TTL_MS, ...(label ? { label } : {}) });
     return `${SESSION_COOKIE}=${id}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_TTL_MS / 1000}${secure ? "; Secure" : ""}`;
   }
 

@@ -6,12 +6,16 @@ import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "../runtime/types.ts";
 import { clientAddress, clientKey, FailureThrottle } from "../http/throttle.ts";
 import { apiError, appName, deployRecord, Follows, listApps, listDeployments, type AdminContext } from "./api.ts";
-import { cancelAction, pauseAction, resumeAction, rollbackAction } from "./actions.ts";
+import { cancelAction, deployAction, pauseAction, resumeAction, rollbackAction } from "./actions.ts";
+import { oneLine } from "../system/actor.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
 import { AdminAuth, crossSite, isLoopback } from "./auth.ts";
 
 /** Largest body of a POST to the admin listener (`/login` carries one short field, an API action a small JSON object). */
 export const MAX_ADMIN_BODY_BYTES = 4096;
+
+/** Longest label a dashboard login may give itself (the name shown in the history). */
+const MAX_LABEL_CHARS = 40;
 
 /** Idle connections are closed after this; follow streams are exempt. */
 const IDLE_TIMEOUT_SECONDS = 30;
@@ -76,7 +80,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
           `the login form could not be read (${read.reason}; at most ${MAX_ADMIN_BODY_BYTES} bytes)`,
         );
       read.release();
-      const token = new URLSearchParams(Buffer.from(read.body ?? new Uint8Array()).toString("utf8")).get("token") ?? "";
+      const form = new URLSearchParams(Buffer.from(read.body ?? new Uint8Array()).toString("utf8"));
+      const token = form.get("token") ?? "";
       if (!auth.tokenMatches(token)) {
         const refused = token ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED);
         // A browser's form gets the form again, saying why; a script gets the JSON.
@@ -90,7 +95,12 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
             : "Wrong admin token.",
         );
       }
-      return new Response(null, { status: 303, headers: { location: "./", "set-cookie": auth.login(secure) } });
+      // The name given at login labels what this session does in the history: `admin:alice@<address>`.
+      const label = oneLine(form.get("label"), MAX_LABEL_CHARS)?.replace(/@/g, "-");
+      return new Response(null, {
+        status: 303,
+        headers: { location: "./", "set-cookie": auth.login(secure, Date.now(), label) },
+      });
     }
     if (path === "/logout" && method === "POST") {
       return new Response(null, {
@@ -117,11 +127,20 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     }
     if (!path.startsWith("/api/")) return jsonResponse(404, NOT_FOUND);
     if (!auth.authorized(request)) return refuse();
-    return api(request, url, control, client);
+    // Who acts, for the records: the client's address, and the session's label when its login gave one.
+    const label = auth.label(request);
+    const actor = () => `admin${label ? `:${label}` : ""}@${client()}`;
+    return api(request, url, control, client, actor);
   };
 
   /** The JSON API; the caller is authorized. */
-  const api = async (request: Request, url: URL, control: RequestControl, client: () => string): Promise<Response> => {
+  const api = async (
+    request: Request,
+    url: URL,
+    control: RequestControl,
+    client: () => string,
+    actor: () => string,
+  ): Promise<Response> => {
     const parts = url.pathname
       .split("/")
       .slice(2)
@@ -148,23 +167,17 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       if (!app) return apiError(404, "not found", `no app named ${JSON.stringify(name.slice(0, 100))}`);
       switch (action) {
         case "deploy":
-          if (options.draining())
-            return jsonResponse(
-              503,
-              { error: "shutting down", message: "the service is stopping and accepts no new deploys" },
-              { "retry-after": "30" },
-            );
-          return options.deploy(app);
+          return deployAction(options, app, request, actor());
         case "rollback":
-          return rollbackAction(options, app, request);
+          return rollbackAction(options, app, request, actor());
         case "pause":
-          return pauseAction(options, app, request);
+          return pauseAction(options, app, request, actor());
         case "resume":
-          return resumeAction(options, app);
+          return resumeAction(options, app, actor());
       }
     }
     if (resource === "deploys" && name && action === "cancel" && extra === undefined && method === "POST")
-      return cancelAction(options, name);
+      return cancelAction(options, name, actor());
     return jsonResponse(404, NOT_FOUND);
   };
 

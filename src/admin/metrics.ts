@@ -12,6 +12,7 @@ const DURATION_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
 export interface RunningDeploy {
   id: string;
   trigger: Trigger;
+  actor: string | null;
   since: string;
 }
 
@@ -53,7 +54,12 @@ export class Metrics {
   observe(app: string, sink: DeploySink | undefined): DeploySink {
     return (event) => {
       if (event.type === "start")
-        this.running.set(app, { id: event.id, trigger: event.trigger, since: event.startedAt.toISOString() });
+        this.running.set(app, {
+          id: event.id,
+          trigger: event.trigger,
+          actor: event.actor ?? null,
+          since: event.startedAt.toISOString(),
+        });
       if (event.type === "done") {
         if (this.running.get(app)?.id === event.result.id) this.running.delete(app);
         this.deployEnded(app, outcomeOf(event.result, event.cancelled), event.result.durationMs);

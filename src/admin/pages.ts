@@ -65,6 +65,8 @@ export function loginPage(root: string, status = 401, problem = ""): Response {
   const body = `<main class="login"><h1>service</h1>
 <form method="post" action="${root}login"><label for="token">Admin token</label>
 <input id="token" type="password" name="token" autocomplete="current-password" required autofocus>
+<label for="label">Your name (optional: the history shows who did what)</label>
+<input id="label" type="text" name="label" maxlength="40" autocomplete="username">
 <button type="submit">Log in</button></form>
 ${problem ? `<p role="alert">${problem}</p>` : ""}<p class="hint">The token is <code>adminToken</code> / <code>SERVICE_ADMIN_TOKEN</code>, or the one in <code>.service/admin.token</code>.</p></main>`;
   return new Response(shell("Log in", root, body), { status, headers: HEADERS });

@@ -11,6 +11,8 @@ import { queueKey } from "../queue/tickets.ts";
 import { OutboundCalls } from "../notify/outbound.ts";
 import { outboundSinks } from "../notify/sink.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
+import { deployRefTarget } from "../control/deploy-ref.ts";
+import { cliActor } from "../system/actor.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
 export const deployCommand = defineCommand({
@@ -26,22 +28,29 @@ export const deployCommand = defineCommand({
       type: "string",
       description: "Multi-app mode: the app to deploy (default: the app whose repoPath is the current directory)",
     },
+    ref: {
+      type: "string",
+      valueHint: "ref",
+      description:
+        "Deploy exactly this instead of pulling: a tag, a branch (as the remote has it now), a commit, or a deploy id " +
+        "(a retry of the commit that deploy tried); the checkout stays on its branch",
+    },
     force: { type: "boolean", description: "Deploy even while deploys are paused (service pause)" },
     cwd: cwdArg,
   },
   async run({ args }) {
     const { cwd, config, apps, app } = chooseApp(args);
-    const paused = pauseOf(cwd, app.name);
-    if (paused && !args.force)
-      throw new Error(
-        `deploys are paused: ${paused.reason} (${resumeHint(paused)} lifts the pause; --force deploys anyway)`,
-      );
+    refuseWhilePaused(cwd, app, args.force);
+    // Resolved before anything is queued: a ref that names nothing is one error line.
+    const target = args.ref === undefined ? undefined : await deployRefTarget(cwd, app, args.ref, process.env);
     await printLive((deployer, sink) =>
       deployer.deploy(
         {
           config: app,
           app: app.name,
           trigger: "cli",
+          actor: cliActor(),
+          ...(target ? { target } : {}),
           cwd,
           secrets: deploySecrets(config, apps, cwd, process.env),
           sink,
@@ -62,6 +71,15 @@ export const ROLLED_BACK_EXIT_CODE = 3;
 export function exitCodeOf(result: Pick<DeployResult, "ok" | "rolledBack">): number {
   if (!result.ok) return 1;
   return result.rolledBack ? ROLLED_BACK_EXIT_CODE : 0;
+}
+
+/** Refuses a deploy while the app's deploys are paused, unless `--force` (the record then says `forced`). */
+export function refuseWhilePaused(cwd: string, app: ResolvedApp, force: boolean | undefined): void {
+  const paused = pauseOf(cwd, app.name);
+  if (paused && !force)
+    throw new Error(
+      `deploys are paused: ${paused.reason} (since ${paused.since}, by ${paused.by}; ${resumeHint(paused)} lifts the pause; --force deploys anyway)`,
+    );
 }
 
 /** Long enough for three tries of a 10-second call and their backoff. */

@@ -25,6 +25,18 @@ function duration(ms: number | null): string {
   return `${minutes}m ${String(Math.round((ms % 60_000) / 1000)).padStart(2, "0")}s`;
 }
 
+/** Longest commit subject a listing shows: `service logs <id> --json` has all of it. */
+const SUBJECT_CHARS = 50;
+
+/** The commit a deploy left checked out: its short hash and subject (`-` while unknown), and the ref it was asked for. */
+function commitCell(entry: HistoryEntry): string {
+  const ref = entry.ref ? ` [ref ${entry.ref}]` : "";
+  if (!entry.commit) return `-${ref}`;
+  const { sha, subject } = entry.commit;
+  const cut = subject.length > SUBJECT_CHARS ? `${subject.slice(0, SUBJECT_CHARS - 1)}…` : subject;
+  return `${sha.slice(0, 7)} ${cut}${ref}`.trimEnd();
+}
+
 function table(entries: HistoryEntry[]): string {
   // A NOTE column only when a deploy's files are damaged: the mark sits on the row itself.
   const noted = entries.some((e) => e.problem);
@@ -43,6 +55,8 @@ function table(entries: HistoryEntry[]): string {
       "EXIT",
       "ROLLBACK",
       ...(released ? ["RELEASE"] : []),
+      "BY",
+      "COMMIT",
       ...(noted ? ["NOTE"] : []),
     ],
     ...entries.map((e) => [
@@ -53,10 +67,12 @@ function table(entries: HistoryEntry[]): string {
       e.event ?? "-",
       ...(delivered ? [e.delivery ?? "-"] : []),
       duration(e.durationMs),
-      resultLabel(e),
+      `${resultLabel(e)}${e.cancelledBy ? ` by ${e.cancelledBy}` : ""}${e.forced ? " (forced)" : ""}`,
       e.exitCode === null ? "-" : String(e.exitCode),
       e.rolledBack ? "yes" : "-",
       ...(released ? [e.release ?? "-"] : []),
+      e.actor ?? "-",
+      commitCell(e),
       ...(noted ? [e.problem ? `corrupt: ${e.problem}` : ""] : []),
     ]),
   ];

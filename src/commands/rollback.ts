@@ -2,7 +2,8 @@ import { defineCommand } from "citty";
 import { rollbackDeploy } from "../control/rollback.ts";
 import { cwdArg } from "./_cwd.ts";
 import { deploySecrets } from "../config/deploy-secrets.ts";
-import { chooseApp, printLive } from "./deploy.ts";
+import { cliActor } from "../system/actor.ts";
+import { chooseApp, printLive, refuseWhilePaused } from "./deploy.ts";
 
 export const rollbackCommand = defineCommand({
   meta: {
@@ -23,19 +24,27 @@ export const rollbackCommand = defineCommand({
       type: "string",
       description: "Multi-app mode: the app to roll back (default: the app whose repoPath is the current directory)",
     },
+    force: { type: "boolean", description: "Roll back even while deploys are paused (service pause)" },
     cwd: cwdArg,
   },
   async run({ args }) {
     const { cwd, config, apps, app } = chooseApp(args);
+    refuseWhilePaused(cwd, app, args.force);
     const target = typeof args.target === "string" && args.target !== "" ? args.target : undefined;
     await printLive((deployer, sink) =>
-      rollbackDeploy(deployer, target, {
-        config: app,
-        app: app.name,
-        cwd,
-        secrets: deploySecrets(config, apps, cwd, process.env),
-        sink,
-      }),
+      rollbackDeploy(
+        deployer,
+        target,
+        {
+          config: app,
+          app: app.name,
+          actor: cliActor(),
+          cwd,
+          secrets: deploySecrets(config, apps, cwd, process.env),
+          sink,
+        },
+        { force: args.force },
+      ),
     );
   },
 });

@@ -39,13 +39,25 @@ function describePoll(poll: NonNullable<AppStatus["poll"]>): string {
   return `${every}, last ${last.result} ${age(last.ageMs)}${last.detail ? `: ${last.detail}` : ""}${failing}`;
 }
 
+/** Whether it is paused, since when, by whom and why; or when and by whom the last pause was lifted. */
+function pausedText({ paused, resumed }: AppStatus): string {
+  if (paused) return `yes, since ${paused.since} by ${paused.by}${paused.reason ? ` (${paused.reason})` : ""}`;
+  if (!resumed) return "no";
+  return `no (resumed ${resumed.at} by ${resumed.by}; paused by ${resumed.pause.by}: ${resumed.pause.reason})`;
+}
+
 /** One app as a few aligned lines. */
 function describe(status: AppStatus): string {
-  const { paused, running, last } = status;
+  const { running, last } = status;
   const rows = [
     ["commit", short(status.commit)],
-    ["paused", paused ? `yes, since ${paused.since}${paused.reason ? ` (${paused.reason})` : ""}` : "no"],
-    ["running", running ? `${running.id} (${running.trigger ?? "?"}) since ${running.since}` : "none"],
+    ["paused", pausedText(status)],
+    [
+      "running",
+      running
+        ? `${running.id} (${running.trigger ?? "?"}${running.actor ? ` by ${running.actor}` : ""}) since ${running.since}`
+        : "none",
+    ],
     ["waiting", String(status.waiting)],
     ["last", last ? `${last.outcome} ${last.id} ${age(last.ageMs)}` : "none"],
     ...(status.poll ? [["polling", describePoll(status.poll)]] : []),

@@ -44,6 +44,8 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   heartbeatMs: { kind: "ms", env: "SERVICE_HEARTBEAT_MS" },
   branch: { kind: "string", env: "SERVICE_BRANCH" },
   events: { kind: "names", env: "SERVICE_EVENTS" },
+  deployRefs: { kind: "names", env: "SERVICE_DEPLOY_REFS" },
+  dedupeDeliveries: { kind: "boolean", env: "SERVICE_DEDUPE_DELIVERIES" },
   acknowledge: { kind: "boolean", env: "SERVICE_ACKNOWLEDGE" },
   maxBodyBytes: { kind: "positiveInt", env: "SERVICE_MAX_BODY_BYTES" },
   keepDeploys: { kind: "positiveInt", env: "SERVICE_KEEP_DEPLOYS" },

@@ -101,6 +101,16 @@ export interface UserConfig {
    * event); another event is answered "skipped". @default every event
    */
   events?: string[];
+  /**
+   * What `service deploy --ref` and the admin API's `ref` may name: patterns (`*` any characters) of tags and
+   * branches, like `[main, "v*"]`. A deploy id may always be named (a retry). @default any ref
+   */
+  deployRefs?: string[];
+  /**
+   * Answer a delivery id already seen for the app in the last 24 hours (a forge's retry) with `[skipped]
+   * duplicate delivery`, and deploy nothing. @default false
+   */
+  dedupeDeliveries?: boolean;
   /** Answer at once with the deploy id instead of streaming it (for Git hosts that time out). @default false */
   acknowledge?: boolean;
   /** Largest request body accepted (read only to check a signature or the branch); larger gets 413. @default 26214400 */
@@ -177,6 +187,7 @@ export interface ResolvedConfig
       | "secret"
       | "branch"
       | "events"
+      | "deployRefs"
       | "apps"
       | "adminPort"
       | "adminToken"
@@ -209,6 +220,7 @@ export interface ResolvedConfig
   secret?: string;
   branch?: string;
   events?: string[];
+  deployRefs?: string[];
   /** The `apps` entries as written (validated per field); empty in single-app mode. */
   apps: AppConfig[];
 }
@@ -226,6 +238,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     hostname: "0.0.0.0",
     heartbeatMs: 15_000,
     acknowledge: false,
+    dedupeDeliveries: false,
     maxBodyBytes: 25 * 1024 * 1024,
     keepDeploys: 200,
     keepDays: 0,

@@ -2,7 +2,8 @@ import type { ResolvedApp } from "../config/apps.ts";
 import { cancelDeploy, cancelledBy, type CancelResult } from "../queue/cancel.ts";
 import type { Deployer } from "../deploy/deployer.ts";
 import type { DeployResult, DeploySink } from "../types.ts";
-import { pause, resume, type Pause } from "../queue/pause.ts";
+import { pause, pauseOf, resume, type Pause } from "../queue/pause.ts";
+import { libraryActor } from "../system/actor.ts";
 import { rollbackDeploy } from "./rollback.ts";
 import { readStatus, selectApps, type AppStatus } from "./status.ts";
 
@@ -11,9 +12,10 @@ export interface ServerControl {
   /**
    * Deploys an earlier commit through the server's queue and logs (`service rollback`): `target` is a deploy id,
    * an id prefix, `last-ok` or a commit; none = the newest ok deploy whose commit differs from HEAD. Rejects
-   * (nothing queued) when the target names nothing deployable or the app is unknown.
+   * (nothing queued) when the target names nothing deployable or the app is unknown, and while the app's deploys
+   * are paused unless `force` (the record then says `forced: true`).
    */
-  rollback(target?: string, options?: { app?: string; sink?: DeploySink }): Promise<DeployResult>;
+  rollback(target?: string, options?: { app?: string; sink?: DeploySink; force?: boolean }): Promise<DeployResult>;
   /** Each app's deployed commit, pause, running deploy, waiting count and last outcome (`service status --json`). */
   status(options?: { app?: string }): Promise<AppStatus[]>;
   /**
@@ -55,21 +57,26 @@ export function serverControl(ctx: ControlContext): ServerControl {
       if (apps.length !== 1)
         throw new Error(`several apps: name the one to roll back (apps: ${apps.map((a) => a.name).join(", ")})`);
       const app = apps[0]!;
-      const deploy = rollbackDeploy(ctx.deployer, target, {
-        config: app,
-        app: app.name,
-        cwd,
-        secrets: ctx.secrets(),
-        sink: options.sink,
-      });
+      // Pause means pause for every trigger (docs/deploy-control.md "Pause"): refused unless forced.
+      const paused = pauseOf(cwd, app.name);
+      if (paused && !options.force)
+        throw new Error(
+          `deploys are paused: ${paused.reason} (since ${paused.since}, by ${paused.by}); force: true rolls back anyway`,
+        );
+      const deploy = rollbackDeploy(
+        ctx.deployer,
+        target,
+        { config: app, app: app.name, actor: libraryActor(), cwd, secrets: ctx.secrets(), sink: options.sink },
+        { force: options.force },
+      );
       ctx.track("rollback", deploy);
       return deploy;
     },
     async status(options = {}) {
       return readStatus(cwd, selectApps(ctx.apps(), options.app));
     },
-    cancel: (id) => cancelDeploy(cwd, id, cancelledBy("library")),
-    pause: (options = {}) => pause(cwd, { ...options, app: knownApp(ctx.apps(), options.app) }),
-    resume: (options = {}) => resume(cwd, { app: knownApp(ctx.apps(), options.app) }),
+    cancel: (id) => cancelDeploy(cwd, id, cancelledBy("library", libraryActor())),
+    pause: (options = {}) => pause(cwd, { ...options, app: knownApp(ctx.apps(), options.app), by: libraryActor() }),
+    resume: (options = {}) => resume(cwd, { app: knownApp(ctx.apps(), options.app), by: libraryActor() }),
   };
 }

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { findDeploy, isDeployRef, listDeploys, readDeployRecord, type HistoryEntry } from "../history/read.ts";
 import type { Deployer } from "../deploy/deployer.ts";
 import type { DeployResult, RollbackTarget } from "../types.ts";
-import { gitQuery, headCommit, short } from "../system/git.ts";
+import { headCommit, resolveCommit, short } from "../system/git.ts";
 import type { DeployOptions, DeploySettings } from "../deploy/types.ts";
 
 /** A rollback that cannot be queued: the target names nothing deployable. Nothing was queued. */
@@ -82,25 +82,35 @@ export async function rollbackTarget(
       throw new RollbackTargetError(`release ${ref} is not a kept release of ${layout.releases}`);
     return { commit: meta.commit, deployId: meta.deployId, release: meta.id };
   }
-  if (isDeployRef(ref) && ref !== "last") {
-    const found = findDeploy(cwd, ref);
-    if (typeof found !== "string") {
-      if (!mine(found))
-        throw new RollbackTargetError(
-          `deploy ${found.id} is a deploy of app "${found.app ?? "(none)"}", not of "${app}"`,
-        );
-      return fromDeploy(found);
-    }
-    if (found.includes("matches")) throw new RollbackTargetError(found);
-  }
+  const deploy = appDeploy(cwd, ref, app, RollbackTargetError);
+  if (deploy) return fromDeploy(deploy);
   // Not a deploy: a commit of the repository (a hash, a tag, a branch), resolved here so nothing is queued for a typo.
   if (ref.startsWith("-")) throw new RollbackTargetError(`"${ref}" is neither a deploy id nor a commit`);
-  const { code, stdout } = existsSync(repoPath)
-    ? await gitQuery(repoPath, ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`], env)
-    : { code: 1, stdout: "" };
-  if (code !== 0 || !stdout)
+  const commit = existsSync(repoPath) ? await resolveCommit(repoPath, ref, env) : null;
+  if (!commit)
     throw new RollbackTargetError(`"${ref}" is neither a deploy id nor a commit of the repository ${repoPath}`);
-  return { commit: stdout, deployId: null };
+  return { commit, deployId: null };
+}
+
+/**
+ * The deploy of `app` (every deploy without one) that `ref` names by its id or a prefix of it; undefined when it
+ * names none. Throws `Failure` when it names several, or a deploy of another app.
+ */
+export function appDeploy(
+  cwd: string,
+  ref: string,
+  app: string | undefined,
+  Failure: new (message: string) => Error,
+): HistoryEntry | undefined {
+  if (!isDeployRef(ref) || ref === "last") return undefined;
+  const found = findDeploy(cwd, ref);
+  if (typeof found === "string") {
+    if (found.includes("matches")) throw new Failure(found);
+    return undefined;
+  }
+  if (app !== undefined && found.app !== app)
+    throw new Failure(`deploy ${found.id} is a deploy of app "${found.app ?? "(none)"}", not of "${app}"`);
+  return found;
 }
 
 /**
@@ -112,8 +122,9 @@ export async function rollbackDeploy(
   deployer: Deployer,
   ref: string | undefined,
   options: Omit<DeployOptions, "trigger" | "target">,
+  control: { force?: boolean } = {},
 ): Promise<DeployResult> {
   const env = options.env ?? process.env;
   const target = await rollbackTarget(options.cwd, options.config, ref, options.app, env);
-  return deployer.deploy({ ...options, trigger: "rollback", target });
+  return deployer.deploy({ ...options, trigger: "rollback", target }, control);
 }

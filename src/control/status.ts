@@ -2,7 +2,7 @@ import type { ResolvedApp } from "../config/apps.ts";
 import { headCommit } from "../system/git.ts";
 import { processAlive } from "../system/liveness.ts";
 import { isActiveHere } from "../history/log.ts";
-import { pauseOf, type Pause } from "../queue/pause.ts";
+import { lastResume, pauseOf, type Pause, type Resume } from "../queue/pause.ts";
 import { readPollState, type PollResult } from "./poll.ts";
 import { queueKey, scanTickets, ticketDir } from "../queue/tickets.ts";
 import { listDeploys, resultLabel, readDeployRecord, type HistoryEntry } from "../history/read.ts";
@@ -18,10 +18,12 @@ export interface AppStatus {
   repoPath: string;
   /** The commit checked out in repoPath (HEAD); null when there is none. */
   commit: string | null;
-  /** The pause in force (reason, since), or null. */
+  /** The pause in force (reason, since, by), or null. */
   paused: Pause | null;
-  /** The deploy running now: its id, who asked for it, and since when (ISO). */
-  running: { id: string; trigger: string | null; since: string } | null;
+  /** The last lift of this app's pause (the whole service's in single-app mode): who, when, the pause; or null. */
+  resumed: Resume | null;
+  /** The deploy running now: its id, how and by whom it was asked for, and since when (ISO). */
+  running: { id: string; trigger: string | null; actor: string | null; since: string } | null;
   /** Deploys of the repository waiting in its queue. */
   waiting: number;
   /** The newest deploy that ended: its id, outcome (as `service logs` says it), end time (ISO) and age in ms. */
@@ -88,7 +90,10 @@ async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[],
     repoPath: app.repoPath,
     commit: await headCommit(app.repoPath, process.env),
     paused: pauseOf(cwd, app.name) ?? null,
-    running: current ? { id: current.id, trigger: current.trigger, since: current.startedAt } : null,
+    resumed: lastResume(cwd, app.name) ?? null,
+    running: current
+      ? { id: current.id, trigger: current.trigger, actor: current.actor, since: current.startedAt }
+      : null,
     waiting: Math.max(0, tickets - (current ? 1 : 0)),
     poll: pollStatus(cwd, app, now),
     releases: await releasesStatus(cwd, app),

@@ -5,6 +5,7 @@ import { Cancellation, CancelWatch } from "../queue/cancel.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { DeployQueue, QueueFullError } from "../queue/queue.ts";
 import { queueKey } from "../queue/tickets.ts";
+import { cleanActor } from "../system/actor.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
 import { KILL_GRACE_MS, killGroup, RunningProcesses } from "../system/process.ts";
 import type { DeployResult } from "../types.ts";
@@ -32,6 +33,8 @@ async function recordNotRun(
     run: { stdout: "", stderr: "", exitCode: null, timedOut: false, script: options.config.runScript },
     error,
     rolledBack: false,
+    commit: null,
+    previousCommit: null,
   };
   // Nothing ran: it ends the moment it starts.
   return run.end(produced, ending, run.startedAt);
@@ -64,10 +67,13 @@ export class Deployer {
   deploy(requested: DeployOptions, control: { force?: boolean } = {}): Promise<DeployResult> {
     // The id is made here, once, before the queue: its ticket names it, so a process that finds it interrupted can
     // mark its log.
+    // Force matters only while a pause holds the app: then the record says it went past that pause.
+    const pause = control.force ? pauseOf(requested.cwd, requested.app) : undefined;
     const options: PlannedDeploy = {
       logger: this.logger,
       outbound: this.outbound,
       ...requested,
+      ...(pause ? { forced: `${pause.reason} (since ${pause.since}, by ${pause.by})` } : {}),
       id: requested.id ?? crypto.randomUUID(),
     };
     const key = queueKey(options.config.repoPath);
@@ -81,7 +87,8 @@ export class Deployer {
         return result;
       };
       const cancellation = new Cancellation();
-      const task = () => done(this.running(cancellation, () => runDeploy({ ...options, cancellation })));
+      const planned: PlannedDeploy = { ...options, cancellation };
+      const task = () => done(this.running(cancellation, () => runDeploy(planned)));
       const result = this.queue.run(key, task, {
         limit: options.config.queueLimit,
         deploy: { id, logs: resolve(options.cwd, LOG_DIR) },
@@ -90,20 +97,21 @@ export class Deployer {
             id,
             app: options.app,
             trigger: options.trigger,
+            actor: cleanActor(options.actor) ?? null,
             repoPath: options.config.repoPath,
           });
           options.sink?.({ type: "queued", position });
         },
         held: control.force ? undefined : () => pauseOf(options.cwd, options.app) !== undefined,
-        onCancel: (reason) => done(recordCancelled(options, reason)),
-        onRefused: (reason) => done(recordNotRun(options, `not started: ${reason}`, reason, "done")),
+        onCancel: (reason) => done(recordCancelled(planned, reason)),
+        onRefused: (reason) => done(recordNotRun(planned, `not started: ${reason}`, reason, "done")),
       });
       // Watched once queued (a full queue throws above): a request taken while it waits ends it in the queue.
-      const unwatch = this.cancels.watch(
-        options.cwd,
-        id,
-        (by) => this.queue.cancelOne(id, by) || cancellation.cancel(by),
-      );
+      const unwatch = this.cancels.watch(options.cwd, id, (by, mark) => {
+        // Marked first: a deploy that still waits is ended right away, and its record says who cancelled it.
+        cancellation.mark = mark;
+        if (!this.queue.cancelOne(id, by)) cancellation.cancel(by, mark);
+      });
       void result.finally(unwatch).catch(() => {});
       return result;
     } catch (error) {

@@ -1,6 +1,7 @@
 import { readDeployVariables } from "../config/env.ts";
+import { commitInfos } from "../system/git.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
-import type { DeployResult, RollbackTarget } from "../types.ts";
+import type { CommitInfo, DeployResult } from "../types.ts";
 import { scriptEnv } from "./env.ts";
 import { healthStep } from "./health.ts";
 import { reloadFromRepo } from "./repo-config.ts";
@@ -10,11 +11,12 @@ import { describeFailure, scriptStep } from "./script.ts";
 import { DeployState } from "./state.ts";
 import type { DeployContext, PlannedDeploy } from "./types.ts";
 import { pullAndVerify } from "./verify.ts";
+import { checkoutStep } from "./verify-push.ts";
 
 /**
- * One deploy, start to end: its variables read, then the plain flow (pull and run in repoPath), or with
- * `releases` the releases flow (release-flow.ts, loaded only then). Never throws: whatever goes wrong ends in the
- * result, the `[done]` line and the log files.
+ * One deploy, start to end: its variables read and its checkout checked, then the plain flow (pull and run in
+ * repoPath), or with `releases` the releases flow (release-flow.ts, loaded only then). Never throws: whatever goes
+ * wrong ends in the result, the `[done]` line and the log files.
  */
 export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   // Read before the run starts: the values read from files are secrets its every line is redacted of.
@@ -24,6 +26,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   const ctx = contextOf(options, run, variables.vars);
   const { step } = run;
   run.start();
+  if (options.forced) step("deploy", `forced: deploys are paused: ${options.forced}`);
   for (const notice of options.notices ?? []) step("config", notice);
   const state = new DeployState(ctx.config.runScript);
   // docs/deploy-control.md "Cancel: `service cancel <id>`": its commands are stopped (deployer.ts); what has not
@@ -34,28 +37,32 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     step("deploy", `cancelled ${by}: stopping its commands (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`);
   });
   try {
-    // A deploy without its variables (a missing secret file, a malformed line) does not start at all.
+    // A deploy without its variables (a missing secret file, a malformed line) does not start at all; nor one
+    // whose checkout is on another branch than the app deploys.
     if (variables.problem) {
       state.error = `the deploy's variables cannot be read: ${variables.problem}`;
       step("config", `${state.error}; nothing runs`);
-    } else if (ctx.config.releases) {
-      const { releaseFlow } = await import("./release-flow.ts");
-      await releaseFlow(ctx, state, options.target);
-    } else await plainFlow(ctx, state, options.target);
+    } else if (!(state.error = await checkoutStep(ctx))) {
+      if (ctx.config.releases) {
+        const { releaseFlow } = await import("./release-flow.ts");
+        await releaseFlow(ctx, state, options);
+      } else await plainFlow(ctx, state, options);
+    }
   } catch (caught) {
     state.error = `internal error: ${(caught as Error).message}`;
     step("deploy", state.error);
   }
+  const commits = await commitsOf(ctx, state.liveCommit(), state.pulled.before);
   // Nothing follows the `[done]` line: a cancel that comes while the deploy ends changes nothing.
   ended = true;
   const by = ctx.cancelled();
-  return run.end(state.produced(by, options.target), by ? "cancelled" : "done");
+  return run.end({ ...commits, ...state.produced(by, options.target) }, by ? "cancelled" : "done");
 }
 
 /** The spec's deploy: pull (or reset) and the run script in repoPath, the health check, the rollback. */
-async function plainFlow(ctx: DeployContext, state: DeployState, target: RollbackTarget | undefined): Promise<void> {
+async function plainFlow(ctx: DeployContext, state: DeployState, options: PlannedDeploy): Promise<void> {
   const { config, run } = ctx;
-  if (!(await pullAndVerify(ctx, state, target))) return;
+  if (!(await pullAndVerify(ctx, state, options))) return;
   // Post-pull reload (docs/configuration.md "Config from the repository"), then the run script.
   reloadFromRepo(config, ctx.cwd, ctx.processEnv, run.step, ctx.app);
   const ran = (state.ran = await scriptStep(ctx, "run", run.output("run", state.runOut)));
@@ -71,12 +78,32 @@ async function plainFlow(ctx: DeployContext, state: DeployState, target: Rollbac
   }
 }
 
+/** What went live and what was live before, in words (never throws: a record without them is still a record). */
+async function commitsOf(
+  ctx: DeployContext,
+  live: string | null,
+  before: string | null,
+): Promise<{ commit: CommitInfo | null; previousCommit: CommitInfo | null }> {
+  try {
+    const found = await commitInfos(
+      ctx.config.repoPath,
+      [live, before].filter((c) => c !== null),
+      ctx.env,
+    );
+    return { commit: (live && found.get(live)) || null, previousCommit: (before && found.get(before)) || null };
+  } catch {
+    return { commit: null, previousCommit: null };
+  }
+}
+
 /** The deploy's stages' context: a copy of the settings (the reload changes it) and the script's environment. */
 function contextOf(options: PlannedDeploy, run: DeployRun, appVariables: Record<string, string>): DeployContext {
   const processEnv = options.env ?? process.env;
   const variables: Record<string, string> = {
     SERVICE_DEPLOY_ID: run.id,
     SERVICE_TRIGGER: options.trigger,
+    // Always set (empty when unknown), like SERVICE_EVENT below.
+    SERVICE_ACTOR: run.actor ?? "",
     SERVICE_REPO_PATH: options.config.repoPath,
     // Always set (empty without a forge event), so a value in the service's own environment never passes for one.
     SERVICE_EVENT: run.forge.event ?? "",

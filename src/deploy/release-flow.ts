@@ -25,7 +25,7 @@ import { recoverReleases } from "./release-recovery.ts";
 import { reloadFromRepo } from "./repo-config.ts";
 import { describeFailure, scriptStep } from "./script.ts";
 import type { DeployState } from "./state.ts";
-import type { DeployContext } from "./types.ts";
+import type { DeployContext, PlannedDeploy } from "./types.ts";
 import { pullAndVerify, refusal, verifyCheckout } from "./verify.ts";
 
 /** A release as the flow moves between them. */
@@ -39,8 +39,9 @@ interface Release {
 export async function releaseFlow(
   ctx: DeployContext,
   state: DeployState,
-  target: RollbackTarget | undefined,
+  options: Pick<PlannedDeploy, "target" | "pushed">,
 ): Promise<void> {
+  const { target } = options;
   const { config, run } = ctx;
   const say = (text: string) => run.step("release", text);
   const settings = resolveReleases(config.releases!, ctx.cwd);
@@ -57,7 +58,7 @@ export async function releaseFlow(
   try {
     const kept = target && keptFor(layout, target);
     if (kept) await instantSwitch(ctx, state, layout, kept, previous);
-    else await buildAndSwitch(ctx, state, layout, settings.shared, previous, target);
+    else await buildAndSwitch(ctx, state, layout, settings.shared, previous, options);
   } finally {
     const protect = [liveReleaseId(layout), previous?.id, state.release?.id];
     const pruned = await pruneReleases(layout, settings.keep, protect, config.repoPath, ctx.env);
@@ -72,14 +73,15 @@ async function buildAndSwitch(
   layout: ReleaseLayout,
   shared: string[],
   previous: Release | null,
-  target: RollbackTarget | undefined,
+  options: Pick<PlannedDeploy, "target" | "pushed">,
 ): Promise<void> {
+  const { target } = options;
   const { config, run } = ctx;
   const say = (text: string) => run.step("release", text);
   const stays = `current stays ${previous ? `release ${previous.id}` : "unset (no release yet)"}`;
   if (target)
     say(`no kept release of ${short(target.commit)}: building a new release of it (it was pruned, or never made)`);
-  const verified = await pullAndVerify(ctx, state, target);
+  const verified = await pullAndVerify(ctx, state, options);
   const commit = state.pulled.after;
   if (state.error || !commit) {
     state.error ??= "the clone has no commit to prepare a release of";

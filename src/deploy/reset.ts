@@ -1,27 +1,39 @@
 import { existsSync } from "node:fs";
-import { gitResetHard, headCommit, short } from "../system/git.ts";
+import { gitFetch, gitResetHard, headCommit, inspectRepo, resolveCommit, short } from "../system/git.ts";
+import type { RollbackTarget } from "../types.ts";
 import type { PullState } from "./pull.ts";
 import type { DeployContext } from "./types.ts";
 
 /**
- * The stage that replaces the pull in a `service rollback`: HEAD before, `git reset --hard <commit>`, HEAD
- * after, recorded like a pull so the record is as usable a later target as any deploy's. Returns what went
- * wrong, or null.
+ * The stage that replaces the pull in a `service rollback` and a deploy of a ref: HEAD before, `git reset --hard
+ * <commit>`, HEAD after, recorded like a pull so the record is as usable a later target as any deploy's. A ref's
+ * commit that is not in the repository yet is fetched first. Returns what went wrong, or null.
  */
-export async function resetStep(ctx: DeployContext, state: PullState, commit: string): Promise<string | null> {
+export async function resetStep(ctx: DeployContext, state: PullState, target: RollbackTarget): Promise<string | null> {
   const { config, env, run } = ctx;
+  const { commit } = target;
   if (!existsSync(config.repoPath)) {
     run.step("pull", `failed: repoPath ${config.repoPath} does not exist`);
     return `repoPath ${config.repoPath} does not exist`;
   }
+  const what = target.ref === undefined ? "rollback" : `ref ${target.ref}`;
+  const deadline = Date.now() + config.runTimeoutMs;
+  if (target.ref !== undefined && !(await resolveCommit(config.repoPath, commit, env))) {
+    const repo = await inspectRepo(config.repoPath, env);
+    if (repo.hasRemote) {
+      run.step("pull", `${what}: git fetch (${short(commit)} is not in the repository yet)`);
+      await gitFetch(config.repoPath, { env, deadline, onOutput: run.output("pull", state.out) });
+    }
+    if (!(await resolveCommit(config.repoPath, commit, env))) {
+      const error = `${what}: commit ${short(commit)} is not in the repository${repo.hasRemote ? " after git fetch" : ""}`;
+      run.step("pull", `failed: ${error}`);
+      return error;
+    }
+  }
   const before = (state.before = await headCommit(config.repoPath, env));
   env.SERVICE_COMMIT_BEFORE = before ?? "";
-  run.step("pull", `rollback: git reset --hard ${short(commit)} (from ${short(before)})`);
-  const reset = await gitResetHard(config.repoPath, commit, {
-    env,
-    deadline: Date.now() + config.runTimeoutMs,
-    onOutput: run.output("pull", state.out),
-  });
+  run.step("pull", `${what}: git reset --hard ${short(commit)} (from ${short(before)})`);
+  const reset = await gitResetHard(config.repoPath, commit, { env, deadline, onOutput: run.output("pull", state.out) });
   state.success = reset.exitCode === 0;
   const after = (state.after = await headCommit(config.repoPath, env));
   env.SERVICE_COMMIT = after ?? "";

@@ -1,13 +1,14 @@
 import type { Captures } from "./capture.ts";
-import type { DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step } from "../types.ts";
+import type { CommitInfo, DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step } from "../types.ts";
 import { pruneLogs } from "../history/retention.ts";
 import { DeployLog } from "../history/log.ts";
 import type { DeployRecord } from "../history/record.ts";
+import { cleanActor } from "../system/actor.ts";
 import { OutputRedactor, Redaction } from "../system/redact.ts";
 import type { DeployOptions, PlannedDeploy, RunTranscript } from "./types.ts";
 
 /** What a deploy produced; its ending adds the id, the log files and the times. */
-export type Produced = Omit<DeployResult, "id" | "log" | "startedAt" | "finishedAt" | "durationMs">;
+export type Produced = Omit<DeployResult, "id" | "log" | "startedAt" | "finishedAt" | "durationMs" | "actor">;
 
 /** How a deploy's record ends: it ran (whatever its result), or it was cancelled before it started. */
 export type Ending = Extract<DeployRecord["status"], "done" | "cancelled">;
@@ -22,6 +23,8 @@ export class DeployRun implements RunTranscript {
   readonly startedAt = new Date();
   private readonly redaction: Redaction;
   readonly forge: ForgeDelivery;
+  /** Who started it, cleaned and redacted like every other text of the deploy. */
+  readonly actor: string | null;
   private readonly log: DeployLog;
   private readonly sinks: DeploySink[];
   /** Output held back by redactors (a secret may span two chunks), released before each line of the service. */
@@ -32,6 +35,9 @@ export class DeployRun implements RunTranscript {
     this.id = options.id;
     this.redaction = new Redaction(options.secrets ?? []);
     this.forge = forgeOf(options, this.redaction);
+    const actor = cleanActor(options.actor);
+    this.actor = actor ? this.redaction.text(actor) : null;
+    const ref = options.target?.ref;
     this.log = new DeployLog(
       options.cwd,
       {
@@ -39,6 +45,10 @@ export class DeployRun implements RunTranscript {
         startedAt: this.startedAt,
         ...this.forge,
         trigger: options.trigger,
+        actor: this.actor,
+        ...(ref !== undefined ? { ref: this.redaction.text(ref) } : {}),
+        ...(options.forced ? { forced: true } : {}),
+        ...(options.pushed ? { pushed: options.pushed } : {}),
         repoPath: config.repoPath,
         runScript: this.redaction.text(config.runScript),
         app: options.app,
@@ -51,6 +61,9 @@ export class DeployRun implements RunTranscript {
       id: this.id,
       app: options.app,
       trigger: options.trigger,
+      actor: this.actor,
+      ...(ref !== undefined ? { ref: this.redaction.text(ref) } : {}),
+      ...(options.forced ? { forced: true as const } : {}),
       forge: this.forge,
       cwd: options.cwd,
       repoPath: config.repoPath,
@@ -71,6 +84,7 @@ export class DeployRun implements RunTranscript {
       startedAt: this.startedAt,
       trigger: options.trigger,
       repoPath: options.config.repoPath,
+      actor: this.actor,
       ...forge,
     });
   }
@@ -116,10 +130,13 @@ export class DeployRun implements RunTranscript {
         : {}),
       rolledBack: produced.rolledBack,
       ...(healthCheck ? { healthCheck: checked(healthCheck) } : {}),
-      ...(target ? { target } : {}),
+      ...(target ? { target: target.ref === undefined ? target : { ...target, ref: redaction.text(target.ref) } } : {}),
       ...(verify ? { verify: { ...verify, reason: verify.reason && redaction.text(verify.reason) } } : {}),
       ...(release ? { release } : {}),
       ...(switchedBack ? { switchedBack } : {}),
+      actor: this.actor,
+      commit: redactedCommit(produced.commit, redaction),
+      previousCommit: redactedCommit(produced.previousCommit, redaction),
       log: { id: this.id, json: log.jsonPath, log: log.logPath },
       startedAt: this.startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),
@@ -135,7 +152,12 @@ export class DeployRun implements RunTranscript {
     if (event.type !== "output") for (const redactor of this.redactors) redactor.flush();
     this.log.write(event);
     // The record is final before the client reads `[done]`, and a record that could not be kept is said before it.
-    if (event.type === "done") this.log.finish(event.result, event.cancelled ? "cancelled" : "done");
+    if (event.type === "done")
+      this.log.finish(
+        event.result,
+        event.cancelled ? "cancelled" : "done",
+        event.cancelled ? { cancel: this.options.cancellation?.mark ?? { by: null, at: event.result.finishedAt } } : {},
+      );
     this.tell(event);
   }
 
@@ -177,4 +199,9 @@ function forgeOf(options: DeployOptions, redaction: Redaction): ForgeDelivery {
 function servedOf(options: DeployOptions, redaction: Redaction): DeployOptions["served"] {
   const { served } = options;
   return served && { requests: served.requests, deliveries: served.deliveries.map((d) => redaction.text(d)) };
+}
+
+/** A commit's words redacted like the deploy's output: a message may quote a secret. */
+function redactedCommit(commit: CommitInfo | null, redaction: Redaction): CommitInfo | null {
+  return commit && { ...commit, subject: redaction.text(commit.subject), author: redaction.text(commit.author) };
 }

@@ -27,8 +27,21 @@ export class DeployState {
     this.ran = { exitCode: null, timedOut: false, script };
   }
 
+  /**
+   * The commit live when the deploy ended: the release `current` names (with releases), else the one checked out
+   * (after a rollback, the one rolled back to).
+   */
+  liveCommit(): string | null {
+    const { release, rollback, pulled } = this;
+    if (release) return release.live ? release.commit : (release.previous?.commit ?? null);
+    return this.rolledBack && rollback ? rollback.to : pulled.after;
+  }
+
   /** What the deploy produced; `cancelledBy` names who cancelled it, when someone did. */
-  produced(cancelledBy: string | undefined, target: RollbackTarget | undefined): Produced {
+  produced(
+    cancelledBy: string | undefined,
+    target: RollbackTarget | undefined,
+  ): Omit<Produced, "commit" | "previousCommit"> {
     const { pulled, ran, runOut, error, healthCheck, rollback, release, verify } = this;
     const succeeded = this.ok ?? (pulled.success && ran.exitCode === 0 && error === null);
     return {

@@ -27,6 +27,7 @@ export type DeploySettings = Pick<
   | "maxLogBytes"
   | "status"
   | "notify"
+  | "branch"
 > &
   HealthSettings &
   Partial<Pick<ResolvedConfig, "allowedSigners" | "env" | "envFile" | "releases" | "activateScript">>;
@@ -39,8 +40,17 @@ export interface DeployOptions {
   /** The app deployed (multi-app mode); named in the logs and the script's environment. */
   app?: string;
   trigger: Trigger;
-  /** A `service rollback`: reset to this commit instead of pulling (docs/deploy-control.md "`service rollback`"). */
+  /** Who asked for it (docs/log-files.md "Who deployed what"); cleaned and redacted before it is recorded. */
+  actor?: string;
+  /**
+   * A `service rollback` or a deploy of a ref: reset to this commit instead of pulling (docs/deploy-control.md
+   * "`service rollback`", "Deploy a ref").
+   */
   target?: RollbackTarget;
+  /** Set by the deployer when a deploy asked with force goes past a pause: that pause, described (`forced: true`). */
+  forced?: string;
+  /** The commit a forge's delivery names as pushed: after the pull, HEAD must be it or a descendant of it. */
+  pushed?: string;
   /** The forge event and delivery id of a webhook deploy (recorded, and given to the script). */
   event?: string | null;
   delivery?: string | null;
@@ -75,6 +85,10 @@ export interface OutboundDeploy {
   id: string;
   app?: string;
   trigger: Trigger;
+  /** Who started it (cleaned), and the ref a deploy of a ref named. */
+  actor: string | null;
+  ref?: string;
+  forced?: true;
   cwd: string;
   repoPath: string;
   config: Pick<DeploySettings, "status" | "notify">;

@@ -6,12 +6,13 @@
 import { resolve } from "node:path";
 import { isInside, readUserFile } from "../system/files.ts";
 import { gitQuery, gitResetHard, short } from "../system/git.ts";
-import type { RollbackTarget, Step, VerifyResult } from "../types.ts";
+import type { Step, VerifyResult } from "../types.ts";
 import { captures } from "./capture.ts";
 import { type PullState, pullStep } from "./pull.ts";
 import { resetStep } from "./reset.ts";
 import type { DeployState } from "./state.ts";
-import type { DeployContext } from "./types.ts";
+import type { DeployContext, PlannedDeploy } from "./types.ts";
+import { verifyPushStep } from "./verify-push.ts";
 
 /** The largest allowed-signers file read (it is read at every deploy). */
 const MAX_SIGNERS_BYTES = 1024 * 1024;
@@ -236,15 +237,23 @@ export async function verifyStep(ctx: DeployContext, state: PullState): Promise<
 }
 
 /**
- * After the pull (or the reset of a rollback): the commit's signature (docs/security.md "Signed commits"), checked
- * before the repository's config is read. False when the deploy must go no further (a refused commit, a cancel).
+ * After the pull (or the reset of a rollback or a ref): HEAD must be what the forge said was pushed (verify-push.ts),
+ * and the commit must carry a good signature (docs/security.md "Signed commits"), both checked before the
+ * repository's config is read. False when the deploy must go no further (a refused commit, a cancel).
  */
 export async function pullAndVerify(
   ctx: DeployContext,
   state: DeployState,
-  target: RollbackTarget | undefined,
+  options: Pick<PlannedDeploy, "target" | "pushed">,
 ): Promise<boolean> {
-  state.error = target ? await resetStep(ctx, state.pulled, target.commit) : await pullStep(ctx, state.pulled);
+  const { target, pushed } = options;
+  // A pull that failed still runs the script (the spec: "pulling → running, always"); a refusal does not.
+  state.error = target ? await resetStep(ctx, state.pulled, target) : await pullStep(ctx, state.pulled);
+  const refused = !state.error && pushed && !ctx.cancelled() && (await verifyPushStep(ctx, state.pulled, pushed));
+  if (refused) {
+    state.error = refused;
+    return false;
+  }
   state.verify = await verifyStep(ctx, state.pulled);
   if (state.verify && !state.verify.ok) {
     state.error ??= refusal(state.verify);

@@ -141,14 +141,21 @@ export class DeployLog {
     }
   }
 
-  finish(result: DeployResult, status: "done" | "cancelled" = "done"): void {
+  /** Ends the record; `extra` adds what only the end knows (who cancelled). */
+  finish(result: DeployResult, status: "done" | "cancelled" = "done", extra: Partial<DeployRecord> = {}): void {
     if (this.fd !== undefined) {
       try {
         closeSync(this.fd);
       } catch {}
     }
     // Tried even after a .log failure: a few hundred bytes may still fit where megabytes of output did not.
-    const full = this.record({ status, finishedAt: result.finishedAt, durationMs: result.durationMs, result });
+    const full = this.record({
+      status,
+      ...extra,
+      finishedAt: result.finishedAt,
+      durationMs: result.durationMs,
+      result,
+    });
     if (!this.writeRecord(full)) {
       const compact = `${JSON.stringify(compactRecord(full, result, this.problem ?? "the record could not be written"), null, 2)}\n`;
       if (!this.tryWrite(() => overwriteInPlace(this.jsonPath, compact)) && this.noSpace) {
@@ -178,6 +185,10 @@ export class DeployLog {
       id: this.header.id,
       ...(this.header.app ? { app: this.header.app } : {}),
       trigger: this.header.trigger,
+      actor: this.header.actor ?? null,
+      ...(this.header.ref !== undefined ? { ref: this.header.ref } : {}),
+      ...(this.header.forced ? { forced: true } : {}),
+      ...(this.header.pushed ? { pushed: this.header.pushed } : {}),
       event: this.header.event ?? null,
       delivery: this.header.delivery ?? null,
       repoPath: this.header.repoPath,

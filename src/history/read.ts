@@ -1,6 +1,7 @@
 import { closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { readNoFollow } from "../system/files.ts";
+import type { CommitInfo } from "../types.ts";
 import { LOG_DIR, LOG_FILE_NAME, type DeployRecord } from "./record.ts";
 import { holderRunning, queuedDeploys, type QueuedRecord } from "./waiting.ts";
 
@@ -22,6 +23,16 @@ export interface HistoryEntry {
   rolledBack: boolean;
   /** With releases: the release the deploy built or switched to (docs/releases.md "The record"); null without. */
   release: string | null;
+  /** Who started it (docs/log-files.md "Who deployed what"); null in records from before it was kept. */
+  actor: string | null;
+  /** A deploy of a ref (`service deploy --ref`, the API's `ref`): the ref as it was named. */
+  ref: string | null;
+  /** It went past a pause (`--force`, `force: true`). */
+  forced: boolean;
+  /** The commit it left checked out, in words; null while it runs, and in older records. */
+  commit: CommitInfo | null;
+  /** A cancelled deploy: who cancelled it (null for a shutdown, and in older records). */
+  cancelledBy: string | null;
   jsonPath: string;
   logPath: string;
   /** Why the JSON file could not be read (a crash mid-write, an edit by hand). */
@@ -50,6 +61,11 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     exitCode: null,
     rolledBack: false,
     release: null,
+    actor: null,
+    ref: null,
+    forced: false,
+    commit: null,
+    cancelledBy: null,
     jsonPath,
     logPath,
   };
@@ -80,8 +96,10 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
         rollback?: { exitCode: number | null };
         rolledBack?: boolean;
         release?: { id?: unknown };
+        commit?: unknown;
       }
     | undefined = record.result && typeof record.result === "object" ? record.result : undefined;
+  const textOf = (value: unknown) => (typeof value === "string" ? value : null);
   return {
     ...base,
     startedAt: typeof record.startedAt === "string" ? record.startedAt : base.startedAt,
@@ -96,9 +114,22 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     // Records from before `rolledBack` existed: a rollback object is the best sign there is.
     rolledBack: typeof result?.rolledBack === "boolean" ? result.rolledBack : Boolean(result?.rollback),
     release: typeof result?.release?.id === "string" ? result.release.id : null,
+    actor: textOf(record.actor),
+    ref: textOf(record.ref),
+    forced: record.forced === true,
+    commit: commitOf(result?.commit),
+    cancelledBy: textOf(record.cancel?.by),
     // The outcome is known, but `service logs <id>` has nothing to show.
     ...(files.has(".log") ? {} : { problem: "the .log file is missing" }),
   };
+}
+
+/** A record's commit, when it has the shape the service writes (a record edited by hand may not). */
+function commitOf(value: unknown): CommitInfo | null {
+  const commit = value as Partial<CommitInfo> | null | undefined;
+  if (!commit || typeof commit !== "object" || typeof commit.sha !== "string") return null;
+  const text = (field: unknown) => (typeof field === "string" ? field : "");
+  return { sha: commit.sha, subject: text(commit.subject), author: text(commit.author), date: text(commit.date) };
 }
 
 /**

@@ -25,6 +25,14 @@ export interface DeployRecordHeader {
   app?: string;
   startedAt: Date;
   trigger: Trigger;
+  /** Who started it (docs/log-files.md "Who deployed what"). */
+  actor?: string | null;
+  /** A deploy of a ref (`service deploy --ref`, the API's `ref`): the ref as it was named. */
+  ref?: string;
+  /** It was asked to run while deploys were paused, and did. */
+  forced?: boolean;
+  /** The commit the forge's delivery said was pushed (checked after the pull). */
+  pushed?: string;
   /** The forge event and delivery id of a webhook deploy. */
   event?: string | null;
   delivery?: string | null;
@@ -40,6 +48,13 @@ export interface DeployRecord {
   id: string;
   app?: string;
   trigger: Trigger;
+  /** Who started it: a forge's pusher, `webhook@<address>`, `cli:<user>`, `admin@<address>`, `poll`; null in old records. */
+  actor?: string | null;
+  ref?: string;
+  forced?: boolean;
+  pushed?: string;
+  /** A cancelled deploy: who cancelled it, and when. */
+  cancel?: { by: string | null; at: string };
   /** The forge event and delivery id (`X-GitHub-Event`, …); null when the request carried none, or from the CLI. */
   event: string | null;
   delivery: string | null;

@@ -42,7 +42,8 @@ function textOf(event: Exclude<DeployEvent, { type: "output" }>): string {
       return `[queued] waiting; position=${event.position}`;
     case "start": {
       const forge = event.event ? `, event ${event.event}${event.delivery ? `, delivery ${event.delivery}` : ""}` : "";
-      return `[deploy] ${event.id} started ${event.startedAt.toISOString()} (${event.trigger}${forge}) in ${event.repoPath}`;
+      const by = event.actor ? ` by ${event.actor}` : "";
+      return `[deploy] ${event.id} started ${event.startedAt.toISOString()} (${event.trigger}${forge}) in ${event.repoPath}${by}`;
     }
     case "step":
       return `[${event.step}] ${event.text}`;

@@ -17,6 +17,8 @@ export interface QueuedRecord {
   id: string;
   app?: string;
   trigger: Trigger;
+  /** Who asked for it (docs/log-files.md "Who deployed what"). */
+  actor?: string | null;
   repoPath: string;
   queuedAt: string;
   /** The service process that holds the deploy in its queue, and its start time (see liveness.ts). */

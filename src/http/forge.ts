@@ -2,7 +2,7 @@
  * Forge deliveries: which event a request is and its delivery id (from the forge's headers), and whether an app
  * that set `branch` or `events` deploys it. Without those keys every authorized POST deploys (the spec's rule).
  */
-import { branchOfPush } from "./payload.ts";
+import { branchOfPush, type Payload } from "./payload.ts";
 import { jsonResponse } from "./response.ts";
 import type { ForgeDelivery } from "../types.ts";
 
@@ -66,8 +66,7 @@ export interface Skip extends ForgeDelivery {
 export function skipReason(
   app: { branch?: string; events?: readonly string[] },
   delivery: ForgeDelivery,
-  body: Uint8Array | undefined,
-  contentType: string | null,
+  payload: Payload | undefined,
 ): Skip | undefined {
   if (!app.branch && !app.events) return undefined;
   const { event } = delivery;
@@ -77,8 +76,8 @@ export function skipReason(
     const deploys = app.events ? `on ${app.events.join(", ")}` : `pushes to branch ${app.branch}`;
     return { ...delivery, message: `${event} event; this app deploys ${deploys} only` };
   }
-  if (!app.branch || !body) return undefined;
-  const pushed = branchOfPush(body, contentType, app.branch);
+  if (!app.branch) return undefined;
+  const pushed = branchOfPush(payload, app.branch);
   if (!pushed || pushed.branch === app.branch) return undefined;
   const [kind, name] = pushed.ref.startsWith("refs/tags/")
     ? ["tag", pushed.ref.slice(10)]

@@ -1,27 +1,30 @@
 /**
- * The little the service interprets of a request body: the pushed branch when a branch filter asks for it
- * (reading the body is `body.ts`). Nothing else of a payload is interpreted.
+ * The little the service interprets of a request body, once it is authenticated: the pushed branch when a branch
+ * filter asks for it, the commit the push names, and who pushed (reading the body is `body.ts`). Nothing else of
+ * a payload is interpreted.
  */
+import { cleanActor } from "../system/actor.ts";
+
+/** A parsed JSON payload: an object, or nothing the service can read. */
+export type Payload = Record<string, unknown>;
 
 /** A pushed ref: `ref` as Git names it, `branch` as the `branch` key names it (tags keep `refs/tags/`). */
 export interface PushedRef {
   ref: string;
   branch: string;
+  /** The commit the push names for this ref (`after`, `checkout_sha`, Bitbucket's `new.target.hash`), when it does. */
+  commit?: string;
 }
 
 /**
- * The branch a push payload names, for GitHub, Gitea/Forgejo and GitLab (`ref: refs/heads/<branch>`) and
- * Bitbucket (`push.changes[].new`), JSON or GitHub's form encoding (`payload=<json>`). Undefined when the body
- * names no ref (a ping, curl with no body): such a request is not filtered.
- *
- * Bitbucket sends one delivery for a push of several refs (`git push origin dev main`): with `wanted`, the
- * change naming that branch is returned when there is one, so such a push is not skipped because another of
- * its refs came first.
+ * The body as a JSON object: JSON, GitHub's form encoding (`payload=<json>`), or JSON sent with a form content
+ * type (what `curl -d '{"ref": …}'` sends). Undefined for anything else (empty, text, a list).
  */
-export function branchOfPush(body: Uint8Array, contentType: string | null, wanted?: string): PushedRef | undefined {
+export function parsePayload(body: Uint8Array | undefined, contentType: string | null): Payload | undefined {
+  if (!body || body.length === 0) return undefined;
   let text = new TextDecoder().decode(body);
   // Media types are case-insensitive (RFC 9110 8.3.1).
-  if (contentType?.toLowerCase().includes("application/x-www-form-urlencoded"))
+  if (contentType?.toLowerCase().includes("application/x-www-form-urlencoded") && !/^\s*[{[]/.test(text))
     text = new URLSearchParams(text).get("payload") ?? "";
   let payload: unknown;
   try {
@@ -29,7 +32,25 @@ export function branchOfPush(body: Uint8Array, contentType: string | null, wante
   } catch {
     return undefined;
   }
-  if (!payload || typeof payload !== "object") return undefined;
+  return payload && typeof payload === "object" && !Array.isArray(payload) ? (payload as Payload) : undefined;
+}
+
+const FULL_COMMIT = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+/** A full commit hash other than the all-zero one a forge sends for a deleted ref. */
+const commitOf = (value: unknown) =>
+  typeof value === "string" && FULL_COMMIT.test(value) && /[1-9a-f]/.test(value) ? value : undefined;
+
+/**
+ * The branch a push payload names, for GitHub, Gitea/Forgejo and GitLab (`ref: refs/heads/<branch>`) and
+ * Bitbucket (`push.changes[].new`). Undefined when the payload names no ref (a ping, curl with no body): such
+ * a request is not filtered.
+ *
+ * Bitbucket sends one delivery for a push of several refs (`git push origin dev main`): with `wanted`, the
+ * change naming that branch is returned when there is one, so such a push is not skipped because another of
+ * its refs came first.
+ */
+export function branchOfPush(payload: Payload | undefined, wanted?: string): PushedRef | undefined {
+  if (!payload) return undefined;
   const { ref, ref_type: refType } = payload as { ref?: unknown; ref_type?: unknown };
   if (typeof ref === "string" && ref) {
     // A create or delete event names the ref short, with its kind beside it (`ref: v1, ref_type: tag`).
@@ -38,14 +59,20 @@ export function branchOfPush(body: Uint8Array, contentType: string | null, wante
         ? { ref: `refs/tags/${ref}`, branch: `refs/tags/${ref}` }
         : { ref: `refs/heads/${ref}`, branch: ref };
     }
-    return { ref, branch: ref.startsWith("refs/heads/") ? ref.slice(11) : ref };
+    // GitLab's checkout_sha is null when the push deleted the ref; `after` is then all zeros.
+    const commit = commitOf(payload.checkout_sha) ?? commitOf(payload.after);
+    return {
+      ref,
+      branch: ref.startsWith("refs/heads/") ? ref.slice(11) : ref,
+      ...(commit ? { commit } : {}),
+    };
   }
   const changes = (payload as { push?: { changes?: unknown } }).push?.changes;
   const pushed = Array.isArray(changes) ? changes.map(bitbucketRef).filter((r): r is PushedRef => r !== undefined) : [];
   return pushed.find((r) => r.branch === wanted) ?? pushed[0];
 }
 
-type BitbucketSide = { type?: unknown; name?: unknown } | null | undefined;
+type BitbucketSide = { type?: unknown; name?: unknown; target?: { hash?: unknown } } | null | undefined;
 
 /** One Bitbucket change: its `new` side, or its `old` side when the ref was deleted (`new` is null then). */
 function bitbucketRef(change: unknown): PushedRef | undefined {
@@ -54,5 +81,37 @@ function bitbucketRef(change: unknown): PushedRef | undefined {
   const side = after ?? before;
   if (!side || typeof side.name !== "string" || !side.name) return undefined;
   if (side.type === "tag") return { ref: `refs/tags/${side.name}`, branch: `refs/tags/${side.name}` };
-  return { ref: `refs/heads/${side.name}`, branch: side.name };
+  const commit = after ? commitOf(after.target?.hash) : undefined;
+  return { ref: `refs/heads/${side.name}`, branch: side.name, ...(commit ? { commit } : {}) };
+}
+
+/** A field of a nested object, when every step is an object. */
+function field(payload: Payload, ...path: string[]): unknown {
+  let value: unknown = payload;
+  for (const key of path) value = value && typeof value === "object" ? (value as Payload)[key] : undefined;
+  return value;
+}
+
+/**
+ * Who pushed, as the forge names them: GitHub, Gitea and Forgejo `sender.login` (or `pusher.name`, `pusher.login`),
+ * GitLab `user_username` (or `user_name`), Bitbucket `actor.nickname` (or `display_name`). Cleaned like every
+ * actor; undefined when the payload names nobody.
+ */
+export function pusherOf(payload: Payload | undefined): string | undefined {
+  if (!payload) return undefined;
+  const candidates = [
+    field(payload, "sender", "login"),
+    field(payload, "pusher", "name"),
+    field(payload, "pusher", "login"),
+    field(payload, "pusher", "username"),
+    payload.user_username,
+    payload.user_name,
+    field(payload, "actor", "nickname"),
+    field(payload, "actor", "display_name"),
+  ];
+  for (const candidate of candidates) {
+    const actor = cleanActor(candidate);
+    if (actor) return actor;
+  }
+  return undefined;
 }

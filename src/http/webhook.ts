@@ -10,6 +10,7 @@ import {
   ByteBudget,
   declaredLength,
   readBody,
+  STREAMED_BODY_CHARGE_BYTES,
   UNAUTHENTICATED_BODY_BUDGET_BYTES,
   type BodyRead,
 } from "./body.ts";
@@ -20,11 +21,14 @@ import type { LatestDeploys } from "../queue/latest.ts";
 import { QueueFullError } from "../queue/queue.ts";
 import { queueKey } from "../queue/tickets.ts";
 import { forgeDelivery, skippedResponse, skipReason } from "./forge.ts";
+import { branchOfPush, parsePayload, pusherOf } from "./payload.ts";
 import type { ConfigReloader } from "../config/reload.ts";
 import { jsonResponse, jsonResult, pausedResponse, streamingResponse } from "./response.ts";
 import type { RequestControl } from "../runtime/types.ts";
+import type { DeliveryLog, duplicateResponse } from "./dedupe.ts";
 import { bodySigner, hasBodySignature, verifyRequestSecret } from "./signature.ts";
 import { clientAddress, FailureThrottle } from "./throttle.ts";
+import type { Logger } from "../system/logger.ts";
 
 /** What the webhook tells the counters (the admin listener's metrics, admin/metrics.ts). */
 export interface WebhookCounters {
@@ -49,6 +53,7 @@ export interface WebhookContext {
   secrets: () => string[];
   /** Keeps a started deploy until it ends (a stop waits for it); `onError` hears a failure inside the service. */
   track: (id: string, result: Promise<DeployResult>, onError?: (error: Error) => void) => void;
+  logger: Logger;
 }
 
 const NOT_FOUND = Object.freeze({
@@ -73,18 +78,28 @@ const GONE = Object.freeze({
   message: "the connection closed before the deploy was accepted; nothing was deployed",
 });
 
+/** How long a body read only to learn who pushed may hold a deploy back (a forge's arrives at once). */
+const ACTOR_READ_MS = 1000;
+
 const truthy = (value: string | null) => value !== null && ["", "1", "true", "yes"].includes(value.toLowerCase());
 
 /** The handler of every request to the webhook port; each answer is counted per app and status. */
 export function webhookHandler(
   context: WebhookContext,
 ): (request: Request, control: RequestControl) => Promise<Response> {
-  const { cwd, reloader, currentApps, deployer, latest, metrics, draining, secrets, track } = context;
+  const { cwd, reloader, currentApps, deployer, latest, metrics, draining, secrets, track, logger } = context;
   const throttle = new FailureThrottle();
   /** The memory budget of bodies read before their request is authenticated. */
   const unauthenticatedBodies = new ByteBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
   /** The app each request was routed to, for its status counter. */
   const routedTo = new WeakMap<Request, string>();
+  /** The delivery ids seen (dedupeDeliveries), loaded the first time an app that turns it on gets a delivery. */
+  let dedupe: Promise<{ log: DeliveryLog; answer: typeof duplicateResponse }> | undefined;
+  const loadDedupe = () =>
+    (dedupe ??= import("./dedupe.ts").then((module) => ({
+      log: new module.DeliveryLog(cwd, logger),
+      answer: module.duplicateResponse,
+    })));
   return async (request, control) => {
     const response = await handle(request, control);
     metrics.webhookRequest(routedTo.get(request) ?? "", response.status);
@@ -111,41 +126,67 @@ export function webhookHandler(
     // Refused before any work, whatever the credentials: a deploy whose client then gets a broken pipe could not tell.
     if ((declaredLength(request) ?? 0) > app.maxBodyBytes) return jsonResponse(413, tooLarge);
 
-    // The body is read only when a signature covers it or a branch filter needs it. A signed request is not
-    // authenticated until it is read: its read is charged to the shared budget, and the body is kept only when
-    // something needs it whole (otherwise it is hashed as it streams in).
+    // A signed request is not authenticated until its body is read: the read is charged to the shared budget,
+    // and the body is kept only when the branch filter needs it or it costs no more than hashing it (who pushed
+    // is read from it); otherwise it is hashed as it streams in.
     const signed = hasBodySignature(request.headers);
     if (!signed && !verifyRequestSecret(request.headers, app.secret)) return refuse();
     let body: Uint8Array | undefined;
     if (signed || app.branch) {
       const signer = signed ? bodySigner(request.headers, app.secret) : undefined;
+      const small = (declaredLength(request) ?? Infinity) <= STREAMED_BODY_CHARGE_BYTES;
       const read = await readBody(request, {
         limit: app.maxBodyBytes,
-        keep: Boolean(app.branch),
+        keep: !signer || Boolean(app.branch) || small,
         budget: signer && unauthenticatedBodies,
         onChunk: signer?.update,
       });
       if (!read.ok) return refusedBody(read.reason, tooLarge);
-      body = read.body;
       const authorized = !signer || verifyRequestSecret(request.headers, app.secret, signer.digests());
       read.release();
       if (!authorized) return refuse();
+      body = read.body;
+    } else if (request.body) {
+      // Authenticated by its headers, the body is needed only to learn who pushed: read at best, within
+      // maxBodyBytes and ACTOR_READ_MS; a body too large or too slow deploys all the same, by its address.
+      const read = await readBody(request, { limit: app.maxBodyBytes, keep: true, deadlineMs: ACTOR_READ_MS });
+      if (read.ok) {
+        read.release();
+        body = read.body;
+      }
     }
 
     const wantsJson = url.searchParams.get("format") === "json";
     const forge = forgeDelivery(request.headers);
-    const skip = skipReason(app, forge, body, request.headers.get("content-type"));
+    const payload = parsePayload(body, request.headers.get("content-type"));
+    const skip = skipReason(app, forge, payload);
     const skipped = skip ? skippedResponse(skip, wantsJson) : pausedResponse(cwd, app.name, wantsJson);
+    const appName = app.name ?? "default";
     if (skipped) {
-      metrics.deployEnded(app.name ?? "default", "skipped");
+      metrics.deployEnded(appName, "skipped");
       return skipped;
     }
+    // Who pushed, from the authenticated body; a request that names nobody (curl) is known by its address.
+    const actor =
+      pusherOf(payload) ?? `webhook@${clientAddress(request.headers, control.remoteAddress, current.trustProxy)}`;
+    // With the branch filter on, the commit the push names is checked after the pull (deploy/verify-push.ts).
+    const pushedRef = app.branch ? branchOfPush(payload, app.branch) : undefined;
+    const pushed = pushedRef && pushedRef.branch === app.branch ? pushedRef.commit : undefined;
+    const deliveries = app.dedupeDeliveries && forge.delivery ? await loadDedupe() : undefined;
 
     // Bun 1.4.5 closes a connection when a request is pipelined behind one still being answered, and both are
     // lost. That close happens while the read that brought them is parsed: after one turn of the event loop a
     // request on such a connection is aborted, and is refused before it deploys (its client got no byte).
     await new Promise((resolve) => setImmediate(resolve));
     if (request.signal.aborted) return jsonResponse(400, GONE);
+
+    // A delivery id this app already deployed (a forge's retry): from here to `remember` below nothing awaits, so
+    // two copies arriving together cannot both pass.
+    const duplicateOf = deliveries?.log.seen(appName, forge.delivery!)?.deploy;
+    if (deliveries && duplicateOf) {
+      metrics.deployEnded(appName, "skipped");
+      return deliveries.answer(cwd, forge, duplicateOf, wantsJson);
+    }
 
     // An authorized deploy may stay silent for minutes: no idle cut for this request.
     control.noTimeout();
@@ -156,8 +197,9 @@ export function webhookHandler(
     const joined =
       app.queuePolicy === "latest" ? latest.join(key, forge.delivery, (event) => stream?.sink(event)) : undefined;
     const id = joined?.id ?? crypto.randomUUID();
+    deliveries?.log.remember(appName, forge.delivery!, id);
     let position = joined?.position ?? 0;
-    const sink = metrics.observe(app.name ?? "default", (event: DeployEvent) => {
+    const sink = metrics.observe(appName, (event: DeployEvent) => {
       if (event.type === "queued") position = event.position;
       stream?.sink(event);
       latest.forward(id, event);
@@ -173,6 +215,8 @@ export function webhookHandler(
           app: app.name,
           config: app,
           trigger: "webhook",
+          actor,
+          ...(pushed ? { pushed } : {}),
           ...forge,
           cwd,
           sink,
@@ -182,6 +226,7 @@ export function webhookHandler(
         });
         if (served && position > 0) latest.offer(key, { id, position, result, served });
       } catch (error) {
+        deliveries?.log.forget(appName, forge.delivery!);
         return queueFull(app, error);
       }
     track(id, result, (error) => stream?.fail(`internal error: ${error.message}`));

@@ -3,7 +3,7 @@
  * Discord incoming webhooks, ntfy, the user's own endpoint).
  */
 import { outcomeOf } from "../history/record.ts";
-import type { DeployResult, ForgeDelivery, Trigger } from "../types.ts";
+import type { CommitInfo, DeployResult, ForgeDelivery, Trigger } from "../types.ts";
 import type { OutboundRequest } from "./outbound.ts";
 import type { NotifyEvent, NotifyTarget } from "../config/schema.ts";
 
@@ -24,9 +24,22 @@ export interface NotifyPayload {
   id: string;
   app: string | null;
   trigger: Trigger;
+  /** Who started it (docs/log-files.md "Who deployed what"). */
+  actor: string | null;
+  /** A deploy of a ref: the ref as named; null otherwise. */
+  ref: string | null;
+  /** It went past a pause (`--force`, `force: true`). */
+  forced: boolean;
   event: string | null;
   delivery: string | null;
-  commit: { before: string | null; after: string | null };
+  /** The commits before and after; `subject`, `author` and `date` are the `after` commit's (null when unknown). */
+  commit: {
+    before: string | null;
+    after: string | null;
+    subject: string | null;
+    author: string | null;
+    date: string | null;
+  };
   outcome: NotifyEvent;
   /** null while the deploy has not ended (`started`). */
   ok: boolean | null;
@@ -46,9 +59,12 @@ export interface PayloadInput {
   id: string;
   app?: string;
   trigger: Trigger;
+  actor?: string | null;
+  ref?: string;
+  forced?: boolean;
   outcome: NotifyEvent;
   result?: DeployResult;
-  commit?: { before: string | null; after: string | null };
+  commit?: { before: string | null; after: string | null; info?: CommitInfo | null };
   output: string[];
   targetUrl?: string;
   /** The forge's event and delivery id of a webhook deploy. */
@@ -59,15 +75,25 @@ export function notifyPayload(input: PayloadInput): NotifyPayload {
   const { result } = input;
   // As the `[done]` line says it: after a rollback, the redeploy's exit code.
   const exitCode = result ? (result.rollback ? result.rollback.exitCode : result.run.exitCode) : null;
+  const commits = result ? { before: result.pull.before, after: result.pull.after } : input.commit;
+  // The words of the commit named `after` (after a rollback the result's commit is the one gone back to).
+  const info = [result?.commit, input.commit?.info].find((c) => c && c.sha === commits?.after) ?? null;
   return {
     id: input.id,
     app: input.app ?? null,
     trigger: input.trigger,
+    actor: input.actor ?? null,
+    ref: input.ref ?? null,
+    forced: input.forced === true,
     event: input.forge?.event ?? null,
     delivery: input.forge?.delivery ?? null,
-    commit: result
-      ? { before: result.pull.before, after: result.pull.after }
-      : (input.commit ?? { before: null, after: null }),
+    commit: {
+      before: commits?.before ?? null,
+      after: commits?.after ?? null,
+      subject: info?.subject ?? null,
+      author: info?.author ?? null,
+      date: info?.date ?? null,
+    },
     outcome: input.outcome,
     ok: result ? result.ok : null,
     rolledBack: result ? result.rolledBack : false,
@@ -90,22 +116,30 @@ export function notifyPayload(input: PayloadInput): NotifyPayload {
 
 const short = (commit: string | null) => (commit ? commit.slice(0, 7) : "?");
 
-/** One line a person reads: what, where, which commit, how it ended. */
+/** Longest commit subject the one-line summary carries. */
+const SUMMARY_SUBJECT = 72;
+
+/** One line a person reads: what, where, which commit, who asked, how it ended. */
 export function summary(payload: NotifyPayload): string {
   const what = `${payload.test ? "Test notification: " : ""}deploy ${payload.app ? `of ${payload.app} ` : ""}`;
-  const commit = payload.commit.after ? ` at ${short(payload.commit.after)}` : "";
+  const { after, subject } = payload.commit;
+  const words = subject
+    ? ` "${subject.length > SUMMARY_SUBJECT ? `${subject.slice(0, SUMMARY_SUBJECT - 1)}…` : subject}"`
+    : "";
+  const commit = after ? ` at ${short(after)}${words}` : "";
   const took = payload.durationMs !== null ? ` in ${(payload.durationMs / 1000).toFixed(1)} s` : "";
+  const by = payload.actor ? `, by ${payload.actor}` : "";
   switch (payload.outcome) {
     case "started":
-      return `${what}started${commit} (${payload.trigger})`;
+      return `${what}started${commit} (${payload.trigger}${by})`;
     case "succeeded":
-      return `${what}succeeded${commit}${took}`;
+      return `${what}succeeded${commit}${took}${by}`;
     case "failed":
-      return `${what}FAILED${commit}${took}${payload.error ? `: ${payload.error}` : ` (exit code ${payload.exitCode})`}`;
+      return `${what}FAILED${commit}${took}${by}${payload.error ? `: ${payload.error}` : ` (exit code ${payload.exitCode})`}`;
     case "rolled_back":
-      return `${what}FAILED${commit} and was rolled back to ${short(payload.rollback?.to ?? null)}${payload.rollback?.ok ? "" : " (the rollback failed too)"}`;
+      return `${what}FAILED${commit}${by} and was rolled back to ${short(payload.rollback?.to ?? null)}${payload.rollback?.ok ? "" : " (the rollback failed too)"}`;
     case "cancelled":
-      return `${what}cancelled${payload.error ? `: ${payload.error}` : ""}`;
+      return `${what}cancelled${by}${payload.error ? `: ${payload.error}` : ""}`;
   }
 }
 

@@ -4,8 +4,8 @@
  * (while it runs, as a line of its transcript; after it finished, appended to both files).
  */
 import type { OutboundDeploy, OutboundSinks } from "../deploy/types.ts";
-import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
-import { gitQuery } from "../system/git.ts";
+import type { CommitInfo, DeployEvent, DeployResult, DeploySink } from "../types.ts";
+import { commitInfos, gitQuery } from "../system/git.ts";
 import { appendOutbound, type OutboundEntry } from "../history/record.ts";
 import { Redaction } from "../system/redact.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";
@@ -81,15 +81,21 @@ export function outboundSink(ctx: OutboundDeploy, calls: OutboundCalls): DeployS
       id: ctx.id,
       app: ctx.app,
       trigger: ctx.trigger,
+      actor: ctx.actor,
+      ...(ctx.ref !== undefined ? { ref: ctx.ref } : {}),
+      forced: ctx.forced === true,
       forge: ctx.forge,
       outcome: event,
       result,
-      commit: { before: commits?.before ?? null, after },
+      commit: { before: commits?.before ?? null, after, info: commits?.info ?? null },
       output,
       targetUrl,
     });
     // The result is redacted of the webhook secrets already; not of the outbound ones.
     if (payload.error) payload.error = redaction.text(payload.error);
+    if (payload.actor) payload.actor = redaction.text(payload.actor);
+    if (payload.commit.subject) payload.commit.subject = redaction.text(payload.commit.subject);
+    if (payload.commit.author) payload.commit.author = redaction.text(payload.commit.author);
     if (payload.rollback?.error) payload.rollback.error = redaction.text(payload.rollback.error);
     for (const t of wanted) {
       const format = t.format ?? "json";
@@ -149,7 +155,10 @@ export function outboundSink(ctx: OutboundDeploy, calls: OutboundCalls): DeployS
       if (!named) return;
       pulled = calls.track(
         Promise.all([revParse(ctx.repoPath, named.before, ctx.env), revParse(ctx.repoPath, named.after, ctx.env)]).then(
-          ([before, after]) => ({ before, after }),
+          async ([before, after]) => {
+            const info = after ? ((await commitInfos(ctx.repoPath, [after], ctx.env)).get(after) ?? null) : null;
+            return { before, after, info };
+          },
         ),
       );
       void calls.track(
@@ -165,7 +174,7 @@ export function outboundSink(ctx: OutboundDeploy, calls: OutboundCalls): DeployS
       const after = pulled ?? Promise.resolve(NO_COMMITS);
       // The final status goes on the commit that got `pending`: the one pulled. Before the pull there is none.
       void calls.track(after.then((commits) => commits?.after && postStatus(commits.after, state, description)));
-      void calls.track(after.then(() => notify(outcome, result)));
+      void calls.track(after.then((commits) => notify(outcome, result, commits)));
       finished = true;
       // The record is finished right after this event: the outcomes so far join it then.
       queueMicrotask(() => {
@@ -175,7 +184,7 @@ export function outboundSink(ctx: OutboundDeploy, calls: OutboundCalls): DeployS
   };
 }
 
-type Commits = { before: string | null; after: string | null };
+type Commits = { before: string | null; after: string | null; info?: CommitInfo | null };
 const NO_COMMITS: Commits = { before: null, after: null };
 
 /**

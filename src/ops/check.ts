@@ -15,6 +15,7 @@ import { describeEnv } from "../config/env.ts";
 import { guardFindings, type GuardedApp } from "./check-guard.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
 import { releasesPathProblem } from "../deploy/release-files.ts";
+import { wantedBranch } from "../deploy/verify-push.ts";
 
 export type Source = ValueSource | "secret file" | "generated at start";
 
@@ -92,6 +93,8 @@ function repoProblems(label: string, app: { repoPath: string; pollIntervalMs?: n
   if (state === "no") return [`${label}repoPath ${repoPath} is not a git repository (git pull will fail)`];
   const queue = ticketDirProblem(queueKey(repoPath));
   const problems = queue ? [`${label}${queue}`] : [];
+  const mismatch = branchMismatch(repoPath, app.branch);
+  if (mismatch) problems.push(`${label}${mismatch}`);
   if (app.pollIntervalMs !== undefined) {
     const answers = TARGET_QUERIES.map((args) => {
       const result = spawnSync("git", args, { cwd: repoPath, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
@@ -125,6 +128,24 @@ function releasesProblems(
   }
   const problem = releasesPathProblem(app.releases, app.repoPath);
   return { problems: problem ? [`${label}${problem}`] : [], warnings: [] };
+}
+
+/**
+ * A checkout on another branch than `branch` (docs/deploy-control.md "What was pushed"): every deploy is refused
+ * until it is checked out again. Undefined when it is on it, or `branch` names no branch.
+ */
+function branchMismatch(repoPath: string, branch: string | undefined): string | undefined {
+  const wanted = wantedBranch(branch);
+  if (!wanted) return undefined;
+  const result = spawnSync("git", ["symbolic-ref", "--quiet", "--short", "HEAD"], {
+    cwd: repoPath,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const current = result.status === 0 ? result.stdout.trim() : null;
+  if (current === wanted) return undefined;
+  const where = current ? `is on branch ${current}` : "is not on a branch (detached HEAD)";
+  return `the checkout in ${repoPath} ${where}, but branch is ${wanted}: every deploy is refused until git -C ${repoPath} checkout ${wanted}`;
 }
 
 function secretSource(

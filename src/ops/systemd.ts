@@ -1,9 +1,8 @@
-import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { ResolvedApp } from "../config/apps.ts";
 import { STRICT_ENV } from "../config/load.ts";
 import { deployLimitSeconds } from "./deploy-limit.ts";
+import { currentUserName, idOf, passwdEntries } from "../system/user.ts";
 
 export interface UnitOptions {
   /** The working directory of the service: its config, `.service.secret` and `.service/logs/`. */
@@ -16,27 +15,8 @@ export interface UnitOptions {
   apps: Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure">[];
 }
 
-/** The passwd entries as [name, uid] (the local file; `id` below also sees directory users). */
-function passwd(): [string, string][] {
-  try {
-    return readFileSync("/etc/passwd", "utf8")
-      .split("\n")
-      .map((line) => line.split(":"))
-      .filter((fields) => fields.length > 2)
-      .map((fields) => [fields[0]!, fields[2]!]);
-  } catch {
-    return [];
-  }
-}
-
-/** `id` with these arguments: its output, or undefined when it fails or is not installed. */
-function id(...args: string[]): string | undefined {
-  const result = spawnSync("id", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
-  return result.status === 0 ? result.stdout.trim() || undefined : undefined;
-}
-
 export function userExists(name: string): boolean {
-  return passwd().some(([user]) => user === name) || id("-u", "--", name) !== undefined;
+  return passwdEntries().some(([user]) => user === name) || idOf("-u", "--", name) !== undefined;
 }
 
 /**
@@ -58,11 +38,6 @@ export function unitUser(given: string | undefined, env: NodeJS.ProcessEnv = pro
       `user ${JSON.stringify(name)}${from ? ` (${from})` : ""} does not exist on this machine: pass --user with an existing user`,
     );
   return name;
-}
-
-function currentUserName(): string | undefined {
-  const uid = String(process.getuid?.());
-  return passwd().find(([, entry]) => entry === uid)?.[0] ?? id("-un");
 }
 
 /**

@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
-import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
 import { findDeploy, findQueued, isDeployRef, type HistoryEntry } from "../history/read.ts";
+import { cleanActor, cliActor } from "../system/actor.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
+import { unixUser } from "../system/user.ts";
 
 /**
  * Cancelling a deploy from any process of the working directory: `service cancel` (or the library) leaves a
@@ -21,25 +22,34 @@ const END_MS = 15_000;
 const UUID = /^[0-9a-f-]{36}$/;
 const requestFile = (cwd: string, id: string) => resolve(cwd, CANCEL_DIR, `${id}.json`);
 
-/** Who asked, as logs and the client see it: "by alice (service cancel)". */
-export function cancelledBy(how: string): string {
-  let user: string;
-  try {
-    user = userInfo().username;
-  } catch {
-    user = `uid ${process.getuid?.() ?? "?"}`;
-  }
-  return `by ${user} (${how})`;
+/** Who asks for a cancel: the words logs and the client see ("by alice (service cancel)"), and the actor recorded. */
+export interface CancelRequest {
+  by: string;
+  actor: string;
+}
+
+/** A cancel asked `how` (`service cancel`, `admin API`) by `actor`; by default the shell's user (`cli:<user>`). */
+export function cancelledBy(how: string, actor?: string): CancelRequest {
+  return { by: `by ${actor ?? unixUser()} (${how})`, actor: actor ?? cliActor() };
+}
+
+/** Who cancelled a deploy and when, as its record keeps it (`by` is null for a shutdown). */
+export interface CancelMark {
+  by: string | null;
+  at: string;
 }
 
 /** One deploy's cancellation: said once, heard by whoever listens (the pipeline, the queue). */
 export class Cancellation {
   reason: string | undefined;
+  /** Who asked and when, once it is cancelled. */
+  mark: CancelMark | undefined;
   private readonly listeners: ((reason: string) => void)[] = [];
 
-  cancel(reason: string): void {
+  cancel(reason: string, mark: CancelMark = { by: null, at: new Date().toISOString() }): void {
     if (this.reason !== undefined) return;
     this.reason = reason;
+    this.mark = mark;
     for (const listener of this.listeners.splice(0)) listener(reason);
   }
 
@@ -51,11 +61,11 @@ export class Cancellation {
 
 /** The cancel requests for one process's deploys: one timer, running only while the process has deploys. */
 export class CancelWatch {
-  private readonly watched = new Map<string, { cwd: string; take: (by: string) => void }>();
+  private readonly watched = new Map<string, { cwd: string; take: (by: string, mark: CancelMark) => void }>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
-  /** Calls `take(by)` when a request for `id` appears; returns the function that stops watching. */
-  watch(cwd: string, id: string, take: (by: string) => void): () => void {
+  /** Calls `take(by, mark)` when a request for `id` appears; returns the function that stops watching. */
+  watch(cwd: string, id: string, take: (by: string, mark: CancelMark) => void): () => void {
     this.watched.set(id, { cwd, take });
     if (!this.timer) {
       this.timer = setInterval(() => this.look(), WATCH_MS);
@@ -84,14 +94,21 @@ export class CancelWatch {
         const watched = this.watched.get(id);
         if (!watched || watched.cwd !== cwd) continue;
         let by = "by another process";
+        const mark: CancelMark = { by: null, at: new Date().toISOString() };
         try {
-          const request = JSON.parse(readNoFollow(join(resolve(cwd, CANCEL_DIR), name))) as { by?: unknown };
+          const request = JSON.parse(readNoFollow(join(resolve(cwd, CANCEL_DIR), name))) as {
+            by?: unknown;
+            actor?: unknown;
+            at?: unknown;
+          };
           // It goes into the deploy's stream and logs: one short line.
           if (typeof request.by === "string" && request.by.length <= 200)
             by = request.by.replace(/[\u0000-\u001f\u007f]+/g, " ");
+          mark.by = cleanActor(request.actor) ?? null;
+          if (typeof request.at === "string" && !Number.isNaN(Date.parse(request.at))) mark.at = request.at;
         } catch {}
         rmSync(requestFile(cwd, id), { force: true });
-        watched.take(by);
+        watched.take(by, mark);
       }
     }
   }
@@ -107,7 +124,7 @@ export interface CancelResult {
  * Cancels the deploy `ref` (an id or its start) of the service in `cwd`, waiting or running, wherever it runs.
  * Throws with a message for the user: an unknown id, a deploy already finished, a holder that is gone.
  */
-export async function cancelDeploy(cwd: string, ref: string, by: string): Promise<CancelResult> {
+export async function cancelDeploy(cwd: string, ref: string, request: CancelRequest): Promise<CancelResult> {
   if (ref === "last" || !isDeployRef(ref))
     throw new Error(`"${ref}" is not a deploy id: give the id (or its start) that service logs shows`);
   const queued = findQueued(cwd, ref);
@@ -127,7 +144,8 @@ export async function cancelDeploy(cwd: string, ref: string, by: string): Promis
   if (!UUID.test(id)) throw new Error(`"${ref}" is not a deploy id`);
   const file = requestFile(cwd, id);
   ensurePrivateDir(resolve(cwd, CANCEL_DIR));
-  writeFileAtomic(file, `${JSON.stringify({ id, by, at: new Date().toISOString() })}\n`);
+  const { by, actor } = request;
+  writeFileAtomic(file, `${JSON.stringify({ id, by, actor, at: new Date().toISOString() })}\n`);
   try {
     const taken = await until(() => !existsSync(file), TAKE_MS);
     const ended = await until(() => endOf(cwd, id), taken ? END_MS : 0);

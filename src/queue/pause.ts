@@ -1,12 +1,13 @@
 import { rmSync } from "node:fs";
-import { userInfo } from "node:os";
 import { join, resolve } from "node:path";
+import { cleanActor, cliActor } from "../system/actor.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
 
 /**
  * Paused deploys: one small file per pause under `.service/paused/`, so a pause outlives restarts and every
  * process of the working directory (the server, `service deploy`, `service status`) reads the same one.
- * `service.json` pauses every app; `app-<name>.json` one app.
+ * `service.json` pauses every app; `app-<name>.json` one app. A resume leaves `resumed-<that name>`: the pause
+ * it lifted, who lifted it and when.
  */
 export const PAUSE_DIR = join(".service", "paused");
 
@@ -16,16 +17,24 @@ export interface Pause {
   /** The app paused; absent when the whole service is. */
   app?: string;
   since: string;
-  /** The user who paused. */
+  /** Who paused: `cli:<user>`, `admin@<address>`, `library:<user>` (a plain user name in older files). */
   by: string;
+}
+
+/** The last lift of a pause: who resumed, when, and the pause it lifted. */
+export interface Resume {
+  by: string;
+  at: string;
+  pause: Pause;
 }
 
 const DEFAULT_REASON = "deploys are paused";
 /** A reason is one line shown to forges and shells: bounded, no control characters. */
 const MAX_REASON = 200;
 
-const fileOf = (cwd: string, app: string | undefined) =>
-  resolve(cwd, PAUSE_DIR, app === undefined ? "service.json" : `app-${app}.json`);
+const nameOf = (app: string | undefined) => (app === undefined ? "service.json" : `app-${app}.json`);
+const fileOf = (cwd: string, app: string | undefined) => resolve(cwd, PAUSE_DIR, nameOf(app));
+const resumedFileOf = (cwd: string, app: string | undefined) => resolve(cwd, PAUSE_DIR, `resumed-${nameOf(app)}`);
 
 function read(file: string, app?: string): Pause | undefined {
   try {
@@ -44,26 +53,50 @@ export function pauseOf(cwd: string, app?: string): Pause | undefined {
   return read(fileOf(cwd, undefined)) ?? (app === undefined ? undefined : read(fileOf(cwd, app), app));
 }
 
-/** Pauses the deploys of `app`, or of every app; throws when the pause cannot be written. */
-export function pause(cwd: string, options: { app?: string; reason?: string } = {}): Pause {
+/**
+ * Pauses the deploys of `app`, or of every app, on behalf of `by` (the shell's user by default); throws when the
+ * pause cannot be written.
+ */
+export function pause(cwd: string, options: { app?: string; reason?: string; by?: string } = {}): Pause {
   const reason = cleanReason(options.reason);
   const record: Pause = {
     reason,
     ...(options.app === undefined ? {} : { app: options.app }),
     since: new Date().toISOString(),
-    by: userName(),
+    by: cleanActor(options.by) ?? cliActor(),
   };
   ensurePrivateDir(resolve(cwd, PAUSE_DIR));
   writeFileAtomic(fileOf(cwd, options.app), `${JSON.stringify(record, null, 2)}\n`);
   return record;
 }
 
-/** Lifts the pause of `app`, or of the whole service; returns the pause lifted, undefined when there was none. */
-export function resume(cwd: string, options: { app?: string } = {}): Pause | undefined {
+/**
+ * Lifts the pause of `app`, or of the whole service, on behalf of `by`; returns the pause lifted, undefined when
+ * there was none. Who lifted it is kept (`lastResume`); a failure to keep that never keeps the pause.
+ */
+export function resume(cwd: string, options: { app?: string; by?: string } = {}): Pause | undefined {
   const file = fileOf(cwd, options.app);
   const was = read(file, options.app);
   rmSync(file, { force: true });
+  if (was) {
+    const lifted: Resume = { by: cleanActor(options.by) ?? cliActor(), at: new Date().toISOString(), pause: was };
+    try {
+      writeFileAtomic(resumedFileOf(cwd, options.app), `${JSON.stringify(lifted, null, 2)}\n`);
+    } catch {}
+  }
   return was;
+}
+
+/** The last resume of `app`'s own pause (or the whole service's, without `app`); undefined when none is known. */
+export function lastResume(cwd: string, app?: string): Resume | undefined {
+  try {
+    const lifted = JSON.parse(readNoFollow(resumedFileOf(cwd, app))) as Resume;
+    return lifted && typeof lifted.by === "string" && typeof lifted.at === "string" && lifted.pause
+      ? lifted
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function cleanReason(reason: string | undefined): string {
@@ -71,14 +104,6 @@ function cleanReason(reason: string | undefined): string {
   if (text.length > MAX_REASON)
     throw new Error(`the reason is ${text.length} characters long; at most ${MAX_REASON} are kept`);
   return text || DEFAULT_REASON;
-}
-
-function userName(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return `uid ${process.getuid?.() ?? "?"}`;
-  }
 }
 
 /**

@@ -1,4 +1,6 @@
-import { readHasRemote, readHead } from "./gitdir.ts";
+import type { CommitInfo } from "../types.ts";
+import { oneLine } from "./actor.ts";
+import { readBranch, readHasRemote, readHead } from "./gitdir.ts";
 import { runProcess, type ProcessExit } from "./process.ts";
 
 type Env = Record<string, string | undefined>;
@@ -119,6 +121,70 @@ export async function lsRemote(
     if (name === ref && commit && /^[0-9a-f]{40,64}$/.test(commit)) return commit;
   }
   return null;
+}
+
+export function gitFetch(repoPath: string, options: GitRunOptions): Promise<ProcessExit> {
+  return runProcess(["git", "fetch"], { cwd: repoPath, ...options, env: gitEnv(options.env) });
+}
+
+/** The full commit `ref` names in the repository (a hash or prefix, a tag, a branch), or null. */
+export async function resolveCommit(repoPath: string, ref: string, env: Env): Promise<string | null> {
+  if (ref.startsWith("-")) return null;
+  const { code, stdout } = await gitQuery(
+    repoPath,
+    ["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`],
+    env,
+  );
+  return code === 0 && /^[0-9a-f]{40,64}$/.test(stdout) ? stdout : null;
+}
+
+/** The branch checked out (`main`); null for a detached HEAD; undefined when repoPath is no repository. */
+export async function currentBranch(repoPath: string, env: Env): Promise<string | null | undefined> {
+  const fromFiles = readBranch(repoPath, env);
+  if (fromFiles !== undefined) return fromFiles;
+  const { code, stdout } = await gitQuery(repoPath, ["symbolic-ref", "--quiet", "--short", "HEAD"], env);
+  if (code === 0 && stdout) return stdout;
+  return code === 1 ? null : undefined;
+}
+
+/** Whether `ancestor` is `commit` or one of its ancestors; false when either is not in the repository. */
+export async function isAncestor(repoPath: string, ancestor: string, commit: string, env: Env): Promise<boolean> {
+  const { code } = await gitQuery(repoPath, ["merge-base", "--is-ancestor", ancestor, commit], env);
+  return code === 0;
+}
+
+/** Longest subject or author name a record keeps of a commit: commit messages are data, like actors. */
+const MAX_COMMIT_TEXT = 200;
+
+/**
+ * Subject, author and date of each commit (one git call for all of them), by full hash; a commit that is not
+ * in the repository is left out.
+ */
+export async function commitInfos(repoPath: string, commits: string[], env: Env): Promise<Map<string, CommitInfo>> {
+  const wanted = [...new Set(commits.filter((c) => /^[0-9a-f]{40,64}$/.test(c)))];
+  const found = new Map<string, CommitInfo>();
+  if (wanted.length === 0) return found;
+  const show = (shas: string[]) =>
+    gitQuery(
+      repoPath,
+      ["show", "--no-patch", "--no-walk=unsorted", "--format=%H%x00%s%x00%an%x00%aI%x00", ...shas],
+      env,
+    );
+  let { code, stdout } = await show(wanted);
+  // One commit that is gone (a rewritten history) fails the whole call: ask for each then.
+  if (code !== 0 && wanted.length > 1)
+    stdout = (await Promise.all(wanted.map(async (sha) => (await show([sha])).stdout))).join("\n");
+  for (const line of stdout.split("\n")) {
+    const [sha, subject, author, date] = line.split("\0");
+    if (!sha || !wanted.includes(sha)) continue;
+    found.set(sha, {
+      sha,
+      subject: oneLine(subject, MAX_COMMIT_TEXT) ?? "",
+      author: oneLine(author, MAX_COMMIT_TEXT) ?? "",
+      date: date ?? "",
+    });
+  }
+  return found;
 }
 
 /** A commit as the stream and the CLI show it: its first 12 hex digits. */

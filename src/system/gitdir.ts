@@ -57,3 +57,12 @@ export function readHasRemote(repoPath: string, env: Record<string, string | und
   if (config === undefined || /^\s*\[include/im.test(config)) return undefined;
   return /^\s*\[remote\s+"/m.test(config);
 }
+
+/** The branch HEAD names (`main`); null for a detached HEAD; undefined when unsure. */
+export function readBranch(repoPath: string, env: Record<string, string | undefined>): string | null | undefined {
+  const gitDir = plainGitDir(repoPath, env);
+  const head = gitDir ? read(join(gitDir, "HEAD"))?.trim() : undefined;
+  if (!head) return undefined;
+  if (COMMIT.test(head)) return null;
+  return /^ref: refs\/heads\/(\S+)$/.exec(head)?.[1];
+}

@@ -115,3 +115,11 @@ export function lastLine(text: string): string {
   const lines = text.trimEnd().split("\n");
   return lines[lines.length - 1] ?? "";
 }
+
+/** Commits (empty) in the repository's pushing clone as `author` ("Name <email>") and pushes; returns the commit. */
+export function pushAs(repo: Repo, author: string, message: string): string {
+  const pusher = join(repo.dir, "pusher");
+  git(pusher, "commit", "--quiet", "--allow-empty", "--author", author, "-m", message);
+  git(pusher, "push", "--quiet", "origin", "main");
+  return git(pusher, "rev-parse", "HEAD");
+}

@@ -67,6 +67,15 @@ export { chunkedBytes as chunked } from "./raw-http.ts";
 const SHA = "6113728f27ae82c7b1a177c8d03f9e96e0adf246";
 const BEFORE = "0000000000000000000000000000000000000000";
 
+/**
+ * A push payload whose pushed commit (`after`, GitLab's `checkout_sha`, Bitbucket's `new.target.hash`, the commit
+ * ids) is `commit`: with a branch filter the deploy checks that HEAD is that commit after the pull, so a delivery
+ * that must deploy names a commit of the test's repository.
+ */
+export function atCommit<T extends Record<string, unknown>>(payload: T, commit: string): T {
+  return JSON.parse(JSON.stringify(payload).replaceAll(SHA, commit)) as T;
+}
+
 /** A GitHub `push` delivery as GitHub sends it (trimmed of URLs that change nothing here). */
 export function githubPush(ref = "refs/heads/main", extraCommits = 0): Record<string, unknown> {
   const commit = (i: number) => ({

@@ -26,6 +26,7 @@ describe("polling", () => {
     await waitFor(() => deploys(repo).length === 1, "the poll's deploy");
     const [entry] = deploys(repo);
     expect(entry!.trigger).toBe("poll");
+    expect(entry!.actor).toBe("poll");
     expect(entry!.ok).toBe(true);
     expect(repo.head()).toBe(pushed);
     await waitFor(

@@ -82,6 +82,8 @@ describe("service logs: the list", () => {
       "RESULT",
       "EXIT",
       "ROLLBACK",
+      "BY",
+      "COMMIT",
     ]);
     expect(rows.map((r) => r.ID)).toEqual([...deploys].reverse().map((d) => d.id.slice(0, 8)));
     expect(rows.map((r) => r["STARTED (UTC)"])).toEqual([...deploys].reverse().map((d) => startedCell(d.startedAt)));

@@ -60,6 +60,9 @@ function resultOf(id: string, startedAt: Date): DeployResult {
     finishedAt: startedAt.toISOString(),
     durationMs: 0,
     rolledBack: false,
+    actor: "cli:test",
+    commit: null,
+    previousCommit: null,
   };
 }
 

@@ -24,6 +24,7 @@ import { envConfig, normalizeUserConfig } from "../../src/config/keys.ts";
 import { ConfigError } from "../../src/config/schema.ts";
 import { verifyRequestSecret } from "../../src/http/signature.ts";
 import {
+  atCommit,
   bitbucketHeaders,
   bitbucketPush,
   deployRecords,
@@ -441,7 +442,7 @@ describe("body limit (past the limit, 413, without buffering unbounded data)", (
   });
 });
 
-describe("branch filter (opt-in `branch`; without it the body is never read)", () => {
+describe("branch filter (opt-in `branch`; without it the body decides nothing)", () => {
   test("branch: main — pushes to another branch or a tag answer 200 skipped (text and JSON) and deploy nothing; main, a Bitbucket main push and an empty body deploy", async () => {
     const repo = makeRepo();
     writeServiceYaml(repo.clone, { branch: "main" });
@@ -509,17 +510,26 @@ describe("branch filter (opt-in `branch`; without it the body is never read)", (
     await expectUnauthorized("dev push, wrong secret", post(server.url, { secret: "wrong", headers: json, body: dev }));
     expect(logFiles(repo.clone)).toEqual([]);
 
+    const head = repo.head();
     await expectDeployed(
       "GitHub push to main",
-      post(server.url, { secret: SECRET, headers: json, body: JSON.stringify(githubPush("refs/heads/main")) }),
+      post(server.url, {
+        secret: SECRET,
+        headers: json,
+        body: JSON.stringify(atCommit(githubPush("refs/heads/main"), head)),
+      }),
     );
     await expectDeployed(
       "Bitbucket push to main",
-      post(server.url, { secret: SECRET, headers: bitbucketHeaders(), body: JSON.stringify(bitbucketPush("main")) }),
+      post(server.url, {
+        secret: SECRET,
+        headers: bitbucketHeaders(),
+        body: JSON.stringify(atCommit(bitbucketPush("main"), head)),
+      }),
     );
     // One Bitbucket delivery for `git push origin dev main`: main is among the changes, so it deploys.
     const both = bitbucketPush("dev") as { push: { changes: unknown[] } };
-    both.push.changes.push(...(bitbucketPush("main") as { push: { changes: unknown[] } }).push.changes);
+    both.push.changes.push(...(atCommit(bitbucketPush("main"), head) as { push: { changes: unknown[] } }).push.changes);
     await expectDeployed(
       "Bitbucket push of dev and main",
       post(server.url, { secret: SECRET, headers: bitbucketHeaders(), body: JSON.stringify(both) }),
@@ -529,7 +539,7 @@ describe("branch filter (opt-in `branch`; without it the body is never read)", (
     expect(deploys()).toBe(5);
   });
 
-  test("without the branch key a push to dev deploys, and the body is not read: a request whose body never finishes still deploys", async () => {
+  test("without the branch key a push to dev deploys, and the body is not waited for: a request whose body never finishes still deploys", async () => {
     await using server = await serveRepo();
     const { deploys } = server;
     await expectDeployed(
@@ -855,16 +865,23 @@ describe("forge events (issue: every forge event deployed, and nothing said whic
     );
     expect(deploys()).toBe(0);
 
+    const head = repo.head();
     await expectDeployed(
       "GitHub push to main",
-      post(server.url, github("push", githubPush("refs/heads/main"), id(11))),
+      post(server.url, github("push", atCommit(githubPush("refs/heads/main"), head), id(11))),
     );
-    await expectDeployed("GitLab Push Hook to main", post(server.url, gitlab("Push Hook", gitlabPush(), id(12))));
+    await expectDeployed(
+      "GitLab Push Hook to main",
+      post(server.url, gitlab("Push Hook", atCommit(gitlabPush(), head), id(12))),
+    );
     await expectDeployed(
       "Bitbucket repo:push to main",
-      post(server.url, bitbucket("repo:push", bitbucketPush("main"), id(13))),
+      post(server.url, bitbucket("repo:push", atCommit(bitbucketPush("main"), head), id(13))),
     );
-    await expectDeployed("Forgejo push to main", post(server.url, gitea("push", giteaPush(), id(14), true)));
+    await expectDeployed(
+      "Forgejo push to main",
+      post(server.url, gitea("push", atCommit(giteaPush(), head), id(14), true)),
+    );
     expect(deployRecords(repo.clone).map((r) => r.delivery)).toEqual([id(11), id(12), id(13), id(14)]);
   });
 

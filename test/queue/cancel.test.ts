@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { userInfo } from "node:os";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { makeGate, StreamReader, startGated } from "../_support/gate.ts";
 import {
@@ -17,7 +17,8 @@ import {
 } from "../_support/helpers.ts";
 import { spawnDeploy } from "../_support/queueing.ts";
 
-const BY = `by ${userInfo().username} (service cancel)`;
+/** The shell's user, by uid even when USER is unset (the runtime's own user info then says "unknown"). */
+const BY = `by ${execFileSync("id", ["-un"], { encoding: "utf8" }).trim()} (service cancel)`;
 
 /** The ids of the deploys waiting in the queue of the service in `cwd`. */
 function queuedIds(cwd: string): string[] {
