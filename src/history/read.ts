@@ -1,6 +1,6 @@
-import { closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, readdirSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { readNoFollow } from "../system/files.ts";
+import { openRegular, readNoFollow } from "../system/files.ts";
 import { LOG_DIR, LOG_FILE_NAME, type DeployRecord } from "./record.ts";
 import { holderRunning, queuedDeploys, type QueuedRecord } from "./waiting.ts";
 
@@ -100,7 +100,7 @@ export function preciseStart(jsonText: string | undefined, logPath: string): str
   if (fromJson && !Number.isNaN(Date.parse(fromJson))) return fromJson;
   try {
     const head = Buffer.alloc(512);
-    const fd = openSync(logPath, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const fd = openRegular(logPath);
     let read: number;
     try {
       read = readSync(fd, head, 0, head.length, 0);
@@ -214,7 +214,7 @@ export function neverStarted(record: QueuedRecord): string {
 export function endFromLog(logPath: string): Pick<DeployRecord, "status" | "result" | "note"> | undefined {
   let tail: string;
   try {
-    const fd = openSync(logPath, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const fd = openRegular(logPath);
     try {
       const size = fstatSync(fd).size;
       const buffer = Buffer.alloc(Math.min(size, 256));

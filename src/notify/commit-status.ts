@@ -2,7 +2,7 @@
  * Commit statuses per forge: which forge and repository (from the settings or the `origin` URL), the token,
  * and the documented request of each API.
  */
-import { readFileSync } from "node:fs";
+import { readNoFollow } from "../system/files.ts";
 import { resolve } from "node:path";
 import type { OutboundRequest } from "./outbound.ts";
 import type { Provider, StatusSettings } from "../config/schema.ts";
@@ -119,7 +119,7 @@ export function statusToken(
   if (settings.tokenFile) {
     const file = resolve(cwd, settings.tokenFile);
     try {
-      const token = readFileSync(file, "utf8").split("\n")[0]!.trim();
+      const token = readNoFollow(file, true).split("\n")[0]!.trim();
       if (token) return { token };
       return { problem: `status: the token file ${file} is empty` };
     } catch (error) {
