@@ -51,13 +51,18 @@ export async function runHealthCheck(given: HealthSettings, options: HealthCheck
   const interrupted = deployInterrupted();
   let attempts = 0;
   let last: string | undefined;
+  /** The last problem of an attempt that was not cut short by the deadline: what the app really answered. */
+  let lastAnswer: string | undefined;
+  let longest = 0;
   const leftovers = new LeftoverLines(options.say);
   const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
   for (;;) {
     attempts++;
-    const tried = interrupted.aborted
+    const began = Date.now();
+    const tried: Tried = interrupted.aborted
       ? { problem: STOPPED }
       : await attempt(settings, options, deadline, interrupted, attempts);
+    longest = Math.max(longest, Date.now() - began);
     if (tried.left) leftovers.report(attempts, tried.left);
     const problem = tried.problem;
     const elapsed = Date.now() - started;
@@ -68,14 +73,21 @@ export async function runHealthCheck(given: HealthSettings, options: HealthCheck
     }
     if (problem !== last) options.say(`attempt ${attempts}: unhealthy (${problem})`);
     last = problem;
+    if (!tried.cut) lastAnswer = problem;
     const wait = Math.min(settings.healthCheckIntervalMs, deadline - Date.now());
-    if (wait <= 0 || interrupted.aborted) {
+    // An attempt started with less time than attempts take would only be cut, and hide the real answer.
+    const tooLate = deadline - (Date.now() + wait) < Math.max(MIN_ATTEMPT_MS, longest);
+    if (wait <= 0 || tooLate || interrupted.aborted) {
       const why = interrupted.aborted
         ? "stopped"
-        : `still unhealthy after ${settings.healthCheckTimeoutMs} ms (healthCheckTimeoutMs)`;
-      const error = `health check failed: ${why}, ${attempts} attempt${attempts === 1 ? "" : "s"}; last: ${problem}`;
+        : `still unhealthy within ${settings.healthCheckTimeoutMs} ms (healthCheckTimeoutMs)`;
+      const reason =
+        tried.cut && lastAnswer !== undefined
+          ? `${problem} (cut at the timeout); the last answer: ${lastAnswer}`
+          : problem;
+      const error = `health check failed: ${why}, ${attempts} attempt${attempts === 1 ? "" : "s"}; last: ${reason}`;
       leftovers.end(attempts);
-      options.say(`failed after ${attempts} attempt${attempts === 1 ? "" : "s"} in ${seconds()} s: ${problem}`);
+      options.say(`failed after ${attempts} attempt${attempts === 1 ? "" : "s"} in ${seconds()} s: ${reason}`);
       return { ok: false, attempts, durationMs: Date.now() - started, error };
     }
     await sleep(wait, undefined, { signal: interrupted }).catch(() => {});
@@ -88,9 +100,16 @@ const STOPPED = "the deploy was stopped";
 /** The number of the attempt, in the check command's environment. */
 export const ATTEMPT_ENV = "SERVICE_HEALTH_CHECK_ATTEMPT";
 
-/** How one attempt went: `problem` undefined when healthy; `left`, what the command had left running. */
+/** An attempt is not started with less time left than this (nor than the longest attempt so far took). */
+export const MIN_ATTEMPT_MS = 100;
+
+/**
+ * How one attempt went: `problem` undefined when healthy; `cut` when the deadline, not the app, ended it;
+ * `left`, what the command had left running.
+ */
 interface Tried {
   problem?: string;
+  cut?: boolean;
   left?: Leftovers;
 }
 
@@ -146,15 +165,23 @@ async function attempt(
     });
     if (ran.left) left = { left: ran.left };
     if (ran.error) return { problem: ran.error, ...left };
-    if (ran.timedOut) return { problem: "the command timed out", ...left };
+    // The command's only limit is the check's deadline: a timeout is always a cut.
+    if (ran.timedOut) return { problem: "the command timed out", cut: true, ...left };
     if (ran.exitCode !== 0) return { problem: `exit code ${ran.exitCode}`, ...left };
   }
   if (!settings.healthCheckUrl) return left;
   const limitMs = Math.max(1, Math.min(HEALTH_REQUEST_LIMIT_MS, deadline - Date.now()));
-  return { problem: await get(settings.healthCheckUrl, limitMs, interrupted), ...left };
+  const answer = await get(settings.healthCheckUrl, limitMs, interrupted);
+  const cut = answer?.timedOut === true && limitMs < HEALTH_REQUEST_LIMIT_MS;
+  return { problem: answer?.problem, cut, ...left };
 }
 
-async function get(url: string, limitMs: number, interrupted: AbortSignal): Promise<string | undefined> {
+/** One GET: undefined when healthy, else the problem and whether it was `limitMs` that ended it. */
+async function get(
+  url: string,
+  limitMs: number,
+  interrupted: AbortSignal,
+): Promise<{ problem: string; timedOut?: boolean } | undefined> {
   try {
     // A redirect is an answer, not health: a login page behind a 302 must not pass for the app being up.
     const response = await fetch(url, {
@@ -162,12 +189,13 @@ async function get(url: string, limitMs: number, interrupted: AbortSignal): Prom
       signal: AbortSignal.any([AbortSignal.timeout(limitMs), interrupted]),
     });
     await response.body?.cancel().catch(() => {});
-    return response.status >= 200 && response.status < 300 ? undefined : `HTTP ${response.status}`;
+    return response.status >= 200 && response.status < 300 ? undefined : { problem: `HTTP ${response.status}` };
   } catch (error) {
     const err = error as Error & { code?: string };
-    if (interrupted.aborted) return STOPPED;
-    if (err.name === "TimeoutError" || err.name === "AbortError") return `no answer within ${limitMs} ms`;
-    return err.code ? `${err.code}` : err.message;
+    if (interrupted.aborted) return { problem: STOPPED };
+    if (err.name === "TimeoutError" || err.name === "AbortError")
+      return { problem: `no answer within ${limitMs} ms`, timedOut: true };
+    return { problem: err.code ? `${err.code}` : err.message };
   }
 }
 

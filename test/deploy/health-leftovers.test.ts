@@ -54,5 +54,6 @@ describe('health check command: nothing it starts outlives its attempt (docs/dep
       /\[health\] attempt 1: stopped what the check left running: process group \d+ \(1 process: sleep\); \d+ \(sleep\) outside its process group/,
     );
     expect(log).toMatch(/\[health\] the check left processes running after (\d+) of \1 attempts; all were stopped/);
+    expect(record.result.error).toContain("last: exit code 3");
   });
 });
