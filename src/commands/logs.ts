@@ -54,7 +54,8 @@ function table(entries: HistoryEntry[]): string {
       resultLabel(e),
       e.exitCode === null ? "-" : String(e.exitCode),
       e.rolledBack ? "yes" : "-",
-      ...(noted ? [e.problem ? `corrupt: ${e.problem}` : ""] : []),
+      // An unknown outcome is no damaged file: its note says why it is unknown.
+      ...(noted ? [e.problem ? (e.status === "unknown" ? e.problem : `corrupt: ${e.problem}`) : ""] : []),
     ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

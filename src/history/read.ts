@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, readdirSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, lstatSync, readdirSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { openRegular, readNoFollow } from "../system/files.ts";
 import { LOG_DIR, LOG_FILE_NAME, type DeployRecord } from "./record.ts";
@@ -9,7 +9,8 @@ export interface HistoryEntry {
   id: string;
   /** ISO start time. */
   startedAt: string;
-  status: DeployRecord["status"] | "corrupt";
+  /** `unknown`: no record could be written (a full disk), so nothing tells how it ended. */
+  status: DeployRecord["status"] | "corrupt" | "unknown";
   app: string | null;
   trigger: string | null;
   /** The forge event and delivery id of a webhook deploy (null when the request carried none). */
@@ -50,13 +51,16 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     jsonPath,
     logPath,
   };
-  // A crash between the two files' creation leaves a .log alone: listed, not hidden.
+  // A deploy's first write is its record, right after its .log was created: an empty .log alone is a deploy
+  // that found no room even for that (a full disk), not a damaged file. A .log with text alone: a crash.
   if (!files.has(".json"))
-    return {
-      ...base,
-      startedAt: preciseStart(undefined, logPath) ?? base.startedAt,
-      problem: "the .json file is missing",
-    };
+    return emptyFile(logPath)
+      ? { ...base, status: "unknown", problem: DISK_WAS_FULL }
+      : {
+          ...base,
+          startedAt: preciseStart(undefined, logPath) ?? base.startedAt,
+          problem: "the .json file is missing",
+        };
   let text: string | undefined;
   let record: DeployRecord & { app?: string };
   try {
@@ -89,6 +93,19 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     // The outcome is known, but `service logs <id>` has nothing to show.
     ...(files.has(".log") ? {} : { problem: "the .log file is missing" }),
   };
+}
+
+/** The note of a deploy that left only an empty .log. */
+export const DISK_WAS_FULL = "outcome unknown (the disk was full)";
+
+/** Whether `file` is an empty regular file (not through a link). */
+function emptyFile(file: string): boolean {
+  try {
+    const st = lstatSync(file);
+    return st.isFile() && st.size === 0;
+  } catch {
+    return false;
+  }
 }
 
 /**
