@@ -4,6 +4,7 @@ import { constants } from "node:os";
 import { delimiter, resolve } from "node:path";
 import { runtime } from "#runtime";
 import type { Child } from "../runtime/types.ts";
+import { collectGarbage } from "../runtime/gc.ts";
 import { deployGroups, groupOf, snapshot, stopLeftovers, type StopReport } from "./groups.ts";
 
 /** How long a process group gets between SIGTERM and SIGKILL. */
@@ -146,32 +147,6 @@ function which(command: string, options: ProcessOptions): string | undefined {
     if (existsSync(file) && statSync(file).isFile()) return file;
   }
   return undefined;
-}
-
-/**
- * Each chunk a pipe delivers is a new buffer, freed only by a garbage collection, and the collector's own
- * pacing does not see them: at hundreds of MB/s of output tens of MB of read chunks piled up before it ran
- * (a 100 MB deploy took the server from 47 to about 120 MB). So output read from children asks for a
- * concurrent collection after every COLLECT_EVERY_BYTES (the main thread does not wait for it) and runs a
- * full one after every FULL_COLLECT_EVERY_BYTES (1 to 5 ms each), which keeps the peak at 70 to 80 MB.
- */
-const COLLECT_EVERY_BYTES = 1024 * 1024;
-const FULL_COLLECT_EVERY_BYTES = 8 * 1024 * 1024;
-let sinceCollect = 0;
-let sinceFullCollect = 0;
-
-export function collectGarbage(bytes: number): void {
-  if (typeof Bun === "undefined") return;
-  sinceCollect += bytes;
-  sinceFullCollect += bytes;
-  if (sinceFullCollect >= FULL_COLLECT_EVERY_BYTES) {
-    sinceFullCollect = 0;
-    sinceCollect = 0;
-    Bun.gc(true);
-  } else if (sinceCollect >= COLLECT_EVERY_BYTES) {
-    sinceCollect = 0;
-    Bun.gc(false);
-  }
 }
 
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
