@@ -7,39 +7,11 @@ import { describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { makeGate, StreamReader } from "../_support/gate.ts";
-import { baseEnv, CLI, lastLine, makeRepo, post, SECRET, waitFor } from "../_support/helpers.ts";
+import { lastLine, makeRepo, post, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 
 const FD_LIMIT = 512;
 /** More than the server's whole descriptor limit: without a bound the server runs out of descriptors. */
 const FLOOD = FD_LIMIT + 200;
-
-/** The CLI server under `ulimit -n FD_LIMIT`; stopped (SIGTERM, then its exit) when the block ends. */
-async function startLimited(cwd: string, env: Record<string, string>) {
-  const proc = Bun.spawn(["sh", "-c", `ulimit -n ${FD_LIMIT} && exec "$@"`, "sh", ...CLI], {
-    cwd,
-    env: baseEnv({ SERVICE_PORT: "0", ...env }),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const out = { text: "" };
-  void (async () => {
-    for await (const chunk of proc.stdout) out.text += new TextDecoder().decode(chunk);
-  })();
-  const port = Number(
-    (await waitFor(() => /listening on http:\/\/localhost:(\d+)/.exec(out.text), "the server banner"))[1],
-  );
-  return {
-    pid: proc.pid,
-    port,
-    url: `http://127.0.0.1:${port}`,
-    output: out,
-    async [Symbol.asyncDispose]() {
-      proc.kill("SIGTERM");
-      await proc.exited;
-    },
-  };
-}
 
 /** How many descriptors process `pid` has open. */
 const descriptors = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
@@ -92,11 +64,16 @@ describe('connection floods (docs/reliability.md "Faults and what the service do
     const repo = makeRepo();
     const gate = makeGate();
     // The lines after the gate start new processes: each needs descriptors (pipes) while the flood holds its own.
-    await using server = await startLimited(repo.clone, {
-      SERVICE_SECRET: SECRET,
-      SERVICE_RUN_SCRIPT: `${gate.script}\necho after the flood\ngit status --short`,
-      ...gate.env,
-    });
+    await using server = await startServer(
+      repo.clone,
+      {
+        SERVICE_SECRET: SECRET,
+        SERVICE_RUN_SCRIPT: `${gate.script}\necho after the flood\ngit status --short`,
+        ...gate.env,
+      },
+      [],
+      { ulimit: FD_LIMIT },
+    );
     const reader = new StreamReader(await post(server.url, { secret: SECRET }));
     await waitFor(() => gate.starts().length === 1, "the deploy to reach its gate");
 
@@ -107,7 +84,10 @@ describe('connection floods (docs/reliability.md "Faults and what the service do
       // Once the server has taken the flood in (it is out of descriptors, or it closed the excess), the rest of
       // the deploy runs while the flood holds every connection the server kept.
       const closed = () => flood.filter((c) => c.closed()).length;
-      await waitFor(() => descriptors(server.pid) >= FD_LIMIT - 2 || closed() >= FLOOD - FD_LIMIT, "the flood to land");
+      await waitFor(
+        () => descriptors(server.proc.pid) >= FD_LIMIT - 2 || closed() >= FLOOD - FD_LIMIT,
+        "the flood to land",
+      );
       gate.open();
       const text = await reader.done;
       expect(text).toContain("after the flood");
