@@ -6,8 +6,18 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { processAlive, processStart } from "../../src/system/liveness.ts";
-import { baseEnv, CLI, logFiles, post, readJson, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
-import { makeRepo } from "../_support/helpers.ts";
+import {
+  baseEnv,
+  CLI,
+  logFiles,
+  makeRepo,
+  post,
+  readJson,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+} from "../_support/helpers.ts";
 
 /** The state letter of `pid` in /proc ("Z" for a zombie), or undefined once it is gone. */
 function state(pid: number): string | undefined {
