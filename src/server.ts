@@ -125,6 +125,8 @@ export function createServiceServer(
   const latest = new LatestDeploys();
   const inFlight = new Set<Promise<unknown>>();
   let listener: Listener | undefined;
+  /** The closing of the listeners, once a stop has begun it. */
+  let closing: Promise<void> | undefined;
   let draining = false;
   const metrics = new Metrics();
   let admin: AdminListener | undefined;
@@ -309,7 +311,8 @@ export function createServiceServer(
       poller.start();
     },
     async stop(options: StopOptions = {}) {
-      if (!listener) return;
+      // A stop while another closes the listeners waits for it: the last bytes of the streams are still relayed.
+      if (!listener) return closing;
       draining = true;
       poller.stop();
       deployer.cancelWaiting("the service is shutting down");
@@ -323,13 +326,16 @@ export function createServiceServer(
       await outbound.settle(options.force ? 0 : OUTBOUND_GRACE_MS);
       // A forced stop may come while a graceful one waits: the first to get here closes the listener.
       const current = listener;
-      if (!current) return;
+      if (!current) return closing;
       listener = undefined;
-      await current.stop();
-      // Last: /healthz answers 503 for as long as the service drains.
-      const adminListener = admin;
-      admin = undefined;
-      await adminListener?.stop();
+      closing = (async () => {
+        await current.stop();
+        // Last: /healthz answers 503 for as long as the service drains.
+        const adminListener = admin;
+        admin = undefined;
+        await adminListener?.stop();
+      })();
+      await closing;
     },
     get listening() {
       return listener !== undefined;

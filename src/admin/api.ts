@@ -1,10 +1,11 @@
-import { closeSync, openSync, readFileSync, readSync, constants } from "node:fs";
+import { closeSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ResolvedApp } from "../config/apps.ts";
 import { processAlive } from "../system/liveness.ts";
 import { headCommit } from "../system/git.ts";
 import { Redaction } from "../system/redact.ts";
 import { entryOutcome, filterHistory, type HistoryFilter, parseFilter } from "../history/filter.ts";
+import { openRegular, readBytesNoFollow, readNoFollow } from "../system/files.ts";
 import type { RollbackTarget } from "../types.ts";
 import { findDeploy, isDeployRef, listDeploys, type HistoryEntry } from "../history/read.ts";
 import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
@@ -125,7 +126,7 @@ export function deployRecord(context: AdminContext, ref: string): Response {
   if (entry instanceof Response) return entry;
   let record: unknown;
   try {
-    record = JSON.parse(readFileSync(entry.jsonPath, "utf8"));
+    record = JSON.parse(readNoFollow(entry.jsonPath));
   } catch {
     return redactedJson(context, 200, { ...entry, note: entry.problem ?? "the JSON record cannot be read" });
   }
@@ -149,9 +150,12 @@ export class Follows {
     const redaction = new Redaction(context.secrets());
     if (!follow) {
       try {
-        return new Response(Buffer.from(redaction.binary(readFileSync(entry.logPath).toString("latin1")), "latin1"), {
-          headers: STREAM_HEADERS,
-        });
+        return new Response(
+          Buffer.from(redaction.binary(readBytesNoFollow(entry.logPath).toString("latin1")), "latin1"),
+          {
+            headers: STREAM_HEADERS,
+          },
+        );
       } catch {
         return apiError(404, "not found", `the log of deploy ${entry.id} is missing`);
       }
@@ -190,7 +194,7 @@ export class Follows {
     const buffer = Buffer.alloc(64 * 1024);
     const readMore = (): Uint8Array | undefined => {
       try {
-        const fd = openSync(entry.logPath, constants.O_RDONLY | constants.O_NOFOLLOW);
+        const fd = openRegular(entry.logPath);
         try {
           const read = readSync(fd, buffer, 0, buffer.length, offset);
           offset += read;
@@ -207,7 +211,7 @@ export class Follows {
     // As `service logs --follow`: until the record says it ended, or the process that wrote it is gone.
     const running = () => {
       try {
-        const record = JSON.parse(readFileSync(entry.jsonPath, "utf8")) as {
+        const record = JSON.parse(readNoFollow(entry.jsonPath)) as {
           status?: unknown;
           pid?: unknown;
           pidStart?: unknown;

@@ -82,6 +82,10 @@ export function crossSite(request: Request, trustProxy: boolean): boolean {
   return host !== (target || request.headers.get("host") || "").toLowerCase();
 }
 
+function clearedCookie(secure: boolean): string {
+  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure ? "; Secure" : ""}`;
+}
+
 /** The admin token and the sessions of logged-in browsers. */
 export class AdminAuth {
   /** Session id → expiry (ms) and the label given at login; insertion order = oldest login first. */
@@ -157,7 +161,13 @@ export class AdminAuth {
   logout(request: Request, secure: boolean): string {
     const id = cookie(request, SESSION_COOKIE);
     if (id) this.sessions.delete(id);
-    return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure ? "; Secure" : ""}`;
+    return clearedCookie(secure);
+  }
+
+  /** The `Set-Cookie` value that clears the request's session cookie when it names no live session. */
+  clearStale(request: Request, secure: boolean, now = Date.now()): string | undefined {
+    const present = cookie(request, SESSION_COOKIE) !== undefined;
+    return present && this.session(request, now) === undefined ? clearedCookie(secure) : undefined;
   }
 
   get sessionCount(): number {

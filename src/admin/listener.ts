@@ -86,14 +86,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
         const refused = token ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED);
         // A browser's form gets the form again, saying why; a script gets the JSON.
         if (!request.headers.get("accept")?.includes("text/html")) return refused;
-        const retry = refused.headers.get("retry-after");
-        return loginPage(
-          "./",
-          refused.status,
-          refused.status === 429
-            ? `Too many wrong tokens: try again in ${retry ?? "a few"} seconds.`
-            : "Wrong admin token.",
-        );
+        return loginAgain("./", refused, "Wrong admin token.");
       }
       // The name given at login labels what this session does in the history: `admin:alice@<address>`.
       const label = oneLine(form.get("label"), MAX_LABEL_CHARS)?.replace(/@/g, "-");
@@ -111,7 +104,16 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     const asset = method === "GET" ? dashboardAsset(path) : undefined;
     if (asset) return asset;
     const page = method === "GET" ? dashboardRoute(path) : undefined;
-    if (page) return auth.authorized(request) ? dashboardPage(page) : loginPage(page.root);
+    if (page) {
+      if (auth.authorized(request)) return dashboardPage(page);
+      if (!auth.presented(request)) return loginPage(page.root);
+      // A wrong Bearer token or a stale session: counted like on the API (else the pages answer guesses
+      // unthrottled), and the stale cookie cleared so a browser stops sending it.
+      const form = loginAgain(page.root, throttle.refuse(client()), "");
+      const clear = auth.clearStale(request, secure);
+      if (clear) form.headers.set("set-cookie", clear);
+      return form;
+    }
     if (path === "/metrics" && method === "GET") {
       // A request a proxy forwarded comes from anywhere, whatever address the listener is on.
       const proxied = ["x-forwarded-for", "forwarded", "x-real-ip"].some((name) => request.headers.has(name));
@@ -202,6 +204,15 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       await listener.stop();
     },
   };
+}
+
+/** The login form again after a refused credential: 401, or 429 with `Retry-After` once the client is over budget. */
+function loginAgain(root: string, refused: Response, problem: string): Response {
+  const retry = refused.headers.get("retry-after");
+  if (refused.status !== 429) return loginPage(root, refused.status, problem);
+  const form = loginPage(root, 429, `Too many wrong tokens: try again in ${retry ?? "a few"} seconds.`);
+  if (retry) form.headers.set("retry-after", retry);
+  return form;
 }
 
 /** The path and query of the request; a malformed Host header (Bun builds `request.url` from it) must not throw. */

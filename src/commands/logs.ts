@@ -1,7 +1,8 @@
 import { defineCommand } from "citty";
-import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, existsSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { processAlive } from "../system/liveness.ts";
+import { openRegular, readBytesNoFollow, readNoFollow } from "../system/files.ts";
 import {
   endFromLog,
   findDeploy,
@@ -73,7 +74,8 @@ function table(entries: HistoryEntry[]): string {
       ...(released ? [e.release ?? "-"] : []),
       e.actor ?? "-",
       commitCell(e),
-      ...(noted ? [e.problem ? `corrupt: ${e.problem}` : ""] : []),
+      // An unknown outcome is no damaged file: its note says why it is unknown.
+      ...(noted ? [e.problem ? (e.status === "unknown" ? e.problem : `corrupt: ${e.problem}`) : ""] : []),
     ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
@@ -117,7 +119,7 @@ async function follow(cwd: string, ref: string): Promise<void> {
   const buffer = Buffer.alloc(64 * 1024);
   const drain = () => {
     if (!existsSync(logPath)) return;
-    const fd = openSync(logPath, "r");
+    const fd = openRegular(logPath);
     try {
       for (;;) {
         const read = readSync(fd, buffer, 0, buffer.length, offset);
@@ -134,7 +136,7 @@ async function follow(cwd: string, ref: string): Promise<void> {
     drain();
     let record: { status?: unknown; pid?: unknown; pidStart?: unknown } | undefined;
     try {
-      record = JSON.parse(readFileSync(jsonPath, "utf8"));
+      record = JSON.parse(readNoFollow(jsonPath));
       unreadable = 0;
     } catch (error) {
       // The record is replaced atomically, so this is a damaged file (or one not written yet), not a race.
@@ -209,7 +211,7 @@ export const logsCommand = defineCommand({
       if (typeof entry === "string") throw new Error(entry);
       const file = args.json ? entry.jsonPath : entry.logPath;
       if (!existsSync(file)) throw new Error(`the log file ${file} is missing`);
-      process.stdout.write(readFileSync(file));
+      process.stdout.write(readBytesNoFollow(file));
       if (entry.problem) process.stderr.write(`note: ${entry.problem}\n`);
       return;
     }

@@ -95,7 +95,8 @@ export const serveCommand = defineCommand({
         `${signal}: accepting no new deploys, cancelling waiting ones, letting the running one finish (send it again to kill it)`,
       );
       await server.stop();
-      process.exit(0);
+      // A second signal meanwhile forced the stop: that is an exit 1, whichever of the two stops ended first.
+      process.exit(signals > 1 ? 1 : 0);
     };
     for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
   },

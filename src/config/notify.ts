@@ -3,7 +3,7 @@
  * calls these for its `status` and `notify` kinds; what the keys do is notify/commit-status.ts and
  * notify/payloads.ts. Also the status token (read here so that config/deploy-secrets.ts knows it too).
  */
-import { readFileSync } from "node:fs";
+import { readNoFollow } from "../system/files.ts";
 import { resolve } from "node:path";
 import {
   FORMATS,
@@ -178,7 +178,7 @@ export function statusToken(
   if (settings.tokenFile) {
     const file = resolve(cwd, settings.tokenFile);
     try {
-      const token = readFileSync(file, "utf8").split("\n")[0]!.trim();
+      const token = readNoFollow(file, true).split("\n")[0]!.trim();
       if (token) return { token };
       return { problem: `status: the token file ${file} is empty` };
     } catch (error) {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { fileStamp, writeFileAtomic } from "../system/files.ts";
+import { fileStamp, readNoFollow, writeFileAtomic } from "../system/files.ts";
 import { MIN_SECRET_LENGTH } from "../system/redact.ts";
 import type { ResolvedConfig, UserConfig } from "./schema.ts";
 
@@ -57,7 +57,8 @@ export function writeSecretFile(file: string, content: string): void {
 export function readSecretFile(file: string): string | undefined {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    // A link the operator made is followed; a FIFO or a device is refused, never waited on.
+    text = readNoFollow(file, true);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new Error(`cannot read the secret file ${file}: ${(error as Error).message}`, { cause: error });

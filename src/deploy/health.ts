@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { defaultConfig } from "../config/schema.ts";
 import type { HealthCheckResult, Step } from "../types.ts";
-import { deployInterrupted } from "../system/process.ts";
-import { runScript } from "./script.ts";
+import { deployInterrupted, type Leftovers } from "../system/process.ts";
+import { describeLeftovers, runScript } from "./script.ts";
 import type { HealthSettings } from "./types.ts";
 
 const DEFAULTS = defaultConfig();
@@ -51,24 +51,43 @@ export async function runHealthCheck(given: HealthSettings, options: HealthCheck
   const interrupted = deployInterrupted();
   let attempts = 0;
   let last: string | undefined;
+  /** The last problem of an attempt that was not cut short by the deadline: what the app really answered. */
+  let lastAnswer: string | undefined;
+  let longest = 0;
+  const leftovers = new LeftoverLines(options.say);
   const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
   for (;;) {
     attempts++;
-    const problem = interrupted.aborted ? STOPPED : await attempt(settings, options, deadline, interrupted);
+    const began = Date.now();
+    const tried: Tried = interrupted.aborted
+      ? { problem: STOPPED }
+      : await attempt(settings, options, deadline, interrupted, attempts);
+    longest = Math.max(longest, Date.now() - began);
+    if (tried.left) leftovers.report(attempts, tried.left);
+    const problem = tried.problem;
     const elapsed = Date.now() - started;
     if (problem === undefined) {
+      leftovers.end(attempts);
       options.say(`healthy after ${attempts} attempt${attempts === 1 ? "" : "s"} in ${seconds()} s`);
       return { ok: true, attempts, durationMs: elapsed, error: null };
     }
     if (problem !== last) options.say(`attempt ${attempts}: unhealthy (${problem})`);
     last = problem;
+    if (!tried.cut) lastAnswer = problem;
     const wait = Math.min(settings.healthCheckIntervalMs, deadline - Date.now());
-    if (wait <= 0 || interrupted.aborted) {
+    // An attempt started with less time than attempts take would only be cut, and hide the real answer.
+    const tooLate = deadline - (Date.now() + wait) < Math.max(MIN_ATTEMPT_MS, longest);
+    if (wait <= 0 || tooLate || interrupted.aborted) {
       const why = interrupted.aborted
         ? "stopped"
-        : `still unhealthy after ${settings.healthCheckTimeoutMs} ms (healthCheckTimeoutMs)`;
-      const error = `health check failed: ${why}, ${attempts} attempt${attempts === 1 ? "" : "s"}; last: ${problem}`;
-      options.say(`failed after ${attempts} attempt${attempts === 1 ? "" : "s"} in ${seconds()} s: ${problem}`);
+        : `still unhealthy within ${settings.healthCheckTimeoutMs} ms (healthCheckTimeoutMs)`;
+      const reason =
+        tried.cut && lastAnswer !== undefined
+          ? `${problem} (cut at the timeout); the last answer: ${lastAnswer}`
+          : problem;
+      const error = `health check failed: ${why}, ${attempts} attempt${attempts === 1 ? "" : "s"}; last: ${reason}`;
+      leftovers.end(attempts);
+      options.say(`failed after ${attempts} attempt${attempts === 1 ? "" : "s"} in ${seconds()} s: ${reason}`);
       return { ok: false, attempts, durationMs: Date.now() - started, error };
     }
     await sleep(wait, undefined, { signal: interrupted }).catch(() => {});
@@ -78,34 +97,91 @@ export async function runHealthCheck(given: HealthSettings, options: HealthCheck
 /** One attempt: undefined when healthy, else what was wrong. */
 const STOPPED = "the deploy was stopped";
 
+/** The number of the attempt, in the check command's environment. */
+export const ATTEMPT_ENV = "SERVICE_HEALTH_CHECK_ATTEMPT";
+
+/** An attempt is not started with less time left than this (nor than the longest attempt so far took). */
+export const MIN_ATTEMPT_MS = 100;
+
+/**
+ * How one attempt went: `problem` undefined when healthy; `cut` when the deadline, not the app, ended it;
+ * `left`, what the command had left running.
+ */
+interface Tried {
+  problem?: string;
+  cut?: boolean;
+  left?: Leftovers;
+}
+
+/**
+ * The `[health]` lines about what the check's command left running: said the first time and whenever it
+ * changes (a check retried for a minute stays a few lines), and counted at the end.
+ */
+class LeftoverLines {
+  private shape: string | undefined;
+  private count = 0;
+  private allStopped = true;
+
+  constructor(private readonly print: (text: string) => void) {}
+
+  report(attempt: number, left: Leftovers): void {
+    this.count++;
+    this.allStopped &&= left.stopped;
+    const verb = left.stopped ? "stopped" : "could not stop all of";
+    const shape = `${verb} ${[...left.members, ...left.outside].map((p) => p.command).join()}`;
+    if (shape !== this.shape)
+      this.print(`attempt ${attempt}: ${verb} what the check left running: ${describeLeftovers(left)}`);
+    this.shape = shape;
+  }
+
+  end(attempts: number): void {
+    if (this.count > 1)
+      this.print(
+        `the check left processes running after ${this.count} of ${attempts} attempts; ${this.allStopped ? "all were stopped" : "not all could be stopped"}`,
+      );
+  }
+}
+
 async function attempt(
   settings: HealthSettings & { healthCheckTimeoutMs: number },
   options: HealthCheckOptions,
   deadline: number,
   interrupted: AbortSignal,
-): Promise<string | undefined> {
+  number: number,
+): Promise<Tried> {
+  let left: { left?: Leftovers } = {};
   if (settings.healthCheck) {
+    // Each attempt is marked in its environment, so what it starts outside its process group (setsid, a
+    // daemon) is told apart from what the run script left running on purpose, and stopped with the rest.
+    const marker = `${ATTEMPT_ENV}=${number}`;
+    const id = options.env.SERVICE_DEPLOY_ID;
     // Output is not kept: a check retried for a minute would fill the log with it; the exit code says enough.
     const ran = await runScript(settings.healthCheck, {
       cwd: options.cwd,
-      env: options.env,
+      env: { ...options.env, [ATTEMPT_ENV]: String(number) },
       timeoutMs: Math.max(1, deadline - Date.now()),
       onOutput: () => {},
+      leaveNothing: id ? [`SERVICE_DEPLOY_ID=${id}`, marker] : [marker],
     });
-    if (ran.error) return ran.error;
-    if (ran.timedOut) return "the command timed out";
-    if (ran.exitCode !== 0) return `exit code ${ran.exitCode}`;
+    if (ran.left) left = { left: ran.left };
+    if (ran.error) return { problem: ran.error, ...left };
+    // The command's only limit is the check's deadline: a timeout is always a cut.
+    if (ran.timedOut) return { problem: "the command timed out", cut: true, ...left };
+    if (ran.exitCode !== 0) return { problem: `exit code ${ran.exitCode}`, ...left };
   }
-  if (settings.healthCheckUrl)
-    return await get(
-      settings.healthCheckUrl,
-      Math.max(1, Math.min(HEALTH_REQUEST_LIMIT_MS, deadline - Date.now())),
-      interrupted,
-    );
-  return undefined;
+  if (!settings.healthCheckUrl) return left;
+  const limitMs = Math.max(1, Math.min(HEALTH_REQUEST_LIMIT_MS, deadline - Date.now()));
+  const answer = await get(settings.healthCheckUrl, limitMs, interrupted);
+  const cut = answer?.timedOut === true && limitMs < HEALTH_REQUEST_LIMIT_MS;
+  return { problem: answer?.problem, cut, ...left };
 }
 
-async function get(url: string, limitMs: number, interrupted: AbortSignal): Promise<string | undefined> {
+/** One GET: undefined when healthy, else the problem and whether it was `limitMs` that ended it. */
+async function get(
+  url: string,
+  limitMs: number,
+  interrupted: AbortSignal,
+): Promise<{ problem: string; timedOut?: boolean } | undefined> {
   try {
     // A redirect is an answer, not health: a login page behind a 302 must not pass for the app being up.
     const response = await fetch(url, {
@@ -113,12 +189,13 @@ async function get(url: string, limitMs: number, interrupted: AbortSignal): Prom
       signal: AbortSignal.any([AbortSignal.timeout(limitMs), interrupted]),
     });
     await response.body?.cancel().catch(() => {});
-    return response.status >= 200 && response.status < 300 ? undefined : `HTTP ${response.status}`;
+    return response.status >= 200 && response.status < 300 ? undefined : { problem: `HTTP ${response.status}` };
   } catch (error) {
     const err = error as Error & { code?: string };
-    if (interrupted.aborted) return STOPPED;
-    if (err.name === "TimeoutError" || err.name === "AbortError") return `no answer within ${limitMs} ms`;
-    return err.code ? `${err.code}` : err.message;
+    if (interrupted.aborted) return { problem: STOPPED };
+    if (err.name === "TimeoutError" || err.name === "AbortError")
+      return { problem: `no answer within ${limitMs} ms`, timedOut: true };
+    return { problem: err.code ? `${err.code}` : err.message };
   }
 }
 

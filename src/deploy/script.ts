@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import type { StopReport } from "../system/groups.ts";
-import { runProcess, type ProcessExit } from "../system/process.ts";
+import { runProcess, type Leftovers, type ProcessExit } from "../system/process.ts";
 import type { RunResult, Step } from "../types.ts";
 import type { DeployContext } from "./types.ts";
 
@@ -130,6 +130,8 @@ export interface ScriptOptions {
   onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void;
   /** Called before each line starts, with the line as written. */
   onLine?: (line: string) => void;
+  /** Each line must leave nothing running (see ProcessOptions.leaveNothing). */
+  leaveNothing?: string[];
 }
 
 export interface ScriptExit extends ProcessExit {
@@ -151,12 +153,28 @@ export async function runScript(script: string, options: ScriptOptions): Promise
   }
   const deadline = Date.now() + options.timeoutMs;
   let outcome: ProcessExit = { exitCode: 0, timedOut: false };
+  const left: Leftovers[] = [];
+  const withLeft = (exit: ProcessExit): ProcessExit => {
+    if (exit.left) left.push(exit.left);
+    const { left: _, ...rest } = exit;
+    return left.length ? { ...rest, left: mergeLeftovers(left) } : rest;
+  };
   for (const line of scriptLines(script)) {
     options.onLine?.(line);
-    outcome = await runProcess(planLine(line).argv, { ...options, deadline });
+    outcome = withLeft(await runProcess(planLine(line).argv, { ...options, deadline }));
     if (outcome.exitCode !== 0) return { ...outcome, failedLine: line };
   }
   return outcome;
+}
+
+/** What the lines of one script left, as one report (the first line's group named). */
+function mergeLeftovers(all: Leftovers[]): Leftovers {
+  return {
+    pgid: all[0]!.pgid,
+    members: all.flatMap((l) => l.members),
+    outside: all.flatMap((l) => l.outside),
+    stopped: all.every((l) => l.stopped),
+  };
 }
 
 /** Names at most LISTED processes: a script that forked thousands still gets a one-line report. */
@@ -183,6 +201,21 @@ export function describeTimeout(timeoutMs: number, stopped: StopReport | undefin
   if (outside.length)
     text += `; not stopped: ${listed(outside)}, started by this deploy but outside its process group (setsid or a daemon)`;
   return text;
+}
+
+/** What a command that must leave nothing behind had left running: its group's processes and those outside it. */
+export function describeLeftovers(left: Leftovers): string {
+  const { pgid, members, outside } = left;
+  const parts: string[] = [];
+  if (members.length) {
+    const names = [...new Set(members.map((m) => m.command))];
+    const commands = names.slice(0, LISTED).join(", ") + (names.length > LISTED ? ", …" : "");
+    parts.push(
+      `process group ${pgid} (${members.length === 1 ? "1 process" : `${members.length} processes`}: ${commands})`,
+    );
+  }
+  if (outside.length) parts.push(`${listed(outside)} outside its process group (setsid or a daemon)`);
+  return parts.join("; ");
 }
 
 /** How one run of the script went, without its output (kept by the caller). */

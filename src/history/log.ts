@@ -1,4 +1,4 @@
-import { closeSync } from "node:fs";
+import { closeSync, statfsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript } from "./transcript.ts";
 import type { DeployEvent, DeployResult } from "../types.ts";
@@ -18,6 +18,24 @@ import { LOG_DIR, logStem, type DeployRecord, type DeployRecordHeader } from "./
 const RECORD_RESERVE = 8192;
 /** The longest text a record keeps of each script and error when it has to fit in that reserve. */
 const COMPACT_TEXT = 1000;
+/**
+ * Room a `.log` leaves free on its file system for the records (32 reserved "running" records), or an eighth
+ * of a smaller file system: a deploy's output that fills the disk stops its `.log` there, so the deploys after
+ * it still write their records.
+ */
+export const RECORD_ROOM_BYTES = 32 * RECORD_RESERVE;
+/** Output written between two looks at the free space, at most (a look is one statfs). */
+const MAX_LOG_BUDGET = 1024 * 1024;
+
+/** Bytes free for this process in the file system of `dir` beyond the records' room; Infinity when unknown. */
+function spareBytes(dir: string): number {
+  try {
+    const fs = statfsSync(dir);
+    return fs.bavail * fs.bsize - Math.min(RECORD_ROOM_BYTES, (fs.blocks * fs.bsize) / 8);
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
 
 /** This process's deploys whose log is still open, by .json path, with their start time in ms. */
 const active = new Map<string, number>();
@@ -81,6 +99,9 @@ export class DeployLog {
   private outputBytes = 0;
   private truncated = false;
   private readonly maxLogBytes: number;
+  private readonly dir: string;
+  /** Bytes the .log may still take before the free space is looked at again (see RECORD_ROOM_BYTES). */
+  private budget = 0;
 
   constructor(
     cwd: string,
@@ -89,6 +110,7 @@ export class DeployLog {
   ) {
     this.maxLogBytes = options.maxLogBytes ?? Infinity;
     const dir = resolve(cwd, LOG_DIR);
+    this.dir = dir;
     const stem = logStem(header.startedAt, header.id);
     this.jsonPath = join(dir, `${stem}.json`);
     this.logPath = join(dir, `${stem}.log`);
@@ -126,6 +148,16 @@ export class DeployLog {
 
   private writeBytes(bytes: Uint8Array | undefined): void {
     if (!bytes || this.fd === undefined || this.logBroken) return;
+    if (!this.roomFor(bytes.length)) {
+      const kept = Object.assign(new Error("no space left on device (the rest is kept for the deploy records)"), {
+        code: "ENOSPC",
+      });
+      if (!(this.makeRoom(kept) && this.roomFor(bytes.length))) {
+        this.logBroken = true;
+        this.fail(`cannot write ${this.logPath}`, kept);
+        return;
+      }
+    }
     let rest = bytes;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -149,6 +181,7 @@ export class DeployLog {
       } catch {}
     }
     // Tried even after a .log failure: a few hundred bytes may still fit where megabytes of output did not.
+    // But the full record (with up to MiBs of captured output) is written only above the records' room.
     const full = this.record({
       status,
       ...extra,
@@ -156,9 +189,14 @@ export class DeployLog {
       durationMs: result.durationMs,
       result,
     });
-    if (!this.writeRecord(full)) {
-      const compact = `${JSON.stringify(compactRecord(full, result, this.problem ?? "the record could not be written"), null, 2)}\n`;
-      if (!this.tryWrite(() => overwriteInPlace(this.jsonPath, compact)) && this.noSpace) {
+    const fits = spareBytes(this.dir) > JSON.stringify(full, null, 2).length;
+    if (!(fits && this.writeRecord(full))) {
+      const why = this.problem ?? (fits ? "the record could not be written" : "the disk is nearly full");
+      const compact = `${JSON.stringify(compactRecord(full, result, why), null, 2)}\n`;
+      const written =
+        this.tryWrite(() => overwriteInPlace(this.jsonPath, compact)) ||
+        this.tryWrite(() => writeFileAtomic(this.jsonPath, compact));
+      if (!written && this.noSpace) {
         // Room may come back (retention, an operator): the outcome waits in memory, the newest ones kept.
         // Only the compact record is held: a few KiB each, where the full one can be megabytes.
         if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value!);
@@ -215,6 +253,19 @@ export class DeployLog {
         return false;
       }
     }
+  }
+
+  /** Whether `length` more bytes of .log leave the records' room free (statfs only once the budget is spent). */
+  private roomFor(length: number): boolean {
+    if (length <= this.budget) {
+      this.budget -= length;
+      return true;
+    }
+    const spare = spareBytes(this.dir) - length;
+    if (spare < 0) return false;
+    // A quarter of what is spare: deploys writing at once must not all spend the same room.
+    this.budget = Math.min(MAX_LOG_BUDGET, spare / 4);
+    return true;
   }
 
   private tryWrite(write: () => void): boolean {

@@ -1,6 +1,6 @@
-import { closeSync, constants, existsSync, fstatSync, openSync, readdirSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, lstatSync, readdirSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { readNoFollow } from "../system/files.ts";
+import { openRegular, readNoFollow } from "../system/files.ts";
 import type { CommitInfo } from "../types.ts";
 import { LOG_DIR, LOG_FILE_NAME, type DeployRecord } from "./record.ts";
 import { holderRunning, queuedDeploys, type QueuedRecord } from "./waiting.ts";
@@ -10,7 +10,8 @@ export interface HistoryEntry {
   id: string;
   /** ISO start time. */
   startedAt: string;
-  status: DeployRecord["status"] | "corrupt";
+  /** `unknown`: no record could be written (a full disk), so nothing tells how it ended. */
+  status: DeployRecord["status"] | "corrupt" | "unknown";
   app: string | null;
   trigger: string | null;
   /** The forge event and delivery id of a webhook deploy (null when the request carried none). */
@@ -69,13 +70,16 @@ function entryOf(dir: string, stem: string, files: Set<string>): HistoryEntry {
     jsonPath,
     logPath,
   };
-  // A crash between the two files' creation leaves a .log alone: listed, not hidden.
+  // A deploy's first write is its record, right after its .log was created: an empty .log alone is a deploy
+  // that found no room even for that (a full disk), not a damaged file. A .log with text alone: a crash.
   if (!files.has(".json"))
-    return {
-      ...base,
-      startedAt: preciseStart(undefined, logPath) ?? base.startedAt,
-      problem: "the .json file is missing",
-    };
+    return emptyFile(logPath)
+      ? { ...base, status: "unknown", problem: DISK_WAS_FULL }
+      : {
+          ...base,
+          startedAt: preciseStart(undefined, logPath) ?? base.startedAt,
+          problem: "the .json file is missing",
+        };
   let text: string | undefined;
   let record: DeployRecord & { app?: string };
   try {
@@ -132,6 +136,19 @@ function commitOf(value: unknown): CommitInfo | null {
   return { sha: commit.sha, subject: text(commit.subject), author: text(commit.author), date: text(commit.date) };
 }
 
+/** The note of a deploy that left only an empty .log. */
+export const DISK_WAS_FULL = "outcome unknown (the disk was full)";
+
+/** Whether `file` is an empty regular file (not through a link). */
+function emptyFile(file: string): boolean {
+  try {
+    const st = lstatSync(file);
+    return st.isFile() && st.size === 0;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The millisecond start time of a deploy whose record cannot be parsed, so it still sorts among the deploys
  * of the same second: from what is left of the record (a truncated one), else from the .log's first line.
@@ -141,7 +158,7 @@ export function preciseStart(jsonText: string | undefined, logPath: string): str
   if (fromJson && !Number.isNaN(Date.parse(fromJson))) return fromJson;
   try {
     const head = Buffer.alloc(512);
-    const fd = openSync(logPath, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const fd = openRegular(logPath);
     let read: number;
     try {
       read = readSync(fd, head, 0, head.length, 0);
@@ -255,7 +272,7 @@ export function neverStarted(record: QueuedRecord): string {
 export function endFromLog(logPath: string): Pick<DeployRecord, "status" | "result" | "note"> | undefined {
   let tail: string;
   try {
-    const fd = openSync(logPath, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const fd = openRegular(logPath);
     try {
       const size = fstatSync(fd).size;
       const buffer = Buffer.alloc(Math.min(size, 256));

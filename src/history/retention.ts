@@ -2,9 +2,9 @@
  * Retention (docs/log-files.md "Log files"): which deploys' files go after each deploy. A deploy that may still run is
  * never removed; one that ended always may be, even when its record could not say so (a full disk).
  */
-import { closeSync, constants, openSync, readdirSync, readSync, rmSync } from "node:fs";
+import { closeSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { removeStaleTemps } from "../system/files.ts";
+import { openRegular, removeStaleTemps } from "../system/files.ts";
 import { processAlive, OWN_START } from "../system/liveness.ts";
 import { forgetPendingRecord, isActiveHere, retryPendingRecords, startKnownHere } from "./log.ts";
 import { LOG_DIR, LOG_FILE_NAME } from "./record.ts";
@@ -74,7 +74,7 @@ const APP_HEAD_BYTES = 16 * 1024;
 function appOf(jsonPath: string): string | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(jsonPath, constants.O_RDONLY | constants.O_NOFOLLOW);
+    fd = openRegular(jsonPath);
     const head = Buffer.alloc(APP_HEAD_BYTES);
     return topLevelString(head.subarray(0, readSync(fd, head, 0, head.length, 0)).toString("utf8"), "app");
   } catch {

@@ -3,7 +3,7 @@
  * what clients without the secret can make the server do: each is charged to one budget shared by all such
  * requests, refused at once when the budget is spent, and cut when the body does not arrive in time.
  */
-import { collectGarbage } from "../system/process.ts";
+import { collectGarbage } from "../runtime/gc.ts";
 
 /** The bytes of body that requests not authenticated yet may make the server hold, all of them together. */
 export const UNAUTHENTICATED_BODY_BUDGET_BYTES = 32 * 1024 * 1024;

@@ -1,4 +1,7 @@
+import { clientKey } from "../runtime/client-key.ts";
 import { jsonResponse } from "./response.ts";
+
+export { clientKey };
 
 /** Failed authentications one client may make at once before it is answered 429. */
 export const FAILURE_BURST = 20;
@@ -8,9 +11,6 @@ export const FAILURE_REFILL_MS = 1000;
 
 /** Clients remembered at most; the least recently refused is forgotten first, so memory stays bounded. */
 export const MAX_CLIENTS = 10_000;
-
-/** A forwarded address longer than this is not an address; only this much of it becomes a key. */
-const MAX_KEY_LENGTH = 64;
 
 export const UNAUTHORIZED = Object.freeze({
   error: "unauthorized",
@@ -31,33 +31,6 @@ const THROTTLED = Object.freeze({
 export function clientAddress(headers: Headers, remoteAddress: () => string, trustProxy: boolean): string {
   const forwarded = trustProxy ? headers.get("x-forwarded-for")?.split(",").pop()?.trim() : undefined;
   return forwarded || remoteAddress();
-}
-
-/**
- * The key a client is counted under. An IPv6 client usually holds a whole /64, so it is counted per /64:
- * otherwise it would get a fresh burst from every address it picks. IPv4 (also IPv4-mapped IPv6) per address.
- */
-export function clientKey(address: string): string {
-  const plain = address
-    .trim()
-    .toLowerCase()
-    .replace(/^\[|\]$/g, "")
-    .replace(/%.*$/, "")
-    .slice(0, MAX_KEY_LENGTH);
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(plain);
-  if (mapped) return mapped[1]!;
-  if (!plain.includes(":") || plain.includes(".")) return plain;
-  const [head = "", tail] = plain.split("::", 2);
-  const left = head ? head.split(":") : [];
-  const right = tail ? tail.split(":") : [];
-  const groups =
-    tail === undefined
-      ? left
-      : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.replace(/^0+(?=.)/, ""))
-    .join(":")}::/64`;
 }
 
 /**

@@ -53,6 +53,9 @@ export function currentExecStart(): string[] {
     : [process.execPath, resolve(script)];
 }
 
+/** The unit's descriptor limit: room for MAX_CONNECTIONS proxied connections and a large reserve. */
+export const UNIT_NOFILE = 65536;
+
 const quote = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `"${word.replace(/(["\\$`])/g, "\\$1")}"`);
 
 /**
@@ -79,6 +82,9 @@ RestartSec=2
 # SIGTERM to the service only: it refuses new deploys, cancels queued ones and finishes the running one.
 KillMode=mixed
 KillSignal=SIGTERM
+# Descriptors: the ports hold connections up to a bound below this limit and keep the rest for deploys
+# (see "connection floods" in docs/reliability.md); without it a unit may start with a soft limit of 1024.
+LimitNOFILE=${UNIT_NOFILE}
 # The longest a deploy can take (pull and run script each up to runTimeoutMs, a rollback's run too, plus 60 s),
 # so a running deploy can finish before systemd kills it.
 TimeoutStopSec=${stopSeconds}

@@ -13,7 +13,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { createExclusive, writeAll } from "../system/files.ts";
+import { createExclusive, readNoFollow, writeAll } from "../system/files.ts";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { groupAlive, type Group } from "../system/groups.ts";
@@ -123,7 +123,7 @@ export function dropTicket(dir: string, name: string): void {
 
 export function readTicket(dir: string, name: string): TicketContent {
   try {
-    const content = JSON.parse(readFileSync(join(dir, name), "utf8")) as TicketContent;
+    const content = JSON.parse(readNoFollow(join(dir, name))) as TicketContent;
     return { ...content, groups: Array.isArray(content.groups) ? content.groups : [] };
   } catch {
     return { groups: [] };

@@ -1,8 +1,12 @@
 import { spawn } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { Readable } from "node:stream";
+import { ConnectionGuard, TOO_MANY_CONNECTIONS } from "./connections.ts";
 import type { Runtime, ServeOptions } from "./types.ts";
+
+/** The connections of every listener of this process (see connections.ts): one descriptor each under Node. */
+const guard = new ConnectionGuard(1);
 
 function toRequest(req: IncomingMessage): Request {
   const headers = new Headers();
@@ -77,6 +81,15 @@ export const runtime: Runtime = {
       }
     });
     server.setTimeout(options.idleTimeoutSeconds * 1000);
+    // Counted as it is accepted, before it sends anything: a connection past a bound is answered and closed.
+    server.on("connection", (socket: Socket) => {
+      const address = socket.remoteAddress ?? "";
+      if (!guard.admit(address)) {
+        socket.end(TOO_MANY_CONNECTIONS);
+        return;
+      }
+      socket.once("close", () => guard.release(address));
+    });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(options.port, options.hostname, () => resolve());

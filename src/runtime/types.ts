@@ -1,7 +1,8 @@
 /**
  * The one seam between runtimes: how the server listens and how a process is started. Everything else is
  * web-standard Request/Response and streams. `#runtime` (package.json "imports") picks the implementation:
- * Bun.serve / Bun.spawn under Bun, node:http / node:child_process under Node.js.
+ * Bun.listen relaying to Bun.serve, and Bun.spawn, under Bun; node:http / node:child_process under Node.js. Both
+ * bound the connections they hold (connections.ts).
  */
 export interface ServeOptions {
   port: number;

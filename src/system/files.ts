@@ -24,7 +24,7 @@ import { processAlive } from "./liveness.ts";
  * created exclusively, directories private to the service's user.
  */
 
-const { O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_RDONLY, O_WRONLY } = constants;
+const { O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } = constants;
 
 /**
  * Creates `dir` (and missing parents) with mode 0700, whatever the umask: the one way `.service/` and its folders
@@ -67,14 +67,37 @@ export function openForAppend(file: string): number {
   return openSync(file, O_WRONLY | O_APPEND | O_NOFOLLOW);
 }
 
-/** A file's text, not through a link (ELOOP when `file` is one). */
-export function readNoFollow(file: string): string {
-  const fd = openSync(file, O_RDONLY | O_NOFOLLOW);
+/**
+ * Opens `file` for reading only when it is a regular file, without ever waiting: O_NONBLOCK because opening a
+ * FIFO waits for a writer (one planted at a control file would hang every request that reads it), and a FIFO,
+ * a device or a directory is refused after the open (EFTYPE, "not a regular file"). Never through a link
+ * (ELOOP) unless `follow` (a secret file the operator linked in on purpose).
+ */
+export function openRegular(file: string, follow = false): number {
+  const fd = openSync(file, O_RDONLY | O_NONBLOCK | (follow ? 0 : O_NOFOLLOW));
+  let regular = false;
   try {
-    return readFileSync(fd, "utf8");
+    regular = fstatSync(fd).isFile();
+  } finally {
+    if (!regular) closeSync(fd);
+  }
+  if (!regular) throw Object.assign(new Error(`${file} is not a regular file`), { code: "EFTYPE" });
+  return fd;
+}
+
+/** A regular file's bytes, not through a link (ELOOP when `file` is one; EFTYPE when it is no regular file). */
+export function readBytesNoFollow(file: string, follow = false): Buffer {
+  const fd = openRegular(file, follow);
+  try {
+    return readFileSync(fd);
   } finally {
     closeSync(fd);
   }
+}
+
+/** A regular file's text, not through a link (ELOOP when `file` is one; EFTYPE when it is no regular file). */
+export function readNoFollow(file: string, follow = false): string {
+  return readBytesNoFollow(file, follow).toString("utf8");
 }
 
 /**
@@ -82,7 +105,7 @@ export function readNoFollow(file: string): string {
  * would wait for a writer), and refused unless it is a regular file. Throws an Error whose message says why.
  */
 export function readUserFile(file: string, maxBytes: number): string {
-  const fd = openSync(file, O_RDONLY | constants.O_NONBLOCK);
+  const fd = openSync(file, O_RDONLY | O_NONBLOCK);
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new Error(`not a regular file${stat.isDirectory() ? " (a directory)" : ""}`);

@@ -90,24 +90,78 @@ export interface StopReport {
   outside: { pid: number; command: string }[];
 }
 
+/** Whether the environment of `pid` holds every `NAME=value` of `markers` (false for none, or once it is gone). */
+function carries(pid: number, markers: string[]): boolean {
+  if (markers.length === 0) return false;
+  try {
+    const environ = `\0${readFileSync(`/proc/${pid}/environ`, "latin1")}`;
+    return markers.every((marker) => environ.includes(`\0${marker}\0`));
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Taken just before a group is killed: its members, and the processes of the same deploy outside it. A child
- * that calls setsid leaves the group and no signal to the group reaches it; its environment still names the
- * deploy, so it can at least be reported instead of claimed stopped.
+ * Taken just before a group is killed: its members, and the processes outside it whose environment carries
+ * every one of `markers` (`SERVICE_DEPLOY_ID=<id>`: the same deploy's). A child that calls setsid leaves the
+ * group and no signal to the group reaches it; its environment still names the deploy, so it can at least be
+ * reported instead of claimed stopped.
  */
-export function snapshot(pgid: number, deployId: string | undefined): StopReport {
+export function snapshot(pgid: number, markers: string[]): StopReport {
   const all = processes();
-  const marker = deployId ? `\0SERVICE_DEPLOY_ID=${deployId}\0` : undefined;
-  const outside = all.filter((p) => {
-    if (!marker || p.pgid === pgid || p.pid === process.pid) return false;
-    try {
-      return `\0${readFileSync(`/proc/${p.pid}/environ`, "latin1")}`.includes(marker);
-    } catch {
-      return false;
-    }
-  });
+  const outside = all.filter((p) => p.pgid !== pgid && p.pid !== process.pid && carries(p.pid, markers));
   const strip = ({ pid, command }: Proc) => ({ pid, command });
   return { pgid, members: all.filter((p) => p.pgid === pgid).map(strip), outside: outside.map(strip) };
+}
+
+/**
+ * Stops everything a command that must leave nothing behind (a health check) left running once it exited: its
+ * group's processes and those carrying all of `markers` anywhere. Looked for again on every round, because a
+ * child may be leaving the group (setsid) or forking while it is stopped. SIGTERM, then SIGKILL after
+ * `graceMs`. Returns everything it found, and whether all of it is gone; undefined when nothing was left.
+ */
+export async function stopLeftovers(
+  pgid: number,
+  markers: string[],
+  graceMs: number,
+): Promise<(StopReport & { stopped: boolean }) | undefined> {
+  const seen = { members: new Map<number, string>(), outside: new Map<number, string>() };
+  const look = () => {
+    const now = snapshot(pgid, markers);
+    for (const p of now.members) seen.members.set(p.pid, p.command);
+    for (const p of now.outside) if (!seen.members.has(p.pid)) seen.outside.set(p.pid, p.command);
+    return now;
+  };
+  let now = look();
+  const started = Date.now();
+  while (now.members.length || now.outside.length) {
+    const elapsed = Date.now() - started;
+    if (elapsed > graceMs + 5000) break;
+    const signal = elapsed < graceMs ? "SIGTERM" : "SIGKILL";
+    // While the group has members its id cannot be handed out again; the others are checked by their markers.
+    if (now.members.length) killGroup(pgid, signal);
+    for (const p of now.outside) kill(p.pid, signal);
+    await sleep(50);
+    now = look();
+  }
+  if (seen.members.size === 0 && seen.outside.size === 0) return undefined;
+  const list = (map: Map<number, string>) => [...map].map(([pid, command]) => ({ pid, command }));
+  return {
+    pgid,
+    members: list(seen.members),
+    outside: list(seen.outside),
+    stopped: now.members.length === 0 && now.outside.length === 0,
+  };
+}
+
+function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  kill(-pgid, signal);
+}
+
+function kill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {}
 }
 
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
@@ -127,13 +181,8 @@ async function gone(group: Group, ms: number): Promise<boolean> {
  */
 export async function stopGroup(group: Group, graceMs: number): Promise<boolean> {
   if (!groupAlive(group)) return true;
-  const signal = (name: NodeJS.Signals) => {
-    try {
-      process.kill(-group.pgid, name);
-    } catch {}
-  };
-  signal("SIGTERM");
+  killGroup(group.pgid, "SIGTERM");
   if (await gone(group, graceMs)) return true;
-  if (groupAlive(group)) signal("SIGKILL");
+  if (groupAlive(group)) killGroup(group.pgid, "SIGKILL");
   return gone(group, 5000);
 }

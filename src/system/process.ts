@@ -4,7 +4,8 @@ import { constants } from "node:os";
 import { delimiter, resolve } from "node:path";
 import { runtime } from "#runtime";
 import type { Child } from "../runtime/types.ts";
-import { deployGroups, groupOf, snapshot, type StopReport } from "./groups.ts";
+import { collectGarbage } from "../runtime/gc.ts";
+import { deployGroups, groupOf, snapshot, stopLeftovers, type StopReport } from "./groups.ts";
 
 /** How long a process group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 3000;
@@ -17,6 +18,17 @@ export interface ProcessOptions {
   /** Absolute time (Date.now()) at which the whole process group is killed. */
   deadline: number;
   onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void;
+  /**
+   * For a command that must leave nothing running (a health check): once it exits, its process group and the
+   * processes outside it whose environment carries all of these `NAME=value` markers are stopped, and reported
+   * as `left`. Unset: what a command leaves in the background is its business (`nohup app &`).
+   */
+  leaveNothing?: string[];
+}
+
+/** What a command run with `leaveNothing` had left running when it exited, and whether all of it was stopped. */
+export interface Leftovers extends StopReport {
+  stopped: boolean;
 }
 
 export interface ProcessExit {
@@ -27,6 +39,8 @@ export interface ProcessExit {
   stopped?: StopReport;
   /** Why it could not be started. */
   error?: string;
+  /** With `leaveNothing`: what it had left running (only when it left something). */
+  left?: Leftovers;
 }
 
 /**
@@ -135,32 +149,6 @@ function which(command: string, options: ProcessOptions): string | undefined {
   return undefined;
 }
 
-/**
- * Each chunk a pipe delivers is a new buffer, freed only by a garbage collection, and the collector's own
- * pacing does not see them: at hundreds of MB/s of output tens of MB of read chunks piled up before it ran
- * (a 100 MB deploy took the server from 47 to about 120 MB). So output read from children asks for a
- * concurrent collection after every COLLECT_EVERY_BYTES (the main thread does not wait for it) and runs a
- * full one after every FULL_COLLECT_EVERY_BYTES (1 to 5 ms each), which keeps the peak at 70 to 80 MB.
- */
-const COLLECT_EVERY_BYTES = 1024 * 1024;
-const FULL_COLLECT_EVERY_BYTES = 8 * 1024 * 1024;
-let sinceCollect = 0;
-let sinceFullCollect = 0;
-
-export function collectGarbage(bytes: number): void {
-  if (typeof Bun === "undefined") return;
-  sinceCollect += bytes;
-  sinceFullCollect += bytes;
-  if (sinceFullCollect >= FULL_COLLECT_EVERY_BYTES) {
-    sinceFullCollect = 0;
-    sinceCollect = 0;
-    Bun.gc(true);
-  } else if (sinceCollect >= COLLECT_EVERY_BYTES) {
-    sinceCollect = 0;
-    Bun.gc(false);
-  }
-}
-
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
 /**
@@ -211,19 +199,22 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
   const timeoutTimer = setTimeout(
     () => {
       timedOut = true;
-      stopped = snapshot(pid, options.env.SERVICE_DEPLOY_ID);
+      stopped = snapshot(pid, deployMarkers(options));
       killGroup(pid, "SIGTERM");
       killTimer = setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS);
     },
     Math.max(0, options.deadline - Date.now()),
   );
   let ended: Awaited<Child["exited"]>;
+  let left: Leftovers | undefined;
   try {
     ended = await proc.exited;
     if (timedOut) {
       // The leader is gone; make sure nothing of its group outlives the timeout.
       killGroup(pid, "SIGKILL");
     }
+    // Still named in the ticket while it is stopped: a crash meanwhile leaves it to the next deploy to stop.
+    if (options.leaveNothing) left = await stopLeftovers(pid, options.leaveNothing, KILL_GRACE_MS);
     await Promise.race([pumps, sleep(DRAIN_MS)]);
   } finally {
     clearTimeout(timeoutTimer);
@@ -234,5 +225,12 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
   }
   const signal = ended.signal as NodeJS.Signals | null;
   const exitCode = ended.exitCode ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null);
-  return { exitCode, timedOut, ...(stopped ? { stopped } : {}) };
+  return { exitCode, timedOut, ...(stopped ? { stopped } : {}), ...(left ? { left } : {}) };
+}
+
+/** The markers that find a command's processes outside its group: its own, else its deploy's. */
+function deployMarkers(options: ProcessOptions): string[] {
+  if (options.leaveNothing) return options.leaveNothing;
+  const id = options.env.SERVICE_DEPLOY_ID;
+  return id ? [`SERVICE_DEPLOY_ID=${id}`] : [];
 }

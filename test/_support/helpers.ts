@@ -63,14 +63,19 @@ afterAll(async () => {
 /**
  * Starts the real CLI server in `cwd` on a free port and waits for its banner. `umask` (e.g. "022") starts it
  * through `sh -c 'umask …; exec …'`: the modes of the files it makes must not depend on the umask it inherits.
+ * `ulimit` (descriptors) does the same with `ulimit -n`, so that a bounded flood reaches the server's limit.
  */
 export async function startServer(
   cwd: string,
   env: Record<string, string | undefined> = {},
   args: string[] = [],
-  options: { umask?: string } = {},
+  options: { umask?: string; ulimit?: number } = {},
 ): Promise<RunningServer> {
-  const command = options.umask ? ["sh", "-c", `umask ${options.umask}; exec "$@"`, "sh", ...CLI] : CLI;
+  const setup = [
+    ...(options.umask ? [`umask ${options.umask}`] : []),
+    ...(options.ulimit ? [`ulimit -n ${options.ulimit}`] : []),
+  ];
+  const command = setup.length ? ["sh", "-c", `${setup.join(" && ")} && exec "$@"`, "sh", ...CLI] : CLI;
   const proc = Bun.spawn([...command, ...args], {
     cwd,
     env: baseEnv({ SERVICE_PORT: "0", ...env }),

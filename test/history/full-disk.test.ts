@@ -8,36 +8,16 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { logStem } from "../../src/history/record.ts";
-import { lastLine, makeLocalRepo, post, readJson, runCli, SECRET, startServer, tempDir } from "../_support/helpers.ts";
+import { lastLine, makeLocalRepo, post, readJson, runCli, SECRET, startServer } from "../_support/helpers.ts";
 import { logDirOf, stems } from "../_support/ops-helpers.ts";
-
-/** Whether this process may mount a tmpfs (root, not in a restricted container). */
-function canMount(): boolean {
-  const dir = tempDir("service-mount-probe-");
-  try {
-    if (Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { stderr: "pipe" }).exitCode !== 0)
-      return false;
-    Bun.spawnSync(["umount", dir]);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+import { canMount, mountTmpfs } from "../_support/tmpfs.ts";
 
 const mountable = canMount();
 if (!mountable)
   console.warn("full-disk tests skipped: mounting a tmpfs is not permitted here (they need root and mount)");
 
 /** `using logs = smallLogDir(repo, size)`: a tmpfs of `size` as `<repo>/.service/logs` (`logs.dir`), unmounted when the block ends. */
-function smallLogDir(repo: string, size: string): { dir: string } & Disposable {
-  const dir = logDirOf(repo);
-  mkdirSync(dir, { recursive: true });
-  const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stderr: "pipe" });
-  if (mounted.exitCode !== 0) throw new Error(`mount failed: ${mounted.stderr.toString()}`);
-  return { dir, [Symbol.dispose]: () => void Bun.spawnSync(["umount", "-l", dir]) };
-}
+const smallLogDir = (repo: string, size: string) => mountTmpfs(logDirOf(repo), size);
 
 const BIG = 3_000_000;
 /** One line through the shell: prints BIG bytes of x when the marker file `big` exists (once), else nothing. */

@@ -75,3 +75,11 @@ describe("service systemd (a ready unit for the current config)", () => {
     expect(stdout).not.toContain("[Service]");
   });
 });
+
+describe("service systemd: descriptors", () => {
+  test('the unit sets LimitNOFILE, the limit the connection bounds are taken from (docs/production.md "systemd")', async () => {
+    const { code, stdout } = await runCli(["systemd", "--user", "root"], { cwd: tempDir() });
+    expect(code).toBe(0);
+    expect(stdout).toContain("\nLimitNOFILE=65536\n");
+  });
+});
