@@ -196,7 +196,7 @@ describe(`files readable by others or inside the repository are warned about (do
     const inRepo = privateFile(repo.clone, "db.secret", DB_URL);
     writeFileSync(
       join(dir, "service.yaml"),
-      `repoPath: ${repo.clone}\nrunScript: "true"\nenvFile: ${open}\nenv: { DB_URL: { file: ${inRepo} }, MODE: live }\n`,
+      `repoPath: ${repo.clone}\nrunScript: "true"\nenvFile: ${open}\nenv: { DB_URL: { file: ${inRepo} }, MODE: staging-7f3 }\n`,
     );
     const check = await runCli(["check"], { cwd: dir });
     expect(check.code).toBe(0);
@@ -205,7 +205,7 @@ describe(`files readable by others or inside the repository are warned about (do
     );
     expect(check.stdout).toContain(`warning: ${inRepo} (env DB_URL) is inside the repository ${repo.clone}`);
     expect(check.stdout).toMatch(/env\s+API_KEY \(from .*open\.env\), DB_URL \(from .*db\.secret\), MODE/);
-    for (const value of [API_KEY, DB_URL, "live"]) expect(check.stdout).not.toContain(value);
+    for (const value of [API_KEY, DB_URL, "staging-7f3"]) expect(check.stdout).not.toContain(value);
     const { server } = await startAdmin(dir);
     await using _ = server;
     await waitFor(() => server.stdout.text.includes("Auth: required"), "the banner");
