@@ -1,0 +1,87 @@
+/** The dashboard's apps page: a card per app with its state, actions and releases (a part of assets.ts's script). */
+export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a reason being typed survives the refreshes.
+  function appsPage() {
+    var cards = {};
+    content.textContent = "";
+    var list = el("div", { class: "apps" });
+    content.appendChild(list);
+    var refresh = every(2000, function () {
+      return getJson("apps").then(function (data) {
+        data.apps.forEach(function (app) {
+          var card = cards[app.name] || (cards[app.name] = appCard(app.name, list, function () { refresh(); }));
+          card.update(app);
+        });
+      });
+    });
+  }
+  function appCard(name, list, refresh) {
+    var path = "apps/" + encodeURIComponent(name) + "/";
+    var id = "app-" + list.children.length;
+    var info = el("dl");
+    var running = null;
+    var ref = el("input", { id: id + "-ref", type: "text", maxlength: "250", placeholder: "empty: pull; or a tag, branch, commit" });
+    var deploy = el("button", { type: "button", text: "Deploy now", onclick: function () {
+      var wanted = ref.value.trim();
+      deployAct(path + "deploy", wanted ? { ref: wanted } : {}, function (ack) {
+        ref.value = "";
+        say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + ".");
+        refresh();
+      });
+    } });
+    var cancel = el("button", { type: "button", text: "Cancel running deploy", onclick: function () {
+      if (running) act("deploys/" + running.id + "/cancel", {}, function () { say("Deploy " + running.id.slice(0, 8) + " cancelled."); refresh(); });
+    } });
+    var reason = el("input", { id: id + "-reason", type: "text", maxlength: "200", placeholder: "e.g. release freeze" });
+    var pause = el("button", { type: "button", text: "Pause", onclick: function () {
+      act(path + "pause", { reason: reason.value }, function () { reason.value = ""; say("Deploys of " + name + " paused."); refresh(); });
+    } });
+    var resume = el("button", { type: "button", text: "Resume", onclick: function () {
+      act(path + "resume", {}, function () { say("Deploys of " + name + " resumed."); refresh(); });
+    } });
+    var pauseForm = el("div", { class: "pause" }, el("label", { for: id + "-reason", text: "Reason to pause " + name }), reason, pause);
+    // With releases: each kept one, the live one marked, the others with a "switch back" (a rollback to that release).
+    var releases = el("div", { class: "releases" });
+    var refForm = el("div", { class: "pause" }, el("label", { for: id + "-ref", text: "Ref to deploy for " + name }), ref);
+    var card = el("section", { class: "app", "aria-labelledby": id + "-name" },
+      el("h2", { id: id + "-name", text: name }), info, refForm,
+      el("div", { class: "actions" }, deploy, cancel, resume), pauseForm, releases);
+    function switchBack(release) {
+      act(path + "rollback", { to: release.id }, function (ack) { say("Switch back to release " + release.id + ": deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
+    }
+    function showReleases(view) {
+      releases.textContent = "";
+      releases.hidden = !view;
+      if (!view) return;
+      var rows = el("tbody");
+      view.kept.forEach(function (release) {
+        var action = release.live ? el("span", { class: "badge ok", text: "live" })
+          : release.commit ? el("button", { type: "button", text: "Switch back", "aria-label": "Switch back to release " + release.id, onclick: function () { switchBack(release); } }) : "";
+        rows.appendChild(el("tr", {}, el("td", {}, el("code", { text: release.id })), el("td", {}, el("code", { text: short(release.commit) })),
+          el("td", {}, release.deployId ? deployLink(release.deployId) : "–"), el("td", {}, action)));
+      });
+      if (view.kept.length === 0) rows.appendChild(el("tr", {}, el("td", { colspan: "4", text: "No release yet." })));
+      releases.appendChild(el("h3", { text: "Releases (keep " + view.keep + ")" }));
+      releases.appendChild(el("div", { class: "scroll" }, el("table", {},
+        el("thead", {}, el("tr", {}, el("th", { text: "Release" }), el("th", { text: "Commit" }), el("th", { text: "Deploy" }), el("th", { text: "" }))), rows)));
+    }
+    list.appendChild(card);
+    return {
+      update: function (app) {
+        running = app.running;
+        info.textContent = "";
+        field(info, "Deployed commit", el("code", { text: short(app.commit) }));
+        field(info, "State", app.paused ? el("span", {}, el("span", { class: "badge paused", text: "paused: " + app.paused.reason }), " by " + app.paused.by) : app.running ? badge("running") : "idle");
+        field(info, "Running", app.running ? el("span", {}, deployLink(app.running.id), " (" + app.running.trigger + (app.running.actor ? ", by " + app.running.actor : "") + ", " + age(app.running.since) + ")") : "none");
+        field(info, "Waiting", String(app.waiting));
+        field(info, "Last deploy", app.last ? el("span", {}, badge(app.last.outcome), " ", deployLink(app.last.id), " " + age(app.last.startedAt)) : "none yet");
+        if (app.releases) field(info, "Live release", app.releases.live ? el("code", { text: app.releases.live.id }) : "none yet");
+        showReleases(app.releases);
+        cancel.hidden = !app.running;
+        resume.hidden = !app.paused;
+        pauseForm.hidden = !!app.paused;
+      },
+    };
+  }
+
+  // The history, newest first; its filters (app, outcome, since, failed only) are kept in the URL, as the API's
+`;

@@ -1,0 +1,165 @@
+/** The dashboard's history page and one deploy's page with its live log (a part of assets.ts's script). */
+export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or a shared link shows the same deploys.
+  function deploysPage() {
+    var params = new URLSearchParams(location.search);
+    var filters = { app: params.get("app") || "", outcome: params.get("outcome") || "", since: params.get("since") || "" };
+    var failed = params.get("failed") === "1";
+    function query() {
+      var q = new URLSearchParams();
+      ["app", "outcome", "since"].forEach(function (name) { if (filters[name]) q.set(name, filters[name]); });
+      if (failed) q.set("failed", "1");
+      return q.toString();
+    }
+    var refresh = null;
+    function changed() {
+      var q = query();
+      history.replaceState(null, "", q ? "?" + q : location.pathname);
+      refresh();
+    }
+    function option(node, value, text) { node.appendChild(el("option", { value: value, text: text })); }
+    function select(name, label, options) {
+      var node = el("select", { id: "filter-" + name });
+      options.forEach(function (pair) { option(node, pair[0], pair[1]); });
+      // A value from the URL that no option offers (since=2h) is shown as it is.
+      if (filters[name] && options.every(function (pair) { return pair[0] !== filters[name]; })) option(node, filters[name], filters[name]);
+      node.value = filters[name];
+      node.addEventListener("change", function () { filters[name] = node.value; changed(); });
+      return { node: node, field: el("span", { class: "filter" }, el("label", { for: "filter-" + name, text: label }), " ", node) };
+    }
+    var app = select("app", "App", [["", "All apps"]]);
+    var outcome = select("outcome", "Outcome", [["", "Any outcome"], ["ok", "ok"], ["failed", "failed"], ["rolled_back", "rolled back"], ["cancelled", "cancelled"], ["running", "running"], ["interrupted", "interrupted"]]);
+    var since = select("since", "Since", [["", "Any time"], ["1h", "Last hour"], ["24h", "Last 24 hours"], ["7d", "Last 7 days"], ["30d", "Last 30 days"]]);
+    var toggle = el("input", { id: "failed-only", type: "checkbox" });
+    toggle.checked = failed;
+    var table = el("table");
+    content.textContent = "";
+    content.appendChild(el("p", { class: "filters" }, app.field, " ", outcome.field, " ", since.field, " ",
+      el("span", { class: "filter" }, toggle, " ", el("label", { for: "failed-only", text: "Failed only" }))));
+    content.appendChild(el("div", { class: "scroll" }, table));
+    getJson("apps").then(function (data) {
+      data.apps.forEach(function (entry) { if (entry.name !== filters.app) option(app.node, entry.name, entry.name); });
+      app.node.value = filters.app;
+    }, function () {});
+    refresh = every(3000, function () {
+      return getJson("deploys?limit=50" + (query() ? "&" + query() : "")).then(function (entries) {
+        table.textContent = "";
+        table.appendChild(el("thead", {}, el("tr", {}, el("th", { text: "Deploy" }), el("th", { text: "App" }), el("th", { text: "Trigger" }), el("th", { text: "By" }), el("th", { text: "Commit" }), el("th", { text: "Outcome" }), el("th", { text: "Started" }), el("th", { text: "Duration" }), el("th", { text: "Actions" }))));
+        var rows = el("tbody");
+        entries.forEach(function (entry) {
+          var again = entry.status === "running" ? "" : el("button", { type: "button", text: "Deploy again", "aria-label": "Deploy again " + entry.id.slice(0, 8), onclick: function () {
+            deployAgain(entry, function (ack) { say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
+          } });
+          rows.appendChild(el("tr", {}, el("td", {}, deployLink(entry.id)), el("td", { text: entry.app || "default" }), el("td", { text: entry.trigger || "" }),
+            el("td", { class: "actor", text: entry.actor || "" }), el("td", { class: "commit", text: commitText(entry.commit) }),
+            el("td", {}, badge(outcomeLabel(entry)), entry.cancelledBy ? " by " + entry.cancelledBy : "", entry.forced ? " (forced)" : ""),
+            el("td", { text: age(entry.startedAt) }), el("td", { text: entry.durationMs === null ? "" : (entry.durationMs / 1000).toFixed(1) + " s" }), el("td", {}, again)));
+        });
+        var filtered = filters.app || filters.outcome || filters.since;
+        var empty = filtered ? "No deploys match these filters." : failed ? "No failed deploys." : "No deploys yet.";
+        if (entries.length === 0) rows.appendChild(el("tr", {}, el("td", { colspan: "9", text: empty })));
+        table.appendChild(rows);
+      });
+    });
+    toggle.addEventListener("change", function () {
+      failed = toggle.checked;
+      changed();
+    });
+  }
+
+  // One deploy: its record, and its log followed live while it runs.
+  function deployPage() {
+    var ref = decodeURIComponent(location.pathname.split("/").pop());
+    var info = el("dl");
+    var outcome = el("p", { id: "outcome", role: "status" });
+    var log = el("pre", { id: "log", tabindex: "0", "aria-label": "Deploy log" });
+    var cancel = el("button", { type: "button", text: "Cancel this deploy", hidden: "" });
+    var rollback = el("button", { type: "button", text: "Roll back to this deploy", hidden: "" });
+    var again = el("button", { type: "button", text: "Deploy again", hidden: "" });
+    var record = null;
+    content.textContent = "";
+    content.appendChild(info);
+    content.appendChild(el("div", { class: "actions" }, cancel, rollback, again));
+    content.appendChild(outcome);
+    content.appendChild(el("h2", { text: "Log" }));
+    content.appendChild(log);
+    cancel.addEventListener("click", function () {
+      act("deploys/" + record.id + "/cancel", {}, function () { say("Cancelled."); load(); });
+    });
+    function open(ack) { location.href = root + "deploys/" + encodeURIComponent(ack.id); }
+    rollback.addEventListener("click", function () {
+      deployAct("apps/" + encodeURIComponent(record.app || "default") + "/rollback", { to: record.id }, open);
+    });
+    again.addEventListener("click", function () { deployAgain(record, open); });
+    function show() {
+      var result = record.result || {};
+      var pull = result.pull || {};
+      info.textContent = "";
+      field(info, "Deploy", el("code", { text: record.id }));
+      field(info, "App", record.app || "default");
+      field(info, "Trigger", record.trigger || "");
+      if (record.actor) field(info, "By", record.actor);
+      if (record.ref) field(info, "Ref", el("code", { text: record.ref }));
+      if (record.forced) field(info, "Forced", "yes: it ran while deploys were paused");
+      field(info, "Outcome", badge(outcomeLabel({ status: record.status, ok: result.ok, rolledBack: result.rolledBack })));
+      field(info, "Started", record.startedAt ? new Date(record.startedAt).toLocaleString() + " (" + age(record.startedAt) + ")" : "");
+      if (record.durationMs !== undefined && record.durationMs !== null) field(info, "Duration", (record.durationMs / 1000).toFixed(1) + " s");
+      if (pull.before || pull.after) field(info, "Commits", el("code", { text: short(pull.before) + " → " + short(pull.after) }));
+      if (result.commit) field(info, "Live commit", commitText(result.commit));
+      if (result.previousCommit) field(info, "Previous commit", commitText(result.previousCommit));
+      if (record.cancel) field(info, "Cancelled", (record.cancel.by ? "by " + record.cancel.by + ", " : "") + new Date(record.cancel.at).toLocaleString());
+      if (result.error) field(info, "Error", result.error);
+      cancel.hidden = record.status !== "running";
+      rollback.hidden = !(record.status === "done" && result.ok === true && !result.rolledBack);
+      again.hidden = record.status === "running" || !pull.after;
+    }
+    function load() {
+      return getJson("deploys/" + encodeURIComponent(ref)).then(function (data) { record = data; show(); return data; });
+    }
+    function finish(text) {
+      var match = /\\[done\\] ok=(true|false) exitCode=(\\S+)\\s*$/.exec(text);
+      if (!match) return;
+      outcome.className = match[1] === "true" ? "done ok" : "done failed";
+      outcome.textContent = match[1] === "true" ? "Succeeded (exit code " + match[2] + ")" : "Failed (exit code " + match[2] + ")";
+    }
+    // The log so far, then the rest as it is written; the stream ends when the deploy does.
+    function follow() {
+      return api("deploys/" + encodeURIComponent(ref) + "/log?follow=1").then(function (res) {
+        if (!res.ok || !res.body) return res.text().then(function () { throw new Error("the log cannot be read (HTTP " + res.status + ")"); });
+        var reader = res.body.getReader();
+        var decoder = new TextDecoder();
+        var text = "";
+        log.textContent = "";
+        function read() {
+          return reader.read().then(function (chunk) {
+            if (chunk.done) return text;
+            var part = decoder.decode(chunk.value, { stream: true });
+            text += part;
+            var atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+            log.appendChild(document.createTextNode(part));
+            if (atEnd) log.scrollTop = log.scrollHeight;
+            return read();
+          });
+        }
+        return read();
+      });
+    }
+    var tries = 0;
+    function start() {
+      load().then(function () {
+        return follow().then(function (text) {
+          finish(text);
+          return load();
+        });
+      }).then(function (data) {
+        // A stream cut short while the deploy runs is picked up again.
+        if (data.status === "running" && tries++ < 100) setTimeout(start, 1000);
+      }, function (error) {
+        if (error.message === "logged out") return;
+        fail(error.message);
+        if (tries++ < 100) setTimeout(start, 2000);
+      });
+    }
+    start();
+  }
+
+`;
