@@ -57,7 +57,7 @@ export function serverControl(ctx: ControlContext): ServerControl {
       if (apps.length !== 1)
         throw new Error(`several apps: name the one to roll back (apps: ${apps.map((a) => a.name).join(", ")})`);
       const app = apps[0]!;
-      // Pause means pause for every trigger (docs/deploy-control.md "Pause"): refused unless forced.
+      // Pause means pause for every trigger (docs/deploy-control.md "Pause and resume"): refused unless forced.
       const paused = pauseOf(cwd, app.name);
       if (paused && !options.force)
         throw new Error(

@@ -191,7 +191,7 @@ async function afterSwitch(
   else ctx.run.step("release", `release ${release.id} stays live though it failed (rollbackOnFailure is off)`);
 }
 
-/** docs/releases.md "Switching back": `current` back to the release it replaced, activated and health-checked. */
+/** docs/releases.md "A deploy with releases": `current` back to the release it replaced, activated and health-checked. */
 async function switchBack(
   ctx: DeployContext,
   state: DeployState,

@@ -1,5 +1,5 @@
 /**
- * Pause means pause for every trigger (docs/deploy-control.md "Pause"), and the admin API says who acted
+ * Pause means pause for every trigger (docs/deploy-control.md "Pause and resume"), and the admin API says who acted
  * (docs/admin.md "Endpoints"): while paused, the API's deploy and rollback answer 409 with the pause's reason and
  * who set it, unless `force: true`, and the record of a forced deploy says `forced: true`; `service rollback`
  * refuses too, unless `--force`. Actions through the API are recorded as `admin@<address>`, with the label a
@@ -45,7 +45,7 @@ async function loginAs(admin: string, label: string): Promise<string> {
   return res.headers.get("set-cookie")!.split(";")[0]!;
 }
 
-describe('pause means pause for every trigger (docs/deploy-control.md "Pause")', () => {
+describe('pause means pause for every trigger (docs/deploy-control.md "Pause and resume")', () => {
   test("paused: the API's deploy and rollback answer 409 with the reason and who paused; with force: true they run and the record says forced; service rollback refuses without --force", async () => {
     const repo = makeRepo();
     const { server, admin } = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "true" });

@@ -1,5 +1,5 @@
 /**
- * The history's filters by app, outcome and start time (docs/log-files.md "Reading the history: service logs"):
+ * The history's filters by app, outcome and start time (docs/log-files.md "Reading the history: `service logs`"):
  * `service logs --app --outcome --since` and the admin API's `GET /api/deploys?app=&outcome=&since=` keep the
  * same deploys. An old deploy is made for real, under libfaketime.
  */
@@ -10,7 +10,7 @@ import { hasFaketime, twoAppHistory } from "../_support/history-fixtures.ts";
 
 const ids = (json: string) => (JSON.parse(json) as { app: string; startedAt: string }[]).map((e) => e.app);
 
-describe('filters of the deploy history (docs/log-files.md "Reading the history: service logs")', () => {
+describe('filters of the deploy history (docs/log-files.md "Reading the history: `service logs`")', () => {
   test.skipIf(!hasFaketime)(
     "service logs --app, --outcome and --since; a bad value is one line and exit 1",
     async () => {

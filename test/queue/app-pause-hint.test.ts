@@ -26,7 +26,7 @@ function webApp() {
   return { repo, cwd };
 }
 
-describe('the hint of an app-level pause names --app (docs/deploy-control.md "Pause: service pause [--app NAME] [--reason TEXT], service resume [--app NAME]")', () => {
+describe('the hint of an app-level pause names --app (docs/deploy-control.md "Pause and resume")', () => {
   test("service deploy's refusal, the webhook's skip answers and the start notice say service resume --app web", async () => {
     const { cwd } = webApp();
     expect((await runCli(["pause", "--app", "web", "--reason", "freeze"], { cwd })).code).toBe(0);

@@ -1,5 +1,5 @@
 /**
- * Who did what from a shell (docs/log-files.md "Who deployed what", docs/deploy-control.md "Pause"): `service
+ * Who did what from a shell (docs/log-files.md "Who deployed what", docs/deploy-control.md "Pause and resume"): `service
  * deploy` records `cli:<user>`, a cancel says who cancelled in the deploy's record, a pause and its resume say who
  * and when in the pause file and `service status`. The user is the one of the uid, also without USER (a systemd
  * unit, `env -i`), where the runtime's own user info says "unknown".
