@@ -10,8 +10,6 @@ import {
 } from "../config/secret.ts";
 import { secretsEqual } from "../http/signature.ts";
 
-export { ADMIN_TOKEN_FILE } from "../config/secret.ts";
-
 /** How long a dashboard session lasts after its login. */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 

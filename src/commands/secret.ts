@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { dirname, join } from "node:path";
-import { ADMIN_TOKEN_FILE } from "../admin/auth.ts";
+import { ADMIN_TOKEN_FILE } from "../config/secret.ts";
 import { appSecretFile, resolveApps } from "../config/apps.ts";
 import { findConfigFile, loadConfig, loadedFromOf } from "../config/load.ts";
 import type { ResolvedConfig } from "../config/schema.ts";

@@ -6,8 +6,6 @@ import type { OutboundRequest } from "./outbound.ts";
 import type { Provider, StatusSettings } from "../config/schema.ts";
 import { basicCredential, statusToken } from "../config/notify.ts";
 
-export { STATUS_TOKEN_ENV, statusToken } from "../config/notify.ts";
-
 /** The public hosts whose forge and API are known without an `apiUrl`. */
 const PUBLIC_HOSTS: Record<string, { provider: Provider; apiUrl: string }> = {
   "github.com": { provider: "github", apiUrl: "https://api.github.com" },

@@ -7,7 +7,8 @@ import { Redaction } from "../system/redact.ts";
 import { notifyPayload, notifyRequest } from "./payloads.ts";
 import { OutboundCalls } from "./outbound.ts";
 import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyTarget, type StatusSettings } from "../config/schema.ts";
-import { statusTarget, statusToken } from "./commit-status.ts";
+import { statusToken } from "../config/notify.ts";
+import { statusTarget } from "./commit-status.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";
 
 export interface OutboundSettings {
