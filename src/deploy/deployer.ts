@@ -37,7 +37,9 @@ async function recordNotRun(
     previousCommit: null,
   };
   // Nothing ran: it ends the moment it starts.
-  return run.end(produced, ending, run.startedAt);
+  const result = run.end(produced, ending, run.startedAt);
+  await run.pruned;
+  return result;
 }
 
 export interface DeployerOptions {

@@ -56,13 +56,22 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   // Nothing follows the `[done]` line: a cancel that comes while the deploy ends changes nothing.
   ended = true;
   const by = ctx.cancelled();
-  return run.end({ ...commits, ...state.produced(by, options.target) }, by ? "cancelled" : "done");
+  const result = run.end({ ...commits, ...state.produced(by, options.target) }, by ? "cancelled" : "done");
+  await run.pruned;
+  return result;
 }
 
 /** The spec's deploy: pull (or reset) and the run script in repoPath, the health check, the rollback. */
 async function plainFlow(ctx: DeployContext, state: DeployState, options: PlannedDeploy): Promise<void> {
   const { config, run } = ctx;
   if (!(await pullAndVerify(ctx, state, options))) return;
+  // What goes live is known now: its words are read while the script runs, and found read at the end (commitsOf).
+  const { before, after } = state.pulled;
+  void commitInfos(
+    config.repoPath,
+    [after, before].filter((c) => c !== null),
+    ctx.env,
+  ).catch(() => {});
   // Post-pull reload (docs/configuration.md "Config from the repository"), then the run script.
   reloadFromRepo(config, ctx.cwd, ctx.processEnv, run.step, ctx.app);
   const ran = (state.ran = await scriptStep(ctx, "run", run.output("run", state.runOut)));

@@ -107,7 +107,10 @@ export class DeployRun implements RunTranscript {
     return (stream, data) => streams[stream].write(data);
   }
 
-  /** The one ending of every deploy: the result, its final record, the `[done]` line, then retention. */
+  /**
+   * The one ending of every deploy: the result, its final record and the `[done]` line, then retention, once the
+   * `[done]` line is on its way (`pruned` settles after it): it never waits for retention.
+   */
   end(produced: Produced, ending: Ending = "done", finishedAt = new Date()): DeployResult {
     const { redaction, log } = this;
     const { rollback, healthCheck, target, verify, release, switchedBack } = produced;
@@ -143,9 +146,17 @@ export class DeployRun implements RunTranscript {
       durationMs: finishedAt.getTime() - this.startedAt.getTime(),
     };
     this.emit({ type: "done", result, ...(ending === "cancelled" ? { cancelled: true } : {}) });
-    this.prune();
+    this.pruned = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        this.prune();
+        resolve();
+      }, 0),
+    );
     return result;
   }
+
+  /** Settles once retention ran after `end` (the deployer waits for it before the next deploy of the queue). */
+  pruned: Promise<void> = Promise.resolve();
 
   private emit(event: DeployEvent): void {
     // The service's own lines come after the output before them: release what the redactors still hold.

@@ -70,18 +70,40 @@ function secondOf(key: string): number {
 /** How much of a record is read for its app: the writer puts `app` near the top, and records can be megabytes. */
 const APP_HEAD_BYTES = 16 * 1024;
 
-/** The app a record names, from its head only. Undefined for a single-app record or an unreadable file. */
-function appOf(jsonPath: string): string | undefined {
+/**
+ * The app of each record read so far, by logs directory and stem: a record's app never changes, so a prune after
+ * each deploy reads only the records that are new since the last one (the rest are forgotten with their files).
+ */
+const appsOfRecords = new Map<string, Map<string, string | undefined>>();
+
+/** The app a record names, from its head only. Undefined for a single-app record; null for an unreadable file. */
+function readAppOf(jsonPath: string): string | undefined | null {
   let fd: number | undefined;
   try {
     fd = openRegular(jsonPath);
     const head = Buffer.alloc(APP_HEAD_BYTES);
     return topLevelString(head.subarray(0, readSync(fd, head, 0, head.length, 0)).toString("utf8"), "app");
   } catch {
-    return undefined;
+    return null;
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** The apps of `stems` in `dir`, each record read once (an unreadable one is tried again next time). */
+function appsOf(dir: string, stems: string[]): Map<string, string | undefined> {
+  const known = appsOfRecords.get(dir) ?? new Map<string, string | undefined>();
+  const now = new Map<string, string | undefined>();
+  for (const stem of stems) {
+    if (known.has(stem)) {
+      now.set(stem, known.get(stem));
+      continue;
+    }
+    const app = readAppOf(join(dir, `${stem}.json`));
+    if (app !== null) now.set(stem, app);
+  }
+  appsOfRecords.set(dir, now);
+  return now;
 }
 
 /**
@@ -105,12 +127,10 @@ export function pruneLogs(
   } catch {
     return [];
   }
-  const stems = [
-    ...new Set(names.filter((n) => LOG_FILE_NAME.test(n)).map((n) => n.replace(/\.(json|log)$/, ""))),
-  ].filter(
-    // Single-app mode counts every deploy in the directory; multi-app mode reads each record's app.
-    (stem) => app === undefined || appOf(join(dir, `${stem}.json`)) === app,
-  );
+  const all = [...new Set(names.filter((n) => LOG_FILE_NAME.test(n)).map((n) => n.replace(/\.(json|log)$/, "")))];
+  // Single-app mode counts every deploy in the directory; multi-app mode the app's (each record's head read once).
+  const apps = app === undefined ? undefined : appsOf(dir, all);
+  const stems = apps ? all.filter((stem) => apps.get(stem) === app) : all;
   const cutoff = keepDays > 0 ? now - keepDays * 86_400_000 : -Infinity;
   const started = startTimes(dir, stems, keepDeploys, cutoff);
   // Newest first by start time; the name alone orders only to the second (then by the random id).
