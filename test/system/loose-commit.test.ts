@@ -37,7 +37,7 @@ describe('commit words from the object files (docs/log-files.md "Log files")', (
     for (const sha of shas) {
       // As git prints them (the fixture's git() trims, which would take a leading tab off the subject).
       const shown = Bun.spawnSync(["git", "show", "--no-patch", "--format=%s%x00%an%x00%aI", sha], { cwd: dir });
-      const [subject, author, date] = shown.stdout.toString().replace(/\n$/, "").split("\0");
+      const [subject = "", author = "", date = ""] = shown.stdout.toString().replace(/\n$/, "").split("\0");
       expect({ sha, words: await readLooseCommit(dir, sha, {}) }).toEqual({ sha, words: { subject, author, date } });
     }
     // Packed (git gc): not read from the files, and commitInfos still has every one, from git.
