@@ -6,6 +6,7 @@ import { AppsInForce, collectApps } from "./config/apps.ts";
 import { ConfigError, type ResolvedConfig, type UserConfig } from "./config/schema.ts";
 import { serverControl, type ServerControl } from "./control/actions.ts";
 import { Deployer } from "./deploy/deployer.ts";
+import { retentionDone } from "./deploy/run.ts";
 import { LatestDeploys } from "./queue/latest.ts";
 import { pauseNotices } from "./queue/pause.ts";
 import { queueKey, scanTickets, ticketDir } from "./queue/tickets.ts";
@@ -206,10 +207,11 @@ export function createServiceServer(
         fetch: webhookHandler({
           cwd,
           reloader,
-          routes: (current, fresh) => {
-            appsInForce.of(current, fresh);
+          routes: (current) => {
+            appsInForce.of(current);
             return appsInForce.routes;
           },
+          lookAtSecret: (app) => appsInForce.lookAtSecret(app),
           deployer,
           latest,
           metrics,
@@ -255,6 +257,8 @@ export function createServiceServer(
       }
       // Commit statuses and notifications still in flight get a short grace; the rest are recorded as not sent.
       await outbound.settle(options.force ? 0 : OUTBOUND_GRACE_MS);
+      // The retention of the deploys that ended (it runs after their `[done]` lines).
+      await retentionDone();
       // A forced stop may come while a graceful one waits: the first to get here closes the listener.
       const current = listener;
       if (!current) return closing;
@@ -284,6 +288,7 @@ export function createServiceServer(
     },
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await retentionDone();
     },
   };
 }

@@ -231,6 +231,12 @@ export class AppsInForce {
     private readonly logger: { info(message: string): void; warn(message: string): void },
   ) {}
 
+  /** The secret of `app` as its file says now (one stat), for a request about to deploy it. */
+  lookAtSecret(app: ResolvedApp): void {
+    const file = app.name === undefined ? undefined : this.secretFiles.get(app.name);
+    if (file && app.secret !== undefined) app.secret = file.current();
+  }
+
   /** One stat per app secret file; a replaced file's new secret is in force from this look on. */
   private refreshSecrets(): void {
     for (const app of this.last) {

@@ -37,9 +37,7 @@ async function recordNotRun(
     previousCommit: null,
   };
   // Nothing ran: it ends the moment it starts.
-  const result = run.end(produced, ending, run.startedAt);
-  await run.pruned;
-  return result;
+  return run.end(produced, ending, run.startedAt);
 }
 
 export interface DeployerOptions {

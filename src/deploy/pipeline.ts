@@ -56,9 +56,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   // Nothing follows the `[done]` line: a cancel that comes while the deploy ends changes nothing.
   ended = true;
   const by = ctx.cancelled();
-  const result = run.end({ ...commits, ...state.produced(by, options.target) }, by ? "cancelled" : "done");
-  await run.pruned;
-  return result;
+  return run.end({ ...commits, ...state.produced(by, options.target) }, by ? "cancelled" : "done");
 }
 
 /** The spec's deploy: pull (or reset) and the run script in repoPath, the health check, the rollback. */

@@ -108,8 +108,9 @@ export class DeployRun implements RunTranscript {
   }
 
   /**
-   * The one ending of every deploy: the result, its final record and the `[done]` line, then retention, once the
-   * `[done]` line is on its way (`pruned` settles after it): it never waits for retention.
+   * The one ending of every deploy: the result, its final record and the `[done]` line, then retention once the
+   * `[done]` line is on its way (a task of its own, see retentionDone): neither the line nor the next deploy of the
+   * queue waits for it.
    */
   end(produced: Produced, ending: Ending = "done", finishedAt = new Date()): DeployResult {
     const { redaction, log } = this;
@@ -146,17 +147,16 @@ export class DeployRun implements RunTranscript {
       durationMs: finishedAt.getTime() - this.startedAt.getTime(),
     };
     this.emit({ type: "done", result, ...(ending === "cancelled" ? { cancelled: true } : {}) });
-    this.pruned = new Promise<void>((resolve) =>
+    const pruned = new Promise<void>((resolve) =>
       setTimeout(() => {
         this.prune();
         resolve();
       }, 0),
     );
+    pendingRetention.add(pruned);
+    void pruned.finally(() => pendingRetention.delete(pruned));
     return result;
   }
-
-  /** Settles once retention ran after `end` (the deployer waits for it before the next deploy of the queue). */
-  pruned: Promise<void> = Promise.resolve();
 
   private emit(event: DeployEvent): void {
     // The service's own lines come after the output before them: release what the redactors still hold.
@@ -196,6 +196,14 @@ export class DeployRun implements RunTranscript {
       pruneLogs(cwd, config.keepDeploys, config.keepDays, Date.now(), app);
     } catch {}
   }
+}
+
+/** Retention runs of the process's ended deploys that have not run yet. */
+const pendingRetention = new Set<Promise<void>>();
+
+/** Settles once the retention of every deploy that ended so far has run: a process that exits waits for it. */
+export async function retentionDone(): Promise<void> {
+  while (pendingRetention.size > 0) await Promise.all([...pendingRetention]);
 }
 
 /** The forge event and delivery id, redacted like every other text of a deploy, null when absent. */

@@ -43,11 +43,10 @@ export interface WebhookCounters {
 export interface WebhookContext {
   cwd: string;
   reloader: ConfigReloader;
-  /**
-   * The routes of the apps in force for a configuration (the last good list when it became invalid); `fresh`: their
-   * secret files looked at now.
-   */
-  routes: (config: ResolvedConfig, fresh: boolean) => RouteTable;
+  /** The routes of the apps in force for a configuration (the last good list when it became invalid). */
+  routes: (config: ResolvedConfig) => RouteTable;
+  /** Looks at the secret file of `app` now (a request about to deploy it), whatever the watches said. */
+  lookAtSecret: (app: ResolvedApp) => void;
   deployer: Deployer;
   latest: LatestDeploys;
   /** The counters, when something reads them (the admin listener's metrics). */
@@ -91,7 +90,7 @@ const truthy = (value: string | null) => value !== null && ["", "1", "true", "ye
 export function webhookHandler(
   context: WebhookContext,
 ): (request: Request, control: RequestControl) => Response | Promise<Response> {
-  const { cwd, reloader, routes, deployer, latest, metrics, draining, secrets, track, logger } = context;
+  const { cwd, reloader, routes, lookAtSecret, deployer, latest, metrics, draining, secrets, track, logger } = context;
   const throttle = new FailureThrottle();
   /** The memory budget of bodies read before their request is authenticated. */
   const unauthenticatedBodies = new ByteBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
@@ -131,8 +130,9 @@ export function webhookHandler(
     const current = reloader.current(fresh);
     const url = requestUrl(request);
     if (!url) return jsonResponse(404, NOT_FOUND);
-    const app = routeRequest(routes(current, fresh), url.pathname, () => requestHost(request, current.trustProxy));
+    const app = routeRequest(routes(current), url.pathname, () => requestHost(request, current.trustProxy));
     if (!app) return jsonResponse(404, NOT_FOUND);
+    if (fresh) lookAtSecret(app);
     routedTo?.set(request, app.name ?? "default");
     // The secret is checked before the client's failures are counted: a right one is never slowed.
     if (!app.secret) return refuse(request, control, current);
