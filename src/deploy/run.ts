@@ -33,7 +33,7 @@ export class DeployRun implements RunTranscript {
   constructor(private readonly options: PlannedDeploy) {
     const { config } = options;
     this.id = options.id;
-    this.redaction = new Redaction(options.secrets ?? []);
+    this.redaction = Redaction.of(options.secrets ?? []);
     this.forge = forgeOf(options, this.redaction);
     const actor = cleanActor(options.actor);
     this.actor = actor ? this.redaction.text(actor) : null;
