@@ -6,7 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { baseEnv, lastLine } from "../../test/_support/repo.ts";
 import { type Bench, post, SECRET, WRONG } from "./lab.ts";
-import { bounded, median } from "./measure.ts";
+import { bounded, median, sleep } from "./measure.ts";
 
 export const WRK_SECONDS = 5;
 
@@ -101,18 +101,21 @@ export async function bareDeploy(bench: Bench, repo: string): Promise<number> {
 
 /**
  * Sequential runs of each runner, interleaved (`warmUp` rounds first, not counted): the p50 of each, and every
- * value (for p90s and notes).
+ * value (for p90s and notes). `gapMs` between two runs lets what a server does after a deploy's answer (its
+ * retention) end before another server's deploy is timed.
  */
 export async function interleaved<K extends string>(
   runs: number,
   warmUp: number,
   runners: Record<K, () => Promise<number>>,
+  gapMs = 0,
 ): Promise<Record<K, { p50: number; all: number[] }>> {
   const times = Object.fromEntries(Object.keys(runners).map((k) => [k, [] as number[]])) as Record<K, number[]>;
   for (let i = 0; i < runs + warmUp; i++)
     for (const key of Object.keys(runners) as K[]) {
       const ms = await runners[key]();
       if (i >= warmUp) times[key].push(ms);
+      if (gapMs > 0) await sleep(gapMs);
     }
   return Object.fromEntries(
     (Object.keys(times) as K[]).map((k) => [k, { p50: median(times[k]), all: times[k] }]),

@@ -49,11 +49,16 @@ async function scaleApps(bench: Bench, repo: string): Promise<void> {
         r.many.median >= 0.9 * r.one.median,
       );
     } else bench.report.na(`unauthorized POSTs/s, ${APPS} apps vs one`, "≥ 90 % of one app's", "needs wrk");
-    const t = await interleaved(RUNS, 3, {
-      many: () => timedDeploy(manyUrl, { host: hostOf(TARGET), secret }),
-      one: () => timedDeploy(oneUrl),
-      bare: () => bareDeploy(bench, repo),
-    });
+    const t = await interleaved(
+      RUNS,
+      3,
+      {
+        many: () => timedDeploy(manyUrl, { host: hostOf(TARGET), secret }),
+        one: () => timedDeploy(oneUrl),
+        bare: () => bareDeploy(bench, repo),
+      },
+      10,
+    );
     const overhead = { many: t.many.p50 - t.bare.p50, one: t.one.p50 - t.bare.p50 };
     bench.report.row(
       `deploy overhead (p50 over bare), ${APPS} apps vs one (${RUNS} each, interleaved)`,
