@@ -3,31 +3,22 @@ import { defineCommand, runCommand, runMain } from "citty";
 import { consola, LogLevels } from "consola";
 import pkg from "../package.json" with { type: "json" };
 import { commandLine, rejectUnknownArgs } from "./commands/_args.ts";
-import { cancelCommand } from "./commands/cancel.ts";
-import { checkCommand } from "./commands/check.ts";
-import { deployCommand } from "./commands/deploy.ts";
-import { logsCommand } from "./commands/logs.ts";
-import { rollbackCommand } from "./commands/rollback.ts";
-import { pauseCommand, resumeCommand } from "./commands/pause.ts";
 import { plainOutput, showUsage, useOutputStyle } from "./commands/_output.ts";
-import { adminTokenCommand, secretCommand } from "./commands/secret.ts";
-import { serveCommand } from "./commands/serve.ts";
-import { statusCommand } from "./commands/status.ts";
-import { systemdCommand } from "./commands/systemd.ts";
 
+/** Each command is loaded when it runs: `service` (serve) holds none of the others' code. */
 const subCommands = {
-  serve: serveCommand,
-  deploy: deployCommand,
-  logs: logsCommand,
-  check: checkCommand,
-  systemd: systemdCommand,
-  rollback: rollbackCommand,
-  status: statusCommand,
-  pause: pauseCommand,
-  resume: resumeCommand,
-  cancel: cancelCommand,
-  secret: secretCommand,
-  "admin-token": adminTokenCommand,
+  serve: () => import("./commands/serve.ts").then((m) => m.serveCommand),
+  deploy: () => import("./commands/deploy.ts").then((m) => m.deployCommand),
+  logs: () => import("./commands/logs.ts").then((m) => m.logsCommand),
+  check: () => import("./commands/check.ts").then((m) => m.checkCommand),
+  systemd: () => import("./commands/systemd.ts").then((m) => m.systemdCommand),
+  rollback: () => import("./commands/rollback.ts").then((m) => m.rollbackCommand),
+  status: () => import("./commands/status.ts").then((m) => m.statusCommand),
+  pause: () => import("./commands/pause.ts").then((m) => m.pauseCommand),
+  resume: () => import("./commands/pause.ts").then((m) => m.resumeCommand),
+  cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand),
+  secret: () => import("./commands/secret.ts").then((m) => m.secretCommand),
+  "admin-token": () => import("./commands/secret.ts").then((m) => m.adminTokenCommand),
 };
 
 export const main = defineCommand({
@@ -48,7 +39,7 @@ const asksForUsage = (rawArgs: string[]) =>
  */
 async function runCli(rawArgs: string[], plain: boolean): Promise<void> {
   try {
-    const line = commandLine(rawArgs, subCommands, main.default as string);
+    const line = await commandLine(rawArgs, subCommands, main.default as string);
     if (asksForUsage(rawArgs))
       return await runMain(main, { rawArgs, showUsage: (cmd, parent) => showUsage(cmd, parent, plain) });
     rejectUnknownArgs(line);

@@ -2,29 +2,26 @@ import type { ConsolaInstance } from "consola";
 import { join } from "node:path";
 import { ensurePrivateDir } from "./system/files.ts";
 import { defaultLogger } from "./system/logger.ts";
-import { ensureAdminToken } from "./admin/auth.ts";
-import { startAdminListener, type AdminListener } from "./admin/listener.ts";
-import type { AdminDeploy } from "./admin/api.ts";
-import { Metrics } from "./admin/metrics.ts";
-import { AppsInForce, collectApps, type ResolvedApp } from "./config/apps.ts";
+import { AppsInForce, collectApps } from "./config/apps.ts";
 import { ConfigError, type ResolvedConfig, type UserConfig } from "./config/schema.ts";
 import { serverControl, type ServerControl } from "./control/actions.ts";
 import { Deployer } from "./deploy/deployer.ts";
+import { retentionDone } from "./deploy/run.ts";
 import { LatestDeploys } from "./queue/latest.ts";
 import { pauseNotices } from "./queue/pause.ts";
 import { queueKey, scanTickets, ticketDir } from "./queue/tickets.ts";
-import { Poller } from "./control/poll.ts";
 import { markInterruptedDeploys } from "./queue/recovery.ts";
-import { OutboundCalls } from "./notify/outbound.ts";
-import { outboundSinks } from "./notify/sink.ts";
 import { ConfigReloader } from "./config/reload.ts";
 import { jsonResponse } from "./http/response.ts";
 import { runtime } from "#runtime";
 import type { Listener } from "./runtime/types.ts";
-import { ensureWebhookSecret, SecretFile, weakSecretWarning } from "./config/secret.ts";
+import type { DeploySink } from "./types.ts";
+import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
 import { deploySecrets } from "./config/deploy-secrets.ts";
 import { envFileWarnings } from "./config/env.ts";
-import { acknowledgement, queueFull, webhookHandler } from "./http/webhook.ts";
+import { webhookHandler } from "./http/webhook.ts";
+import type { Metrics, QueueDeploy, StartedAdmin } from "./features/admin.ts";
+import { LazyOutbound, PollingWhenConfigured, recoverAppReleases } from "./features/optional.ts";
 
 export interface ServiceServerOptions {
   /** @default consola.withTag("service") */
@@ -82,33 +79,6 @@ const BODY_BACKSTOP_BYTES = 4 * 1024 ** 3;
 const IDLE_TIMEOUT_SECONDS = 30;
 
 /**
- * docs/releases.md "Crashes": what a killed deploy left in a releases directory is cleaned up at start, and said.
- * The releases code is loaded only when an app has releases.
- */
-async function recoverAppReleases(
-  cwd: string,
-  apps: ResolvedApp[],
-  logger: { warn(message: string): void },
-): Promise<void> {
-  const withReleases = apps.filter((app) => app.releases);
-  if (withReleases.length === 0) return;
-  const [{ recoverReleases }, { layoutOf, releasesPathProblem }] = await Promise.all([
-    import("./deploy/release-recovery.ts"),
-    import("./deploy/release-files.ts"),
-  ]);
-  for (const app of withReleases) {
-    const who = app.name ? `app ${app.name}: ` : "";
-    const problem = releasesPathProblem(app.releases!, app.repoPath);
-    if (problem) {
-      logger.warn(`${who}${problem}`);
-      continue;
-    }
-    for (const line of await recoverReleases(layoutOf(app.releases!, cwd), app.repoPath, process.env))
-      logger.warn(`${who}releases: ${line}`);
-  }
-}
-
-/**
  * The webhook server. `config` is the base of every deploy: on each POST the config file (when there is one)
  * and `SERVICE_*` variables are layered over it again, so edits apply without a restart.
  */
@@ -120,30 +90,28 @@ export function createServiceServer(
   const cwd = options.cwd ?? process.cwd();
   const reloader = new ConfigReloader(config, cwd, logger);
   // Its own outbound calls: stopping this server never touches another's (two servers in one process).
-  const outbound = new OutboundCalls();
-  const deployer = new Deployer({ logger, outbound: outboundSinks(outbound) });
+  const outbound = new LazyOutbound();
+  const deployer = new Deployer({ logger, outbound: outbound.sinks });
   const latest = new LatestDeploys();
   const inFlight = new Set<Promise<unknown>>();
   let listener: Listener | undefined;
   /** The closing of the listeners, once a stop has begun it. */
   let closing: Promise<void> | undefined;
   let draining = false;
-  const metrics = new Metrics();
-  let admin: AdminListener | undefined;
-  /** The admin token in force: a generated one follows its file (`service admin-token rotate`). */
-  let adminToken: (() => string) | undefined;
-  let adminUrl: string | undefined;
+  /** The counters: kept only for the admin listener, which shows them. */
+  let metrics: Metrics | undefined;
+  let admin: StartedAdmin | undefined;
+  const appsInForce = new AppsInForce(cwd, () => config.secret, logger);
+  /** The apps in force now: the configuration and secret files looked at (not a request's hot path). */
+  const apps = () => appsInForce.of(reloader.current(true), true);
   /** Every secret a deploy's output and the admin API's answers must not carry (as `service deploy` builds it). */
   const secrets = () =>
     deploySecrets(
-      { adminToken: adminToken?.() ?? reloader.current().adminToken },
+      { adminToken: admin?.token() ?? reloader.current().adminToken },
       appsInForce.lastGood,
       cwd,
       process.env,
     );
-
-  const appsInForce = new AppsInForce(cwd, () => config.secret, logger);
-  const currentApps = (current: ResolvedConfig) => appsInForce.of(current);
 
   const track = (id: string, result: Promise<unknown>, onError?: (error: Error) => void) => {
     inFlight.add(result);
@@ -154,126 +122,76 @@ export function createServiceServer(
       })
       .finally(() => inFlight.delete(result));
   };
-  const handle = webhookHandler({
-    cwd,
-    reloader,
-    currentApps,
-    deployer,
-    latest,
-    metrics,
-    draining: () => draining,
-    secrets,
-    track,
-    logger,
-  });
 
-  /**
-   * A deploy the service starts itself (admin API, poll; with a target, the API's rollback or a ref): its result
-   * is only logged. Throws QueueFullError.
-   */
-  const queueDeploy = (
-    app: ResolvedApp,
-    request: Omit<AdminDeploy, "trigger"> & { trigger: AdminDeploy["trigger"] | "poll" },
-  ) => {
+  /** A deploy the service starts itself (admin API, poll; with a target, the API's rollback or a ref): its result is only logged. */
+  const queueDeploy: QueueDeploy = (app, request) => {
     const { trigger, actor, target, force } = request;
     const id = crypto.randomUUID();
     let position = 0;
-    const sink = metrics.observe(app.name ?? "default", (event) => {
+    const observed: DeploySink = (event) => {
       if (event.type === "queued") position = event.position;
-    });
+    };
+    const sink = metrics ? metrics.observe(app.name ?? "default", observed) : observed;
     const notices = reloader.problem ? [reloader.problem] : [];
-    track(
-      id,
-      deployer.deploy(
-        {
-          id,
-          app: app.name,
-          config: app,
-          trigger,
-          actor,
-          ...(target ? { target } : {}),
-          cwd,
-          sink,
-          notices,
-          secrets: secrets(),
-        },
-        { force },
-      ),
-    );
+    const deploy = { id, app: app.name, config: app, trigger, actor, cwd, sink, notices, secrets: secrets() };
+    track(id, deployer.deploy({ ...deploy, ...(target ? { target } : {}) }, { force }));
     return { id, position };
   };
 
-  /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
-  const apiDeploy = (app: ResolvedApp, request: AdminDeploy): Response => {
-    try {
-      const { id, position } = queueDeploy(app, request);
-      return acknowledgement(id, position, app, cwd, true);
-    } catch (error) {
-      return queueFull(app, error);
-    }
-  };
-
-  const poller = new Poller({
+  const polling = new PollingWhenConfigured({
     cwd,
     logger,
     everyMs: options.pollEveryMs,
-    apps: () => currentApps(reloader.current()),
+    apps,
     // The queue's tickets: this process's deploys of the repository and every other process's (`service deploy`).
     busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
     deploy: (app) => void queueDeploy(app, { trigger: "poll", actor: "poll" }),
-    counted: (app, result) => metrics.pollEnded(app, result),
+    counted: (app, result) => metrics?.pollEnded(app, result),
   });
 
-  /** The second listener, when `adminPort` is set: it reads the same apps, queue and counters. */
+  /** The second listener, when `adminPort` is set: loaded only then. */
   const startAdmin = async (initial: ResolvedConfig) => {
-    if (initial.adminPort === undefined) return;
-    const ensured = ensureAdminToken(initial.adminToken, cwd);
-    if (ensured.generated) logger.info(`generated an admin token in ${ensured.file}`);
-    const tokenFile = ensured.file ? new SecretFile(ensured.file, ensured.token) : undefined;
-    adminToken = tokenFile ? () => tokenFile.current() : () => ensured.token;
-    admin = await startAdminListener({
-      port: initial.adminPort,
-      hostname: initial.adminHostname,
-      token: adminToken,
-      logger,
+    const { startAdmin } = await import("./features/admin.ts");
+    admin = await startAdmin(initial, {
       cwd,
-      metrics,
-      apps: () => currentApps(reloader.current()),
+      logger,
+      metrics: metrics!,
+      apps,
       trustProxy: () => reloader.current().trustProxy,
       draining: () => draining,
       waiting: (app) => deployer.queue.waiting(queueKey(app.repoPath)),
-      deploy: apiDeploy,
+      queueDeploy,
       secrets,
     });
-    const host = initial.adminHostname;
-    adminUrl = `http://${host.includes(":") ? `[${host}]` : host}:${admin.port}/`;
   };
 
   return {
-    ...serverControl({ cwd, deployer, apps: () => currentApps(reloader.current()), secrets, track }),
+    ...serverControl({ cwd, deployer, apps, secrets, track }),
     async start() {
       if (listener) return;
-      const initial = reloader.current();
+      const initial = reloader.current(true);
       // Two apps in one releases directory would switch and prune each other's releases (docs/releases.md).
       const { clashes } = collectApps(initial, cwd);
       if (clashes.length > 0) throw new ConfigError(clashes);
       // Also refuses a configured secret too short to use (or blank), instead of a server that answers 404 or 401.
       if (initial.apps.length === 0) ensureWebhookSecret(config, cwd);
-      for (const app of currentApps(initial)) {
+      const first = appsInForce.of(initial, true);
+      for (const app of first) {
         const weak = app.secret && weakSecretWarning(app.secret, app.name);
         if (weak) logger.warn(weak);
         for (const warning of envFileWarnings(app, app.repoPath, cwd, app.name)) logger.warn(warning);
       }
       for (const line of pauseNotices(
         cwd,
-        currentApps(initial).map((a) => a.name),
+        first.map((a) => a.name),
       ))
         logger.warn(line);
       markServiceDir(cwd);
       for (const id of markInterruptedDeploys(cwd, logger))
         logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
-      await recoverAppReleases(cwd, currentApps(initial), logger);
+      await recoverAppReleases(cwd, first, logger);
       draining = false;
+      if (initial.adminPort !== undefined) metrics ??= new (await import("./features/admin.ts")).Metrics();
       listener = await runtime.serve({
         port: initial.port,
         hostname: initial.hostname,
@@ -286,7 +204,22 @@ export function createServiceServer(
           initial.maxBodyBytes + 1,
           ...initial.apps.map((a) => (a.maxBodyBytes ?? 0) + 1),
         ),
-        fetch: handle,
+        fetch: webhookHandler({
+          cwd,
+          reloader,
+          routes: (current) => {
+            appsInForce.of(current);
+            return appsInForce.routes;
+          },
+          lookAtSecret: (app) => appsInForce.lookAtSecret(app),
+          deployer,
+          latest,
+          metrics,
+          draining: () => draining,
+          secrets,
+          track,
+          logger,
+        }),
         error(error) {
           logger.error(`request failed: ${error.message}`);
           return jsonResponse(500, {
@@ -296,7 +229,7 @@ export function createServiceServer(
         },
       });
       try {
-        await startAdmin(initial);
+        if (initial.adminPort !== undefined) await startAdmin(initial);
       } catch (error) {
         const current = listener;
         listener = undefined;
@@ -308,13 +241,13 @@ export function createServiceServer(
           );
         throw error;
       }
-      poller.start();
+      polling.start();
     },
     async stop(options: StopOptions = {}) {
       // A stop while another closes the listeners waits for it: the last bytes of the streams are still relayed.
       if (!listener) return closing;
       draining = true;
-      poller.stop();
+      polling.stop();
       deployer.cancelWaiting("the service is shutting down");
       if (options.force) deployer.processes.stopAll("SIGKILL");
       try {
@@ -324,6 +257,8 @@ export function createServiceServer(
       }
       // Commit statuses and notifications still in flight get a short grace; the rest are recorded as not sent.
       await outbound.settle(options.force ? 0 : OUTBOUND_GRACE_MS);
+      // The retention of the deploys that ended (it runs after their `[done]` lines).
+      await retentionDone();
       // A forced stop may come while a graceful one waits: the first to get here closes the listener.
       const current = listener;
       if (!current) return closing;
@@ -331,9 +266,11 @@ export function createServiceServer(
       closing = (async () => {
         await current.stop();
         // Last: /healthz answers 503 for as long as the service drains.
-        const adminListener = admin;
+        const adminListener = admin?.listener;
         admin = undefined;
         await adminListener?.stop();
+        reloader.close();
+        appsInForce.close();
       })();
       await closing;
     },
@@ -347,10 +284,11 @@ export function createServiceServer(
       return listener ? `http://localhost:${listener.port}` : undefined;
     },
     get adminUrl() {
-      return admin ? adminUrl : undefined;
+      return admin?.url;
     },
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await retentionDone();
     },
   };
 }

@@ -12,6 +12,7 @@ import { ROOT } from "./_support/repo.ts";
 const LAYERS = [
   "commands",
   "server.ts",
+  "features",
   "ops",
   "admin",
   "http",

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { freePort } from "../../test/_support/proxies.ts";
 import { baseEnv, makeRepoIn, makeTempDir, post as postTo, ROOT } from "../../test/_support/repo.ts";
 import { Report } from "./report.ts";
@@ -135,6 +135,22 @@ export class Bench {
       ...extra,
     });
     return this.launch("service", [BIN], cwd, env, port, "/");
+  }
+
+  /**
+   * The compiled service in a working directory of its own, holding `files` (a service.yaml, records…), with
+   * `env` and the port only: `cwd` names a directory prepared beforehand.
+   */
+  async startServiceWith(files: Record<string, string>, env: Record<string, string>, cwd?: string): Promise<Server> {
+    const dir = cwd ?? join(this.tmpRoot, `service-${++this.serverCount}`);
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), text);
+    }
+    mkdirSync(dir, { recursive: true });
+    const port = await freePort();
+    const all = baseEnv({ SERVICE_PORT: String(port), SERVICE_HOSTNAME: "127.0.0.1", ...env });
+    return this.launch("service", [BIN], dir, all, port, "/");
   }
 
   /** adnanh/webhook with one hook per case: a header-value rule on X-Service-Secret, `sh -c 'git pull && <script>'`. */

@@ -7,7 +7,7 @@
  * case starts its own server, so each peak RSS (VmHWM) belongs to that case alone. Every step is bounded in
  * time; every process started here (and any process left running in the temp dir) is killed at the end.
  *
- * Usage: npm run bench -- [--no-build] [--only start,unauthorized,latency,burst,latest,stream,signed,releases]   (BENCH_BIN=<binary> to measure another build)
+ * Usage: npm run bench -- [--no-build] [--only start,unauthorized,latency,scale,history,burst,latest,stream,signed,releases]   (BENCH_BIN=<binary> to measure another build)
  */
 import { Bench, type Case } from "./lab.ts";
 import { bounded, elapsedSeconds, log, which } from "./measure.ts";
@@ -18,6 +18,8 @@ const CASES = [
   "start", // start and idle memory
   "unauthorized",
   "latency",
+  "scale-apps", // 200 apps against one
+  "history", // 5000 deploys kept
   "burst",
   "latest",
   "stream", // with the slow client
@@ -25,7 +27,7 @@ const CASES = [
   "releases", // zero downtime behind nginx, the instant rollback
 ];
 /** The whole run is cut (with cleanup) after this. */
-const BENCH_DEADLINE_MS = 7 * 60_000;
+const BENCH_DEADLINE_MS = 12 * 60_000;
 const CASE_DEADLINE_MS = 180_000;
 
 async function loadCases(): Promise<Case[]> {

@@ -4,10 +4,10 @@ import type { ResolvedApp } from "../config/apps.ts";
 import { processAlive } from "../system/liveness.ts";
 import { headCommit } from "../system/git.ts";
 import { Redaction } from "../system/redact.ts";
-import { entryOutcome, filterHistory, type HistoryFilter, parseFilter } from "../history/filter.ts";
+import { entryOutcome, type HistoryFilter, keeps, parseFilter } from "../history/filter.ts";
 import { openRegular, readBytesNoFollow, readNoFollow } from "../system/files.ts";
 import type { RollbackTarget } from "../types.ts";
-import { findDeploy, isDeployRef, listDeploys, type HistoryEntry } from "../history/read.ts";
+import { findDeploy, isDeployRef, listDeploys, newestDeploys, type HistoryEntry } from "../history/read.ts";
 import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { pollStatus, releasesStatus } from "../control/status.ts";
@@ -108,7 +108,7 @@ export function listDeployments(context: AdminContext, query: URLSearchParams): 
   } catch (error) {
     return apiError(400, "bad request", (error as Error).message);
   }
-  return redactedJson(context, 200, filterHistory(listDeploys(context.cwd), filter).slice(0, limit));
+  return redactedJson(context, 200, newestDeploys(context.cwd, limit, keeps(filter)));
 }
 
 /** The deploy `ref` names, or the error answer. */

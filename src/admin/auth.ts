@@ -1,4 +1,3 @@
-import { isIP } from "node:net";
 import { dirname, resolve } from "node:path";
 import { ensurePrivateDir } from "../system/files.ts";
 import {
@@ -43,13 +42,7 @@ export function ensureAdminToken(configured: string | undefined, cwd: string): E
   return { token, generated: true, file };
 }
 
-/** True for an address only this machine can reach: there /metrics needs no token. */
-export function isLoopback(hostname: string): boolean {
-  const plain = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (plain === "localhost") return true;
-  if (isIP(plain) === 4) return plain.startsWith("127.");
-  return plain === "::1";
-}
+export { isLoopback } from "../system/address.ts";
 
 /** The value of one cookie of the request. */
 function cookie(request: Request, name: string): string | undefined {

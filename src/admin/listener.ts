@@ -9,7 +9,8 @@ import { apiError, appName, deployRecord, Follows, listApps, listDeployments, ty
 import { cancelAction, deployAction, pauseAction, resumeAction, rollbackAction } from "./actions.ts";
 import { oneLine } from "../system/actor.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
-import { AdminAuth, crossSite, isLoopback } from "./auth.ts";
+import { isLoopback } from "../system/address.ts";
+import { AdminAuth, crossSite } from "./auth.ts";
 
 /** Largest body of a POST to the admin listener (`/login` carries one short field, an API action a small JSON object). */
 export const MAX_ADMIN_BODY_BYTES = 4096;

@@ -14,14 +14,18 @@ export interface CommandLine {
  * that is not a command: citty would answer with the whole usage; a wrong word deserves the one line a wrong
  * option gets.
  */
-export function commandLine(rawArgs: string[], commands: Record<string, Command>, fallback: string): CommandLine {
+export async function commandLine(
+  rawArgs: string[],
+  commands: Record<string, () => Promise<Command>>,
+  fallback: string,
+): Promise<CommandLine> {
   const index = rawArgs.findIndex((arg) => arg === "--" || !arg.startsWith("-"));
   const name = index < 0 ? "--" : rawArgs[index]!;
-  if (name === "--") return { cmd: commands[fallback]!, rawArgs };
+  if (name === "--") return { cmd: await commands[fallback]!(), rawArgs };
   if (!Object.hasOwn(commands, name)) {
     throw new Error(`unknown command "${name}" (commands: ${Object.keys(commands).join(", ")}; see service --help)`);
   }
-  return { cmd: commands[name]!, rawArgs: rawArgs.slice(index + 1) };
+  return { cmd: await commands[name]!(), rawArgs: rawArgs.slice(index + 1) };
 }
 
 const kebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

@@ -1,5 +1,5 @@
 import { isAbsolute, relative, resolve } from "node:path";
-import { isLoopback } from "../admin/auth.ts";
+import { isLoopback } from "../system/address.ts";
 import type { ResolvedApp } from "../config/apps.ts";
 import { CONFIG_FILE_NAMES, findConfigFile, loadedFromOf } from "../config/load.ts";
 import type { ResolvedConfig } from "../config/schema.ts";

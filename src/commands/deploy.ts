@@ -6,6 +6,7 @@ import { findConfigFile, loadConfig } from "../config/load.ts";
 import { Transcript } from "../history/transcript.ts";
 import type { DeployResult, DeploySink } from "../types.ts";
 import { Deployer } from "../deploy/deployer.ts";
+import { retentionDone } from "../deploy/run.ts";
 import { pauseOf, resumeHint } from "../queue/pause.ts";
 import { queueKey } from "../queue/tickets.ts";
 import { OutboundCalls } from "../notify/outbound.ts";
@@ -131,6 +132,8 @@ export async function printLive(start: (deployer: Deployer, sink: DeploySink) =>
     deployed = true;
     // The commit status and notifications of this deploy go out before the process ends (each is time-limited).
     await outbound.settle(CLI_OUTBOUND_GRACE_MS, outboundCut.signal);
+    // Retention runs after the `[done]` line: the process ends once it has.
+    await retentionDone();
   } finally {
     for (const signal of STOP_SIGNALS) process.off(signal, stop);
   }

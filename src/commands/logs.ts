@@ -8,14 +8,14 @@ import {
   findDeploy,
   findQueued,
   isDeployRef,
-  listDeploys,
+  newestDeploys,
   resultLabel,
   missingLogDir,
   neverStarted,
   queuedMessage,
   type HistoryEntry,
 } from "../history/read.ts";
-import { filterHistory, OUTCOMES, parseFilter } from "../history/filter.ts";
+import { keeps, OUTCOMES, parseFilter } from "../history/filter.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 import { endsWhenOutputCloses } from "./_guard.ts";
 
@@ -219,7 +219,8 @@ export const logsCommand = defineCommand({
     if (!Number.isInteger(limit) || limit <= 0)
       throw new Error(`--limit expects a positive whole number, got "${args.limit}"`);
     const filter = parseFilter(args, "--");
-    const entries = filterHistory(listDeploys(cwd), filter).slice(0, limit);
+    // A page of the newest: the records of older deploys are not read.
+    const entries = newestDeploys(cwd, limit, keeps(filter));
     if (args.json) process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
     else if (entries.length === 0) process.stdout.write(`${nothingListed(cwd, args)}\n`);
     else process.stdout.write(`${table(entries)}\n`);

@@ -2,12 +2,10 @@ import { defineCommand } from "citty";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { consola, LogLevels } from "consola";
-import { ensureAdminToken } from "../admin/auth.ts";
 import { checkConfig } from "../ops/check.ts";
 import { ensureAppSecrets, resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { KEYS } from "../config/keys.ts";
-import { askAboutHttps, shouldAskAboutHttps } from "../ops/https.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../config/secret.ts";
 import { createServiceServer } from "../server.ts";
 import { banner } from "./_banner.ts";
@@ -61,11 +59,16 @@ export const serveCommand = defineCommand({
       }
     }
     if (config.adminPort !== undefined) {
+      const { ensureAdminToken } = await import("../admin/auth.ts");
       const admin = ensureAdminToken(config.adminToken, process.cwd());
       if (admin.generated) process.stdout.write(generatedTokenText(admin.token, admin.file!));
     }
     for (const problem of checkConfig().problems) consola.warn(problem);
-    if (shouldAskAboutHttps()) await askAboutHttps(config, apps);
+    // The question's code (and the terminal's) is loaded only when it is asked.
+    if (httpsQuestionWanted()) {
+      const { askAboutHttps, shouldAskAboutHttps } = await import("../ops/https.ts");
+      if (shouldAskAboutHttps()) await askAboutHttps(config, apps);
+    }
 
     const server = createServiceServer(config);
     try {
@@ -110,4 +113,9 @@ function generatedTokenText(token: string, file: string): string {
   const saved = `Generated an admin token and saved it to ${file} (mode 0600).`;
   if (process.stdout.isTTY) return `${saved} It is shown only this once:\n\n  ${token}\n\n`;
   return `${saved} It is not shown here (this output is not a terminal): read it with: cat ${file}\n`;
+}
+
+/** Whether the HTTPS question may be asked: the cheap part of shouldAskAboutHttps (ops/https.ts), checked first. */
+function httpsQuestionWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+  return process.platform === "linux" && env.SERVICE_SKIP_HTTPS_PROMPT !== "1";
 }

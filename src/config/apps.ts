@@ -1,4 +1,5 @@
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { ChangeWatch } from "../system/change-watch.ts";
 import { ensurePrivateDir } from "../system/files.ts";
 import { resolveReleases } from "./releases.ts";
 import { ConfigError, type AppConfig, type ResolvedConfig } from "./schema.ts";
@@ -157,13 +158,28 @@ function urlHost(url: string): string {
   }
 }
 
+/** The apps by path, then by host (routes are unique: collectApps refuses a second app on a host + path). */
+export type RouteTable = Map<string, { any?: ResolvedApp; byHost: Map<string, ResolvedApp> }>;
+
+export function routeTable(apps: ResolvedApp[]): RouteTable {
+  const table: RouteTable = new Map();
+  for (const app of apps) {
+    let entry = table.get(app.path);
+    if (!entry) table.set(app.path, (entry = { byHost: new Map() }));
+    if (app.host === undefined) entry.any ??= app;
+    else if (!entry.byHost.has(app.host)) entry.byHost.set(app.host, app);
+  }
+  return table;
+}
+
 /**
- * The app a request is for: its path, and its host for apps that have one. `host` is asked only then, so a
- * single app (any host) never parses the Host header.
+ * The app a request is for: its path, and its host for apps that have one; two map lookups whatever the number of
+ * apps. `host` is asked only then, so a single app (any host) never parses the Host header.
  */
-export function routeRequest(apps: ResolvedApp[], pathname: string, host: () => string): ResolvedApp | undefined {
-  let requested: string | undefined;
-  return apps.find((app) => app.path === pathname && (app.host === undefined || app.host === (requested ??= host())));
+export function routeRequest(routes: RouteTable, pathname: string, host: () => string): ResolvedApp | undefined {
+  const entry = routes.get(pathname);
+  if (!entry) return undefined;
+  return entry.any ?? entry.byHost.get(host());
 }
 
 export interface AppSecret {
@@ -201,9 +217,12 @@ export function ensureAppSecrets(apps: ResolvedApp[], cwd: string): AppSecret[] 
  */
 export class AppsInForce {
   private last: ResolvedApp[] = [];
+  private table: RouteTable = new Map();
   private from: ResolvedConfig | undefined;
   /** The secret file of each app whose secret lives in one: read again when it changes (`service secret rotate`). */
   private readonly secretFiles = new Map<string, SecretFile>();
+  /** Changes in `.service/secrets/`: the files are looked at only after one, or LOOK_AGAIN_MS after the last look. */
+  private readonly changes = new ChangeWatch();
 
   constructor(
     private readonly cwd: string,
@@ -212,7 +231,13 @@ export class AppsInForce {
     private readonly logger: { info(message: string): void; warn(message: string): void },
   ) {}
 
-  /** One stat per app secret file; a replaced file's new secret is in force from this request on. */
+  /** The secret of `app` as its file says now (one stat), for a request about to deploy it. */
+  lookAtSecret(app: ResolvedApp): void {
+    const file = app.name === undefined ? undefined : this.secretFiles.get(app.name);
+    if (file && app.secret !== undefined) app.secret = file.current();
+  }
+
+  /** One stat per app secret file; a replaced file's new secret is in force from this look on. */
   private refreshSecrets(): void {
     for (const app of this.last) {
       const file = app.name === undefined ? undefined : this.secretFiles.get(app.name);
@@ -224,10 +249,24 @@ export class AppsInForce {
     return this.last;
   }
 
-  of(current: ResolvedConfig): ResolvedApp[] {
+  /** The routes of the apps of the last `of`. */
+  get routes(): RouteTable {
+    return this.table;
+  }
+
+  /** Stops watching (the server stopped). */
+  close(): void {
+    this.changes.close();
+  }
+
+  /**
+   * The apps of `current`, their secret files looked at when `.service/secrets/` changed, LOOK_AGAIN_MS after the
+   * last look, or with `fresh` (a request about to deploy) in any case.
+   */
+  of(current: ResolvedConfig, fresh = false): ResolvedApp[] {
     // The reloader hands out the same object while the configuration stays the same.
     if (current === this.from) {
-      this.refreshSecrets();
+      if (this.secretFiles.size > 0 && (fresh || this.changes.due())) this.refreshSecrets();
       return this.last;
     }
     this.from = current;
@@ -237,13 +276,16 @@ export class AppsInForce {
       const fromFiles = ensureAppSecrets(apps, this.cwd);
       for (const added of fromFiles) {
         if (added.generated) this.logger.info(`generated a secret for app "${added.name}" in ${added.file}`);
-        if (this.secretFiles.get(added.name)?.file !== added.file)
+        if (this.secretFiles.get(added.name)?.file !== added.file) {
           this.secretFiles.set(added.name, new SecretFile(added.file, added.secret));
+          this.changes.watch(dirname(added.file));
+        }
       }
       // An app whose secret is now configured (or that is gone) no longer follows a file.
       for (const name of this.secretFiles.keys())
         if (!fromFiles.some((added) => added.name === name)) this.secretFiles.delete(name);
       this.last = apps;
+      this.table = routeTable(apps);
     } catch (error) {
       this.logger.warn(`${(error as Error).message}; keeping the last good list of apps`);
     }

@@ -1,5 +1,7 @@
 import { statSync } from "node:fs";
+import { dirname } from "node:path";
 import type { ConsolaInstance } from "consola";
+import { ChangeWatch } from "../system/change-watch.ts";
 import { fileKey, findConfigFile, loadedFromOf, readConfigText, strictFromEnv, type LoadedFrom } from "./load.ts";
 import { envConfig } from "./keys.ts";
 import type { ResolvedConfig, UserConfig } from "./schema.ts";
@@ -7,10 +9,12 @@ import { type ConfigText, resolveConfig } from "./resolve.ts";
 import { SecretFile, secretFileOf, setSecretFromFile } from "./secret.ts";
 
 /**
- * Looks at the config file on every call (docs/configuration.md "Configuration": every POST sees edits), reads it again only
- * when its stat changed and resolves it again only when its text changed, so warnings are not repeated per
- * request. Keeps the last good file values when the file becomes invalid, so a half-saved edit does not break
- * deploys. In strict mode an unknown key or a deleted file counts as invalid too.
+ * The configuration in force as each POST sees it (docs/configuration.md "Configuration": every POST sees edits).
+ * The working directory and the config file's directory are watched: while nothing changed there (and for at most
+ * LOOK_AGAIN_MS), a request costs no system call; `current(true)`, asked before every deploy, always looks. A look
+ * reads the file again only when its stat changed and resolves it again only when its text changed, so warnings
+ * are not repeated per request. Keeps the last good file values when the file becomes invalid, so a half-saved
+ * edit does not break deploys. In strict mode an unknown key or a deleted file counts as invalid too.
  */
 export class ConfigReloader {
   private key = "";
@@ -31,13 +35,29 @@ export class ConfigReloader {
     if (this.loaded) [this.key, this.fileConfig] = [this.loaded.key, this.loaded.fileConfig];
     this.strict = this.loaded?.strict ?? strictOrUnsure(env);
     if (this.loaded?.fileConfig) this.goodFile = findConfigFile(cwd, env);
+    this.changes.watch(cwd);
+    if (env.SERVICE_CONFIG) this.changes.watch(dirname(findConfigFile(cwd, env)!));
+  }
+
+  /** Changes in the directories of the config file, its candidates and `.service.secret`. */
+  private readonly changes = new ChangeWatch();
+
+  /** Stops watching (the server stopped). */
+  close(): void {
+    this.changes.close();
   }
 
   private readonly strict: boolean;
   /** The file the current file values came from, to name it when it is gone. */
   private goodFile: string | undefined;
 
-  current(): ResolvedConfig {
+  /**
+   * The configuration in force: the last one while no watched directory changed (at most LOOK_AGAIN_MS ago), else
+   * looked at again; with `fresh`, looked at again in any case (a request about to deploy).
+   */
+  current(fresh = false): ResolvedConfig {
+    const merged = this.merged;
+    if (!fresh && merged && merged.secret === this.base.secret && !this.changes.due()) return merged.config;
     this.refreshSecret();
     const file = this.configFile();
     const key = this.unchanged(file) ? this.key : this.readKey(file);
@@ -71,7 +91,10 @@ export class ConfigReloader {
   private refreshSecret(): void {
     const file = secretFileOf(this.base);
     if (!file) return;
-    if (this.secretFile?.file !== file) this.secretFile = new SecretFile(file, this.base.secret!);
+    if (this.secretFile?.file !== file) {
+      this.secretFile = new SecretFile(file, this.base.secret!);
+      this.changes.watch(dirname(file));
+    }
     const secret = this.secretFile.current();
     if (secret !== this.base.secret) setSecretFromFile(this.base, file, secret);
   }

@@ -4,8 +4,7 @@ import type { Deployer } from "../deploy/deployer.ts";
 import type { DeployResult, DeploySink } from "../types.ts";
 import { pause, pauseOf, resume, type Pause } from "../queue/pause.ts";
 import { libraryActor } from "../system/actor.ts";
-import { rollbackDeploy } from "./rollback.ts";
-import { readStatus, selectApps, type AppStatus } from "./status.ts";
+import type { AppStatus } from "./status.ts";
 
 /** The deploy-control actions of the server object (docs/library.md "Library"): those of the CLI, through the same files. */
 export interface ServerControl {
@@ -52,7 +51,9 @@ export function knownApp(apps: { name?: string }[], name: string | undefined): s
 export function serverControl(ctx: ControlContext): ServerControl {
   const { cwd } = ctx;
   return {
+    // rollback.ts and status.ts (and the poller's state they read) are loaded when first asked for.
     async rollback(target, options = {}) {
+      const [{ rollbackDeploy }, { selectApps }] = await Promise.all([import("./rollback.ts"), import("./status.ts")]);
       const apps = selectApps(ctx.apps(), options.app);
       if (apps.length !== 1)
         throw new Error(`several apps: name the one to roll back (apps: ${apps.map((a) => a.name).join(", ")})`);
@@ -73,6 +74,7 @@ export function serverControl(ctx: ControlContext): ServerControl {
       return deploy;
     },
     async status(options = {}) {
+      const { readStatus, selectApps } = await import("./status.ts");
       return readStatus(cwd, selectApps(ctx.apps(), options.app));
     },
     cancel: (id) => cancelDeploy(cwd, id, cancelledBy("library", libraryActor())),

@@ -63,6 +63,13 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
 async function plainFlow(ctx: DeployContext, state: DeployState, options: PlannedDeploy): Promise<void> {
   const { config, run } = ctx;
   if (!(await pullAndVerify(ctx, state, options))) return;
+  // What goes live is known now: its words are read while the script runs, and found read at the end (commitsOf).
+  const { before, after } = state.pulled;
+  void commitInfos(
+    config.repoPath,
+    [after, before].filter((c) => c !== null),
+    ctx.env,
+  ).catch(() => {});
   // Post-pull reload (docs/configuration.md "Config from the repository"), then the run script.
   reloadFromRepo(config, ctx.cwd, ctx.processEnv, run.step, ctx.app);
   const ran = (state.ran = await scriptStep(ctx, "run", run.output("run", state.runOut)));

@@ -33,7 +33,7 @@ export class DeployRun implements RunTranscript {
   constructor(private readonly options: PlannedDeploy) {
     const { config } = options;
     this.id = options.id;
-    this.redaction = new Redaction(options.secrets ?? []);
+    this.redaction = Redaction.of(options.secrets ?? []);
     this.forge = forgeOf(options, this.redaction);
     const actor = cleanActor(options.actor);
     this.actor = actor ? this.redaction.text(actor) : null;
@@ -107,7 +107,11 @@ export class DeployRun implements RunTranscript {
     return (stream, data) => streams[stream].write(data);
   }
 
-  /** The one ending of every deploy: the result, its final record, the `[done]` line, then retention. */
+  /**
+   * The one ending of every deploy: the result, its final record and the `[done]` line, then retention once the
+   * `[done]` line is on its way (a task of its own, see retentionDone): neither the line nor the next deploy of the
+   * queue waits for it.
+   */
   end(produced: Produced, ending: Ending = "done", finishedAt = new Date()): DeployResult {
     const { redaction, log } = this;
     const { rollback, healthCheck, target, verify, release, switchedBack } = produced;
@@ -143,7 +147,14 @@ export class DeployRun implements RunTranscript {
       durationMs: finishedAt.getTime() - this.startedAt.getTime(),
     };
     this.emit({ type: "done", result, ...(ending === "cancelled" ? { cancelled: true } : {}) });
-    this.prune();
+    const pruned = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        this.prune();
+        resolve();
+      }, 0),
+    );
+    pendingRetention.add(pruned);
+    void pruned.finally(() => pendingRetention.delete(pruned));
     return result;
   }
 
@@ -185,6 +196,14 @@ export class DeployRun implements RunTranscript {
       pruneLogs(cwd, config.keepDeploys, config.keepDays, Date.now(), app);
     } catch {}
   }
+}
+
+/** Retention runs of the process's ended deploys that have not run yet. */
+const pendingRetention = new Set<Promise<void>>();
+
+/** Settles once the retention of every deploy that ended so far has run: a process that exits waits for it. */
+export async function retentionDone(): Promise<void> {
+  while (pendingRetention.size > 0) await Promise.all([...pendingRetention]);
 }
 
 /** The forge event and delivery id, redacted like every other text of a deploy, null when absent. */

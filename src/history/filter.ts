@@ -28,14 +28,17 @@ export function entryOutcome(entry: HistoryEntry): string {
 
 /** The entries `filter` keeps, in their order. */
 export function filterHistory(entries: HistoryEntry[], filter: HistoryFilter): HistoryEntry[] {
+  return entries.filter(keeps(filter));
+}
+
+/** Whether `filter` keeps an entry. */
+export function keeps(filter: HistoryFilter): (entry: HistoryEntry) => boolean {
   const { app, outcomes, since, failed } = filter;
-  return entries.filter(
-    (entry) =>
-      (app === undefined || (entry.app ?? "default") === app) &&
-      (outcomes === undefined || (outcomes as string[]).includes(entryOutcome(entry))) &&
-      (since === undefined || (Date.parse(entry.startedAt) || 0) >= since) &&
-      (!failed || isFailed(entry)),
-  );
+  return (entry) =>
+    (app === undefined || (entry.app ?? "default") === app) &&
+    (outcomes === undefined || (outcomes as string[]).includes(entryOutcome(entry))) &&
+    (since === undefined || (Date.parse(entry.startedAt) || 0) >= since) &&
+    (!failed || isFailed(entry));
 }
 
 /**

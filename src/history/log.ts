@@ -1,4 +1,4 @@
-import { closeSync, statfsSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript } from "./transcript.ts";
 import type { DeployEvent, DeployResult } from "../types.ts";
@@ -13,29 +13,7 @@ import {
 import { OWN_START } from "../system/liveness.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
 import { LOG_DIR, logStem, type DeployRecord, type DeployRecordHeader } from "./record.ts";
-
-/** Bytes a "running" record takes on disk, so that its final outcome fits in place when the disk is full. */
-const RECORD_RESERVE = 8192;
-/** The longest text a record keeps of each script and error when it has to fit in that reserve. */
-const COMPACT_TEXT = 1000;
-/**
- * Room a `.log` leaves free on its file system for the records (32 reserved "running" records), or an eighth
- * of a smaller file system: a deploy's output that fills the disk stops its `.log` there, so the deploys after
- * it still write their records.
- */
-export const RECORD_ROOM_BYTES = 32 * RECORD_RESERVE;
-/** Output written between two looks at the free space, at most (a look is one statfs). */
-const MAX_LOG_BUDGET = 1024 * 1024;
-
-/** Bytes free for this process in the file system of `dir` beyond the records' room; Infinity when unknown. */
-function spareBytes(dir: string): number {
-  try {
-    const fs = statfsSync(dir);
-    return fs.bavail * fs.bsize - Math.min(RECORD_ROOM_BYTES, (fs.blocks * fs.bsize) / 8);
-  } catch {
-    return Number.POSITIVE_INFINITY;
-  }
-}
+import { compactRecord, MAX_LOG_BUDGET, RECORD_RESERVE, spareBytes } from "./room.ts";
 
 /** This process's deploys whose log is still open, by .json path, with their start time in ms. */
 const active = new Map<string, number>();
@@ -296,24 +274,4 @@ export class DeployLog {
       `deploy ${this.header.id}: ${this.problem}; the deploy goes on without a complete log`,
     );
   }
-}
-
-/** The record without the captured output, its long texts cut: small enough for the reserve of a full disk. */
-function compactRecord(record: DeployRecord, result: DeployResult, why: string): DeployRecord {
-  const cut = <T extends string | null>(text: T): T =>
-    text && text.length > COMPACT_TEXT ? (`${text.slice(0, COMPACT_TEXT)}…` as T) : text;
-  return {
-    ...record,
-    runScript: cut(record.runScript),
-    note: `the captured output is not kept (${cut(why)})`,
-    result: {
-      ...result,
-      error: cut(result.error),
-      pull: { ...result.pull, stdout: "", stderr: "" },
-      run: { ...result.run, script: cut(result.run.script), stdout: "", stderr: "" },
-      ...(result.rollback
-        ? { rollback: { ...result.rollback, stdout: "", stderr: "", error: cut(result.rollback.error) } }
-        : {}),
-    },
-  };
 }

@@ -25,40 +25,49 @@ function mayBeRunning(jsonPath: string): boolean {
 }
 
 /**
- * Each stem's start time in ms: the second in its name, refined to the record's millisecond `startedAt` when
- * other deploys started in the same second (only then is the record read: records can be megabytes), unless
- * that second's deploys are kept whatever their order: all among the newest `keepDeploys` by second, and none
- * older than `cutoff`. Their order changes nothing, so a prune after each deploy does not read every record of
- * a busy second again.
+ * A stem's start time in ms: the record's millisecond `startedAt` (or, for a deploy of this process whose record
+ * is not on disk, the time known here; for a damaged record, the .log's first line), when it falls in the second
+ * of its name; else that second.
  */
-function startTimes(dir: string, stems: string[], keepDeploys: number, cutoff: number): Map<string, number> {
-  const perSecond = new Map<string, number>();
-  for (const stem of stems) perSecond.set(stem.slice(0, 20), (perSecond.get(stem.slice(0, 20)) ?? 0) + 1);
-  const settled = new Set<string>();
-  let newer = 0;
-  for (const [key, count] of [...perSecond].sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0))) {
-    newer += count;
-    if (newer > keepDeploys) break;
-    if (secondOf(key) >= cutoff) settled.add(key);
-  }
-  const times = new Map<string, number>();
-  for (const stem of stems) {
-    const key = stem.slice(0, 20);
+function preciseStartOf(dir: string, stem: string, second: number): number {
+  const jsonPath = join(dir, `${stem}.json`);
+  const known = startKnownHere(jsonPath);
+  const recorded = known === undefined ? readDeployRecord(jsonPath)?.startedAt : undefined;
+  const precise =
+    known ??
+    Date.parse(typeof recorded === "string" ? recorded : (preciseStart(undefined, join(dir, `${stem}.log`)) ?? ""));
+  return precise >= second && precise < second + 1000 ? precise : second;
+}
+
+/**
+ * The stems to remove, given `stems` newest first by name (the name's second, then the id). A second's deploys are
+ * ordered by their millisecond start time, and so read, only when that order decides something: the second that
+ * straddles the `keepDeploys` boundary, and the one the `cutoff` falls in. A prune after each deploy of a history of
+ * thousands reads no record then, and handles each name once (records can be megabytes).
+ */
+function beyondRetention(dir: string, stems: string[], keepDeploys: number, cutoff: number): string[] {
+  const beyond: string[] = [];
+  let index = 0;
+  while (index < stems.length) {
+    const key = stems[index]!.slice(0, 20);
+    let end = index + 1;
+    while (end < stems.length && stems[end]!.startsWith(key)) end++;
     const second = secondOf(key);
-    let ms = second;
-    if (perSecond.get(key)! > 1 && !settled.has(key)) {
-      const jsonPath = join(dir, `${stem}.json`);
-      // A deploy of this process may have no record on a full disk: its start time is known here.
-      const known = startKnownHere(jsonPath);
-      const recorded = readDeployRecord(jsonPath)?.startedAt;
-      const precise =
-        known ??
-        Date.parse(typeof recorded === "string" ? recorded : (preciseStart(undefined, join(dir, `${stem}.log`)) ?? ""));
-      if (precise >= second && precise < second + 1000) ms = precise;
+    const group = stems.slice(index, end);
+    const inKeep = end <= keepDeploys;
+    const outOfKeep = index >= keepDeploys;
+    if (second + 1000 <= cutoff || (outOfKeep && second >= cutoff)) beyond.push(...group);
+    else if (!(inKeep && second >= cutoff)) {
+      // This second's order matters: by start time, then (as the names do) by id.
+      const times = new Map(group.map((stem) => [stem, group.length > 1 ? preciseStartOf(dir, stem, second) : second]));
+      group.sort((a, b) => times.get(b)! - times.get(a)! || (b < a ? -1 : b > a ? 1 : 0));
+      group.forEach((stem, i) => {
+        if (index + i >= keepDeploys || times.get(stem)! < cutoff) beyond.push(stem);
+      });
     }
-    times.set(stem, ms);
+    index = end;
   }
-  return times;
+  return beyond;
 }
 
 /** The time of a stem's first 20 characters, `YYYY-MM-DD_HH-mm-ssZ`. */
@@ -70,18 +79,40 @@ function secondOf(key: string): number {
 /** How much of a record is read for its app: the writer puts `app` near the top, and records can be megabytes. */
 const APP_HEAD_BYTES = 16 * 1024;
 
-/** The app a record names, from its head only. Undefined for a single-app record or an unreadable file. */
-function appOf(jsonPath: string): string | undefined {
+/**
+ * The app of each record read so far, by logs directory and stem: a record's app never changes, so a prune after
+ * each deploy reads only the records that are new since the last one (the rest are forgotten with their files).
+ */
+const appsOfRecords = new Map<string, Map<string, string | undefined>>();
+
+/** The app a record names, from its head only. Undefined for a single-app record; null for an unreadable file. */
+function readAppOf(jsonPath: string): string | undefined | null {
   let fd: number | undefined;
   try {
     fd = openRegular(jsonPath);
     const head = Buffer.alloc(APP_HEAD_BYTES);
     return topLevelString(head.subarray(0, readSync(fd, head, 0, head.length, 0)).toString("utf8"), "app");
   } catch {
-    return undefined;
+    return null;
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** The apps of `stems` in `dir`, each record read once (an unreadable one is tried again next time). */
+function appsOf(dir: string, stems: string[]): Map<string, string | undefined> {
+  const known = appsOfRecords.get(dir) ?? new Map<string, string | undefined>();
+  const now = new Map<string, string | undefined>();
+  for (const stem of stems) {
+    if (known.has(stem)) {
+      now.set(stem, known.get(stem));
+      continue;
+    }
+    const app = readAppOf(join(dir, `${stem}.json`));
+    if (app !== null) now.set(stem, app);
+  }
+  appsOfRecords.set(dir, now);
+  return now;
 }
 
 /**
@@ -105,25 +136,27 @@ export function pruneLogs(
   } catch {
     return [];
   }
-  const stems = [
-    ...new Set(names.filter((n) => LOG_FILE_NAME.test(n)).map((n) => n.replace(/\.(json|log)$/, ""))),
-  ].filter(
-    // Single-app mode counts every deploy in the directory; multi-app mode reads each record's app.
-    (stem) => app === undefined || appOf(join(dir, `${stem}.json`)) === app,
-  );
+  // Names sort by start second: newest first, a .json and a .log giving one stem (they sort side by side).
+  const all: string[] = [];
+  for (const name of names
+    .filter((n) => LOG_FILE_NAME.test(n))
+    .sort()
+    .reverse()) {
+    const stem = name.slice(0, name.lastIndexOf("."));
+    if (all[all.length - 1] !== stem) all.push(stem);
+  }
+  // Single-app mode counts every deploy in the directory; multi-app mode the app's (each record's head read once).
+  const apps = app === undefined ? undefined : appsOf(dir, all);
+  const stems = apps ? all.filter((stem) => apps.get(stem) === app) : all;
   const cutoff = keepDays > 0 ? now - keepDays * 86_400_000 : -Infinity;
-  const started = startTimes(dir, stems, keepDeploys, cutoff);
-  // Newest first by start time; the name alone orders only to the second (then by the random id).
-  stems.sort((a, b) => started.get(b)! - started.get(a)! || (b < a ? -1 : b > a ? 1 : 0));
   const removed: string[] = [];
-  stems.forEach((stem, index) => {
-    if (index < keepDeploys && started.get(stem)! >= cutoff) return;
+  for (const stem of beyondRetention(dir, stems, keepDeploys, cutoff)) {
     const jsonPath = join(dir, `${stem}.json`);
-    if (mayBeRunning(jsonPath)) return;
+    if (mayBeRunning(jsonPath)) continue;
     for (const ext of [".json", ".log"]) rmSync(join(dir, `${stem}${ext}`), { force: true });
     forgetPendingRecord(jsonPath);
     removed.push(stem);
-  });
+  }
   removeStaleTemps(dir, names);
   retryPendingRecords();
   return removed;

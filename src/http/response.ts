@@ -12,19 +12,23 @@ export const STREAM_HEADERS = {
   "x-content-type-options": "nosniff",
 };
 
-/** The text of bodies answered again and again (404, 401): a flood of refused requests serialises nothing. */
-const serialized = new WeakMap<object, string>();
+const JSON_TYPE = "application/json; charset=utf-8";
 
-export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  let text = typeof body === "object" && body !== null ? serialized.get(body) : undefined;
-  if (text === undefined) {
-    text = `${JSON.stringify(body)}\n`;
-    if (typeof body === "object" && body !== null && Object.isFrozen(body)) serialized.set(body, text);
+/**
+ * The text and options of answers given again and again (404, 401, 429): a frozen body is serialised once, and its
+ * answer's options built once per status, so a flood of refused requests builds nothing but the Response.
+ */
+const prepared = new WeakMap<object, { text: string; inits: Map<number, ResponseInit> }>();
+
+export function jsonResponse(status: number, body: unknown, headers?: Record<string, string>): Response {
+  if (headers === undefined && typeof body === "object" && body !== null && Object.isFrozen(body)) {
+    let known = prepared.get(body);
+    if (!known) prepared.set(body, (known = { text: `${JSON.stringify(body)}\n`, inits: new Map() }));
+    let init = known.inits.get(status);
+    if (!init) known.inits.set(status, (init = { status, headers: { "content-type": JSON_TYPE } }));
+    return new Response(known.text, init);
   }
-  return new Response(text, {
-    status,
-    headers: { "content-type": "application/json; charset=utf-8", ...headers },
-  });
+  return new Response(`${JSON.stringify(body)}\n`, { status, headers: { "content-type": JSON_TYPE, ...headers } });
 }
 
 /**

@@ -19,10 +19,12 @@ export const UNAUTHORIZED = Object.freeze({
     "or sign the body (X-Hub-Signature-256)",
 });
 
-const THROTTLED = Object.freeze({
+const THROTTLED_TEXT = `${JSON.stringify({
   error: "too many failed authentications",
   message: `${UNAUTHORIZED.message}; too many wrong or missing secrets came from this address: wait Retry-After seconds`,
-});
+})}\n`;
+
+const JSON_TYPE = "application/json; charset=utf-8";
 
 /**
  * The client a request comes from: the socket's address, or with `trustProxy` the rightmost
@@ -41,6 +43,8 @@ export function clientAddress(headers: Headers, remoteAddress: () => string, tru
 export class FailureThrottle {
   /** Tokens left and when they were counted, per client key; insertion order = least recently refused first. */
   private readonly clients = new Map<string, { tokens: number; at: number }>();
+  private lastAddress: string | undefined;
+  private lastKey = "";
 
   constructor(
     private readonly burst = FAILURE_BURST,
@@ -53,7 +57,9 @@ export class FailureThrottle {
    * the seconds until it may fail again (the failure is then not counted: waiting is all it takes).
    */
   fail(address: string, now = Date.now()): number {
-    const key = clientKey(address);
+    // A flood comes from few addresses: the last one's key is kept.
+    if (address !== this.lastAddress) [this.lastAddress, this.lastKey] = [address, clientKey(address)];
+    const key = this.lastKey;
     const known = this.clients.get(key);
     const tokens = known ? Math.min(this.burst, known.tokens + (now - known.at) / this.refillMs) : this.burst;
     this.clients.delete(key);
@@ -75,6 +81,15 @@ export class FailureThrottle {
   refuse(address: string): Response {
     const wait = this.fail(address);
     if (wait === 0) return jsonResponse(401, UNAUTHORIZED);
-    return jsonResponse(429, THROTTLED, { "retry-after": String(wait) });
+    let init = this.throttled.get(wait);
+    if (!init)
+      this.throttled.set(
+        wait,
+        (init = { status: 429, headers: { "content-type": JSON_TYPE, "retry-after": String(wait) } }),
+      );
+    return new Response(THROTTLED_TEXT, init);
   }
+
+  /** The options of the 429 answer for each wait: built once (a throttled flood gets the same few). */
+  private readonly throttled = new Map<number, ResponseInit>();
 }

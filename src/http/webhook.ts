@@ -4,7 +4,7 @@
  * budget), skip a filtered delivery or a paused app, then queue the deploy and answer with its stream, its JSON
  * result or an acknowledgement.
  */
-import { requestHost, routeRequest, type ResolvedApp } from "../config/apps.ts";
+import { requestHost, routeRequest, type ResolvedApp, type RouteTable } from "../config/apps.ts";
 import {
   BODY_READ_DEADLINE_MS,
   ByteBudget,
@@ -43,11 +43,14 @@ export interface WebhookCounters {
 export interface WebhookContext {
   cwd: string;
   reloader: ConfigReloader;
-  /** The apps in force for a configuration (the last good list when it became invalid). */
-  currentApps: (config: ResolvedConfig) => ResolvedApp[];
+  /** The routes of the apps in force for a configuration (the last good list when it became invalid). */
+  routes: (config: ResolvedConfig) => RouteTable;
+  /** Looks at the secret file of `app` now (a request about to deploy it), whatever the watches said. */
+  lookAtSecret: (app: ResolvedApp) => void;
   deployer: Deployer;
   latest: LatestDeploys;
-  metrics: WebhookCounters;
+  /** The counters, when something reads them (the admin listener's metrics). */
+  metrics?: WebhookCounters;
   draining: () => boolean;
   /** Every secret a deploy's output must not carry. */
   secrets: () => string[];
@@ -83,16 +86,14 @@ const ACTOR_READ_MS = 1000;
 
 const truthy = (value: string | null) => value !== null && ["", "1", "true", "yes"].includes(value.toLowerCase());
 
-/** The handler of every request to the webhook port; each answer is counted per app and status. */
+/** The handler of every request to the webhook port; each answer is counted per app and status (with counters). */
 export function webhookHandler(
   context: WebhookContext,
-): (request: Request, control: RequestControl) => Promise<Response> {
-  const { cwd, reloader, currentApps, deployer, latest, metrics, draining, secrets, track, logger } = context;
+): (request: Request, control: RequestControl) => Response | Promise<Response> {
+  const { cwd, reloader, routes, lookAtSecret, deployer, latest, metrics, draining, secrets, track, logger } = context;
   const throttle = new FailureThrottle();
   /** The memory budget of bodies read before their request is authenticated. */
   const unauthenticatedBodies = new ByteBudget(UNAUTHENTICATED_BODY_BUDGET_BYTES);
-  /** The app each request was routed to, for its status counter. */
-  const routedTo = new WeakMap<Request, string>();
   /** The delivery ids seen (dedupeDeliveries), loaded the first time an app that turns it on gets a delivery. */
   let dedupe: Promise<{ log: DeliveryLog; answer: typeof duplicateResponse }> | undefined;
   const loadDedupe = () =>
@@ -100,40 +101,75 @@ export function webhookHandler(
       log: new module.DeliveryLog(cwd, logger),
       answer: module.duplicateResponse,
     })));
-  return async (request, control) => {
-    const response = await handle(request, control);
+  if (!metrics) return (request, control) => handle(request, control, false);
+  /** The app each request was routed to, for its status counter. */
+  const routedTo = new WeakMap<Request, string>();
+  const count = (request: Request, response: Response) => {
     metrics.webhookRequest(routedTo.get(request) ?? "", response.status);
     return response;
   };
+  return (request, control) => {
+    const answer = handle(request, control, false, routedTo);
+    return answer instanceof Response ? count(request, answer) : answer.then((response) => count(request, response));
+  };
 
-  async function handle(request: Request, control: RequestControl): Promise<Response> {
+  /**
+   * Route, refuse or authenticate. A refusal (404, 401, 413, 429) is answered at once from the configuration as
+   * last seen (files watched: LOOK_AGAIN_MS old at most); a request that may deploy (a right secret, or a signature
+   * to check against its body) is taken again from the top with the configuration and secret files looked at now,
+   * so an edit or a rotated secret applies to it whatever the watches said.
+   */
+  function handle(
+    request: Request,
+    control: RequestControl,
+    fresh: boolean,
+    routedTo?: WeakMap<Request, string>,
+  ): Response | Promise<Response> {
     if (request.method !== "POST") return jsonResponse(404, NOT_FOUND);
     if (draining()) return jsonResponse(503, SHUTTING_DOWN, { "retry-after": "30" });
-    const current = reloader.current();
+    const current = reloader.current(fresh);
     const url = requestUrl(request);
     if (!url) return jsonResponse(404, NOT_FOUND);
-    const app = routeRequest(currentApps(current), url.pathname, () => requestHost(request, current.trustProxy));
+    const app = routeRequest(routes(current), url.pathname, () => requestHost(request, current.trustProxy));
     if (!app) return jsonResponse(404, NOT_FOUND);
-    routedTo.set(request, app.name ?? "default");
+    if (fresh) lookAtSecret(app);
+    routedTo?.set(request, app.name ?? "default");
     // The secret is checked before the client's failures are counted: a right one is never slowed.
-    const refuse = () => throttle.refuse(clientAddress(request.headers, control.remoteAddress, current.trustProxy));
-    if (!app.secret) return refuse();
+    if (!app.secret) return refuse(request, control, current);
 
-    const tooLarge = {
-      error: "payload too large",
-      message: `the request body is over maxBodyBytes (${app.maxBodyBytes} bytes)`,
-    };
     // Refused before any work, whatever the credentials: a deploy whose client then gets a broken pipe could not tell.
-    if ((declaredLength(request) ?? 0) > app.maxBodyBytes) return jsonResponse(413, tooLarge);
+    if ((declaredLength(request) ?? 0) > app.maxBodyBytes) return jsonResponse(413, tooLarge(app));
 
-    // A signed request is not authenticated until its body is read: the read is charged to the shared budget,
-    // and the body is kept only when the branch filter needs it or it costs no more than hashing it (who pushed
-    // is read from it); otherwise it is hashed as it streams in.
+    // A signed request is not authenticated until its body is read (below, with the configuration as it is now).
     const signed = hasBodySignature(request.headers);
-    if (!signed && !verifyRequestSecret(request.headers, app.secret)) return refuse();
+    if (!signed && !verifyRequestSecret(request.headers, app.secret)) return refuse(request, control, current);
+    if (!fresh) return handle(request, control, true, routedTo);
+    return authorize(request, control, current, app, url, signed);
+  }
+
+  function refuse(request: Request, control: RequestControl, current: ResolvedConfig): Response {
+    return throttle.refuse(clientAddress(request.headers, control.remoteAddress, current.trustProxy));
+  }
+
+  /**
+   * The rest for a request with a right secret or a signature: the body (a signature is checked against it as it
+   * streams in), the skip rules, then the deploy and its answer.
+   */
+  async function authorize(
+    request: Request,
+    control: RequestControl,
+    current: ResolvedConfig,
+    app: ResolvedApp,
+    url: URL,
+    signed: boolean,
+  ): Promise<Response> {
+    const secret = app.secret!;
+    // A signed request's body read is charged to the shared budget, and the body is kept only when the branch
+    // filter needs it or it costs no more than hashing it (who pushed is read from it); otherwise it is hashed as
+    // it streams in.
     let body: Uint8Array | undefined;
     if (signed || app.branch) {
-      const signer = signed ? bodySigner(request.headers, app.secret) : undefined;
+      const signer = signed ? bodySigner(request.headers, secret) : undefined;
       const small = (declaredLength(request) ?? Infinity) <= STREAMED_BODY_CHARGE_BYTES;
       const read = await readBody(request, {
         limit: app.maxBodyBytes,
@@ -141,10 +177,10 @@ export function webhookHandler(
         budget: signer && unauthenticatedBodies,
         onChunk: signer?.update,
       });
-      if (!read.ok) return refusedBody(read.reason, tooLarge);
-      const authorized = !signer || verifyRequestSecret(request.headers, app.secret, signer.digests());
+      if (!read.ok) return refusedBody(read.reason, tooLarge(app));
+      const authorized = !signer || verifyRequestSecret(request.headers, secret, signer.digests());
       read.release();
-      if (!authorized) return refuse();
+      if (!authorized) return refuse(request, control, current);
       body = read.body;
     } else if (request.body) {
       // Authenticated by its headers, the body is needed only to learn who pushed: read at best, within
@@ -163,7 +199,7 @@ export function webhookHandler(
     const skipped = skip ? skippedResponse(skip, wantsJson) : pausedResponse(cwd, app.name, wantsJson);
     const appName = app.name ?? "default";
     if (skipped) {
-      metrics.deployEnded(appName, "skipped");
+      metrics?.deployEnded(appName, "skipped");
       return skipped;
     }
     // Who pushed, from the authenticated body; a request that names nobody (curl) is known by its address.
@@ -184,7 +220,7 @@ export function webhookHandler(
     // two copies arriving together cannot both pass.
     const duplicateOf = deliveries?.log.seen(appName, forge.delivery!)?.deploy;
     if (deliveries && duplicateOf) {
-      metrics.deployEnded(appName, "skipped");
+      metrics?.deployEnded(appName, "skipped");
       return deliveries.answer(cwd, forge, duplicateOf, wantsJson);
     }
 
@@ -199,11 +235,11 @@ export function webhookHandler(
     const id = joined?.id ?? crypto.randomUUID();
     deliveries?.log.remember(appName, forge.delivery!, id);
     let position = joined?.position ?? 0;
-    const sink = metrics.observe(appName, (event: DeployEvent) => {
+    const sink: DeploySink = (event: DeployEvent) => {
       if (event.type === "queued") position = event.position;
       stream?.sink(event);
       latest.forward(id, event);
-    });
+    };
     let result: Promise<DeployResult>;
     if (joined) result = joined.result;
     else
@@ -219,7 +255,7 @@ export function webhookHandler(
           ...(pushed ? { pushed } : {}),
           ...forge,
           cwd,
-          sink,
+          sink: metrics ? metrics.observe(appName, sink) : sink,
           notices,
           secrets: secrets(),
           served,
@@ -266,6 +302,23 @@ function requestUrl(request: Request): URL | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The 413 of an app (frozen: serialised once per app and limit). */
+const tooLargeOf = new WeakMap<ResolvedApp, { limit: number; body: object }>();
+function tooLarge(app: ResolvedApp): object {
+  let known = tooLargeOf.get(app);
+  if (known?.limit !== app.maxBodyBytes) {
+    known = {
+      limit: app.maxBodyBytes,
+      body: Object.freeze({
+        error: "payload too large",
+        message: `the request body is over maxBodyBytes (${app.maxBodyBytes} bytes)`,
+      }),
+    };
+    tooLargeOf.set(app, known);
+  }
+  return known.body;
 }
 
 /** The answer to a body that could not be read. */

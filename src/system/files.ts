@@ -195,6 +195,7 @@ export function removeStaleTemps(dir: string, names?: string[]): void {
     return;
   }
   for (const name of names) {
+    if (!name.endsWith(".tmp")) continue;
     const pid = TEMP_NAME.exec(name)?.[1];
     // This process's own writes are synchronous and clean up on every path: a temp bearing its pid is a
     // leftover of an earlier process that had the same pid (a container's pid 1).

@@ -66,3 +66,62 @@ export function readBranch(repoPath: string, env: Record<string, string | undefi
   if (COMMIT.test(head)) return null;
   return /^ref: refs\/heads\/(\S+)$/.exec(head)?.[1];
 }
+
+/** The words of a commit as `git show --format=%s%x00%an%x00%aI` gives them. */
+export interface CommitWords {
+  subject: string;
+  author: string;
+  date: string;
+}
+
+/**
+ * A commit's subject, author and date read from its loose object (`.git/objects/ab/cdef…`, where a fetch of a few
+ * commits puts them), without a git process. Undefined when the object is packed or elsewhere (objects moved by
+ * the environment), or anything about it is unusual (another encoding, a message that does not start at once):
+ * the caller asks git then.
+ */
+export async function readLooseCommit(
+  repoPath: string,
+  commit: string,
+  env: Record<string, string | undefined>,
+): Promise<CommitWords | undefined> {
+  if (env.GIT_OBJECT_DIRECTORY || env.GIT_ALTERNATE_OBJECT_DIRECTORIES || !COMMIT.test(commit)) return undefined;
+  const gitDir = plainGitDir(repoPath, env);
+  if (!gitDir) return undefined;
+  let data: Buffer;
+  try {
+    const object = readFileSync(join(gitDir, "objects", commit.slice(0, 2), commit.slice(2)));
+    // Loaded at the first commit read, not with every module that reads HEAD.
+    const { inflateSync } = await import("node:zlib");
+    data = inflateSync(object);
+  } catch {
+    return undefined;
+  }
+  const nul = data.indexOf(0);
+  if (nul < 0 || !data.subarray(0, nul).toString("latin1").startsWith("commit ")) return undefined;
+  const body = data.subarray(nul + 1);
+  const text = body.toString("utf8");
+  // Bytes that are not UTF-8 are re-encoded by git: not read here.
+  if (text.includes("\uFFFD") || !Buffer.from(text, "utf8").equals(body)) return undefined;
+  const end = text.indexOf("\n\n");
+  if (end < 0) return undefined;
+  const headers = text.slice(0, end).split("\n");
+  if (headers.some((line) => line.startsWith("encoding "))) return undefined;
+  const author = headers.find((line) => line.startsWith("author "));
+  const ident = author && /^author (.*?) *<[^>]*> (\d+) ([+-])(\d\d)(\d\d)$/.exec(author);
+  if (!ident) return undefined;
+  const message = text.slice(end + 2);
+  // git skips a message's leading blank lines; a message that has them is left to git.
+  if (message === "" || /^\s*\n/.test(message)) return undefined;
+  // %s: the first paragraph, its lines without their trailing blanks, joined by spaces.
+  const subject: string[] = [];
+  for (const line of message.split("\n")) {
+    const trimmed = line.replace(/\s+$/, "");
+    if (trimmed === "") break;
+    subject.push(trimmed);
+  }
+  const [, name, seconds, sign, hours, minutes] = ident as unknown as [string, string, string, string, string, string];
+  const offset = (sign === "-" ? -1 : 1) * (Number(hours) * 60 + Number(minutes));
+  const local = new Date((Number(seconds) + offset * 60) * 1000).toISOString().slice(0, 19);
+  return { subject: subject.join(" "), author: name, date: `${local}${sign}${hours}:${minutes}` };
+}

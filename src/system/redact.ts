@@ -19,6 +19,21 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&
  * latin1) so arbitrary output bytes survive untouched around the replacements.
  */
 export class Redaction {
+  /** The redactions of the last few secret lists: a server's deploys mostly share theirs. */
+  private static readonly recent = new Map<string, Redaction>();
+
+  /** A redaction of `secrets`, the same one as for an equal list lately (each list is built into a pattern once). */
+  static of(secrets: (string | undefined)[]): Redaction {
+    const key = secrets.join("\n");
+    let redaction = Redaction.recent.get(key);
+    if (!redaction) {
+      redaction = new Redaction(secrets);
+      Redaction.recent.set(key, redaction);
+      if (Redaction.recent.size > 4) Redaction.recent.delete(Redaction.recent.keys().next().value!);
+    }
+    return redaction;
+  }
+
   private readonly pattern: RegExp | undefined;
   /** The secrets as latin1 strings, longest first. */
   private readonly secrets: string[];
@@ -91,7 +106,11 @@ export class Redaction {
   /** Latin1 in, latin1 out; `decode` turns the result back into UTF-8 text. */
   binary(value: string, decode = false): string {
     // Secrets first: one that is a whole URL with credentials (a database URL) goes whole, not only its user:password.
-    let out = this.pattern ? value.replace(this.pattern, REDACTED) : value;
+    // A plain search for each first: with the secrets of 200 apps it is several times cheaper than the pattern.
+    let out =
+      this.pattern && this.secrets.some((secret) => value.includes(secret))
+        ? value.replace(this.pattern, REDACTED)
+        : value;
     if (out.includes("://")) out = out.replace(URL_CREDENTIALS, `$1${REDACTED}@`);
     return decode ? Buffer.from(out, "latin1").toString("utf8") : out;
   }

@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { logStem } from "../../src/history/record.ts";
-import { lastLine, makeLocalRepo, post, readJson, runCli, SECRET, startServer } from "../_support/helpers.ts";
+import { lastLine, makeLocalRepo, post, readJson, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 import { logDirOf, stems } from "../_support/ops-helpers.ts";
 import { canMount, mountTmpfs } from "../_support/tmpfs.ts";
 
@@ -61,8 +61,9 @@ describe("full disk", () => {
         const text = await (await post(server.url, { secret: SECRET })).text();
         expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
       }
-      // keepDeploys 1: the full deploy's files are gone, the newest deploy has both files, all finished.
-      expect(stems(repo)).toHaveLength(1);
+      // keepDeploys 1: the full deploy's files are gone, the newest deploy has both files, all finished (retention
+      // runs right after the `[done]` line, which never waits for it).
+      await waitFor(() => stems(repo).length === 1, "retention after the last deploy");
       expect(stems(repo)[0]).not.toContain(firstId);
       expect(readdirSync(dir)).toHaveLength(2);
       expect(records(dir).map((r) => r.status)).toEqual(["done"]);

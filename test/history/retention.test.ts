@@ -214,9 +214,13 @@ describe("retention per app (multi-app mode)", () => {
     };
     for (let i = 0; i < 3; i++) await deploy("api.example.com", "api-secret-123456");
     for (let i = 0; i < 5; i++) await deploy("web.example.com", "web-secret-123456");
-    const apps = logFiles(cwd)
-      .filter((f) => f.endsWith(".json"))
-      .map((f) => readJson(join(cwd, ".service", "logs", f)).app);
+    const appsOnDisk = () =>
+      logFiles(cwd)
+        .filter((f) => f.endsWith(".json"))
+        .map((f) => readJson(join(cwd, ".service", "logs", f)).app);
+    // Retention runs right after the `[done]` line (which never waits for it).
+    await waitFor(() => appsOnDisk().filter((a) => a === "web").length === 2, "retention after the last deploy");
+    const apps = appsOnDisk();
     expect(apps.filter((a) => a === "web")).toHaveLength(2);
     expect(apps.filter((a) => a === "api")).toHaveLength(3);
   });

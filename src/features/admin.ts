@@ -1,0 +1,75 @@
+/**
+ * The admin listener of a server (`adminPort`), loaded only when it is configured: its token, the counters it
+ * shows (nothing counts without it), and the deploys its API queues.
+ */
+import type { ConsolaInstance } from "consola";
+import type { AdminDeploy } from "../admin/api.ts";
+import { ensureAdminToken } from "../admin/auth.ts";
+import { startAdminListener, type AdminListener } from "../admin/listener.ts";
+import { Metrics } from "../admin/metrics.ts";
+import type { ResolvedApp } from "../config/apps.ts";
+import type { ResolvedConfig } from "../config/schema.ts";
+import { SecretFile } from "../config/secret.ts";
+import { acknowledgement, queueFull } from "../http/webhook.ts";
+
+export { Metrics };
+
+/** A deploy the service queues itself (the API's, a poll's): its id and its place in the queue. Throws QueueFullError. */
+export type QueueDeploy = (
+  app: ResolvedApp,
+  request: Omit<AdminDeploy, "trigger"> & { trigger: AdminDeploy["trigger"] | "poll" },
+) => { id: string; position: number };
+
+export interface AdminContext {
+  cwd: string;
+  logger: ConsolaInstance;
+  metrics: Metrics;
+  /** The apps in force now. */
+  apps: () => ResolvedApp[];
+  trustProxy: () => boolean;
+  draining: () => boolean;
+  waiting: (app: ResolvedApp) => number;
+  queueDeploy: QueueDeploy;
+  secrets: () => string[];
+}
+
+export interface StartedAdmin {
+  listener: AdminListener;
+  url: string;
+  /** The admin token in force: a generated one follows its file (`service admin-token rotate`). */
+  token: () => string;
+}
+
+/** Starts the second listener, on `adminPort`: it reads the same apps, queue and counters. */
+export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Promise<StartedAdmin> {
+  const { cwd, logger } = ctx;
+  const ensured = ensureAdminToken(initial.adminToken, cwd);
+  if (ensured.generated) logger.info(`generated an admin token in ${ensured.file}`);
+  const tokenFile = ensured.file ? new SecretFile(ensured.file, ensured.token) : undefined;
+  const token = tokenFile ? () => tokenFile.current() : () => ensured.token;
+  /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
+  const deploy = (app: ResolvedApp, request: AdminDeploy): Response => {
+    try {
+      const { id, position } = ctx.queueDeploy(app, request);
+      return acknowledgement(id, position, app, cwd, true);
+    } catch (error) {
+      return queueFull(app, error);
+    }
+  };
+  const listener = await startAdminListener({
+    port: initial.adminPort!,
+    hostname: initial.adminHostname,
+    token,
+    logger,
+    cwd,
+    metrics: ctx.metrics,
+    apps: ctx.apps,
+    trustProxy: ctx.trustProxy,
+    draining: ctx.draining,
+    waiting: ctx.waiting,
+    deploy,
+    secrets: ctx.secrets,
+  });
+  const host = initial.adminHostname;
+  return { listener, url: `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}/`, token };
+}

@@ -1,0 +1,61 @@
+/**
+ * docs/architecture.md "Optional features": a server loads the code of a feature only once its configuration asks
+ * for it (a dynamic import at the point of use). A server with no admin listener, no notifications or commit
+ * statuses, no polling, no releases and no duplicate-delivery check holds none of their modules; one with all of
+ * them configured loads them (the list below is what the check looks for, so it can tell).
+ */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { freePort } from "../_support/proxies.ts";
+import { makeRepo, ROOT, SECRET, tempDir } from "../_support/helpers.ts";
+
+/** The modules of the optional features, by the feature that needs them. */
+const FEATURE_MODULES: Record<string, RegExp> = {
+  admin: /^(admin\/|features\/admin\.ts$)/,
+  notifications: /^notify\//,
+  polling: /^control\/poll\.ts$/,
+  releases: /^deploy\/release/,
+  dedupe: /^http\/dedupe\.ts$/,
+};
+
+/** The src/ modules a library server of `config` loaded after starting, one deploy, and stopping. */
+function loadedBy(config: Record<string, unknown>): string[] {
+  const run = Bun.spawnSync(
+    [process.execPath, join(ROOT, "test/_support/loaded-modules.ts"), JSON.stringify(config), tempDir("service-lazy-")],
+    { stdout: "pipe", stderr: "pipe" },
+  );
+  if (run.exitCode !== 0) throw new Error(`the fixture failed: ${run.stderr.toString()}`);
+  return run.stdout.toString().trim().split("\n");
+}
+
+const featuresIn = (modules: string[]) =>
+  Object.entries(FEATURE_MODULES)
+    .filter(([, pattern]) => modules.some((m) => pattern.test(m)))
+    .map(([feature]) => feature);
+
+describe('optional features are loaded when configured (docs/architecture.md "Optional features")', () => {
+  test("a plain server (one app, no admin, notify, status, polling, releases, dedupe) loads none of their modules", () => {
+    const repo = makeRepo();
+    const modules = loadedBy({ secret: SECRET, repoPath: repo.clone, runScript: "true" });
+    // It did load the webhook and the deploy: the list is the real one.
+    expect(modules).toContain("http/webhook.ts");
+    expect(modules).toContain("deploy/pipeline.ts");
+    expect(featuresIn(modules)).toEqual([]);
+  });
+
+  test("a server with every one of them configured loads each", async () => {
+    const repo = makeRepo();
+    const modules = loadedBy({
+      secret: SECRET,
+      repoPath: repo.clone,
+      runScript: "true",
+      adminPort: await freePort(),
+      adminHostname: "127.0.0.1",
+      notify: [{ url: "http://127.0.0.1:9/hook", format: "json" }],
+      pollIntervalMs: 3_600_000,
+      releases: { path: join(tempDir("service-releases-"), "releases") },
+      dedupeDeliveries: true,
+    });
+    expect(featuresIn(modules).sort()).toEqual(Object.keys(FEATURE_MODULES).sort());
+  });
+});
