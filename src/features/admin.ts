@@ -10,7 +10,7 @@ import { Metrics } from "../admin/metrics.ts";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
 import { SecretFile } from "../config/secret.ts";
-import { acknowledgement, queueFull } from "../http/webhook.ts";
+import { acknowledgement, queueFull } from "../http/answers.ts";
 
 export { Metrics };
 
