@@ -7,6 +7,7 @@ import { ConfigError, MAX_TIMER_MS, type AppConfig, type UserConfig } from "./sc
 import { normalizeNotify, normalizeStatus } from "./notify.ts";
 import { normalizeEnv } from "./env.ts";
 import { normalizeReleases, RELEASES_ENV, releasesFromEnv } from "./releases.ts";
+import { closestName } from "./suggest.ts";
 
 type Kind =
   | "port"
@@ -219,28 +220,6 @@ function normalizeApp(raw: unknown, where: string, problems: string[]): AppConfi
   return out as unknown as AppConfig;
 }
 
-function closest(key: string): string | undefined {
-  let best: string | undefined;
-  let bestScore = 3;
-  for (const candidate of KEY_NAMES) {
-    const score = editDistance(key.toLowerCase(), candidate.toLowerCase());
-    if (score < bestScore) [best, bestScore] = [candidate, score];
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = row;
-  }
-  return prev[b.length]!;
-}
-
 /**
  * Validates a parsed config mapping (snake_case or camelCase keys) into a UserConfig. An unknown key is added
  * to `unknownKeys` and skipped. With `errors`, a wrong value is added to it (one ConfigError per key) and left
@@ -262,7 +241,7 @@ export function normalizeUserConfig(
     // Own keys only: `toString: x` or `constructor: 1` are unknown keys, not Object.prototype's.
     const spec = Object.hasOwn(KEYS, key) ? KEYS[key] : undefined;
     if (!spec) {
-      const hint = closest(key);
+      const hint = closestName(key, KEY_NAMES);
       unknownKeys.push(`${source}: unknown key "${rawKey}"${hint ? ` (did you mean "${hint}"?)` : ""}`);
       continue;
     }
