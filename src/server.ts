@@ -2,6 +2,7 @@ import type { ConsolaInstance } from "consola";
 import { join } from "node:path";
 import { ensurePrivateDir } from "./system/files.ts";
 import { defaultLogger } from "./system/logger.ts";
+import { boundedPort } from "./system/address.ts";
 import { AppsInForce, collectApps } from "./config/apps.ts";
 import { ConfigError, type ResolvedConfig, type UserConfig } from "./config/schema.ts";
 import { serverControl, type ServerControl } from "./control/actions.ts";
@@ -195,6 +196,7 @@ export function createServiceServer(
       listener = await runtime.serve({
         port: initial.port,
         hostname: initial.hostname,
+        bounded: boundedPort(initial.hostname, initial.boundConnections),
         idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
         // Only a backstop: readBody (body.ts) enforces each app's limit, and answers in JSON naming it. Bun answers a
         // body over this itself (an empty 413, before the handler runs), so it sits far above any app's limit,

@@ -34,6 +34,8 @@ const NOT_FOUND = Object.freeze({ error: "not found", message: "no such admin en
 export interface AdminOptions extends AdminContext {
   port: number;
   hostname: string;
+  /** Count the connections and close the ones past the bounds (`boundedPort`). */
+  bounded: boolean;
   /** The admin token; a function when it may change while the listener runs (a rotated token file). */
   token: string | (() => string);
   logger: ConsolaInstance;
@@ -187,6 +189,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
   const listener: Listener = await runtime.serve({
     port: options.port,
     hostname: options.hostname,
+    bounded: options.bounded,
     idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
     maxRequestBodySize: MAX_ADMIN_BODY_BYTES,
     fetch: handle,

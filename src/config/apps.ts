@@ -2,7 +2,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ChangeWatch } from "../system/change-watch.ts";
 import { ensurePrivateDir } from "../system/files.ts";
 import { resolveReleases } from "./releases.ts";
-import { ConfigError, type AppConfig, type ResolvedConfig } from "./schema.ts";
+import { ConfigError, SERVICE_KEYS, type AppConfig, type ResolvedConfig, type ServiceKey } from "./schema.ts";
 import {
   CONFIGURED_SECRET,
   generateSecret,
@@ -13,11 +13,7 @@ import {
 } from "./secret.ts";
 
 /** What one request deploys: an app's settings, the top level filling in what it does not set. */
-export interface ResolvedApp
-  extends Omit<
-    ResolvedConfig,
-    "apps" | "port" | "hostname" | "trustProxy" | "adminPort" | "adminHostname" | "adminToken"
-  > {
+export interface ResolvedApp extends Omit<ResolvedConfig, ServiceKey> {
   /** The app's name; undefined in single-app mode. */
   name?: string;
   /** Host matched against the request (lower case); undefined = any host (single-app mode). */
@@ -50,18 +46,11 @@ export function collectApps(
   config: ResolvedConfig,
   cwd: string,
 ): { apps: ResolvedApp[]; problems: string[]; clashes: string[] } {
-  // The admin listener's keys belong to the service, not to an app: its token must not travel with a deploy.
-  const {
-    apps,
-    port: _port,
-    hostname: _hostname,
-    trustProxy: _trust,
-    secret: topSecret,
-    adminPort: _ap,
-    adminHostname: _ah,
-    adminToken: _at,
-    ...shared
-  } = config;
+  // The service's keys are not an app's: the admin token must not travel with a deploy.
+  const { apps, secret: topSecret } = config;
+  const shared = Object.fromEntries(
+    Object.entries(config).filter(([key]) => key !== "secret" && !(SERVICE_KEYS as readonly string[]).includes(key)),
+  ) as Omit<ResolvedConfig, ServiceKey | "secret">;
   if (apps.length === 0) {
     const short = topSecret && shortSecretError(topSecret, CONFIGURED_SECRET);
     return short

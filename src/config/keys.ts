@@ -3,7 +3,7 @@
  * environment is checked and converted into it.
  */
 import { isIP } from "node:net";
-import { ConfigError, MAX_TIMER_MS, type AppConfig, type UserConfig } from "./schema.ts";
+import { ConfigError, MAX_TIMER_MS, SERVICE_KEYS, type AppConfig, type UserConfig } from "./schema.ts";
 import { normalizeNotify, normalizeStatus } from "./notify.ts";
 import { normalizeEnv } from "./env.ts";
 import { normalizeReleases, RELEASES_ENV, releasesFromEnv } from "./releases.ts";
@@ -53,6 +53,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   keepDays: { kind: "count", env: "SERVICE_KEEP_DAYS" },
   maxLogBytes: { kind: "positiveInt", env: "SERVICE_MAX_LOG_BYTES" },
   trustProxy: { kind: "boolean", env: "SERVICE_TRUST_PROXY" },
+  boundConnections: { kind: "boolean", env: "SERVICE_BOUND_CONNECTIONS" },
   status: { kind: "status", env: "" },
   notify: { kind: "notify", env: "" },
   healthCheckUrl: { kind: "httpUrl", env: "SERVICE_HEALTH_CHECK_URL" },
@@ -79,9 +80,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
 const APP_KEYS = new Set([
   "name",
   "host",
-  ...Object.keys(KEYS).filter(
-    (k) => !["port", "hostname", "trustProxy", "apps", "adminPort", "adminHostname", "adminToken"].includes(k),
-  ),
+  ...Object.keys(KEYS).filter((k) => !(SERVICE_KEYS as readonly string[]).includes(k)),
 ]);
 
 const KEY_NAMES = Object.keys(KEYS) as (keyof UserConfig)[];

@@ -123,6 +123,12 @@ export interface UserConfig {
   maxLogBytes?: number;
   /** Route by `X-Forwarded-Host` (set by your reverse proxy) instead of `Host`. @default false */
   trustProxy?: boolean;
+  /**
+   * Count the ports' connections as they are accepted and close the ones past the bounds (a flood of connections
+   * that send nothing). @default true, except on a loopback `hostname` (behind a proxy, which holds the clients'
+   * connections and forwards requests)
+   */
+  boundConnections?: boolean;
   /** Commit statuses on the forge: pending, success, failure per deploy. @default none */
   status?: StatusSettings;
   /** Where to announce deploys (chat, ntfy, your own endpoint). @default none */
@@ -167,7 +173,7 @@ export interface UserConfig {
 }
 
 /** One entry of `apps`; keys it does not set come from the top level (except `secret`, never inherited). */
-export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trustProxy" | "apps" | AdminKey> {
+export interface AppConfig extends Omit<UserConfig, ServiceKey> {
   name: string;
   /** Host name matched against the request (port stripped, case-insensitive). */
   host: string;
@@ -176,9 +182,20 @@ export interface AppConfig extends Omit<UserConfig, "port" | "hostname" | "trust
   runScript: string;
 }
 
+/** Keys of the service as a whole (its listeners), not of an app: an `apps` entry neither sets nor inherits them. */
+export const SERVICE_KEYS = [
+  "port",
+  "hostname",
+  "trustProxy",
+  "boundConnections",
+  "apps",
+  "adminPort",
+  "adminHostname",
+  "adminToken",
+] as const;
+export type ServiceKey = (typeof SERVICE_KEYS)[number];
+
 /** Options after defaults, the config file and the environment are applied. */
-/** Keys of the service as a whole (its admin listener), not of an app. */
-type AdminKey = "adminPort" | "adminHostname" | "adminToken";
 
 export interface ResolvedConfig
   extends Required<
@@ -201,8 +218,11 @@ export interface ResolvedConfig
       | "envFile"
       | "releases"
       | "activateScript"
+      | "boundConnections"
     >
   > {
+  /** Unset: bounded unless `hostname` is a loopback address (`boundedPort`). */
+  boundConnections?: boolean;
   pollIntervalMs?: number;
   allowedSigners?: string;
   env?: Record<string, EnvValue>;

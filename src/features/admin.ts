@@ -11,6 +11,7 @@ import type { ResolvedApp } from "../config/apps.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
 import { SecretFile } from "../config/secret.ts";
 import { acknowledgement, queueFull } from "../http/answers.ts";
+import { boundedPort } from "../system/address.ts";
 
 export { Metrics };
 
@@ -59,6 +60,7 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
   const listener = await startAdminListener({
     port: initial.adminPort!,
     hostname: initial.adminHostname,
+    bounded: boundedPort(initial.adminHostname, initial.boundConnections),
     token,
     logger,
     cwd,

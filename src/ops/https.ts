@@ -6,6 +6,7 @@ import { consola } from "consola";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
 import { deployLimitSeconds } from "./deploy-limit.ts";
+import { isLoopback } from "../system/address.ts";
 import { ensurePrivateDir } from "../system/files.ts";
 
 /**
@@ -124,8 +125,6 @@ export function writeProxyConfigs(cwd: string, setup: ProxySetup): { caddy: stri
   return { caddy, nginx };
 }
 
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
-
 /**
  * The steps to enable the proxy, in an order that works on a fresh server: for nginx the certificate comes first
  * (certbot's nginx plugin needs a config that passes `nginx -t`, and the site does not until its certificate
@@ -148,7 +147,7 @@ export function setupSteps(setup: ProxySetup, files: { caddy: string; nginx: str
     "  sudo nginx -t && sudo systemctl reload nginx",
     "",
   ];
-  if (!LOOPBACK.test(hostname))
+  if (!isLoopback(hostname))
     lines.push("Then set hostname: 127.0.0.1 in service.yaml so only the proxy reaches the service.");
   lines.push(`Give your Git host https://${setup.domain}/ as the webhook URL.`, "");
   return lines.join("\n");

@@ -4,10 +4,10 @@ import { collectGarbage } from "./gc.ts";
 import type { Child, Listener, Runtime, ServeOptions } from "./types.ts";
 
 /**
- * The connections of every listener of this process. `Bun.serve` accepts connections it has no hook for (a
- * connection that never sends a request never reaches JavaScript), so the port is a `Bun.listen` socket that
- * counts each connection and passes the admitted ones byte for byte to `Bun.serve` on a loopback port: three
- * descriptors per connection (the client's, and both ends of the inner one).
+ * The connections of every bounded listener of this process. `Bun.serve` accepts connections it has no hook for
+ * (a connection that never sends a request never reaches JavaScript), so a bounded port is a `Bun.listen` socket
+ * that counts each connection and passes the admitted ones byte for byte to `Bun.serve` on a loopback port: three
+ * descriptors per connection (the client's, and both ends of the inner one). An unbounded port is `Bun.serve`.
  */
 const guard = new ConnectionGuard(3);
 
@@ -32,29 +32,39 @@ function relay(chunk: Uint8Array, to: Socket<Link>, from: Socket<Link>): Uint8Ar
   return Uint8Array.prototype.slice.call(chunk, written);
 }
 
+/** A `Bun.serve` on `port`; `clients` maps an inner connection's port to the client's address (relayed ones). */
+function httpServer(options: ServeOptions, port: number, hostname: string, clients?: Map<number, string>) {
+  return Bun.serve({
+    port,
+    hostname,
+    idleTimeout: options.idleTimeoutSeconds,
+    maxRequestBodySize: options.maxRequestBodySize,
+    development: false,
+    // `development: false` alone turns SO_REUSEPORT on: a second service on the same port must fail with
+    // EADDRINUSE, not share it.
+    reusePort: false,
+    fetch: (request, bunServer) =>
+      options.fetch(request, {
+        noTimeout: () => bunServer.timeout(request, 0),
+        remoteAddress: () => {
+          const peer = bunServer.requestIP(request);
+          return (peer && clients?.get(peer.port)) ?? peer?.address ?? "";
+        },
+      }),
+    error: (error) => options.error(error),
+  });
+}
+
 /** The Bun side of the runtime seam. */
 export const runtime: Runtime = {
   async serve(options) {
+    if (!options.bounded) {
+      const server = httpServer(options, options.port, options.hostname);
+      return { port: server.port!, stop: () => server.stop() } satisfies Listener;
+    }
     /** Inner connections by their local port (what `requestIP` sees), to the client's address. */
     const clients = new Map<number, string>();
-    const inner = Bun.serve({
-      port: 0,
-      hostname: "127.0.0.1",
-      idleTimeout: options.idleTimeoutSeconds,
-      maxRequestBodySize: options.maxRequestBodySize,
-      development: false,
-      // `development: false` alone turns SO_REUSEPORT on.
-      reusePort: false,
-      fetch: (request, bunServer) =>
-        options.fetch(request, {
-          noTimeout: () => bunServer.timeout(request, 0),
-          remoteAddress: () => {
-            const peer = bunServer.requestIP(request);
-            return (peer && clients.get(peer.port)) ?? peer?.address ?? "";
-          },
-        }),
-      error: (error) => options.error(error),
-    });
+    const inner = httpServer(options, 0, "127.0.0.1", clients);
     let front: ReturnType<typeof listen>;
     try {
       front = listen(options, inner.port!, clients);

@@ -83,6 +83,7 @@ export const runtime: Runtime = {
     server.setTimeout(options.idleTimeoutSeconds * 1000);
     // Counted as it is accepted, before it sends anything: a connection past a bound is answered and closed.
     server.on("connection", (socket: Socket) => {
+      if (!options.bounded) return;
       const address = socket.remoteAddress ?? "";
       if (!guard.admit(address)) {
         socket.end(TOO_MANY_CONNECTIONS);

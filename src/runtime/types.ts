@@ -1,14 +1,19 @@
 /**
  * The one seam between runtimes: how the server listens and how a process is started. Everything else is
  * web-standard Request/Response and streams. `#runtime` (package.json "imports") picks the implementation:
- * Bun.listen relaying to Bun.serve, and Bun.spawn, under Bun; node:http / node:child_process under Node.js. Both
- * bound the connections they hold (connections.ts).
+ * Bun.serve (behind a Bun.listen relay when bounded), and Bun.spawn, under Bun; node:http / node:child_process
+ * under Node.js. Both bound the connections a bounded port holds (connections.ts).
  */
 export interface ServeOptions {
   port: number;
   hostname: string;
   /** Connections idle this long are closed (a request may opt out with `noTimeout`). */
   idleTimeoutSeconds: number;
+  /**
+   * Count the connections as they are accepted and close the ones past the bounds (connections.ts), for a port
+   * clients reach directly. Unbounded, the port is the HTTP server itself: what reaches it is requests.
+   */
+  bounded: boolean;
   maxRequestBodySize: number;
   fetch: (request: Request, control: RequestControl) => Response | Promise<Response>;
   error: (error: Error) => Response;

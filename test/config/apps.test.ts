@@ -300,6 +300,11 @@ describe("validation at start (duplicate host+path, missing fields → a clear e
     ],
     ["a duplicate name", [valid("web"), valid("web", "other.example.com")], /"web".*already|already.*"web"/],
     ["a key not allowed in an app (port)", [valid("web"), { ...valid("api"), port: 4000 }], /api.*"port"/],
+    [
+      "a key not allowed in an app (boundConnections)",
+      [valid("web"), { ...valid("api"), boundConnections: true }],
+      /api.*"boundConnections"/,
+    ],
     ["an unknown key in an app", [valid("web"), { ...valid("api"), runscript: "echo typo" }], /api.*"runscript"/],
     ...["host", "path", "repoPath", "runScript"].map((field): [string, Record<string, unknown>[], RegExp] => [
       `a missing ${field}`,

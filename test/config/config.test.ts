@@ -7,6 +7,7 @@ import { loadConfig, loadedFromOf } from "../../src/config/load.ts";
 import { resolveConfig } from "../../src/config/resolve.ts";
 import { KEYS } from "../../src/config/keys.ts";
 import { ConfigError } from "../../src/config/schema.ts";
+import { boundedPort } from "../../src/system/address.ts";
 import {
   baseEnv,
   lastLine,
@@ -241,6 +242,20 @@ describe('Defaults (docs/configuration.md "Configuration", Default column)', () 
     expect(config.rollbackOnFailure).toBe(false);
     expect(config.path).toBe("/");
     expect(config.secret).toBeUndefined();
+  });
+
+  test("boundConnections: unset, a port is bounded unless on loopback; set, as it says (file and environment)", () => {
+    const cwd = workdir({ "service.yaml": "hostname: 127.0.0.1\n" });
+    const unset = loadConfig({ cwd, env: {} });
+    expect(unset.boundConnections).toBeUndefined();
+    expect(boundedPort(unset.hostname, unset.boundConnections)).toBe(false);
+    for (const host of ["0.0.0.0", "::", "192.0.2.7", "example.com"]) expect(boundedPort(host, undefined)).toBe(true);
+    for (const host of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"])
+      expect(boundedPort(host, undefined)).toBe(false);
+    const on = loadConfig({ cwd, env: { SERVICE_BOUND_CONNECTIONS: "true" } });
+    expect(boundedPort(on.hostname, on.boundConnections)).toBe(true);
+    const off = loadConfig({ cwd: workdir({ "service.yaml": "boundConnections: false\n" }), env: {} });
+    expect(boundedPort(off.hostname, off.boundConnections)).toBe(false);
   });
 
   test("an empty config file means defaults", () => {

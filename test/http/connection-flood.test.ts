@@ -68,6 +68,9 @@ describe('connection floods (docs/reliability.md "Faults and what the service do
       repo.clone,
       {
         SERVICE_SECRET: SECRET,
+        // Bounded on loopback too (a port on any other address is bounded by default).
+        SERVICE_HOSTNAME: "127.0.0.1",
+        SERVICE_BOUND_CONNECTIONS: "true",
         SERVICE_RUN_SCRIPT: `${gate.script}\necho after the flood\ngit status --short`,
         ...gate.env,
       },
@@ -98,6 +101,27 @@ describe('connection floods (docs/reliability.md "Faults and what the service do
       expect(await wrongSecretFrom(server.port, "127.0.0.2")).toBe("HTTP/1.1 401 Unauthorized");
     } finally {
       gate.open();
+      for (const c of flood) c.socket.destroy();
+    }
+  }, 60_000);
+
+  test("on loopback the port is the HTTP server itself (behind a proxy): a flood past the bounds is held, one descriptor each", async () => {
+    const repo = makeRepo();
+    await using server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_HOSTNAME: "127.0.0.1" }, [], {
+      ulimit: FD_LIMIT,
+    });
+    const before = descriptors(server.proc.pid);
+    // More than one address may hold on a bounded port at this limit (connectionLimits(3, 512).perClient = 42).
+    const count = 60;
+    const flood: { socket: Socket; closed: () => boolean }[] = [];
+    try {
+      flood.push(...(await Promise.all(Array.from({ length: count }, () => idle(server.port)))));
+      await waitFor(() => descriptors(server.proc.pid) >= before + count, "the server to accept the flood");
+      expect(flood.filter((c) => c.closed()).length).toBe(0);
+      // Not relayed: a relayed connection takes three descriptors.
+      expect(descriptors(server.proc.pid)).toBeLessThan(before + 2 * count);
+      expect(await wrongSecretFrom(server.port, "127.0.0.1")).toBe("HTTP/1.1 401 Unauthorized");
+    } finally {
       for (const c of flood) c.socket.destroy();
     }
   }, 60_000);

@@ -12,7 +12,7 @@ const SCRIPT = `
 import { connect } from "node:net";
 import { runtime } from "./seam.js";
 const listener = await runtime.serve({
-  port: 0, hostname: "127.0.0.1", idleTimeoutSeconds: 30, maxRequestBodySize: 1024,
+  port: 0, hostname: "127.0.0.1", bounded: process.argv[3] === "bounded", idleTimeoutSeconds: 30, maxRequestBodySize: 1024,
   fetch: () => new Response("{}", { status: 401 }), error: () => new Response("", { status: 500 }),
 });
 /** Opens a connection from \`localAddress\`; resolves with the first bytes it gets (or "" once idle for a while). */
@@ -32,7 +32,8 @@ process.exit(0);
 `;
 
 describe('connection bounds under Node.js (docs/reliability.md "Faults and what the service does")', () => {
-  test("past the per-address bound a connection gets 503 JSON and is closed; another address is still served", async () => {
+  /** The seam built for Node, run by `node` with a descriptor limit of 1024: `flood.mjs <connections> <bounded>`. */
+  async function floodUnderNode(connections: number, bounded: "bounded" | "unbounded") {
     const dir = tempDir("service-node-seam-");
     const built = await Bun.build({
       entrypoints: [join(ROOT, "src/runtime/node.ts")],
@@ -42,18 +43,29 @@ describe('connection bounds under Node.js (docs/reliability.md "Faults and what 
     });
     expect(built.success).toBe(true);
     writeFileSync(join(dir, "flood.mjs"), SCRIPT);
-    const { perClient } = connectionLimits(1, 1024);
-    const over = 20;
-    const run = Bun.spawnSync(["prlimit", "--nofile=1024:1024", "node", "flood.mjs", String(perClient + over)], {
+    const run = Bun.spawnSync(["prlimit", "--nofile=1024:1024", "node", "flood.mjs", String(connections), bounded], {
       cwd: dir,
       stdout: "pipe",
       stderr: "pipe",
       timeout: 30_000,
     });
     expect(run.stderr.toString()).toBe("");
-    const result = JSON.parse(run.stdout.toString());
+    return JSON.parse(run.stdout.toString()) as { refused: number; body: string; other: string };
+  }
+
+  test("past the per-address bound a connection gets 503 JSON and is closed; another address is still served", async () => {
+    const { perClient } = connectionLimits(1, 1024);
+    const over = 20;
+    const result = await floodUnderNode(perClient + over, "bounded");
     expect(result.refused).toBe(over);
     expect(JSON.parse(result.body).error).toBe("too many connections");
+    expect(result.other).toBe("HTTP/1.1 401 Unauthorized");
+  }, 60_000);
+
+  test("an unbounded port (loopback behind a proxy) counts nothing: the same flood is held, not refused", async () => {
+    const { perClient } = connectionLimits(1, 1024);
+    const result = await floodUnderNode(perClient + 20, "unbounded");
+    expect(result.refused).toBe(0);
     expect(result.other).toBe("HTTP/1.1 401 Unauthorized");
   }, 60_000);
 });

@@ -21,7 +21,7 @@ function referenceScript(port: number, relayed: boolean): string {
     return `Bun.serve({ port: ${port}, hostname: "127.0.0.1", development: false, reusePort: false, fetch: ${ANSWER} });\n`;
   return (
     `import { runtime } from ${JSON.stringify(join(ROOT, "src/runtime/bun.ts"))};\n` +
-    `await runtime.serve({ port: ${port}, hostname: "127.0.0.1", idleTimeoutSeconds: 30, maxRequestBodySize: 1e9, fetch: ${ANSWER}, error: ${ANSWER} });\n`
+    `await runtime.serve({ port: ${port}, hostname: "127.0.0.1", bounded: true, idleTimeoutSeconds: 30, maxRequestBodySize: 1e9, fetch: ${ANSWER}, error: ${ANSWER} });\n`
   );
 }
 
