@@ -1,6 +1,7 @@
 import type { ConsolaInstance } from "consola";
 import { pauseOf } from "../queue/pause.ts";
 import { readBody } from "../http/body.ts";
+import { requestUrl } from "../http/request-url.ts";
 import { jsonResponse } from "../http/response.ts";
 import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "../runtime/types.ts";
@@ -60,7 +61,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     const path = url.pathname;
     const method = request.method;
     const trustProxy = options.trustProxy();
-    const client = () => clientAddress(request.headers, control.remoteAddress, trustProxy);
+    const client = () => clientAddress(request.headers, () => control.remoteAddress(request), trustProxy);
     /** A wrong token or session is counted like a wrong webhook secret; a missing one answers 401 alone. */
     const refuse = () => (auth.presented(request) ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED));
     const secure =
@@ -164,7 +165,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (resource === "deploys" && name && action === undefined && method === "GET") return deployRecord(options, name);
     if (resource === "deploys" && name && action === "log" && extra === undefined && method === "GET") {
       const follow = ["1", "true", "yes"].includes(url.searchParams.get("follow") ?? "");
-      if (follow) control.noTimeout();
+      if (follow) control.noTimeout(request);
       return follows.log(options, name, follow, clientKey(client()));
     }
     if (resource === "apps" && name && action && extra === undefined && method === "POST") {
@@ -217,14 +218,4 @@ function loginAgain(root: string, refused: Response, problem: string): Response 
   const form = loginPage(root, 429, `Too many wrong tokens: try again in ${retry ?? "a few"} seconds.`);
   if (retry) form.headers.set("retry-after", retry);
   return form;
-}
-
-/** The path and query of the request; a malformed Host header (Bun builds `request.url` from it) must not throw. */
-function requestUrl(request: Request): URL | undefined {
-  const target = request.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, "");
-  try {
-    return new URL(`http://localhost${target.startsWith("/") ? target : `/${target}`}`);
-  } catch {
-    return undefined;
-  }
 }

@@ -36,7 +36,7 @@ const SIGNATURE_HEADERS = [
  * the user authenticates with their "Authorization Header" field instead): empty, or `sha1=` / `sha256=`
  * with nothing after. Such a header signs nothing, so it is not counted, neither for nor against.
  */
-function presentSignatures(headers: Headers): string[] {
+export function presentSignatures(headers: Headers): string[] {
   const present: string[] = [];
   for (const name of SIGNATURE_HEADERS) {
     const value = headers.get(name)?.trim();
@@ -46,11 +46,6 @@ function presentSignatures(headers: Headers): string[] {
 }
 
 const EMPTY_SIGNATURE = /^(sha1|sha256)=$/i;
-
-/** True when the request carries a body signature, so the body must be read to authenticate it. */
-export function hasBodySignature(headers: Headers): boolean {
-  return presentSignatures(headers).length > 0;
-}
 
 /** HMACs (hex) of a body, by algorithm: computed as it streamed in, so the body itself need not be kept. */
 export type BodyDigests = Partial<Record<"sha256" | "sha1", string>>;
@@ -92,9 +87,15 @@ export function bodySigner(
  * raw body in `X-Hub-Signature-256` / `X-Hub-Signature` (GitHub, Gitea/Forgejo, Bitbucket Cloud) or
  * `X-Gitea-Signature` / `X-Forgejo-Signature` / `X-Gogs-Signature`. At least one must be present, and every
  * one present must be right: a wrong header is a 401 even next to a right one. `body` (the raw body, or its
- * `bodySigner` digests) is needed only when a signature header is present.
+ * `bodySigner` digests) is needed only when a signature header is present; `signatures` (presentSignatures) when
+ * the caller has them already.
  */
-export function verifyRequestSecret(headers: Headers, secret: string, body?: Uint8Array | BodyDigests): boolean {
+export function verifyRequestSecret(
+  headers: Headers,
+  secret: string,
+  body?: Uint8Array | BodyDigests,
+  signatures = presentSignatures(headers),
+): boolean {
   const candidates: string[] = [];
   for (const name of ["x-service-secret", "x-gitlab-token"]) {
     const value = headers.get(name);
@@ -109,7 +110,6 @@ export function verifyRequestSecret(headers: Headers, secret: string, body?: Uin
   // Header values arrive trimmed, so surrounding whitespace in the configured value (a YAML block scalar's
   // newline, say) is not part of the secret.
   const expected = secret.trim();
-  const signatures = presentSignatures(headers);
   if (!expected || candidates.length + signatures.length === 0 || candidates.some((c) => c === "")) return false;
   if (signatures.length > 0 && !body) return false;
   let ok = true;

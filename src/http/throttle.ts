@@ -45,6 +45,8 @@ export class FailureThrottle {
   private readonly clients = new Map<string, { tokens: number; at: number }>();
   private lastAddress: string | undefined;
   private lastKey = "";
+  /** The key last moved to the end of `clients`. */
+  private newest: string | undefined;
 
   constructor(
     private readonly burst = FAILURE_BURST,
@@ -62,12 +64,19 @@ export class FailureThrottle {
     const key = this.lastKey;
     const known = this.clients.get(key);
     const tokens = known ? Math.min(this.burst, known.tokens + (now - known.at) / this.refillMs) : this.burst;
-    this.clients.delete(key);
+    const entry = known ?? { tokens, at: now };
+    // Moved to the end (most recently refused), unless it is there already: a flood's client always is.
+    if (!known || key !== this.newest) {
+      this.clients.delete(key);
+      this.clients.set(key, entry);
+      this.newest = key;
+    }
+    entry.at = now;
     if (tokens < 1) {
-      this.clients.set(key, { tokens, at: now });
+      entry.tokens = tokens;
       return Math.max(1, Math.ceil(((1 - tokens) * this.refillMs) / 1000));
     }
-    this.clients.set(key, { tokens: tokens - 1, at: now });
+    entry.tokens = tokens - 1;
     if (this.clients.size > this.maxClients) this.clients.delete(this.clients.keys().next().value!);
     return 0;
   }
@@ -85,11 +94,11 @@ export class FailureThrottle {
     if (!init)
       this.throttled.set(
         wait,
-        (init = { status: 429, headers: { "content-type": JSON_TYPE, "retry-after": String(wait) } }),
+        (init = { status: 429, headers: new Headers({ "content-type": JSON_TYPE, "retry-after": String(wait) }) }),
       );
     return new Response(THROTTLED_TEXT, init);
   }
 
-  /** The options of the 429 answer for each wait: built once (a throttled flood gets the same few). */
+  /** The options of the 429 answer for each wait: built once (a throttled flood gets the same few; see jsonResponse). */
   private readonly throttled = new Map<number, ResponseInit>();
 }

@@ -21,10 +21,11 @@ import { queueKey } from "../queue/tickets.ts";
 import { forgeDelivery, skippedResponse, skipReason } from "./forge.ts";
 import { branchOfPush, parsePayload, pusherOf } from "./payload.ts";
 import type { ConfigReloader } from "../config/reload.ts";
+import { requestPath, requestUrl } from "./request-url.ts";
 import { jsonResponse, jsonResult, pausedResponse, streamingResponse } from "./response.ts";
 import type { RequestControl } from "../runtime/types.ts";
 import type { DeliveryLog, duplicateResponse } from "./dedupe.ts";
-import { bodySigner, hasBodySignature, verifyRequestSecret } from "./signature.ts";
+import { bodySigner, presentSignatures, verifyRequestSecret } from "./signature.ts";
 import { clientAddress, FailureThrottle } from "./throttle.ts";
 import type { Logger } from "../system/logger.ts";
 
@@ -104,9 +105,9 @@ export function webhookHandler(
     if (request.method !== "POST") return jsonResponse(404, NOT_FOUND);
     if (draining()) return jsonResponse(503, SHUTTING_DOWN, { "retry-after": "30" });
     const current = reloader.current(fresh);
-    const url = requestUrl(request);
-    if (!url) return jsonResponse(404, NOT_FOUND);
-    const app = routeRequest(routes(current), url.pathname, () => requestHost(request, current.trustProxy));
+    const path = requestPath(request);
+    if (path === undefined) return jsonResponse(404, NOT_FOUND);
+    const app = routeRequest(routes(current), path, () => requestHost(request, current.trustProxy));
     if (!app) return jsonResponse(404, NOT_FOUND);
     if (fresh) lookAtSecret(app);
     routedTo?.set(request, app.name ?? "default");
@@ -117,14 +118,16 @@ export function webhookHandler(
     if ((declaredLength(request) ?? 0) > app.maxBodyBytes) return jsonResponse(413, tooLarge(app));
 
     // A signed request is not authenticated until its body is read (below, with the configuration as it is now).
-    const signed = hasBodySignature(request.headers);
-    if (!signed && !verifyRequestSecret(request.headers, app.secret)) return refuse(request, control, current);
+    const signatures = presentSignatures(request.headers);
+    const signed = signatures.length > 0;
+    if (!signed && !verifyRequestSecret(request.headers, app.secret, undefined, signatures))
+      return refuse(request, control, current);
     if (!fresh) return handle(request, control, true, routedTo);
-    return authorize(request, control, current, app, url, signed);
+    return authorize(request, control, current, app, signed);
   }
 
   function refuse(request: Request, control: RequestControl, current: ResolvedConfig): Response {
-    return throttle.refuse(clientAddress(request.headers, control.remoteAddress, current.trustProxy));
+    return throttle.refuse(clientAddress(request.headers, () => control.remoteAddress(request), current.trustProxy));
   }
 
   /**
@@ -136,10 +139,11 @@ export function webhookHandler(
     control: RequestControl,
     current: ResolvedConfig,
     app: ResolvedApp,
-    url: URL,
     signed: boolean,
   ): Promise<Response> {
     const secret = app.secret!;
+    // The query is parsed only here: refused requests never need it.
+    const query = requestUrl(request)?.searchParams ?? new URLSearchParams();
     // A signed request's body read is charged to the shared budget, and the body is kept only when the branch
     // filter needs it or it costs no more than hashing it (who pushed is read from it); otherwise it is hashed as
     // it streams in.
@@ -168,7 +172,7 @@ export function webhookHandler(
       }
     }
 
-    const wantsJson = url.searchParams.get("format") === "json";
+    const wantsJson = query.get("format") === "json";
     const forge = forgeDelivery(request.headers);
     const payload = parsePayload(body, request.headers.get("content-type"));
     const skip = skipReason(app, forge, payload);
@@ -180,7 +184,8 @@ export function webhookHandler(
     }
     // Who pushed, from the authenticated body; a request that names nobody (curl) is known by its address.
     const actor =
-      pusherOf(payload) ?? `webhook@${clientAddress(request.headers, control.remoteAddress, current.trustProxy)}`;
+      pusherOf(payload) ??
+      `webhook@${clientAddress(request.headers, () => control.remoteAddress(request), current.trustProxy)}`;
     // With the branch filter on, the commit the push names is checked after the pull (deploy/verify-push.ts).
     const pushedRef = app.branch ? branchOfPush(payload, app.branch) : undefined;
     const pushed = pushedRef && pushedRef.branch === app.branch ? pushedRef.commit : undefined;
@@ -201,8 +206,8 @@ export function webhookHandler(
     }
 
     // An authorized deploy may stay silent for minutes: no idle cut for this request.
-    control.noTimeout();
-    const acknowledge = app.acknowledge || truthy(url.searchParams.get("ack"));
+    control.noTimeout(request);
+    const acknowledge = app.acknowledge || truthy(query.get("ack"));
     const stream = wantsJson || acknowledge ? undefined : streamingResponse(app.heartbeatMs);
     // queuePolicy latest: a deploy waiting for this repository serves this request too (latest.ts).
     const key = `${app.name ?? ""}\0${queueKey(app.repoPath)}`;
@@ -250,22 +255,5 @@ export function webhookHandler(
         : await jsonResult(result);
     response.headers.set("connection", "close");
     return response;
-  }
-}
-
-/**
- * The request's URL. Bun builds `request.url` from the Host header, so a request with an empty or malformed
- * Host (`Host: [::1`, `Host: a b`, `Host: x:99999`, HTTP/1.0 without one) has a relative or unparsable URL:
- * `new URL` would throw and the request end in a 500. Only the path and query are used from it.
- */
-function requestUrl(request: Request): URL | undefined {
-  try {
-    return new URL(request.url);
-  } catch {}
-  const target = request.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, "");
-  try {
-    return new URL(`http://localhost${target.startsWith("/") ? target : `/${target}`}`);
-  } catch {
-    return undefined;
   }
 }

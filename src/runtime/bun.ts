@@ -1,7 +1,7 @@
 import type { Socket } from "bun";
 import { ConnectionGuard, TOO_MANY_CONNECTIONS } from "./connections.ts";
 import { collectGarbage } from "./gc.ts";
-import type { Child, Listener, Runtime, ServeOptions } from "./types.ts";
+import type { Child, Listener, RequestControl, Runtime, ServeOptions } from "./types.ts";
 
 /**
  * The connections of every bounded listener of this process. `Bun.serve` accepts connections it has no hook for
@@ -34,7 +34,14 @@ function relay(chunk: Uint8Array, to: Socket<Link>, from: Socket<Link>): Uint8Ar
 
 /** A `Bun.serve` on `port`; `clients` maps an inner connection's port to the client's address (relayed ones). */
 function httpServer(options: ServeOptions, port: number, hostname: string, clients?: Map<number, string>) {
-  return Bun.serve({
+  const control: RequestControl = {
+    noTimeout: (request) => server.timeout(request, 0),
+    remoteAddress: (request) => {
+      const peer = server.requestIP(request);
+      return (peer && clients?.get(peer.port)) ?? peer?.address ?? "";
+    },
+  };
+  const server = Bun.serve({
     port,
     hostname,
     idleTimeout: options.idleTimeoutSeconds,
@@ -43,16 +50,10 @@ function httpServer(options: ServeOptions, port: number, hostname: string, clien
     // `development: false` alone turns SO_REUSEPORT on: a second service on the same port must fail with
     // EADDRINUSE, not share it.
     reusePort: false,
-    fetch: (request, bunServer) =>
-      options.fetch(request, {
-        noTimeout: () => bunServer.timeout(request, 0),
-        remoteAddress: () => {
-          const peer = bunServer.requestIP(request);
-          return (peer && clients?.get(peer.port)) ?? peer?.address ?? "";
-        },
-      }),
+    fetch: (request) => options.fetch(request, control),
     error: (error) => options.error(error),
   });
+  return server;
 }
 
 /** The Bun side of the runtime seam. */

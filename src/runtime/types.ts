@@ -19,11 +19,12 @@ export interface ServeOptions {
   error: (error: Error) => Response;
 }
 
+/** What a handler may ask of the server about one of its requests (one object for all of them under Bun). */
 export interface RequestControl {
-  /** This request may stay silent as long as it likes (a deploy stream). */
-  noTimeout(): void;
-  /** The peer's IP address ("" when unknown); asked only when needed, it costs a lookup. */
-  remoteAddress(): string;
+  /** `request` may stay silent as long as it likes (a deploy stream). */
+  noTimeout(request: Request): void;
+  /** The peer's IP address ("" when unknown); asked only when needed, it costs a system call under Bun. */
+  remoteAddress(request: Request): string;
 }
 
 export interface Listener {
