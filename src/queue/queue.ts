@@ -88,15 +88,25 @@ export class DeployQueue {
         held: () => false,
         start: () => {
           entry.started = true;
-          // The ticket names the group of each command while it runs (see recovery.ts).
+          // The ticket names the group of each command while it runs (see recovery.ts): written as a command starts
+          // (a holder killed right after must leave its group named). A command's end is written on the next
+          // turn of the event loop, or with the next start if that comes first: not between a command's exit and
+          // what follows it (the next command, the [done] line). A group named a turn too long is one whose
+          // leader has exited: recovery stops what is left of it, as it would have a moment earlier.
+          let ending: ReturnType<typeof setImmediate> | undefined;
+          const write = () => {
+            clearImmediate(ending);
+            ending = undefined;
+            updateTicket(laneRef.dir, entry.ticket, entry.content);
+          };
           const recorder: GroupRecorder = {
             started: (group) => {
               entry.content.groups.push(group);
-              updateTicket(laneRef.dir, entry.ticket, entry.content);
+              write();
             },
             ended: (pgid) => {
               entry.content.groups = entry.content.groups.filter((g) => g.pgid !== pgid);
-              updateTicket(laneRef.dir, entry.ticket, entry.content);
+              ending ??= setImmediate(write);
             },
           };
           deployGroups
