@@ -19,12 +19,10 @@ export const UNAUTHORIZED = Object.freeze({
     "or sign the body (X-Hub-Signature-256)",
 });
 
-const THROTTLED_TEXT = `${JSON.stringify({
+const THROTTLED = Object.freeze({
   error: "too many failed authentications",
   message: `${UNAUTHORIZED.message}; too many wrong or missing secrets came from this address: wait Retry-After seconds`,
-})}\n`;
-
-const JSON_TYPE = "application/json; charset=utf-8";
+});
 
 /**
  * The client a request comes from: the socket's address, or with `trustProxy` the rightmost
@@ -90,15 +88,11 @@ export class FailureThrottle {
   refuse(address: string): Response {
     const wait = this.fail(address);
     if (wait === 0) return jsonResponse(401, UNAUTHORIZED);
-    let init = this.throttled.get(wait);
-    if (!init)
-      this.throttled.set(
-        wait,
-        (init = { status: 429, headers: new Headers({ "content-type": JSON_TYPE, "retry-after": String(wait) }) }),
-      );
-    return new Response(THROTTLED_TEXT, init);
+    let headers = this.retryAfter.get(wait);
+    if (!headers) this.retryAfter.set(wait, (headers = Object.freeze({ "retry-after": String(wait) })));
+    return jsonResponse(429, THROTTLED, headers);
   }
 
-  /** The options of the 429 answer for each wait: built once (a throttled flood gets the same few; see jsonResponse). */
-  private readonly throttled = new Map<number, ResponseInit>();
+  /** The `Retry-After` of each wait, frozen so its 429 is built once (a throttled flood gets the same few). */
+  private readonly retryAfter = new Map<number, Readonly<Record<string, string>>>();
 }
