@@ -228,10 +228,7 @@ export class AppsInForce {
 
   /** One stat per app secret file; a replaced file's new secret is in force from this look on. */
   private refreshSecrets(): void {
-    for (const app of this.last) {
-      const file = app.name === undefined ? undefined : this.secretFiles.get(app.name);
-      if (file && app.secret !== undefined) app.secret = file.current();
-    }
+    for (const app of this.last) this.lookAtSecret(app);
   }
 
   get lastGood(): ResolvedApp[] {
