@@ -151,7 +151,7 @@ export function createServiceServer(
   });
 
   /** The second listener, when `adminPort` is set: loaded only then. */
-  const startAdmin = async (initial: ResolvedConfig) => {
+  const openAdmin = async (initial: ResolvedConfig) => {
     const { startAdmin } = await import("./features/admin.ts");
     admin = await startAdmin(initial, {
       cwd,
@@ -231,7 +231,7 @@ export function createServiceServer(
         },
       });
       try {
-        if (initial.adminPort !== undefined) await startAdmin(initial);
+        if (initial.adminPort !== undefined) await openAdmin(initial);
       } catch (error) {
         const current = listener;
         listener = undefined;

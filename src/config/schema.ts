@@ -196,7 +196,6 @@ export const SERVICE_KEYS = [
 export type ServiceKey = (typeof SERVICE_KEYS)[number];
 
 /** Options after defaults, the config file and the environment are applied. */
-
 export interface ResolvedConfig
   extends Required<
     Omit<
