@@ -16,12 +16,15 @@ export {
 
 /** The deploys in a logs directory by stem (the name without `.json` / `.log`), with the files each has. */
 function stemsIn(dir: string): Map<string, Set<string>> {
-  let names: string[];
   try {
-    names = readdirSync(dir);
+    return stemsOf(readdirSync(dir));
   } catch {
     return new Map();
   }
+}
+
+/** The deploys among the names of a logs directory's files, by stem, with the files each has. */
+export function stemsOf(names: string[]): Map<string, Set<string>> {
   const stems = new Map<string, Set<string>>();
   for (const name of names) {
     if (!LOG_FILE_NAME.test(name)) continue;

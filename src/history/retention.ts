@@ -7,8 +7,8 @@ import { join, resolve } from "node:path";
 import { openRegular, removeStaleTemps } from "../system/files.ts";
 import { processAlive, OWN_START } from "../system/liveness.ts";
 import { forgetPendingRecord, isActiveHere, retryPendingRecords, startKnownHere } from "./log.ts";
-import { LOG_DIR, LOG_FILE_NAME } from "./record.ts";
-import { preciseStart, readDeployRecord } from "./read.ts";
+import { LOG_DIR } from "./record.ts";
+import { preciseStart, readDeployRecord, stemsOf } from "./read.ts";
 import { topLevelString } from "./json-head.ts";
 
 /**
@@ -136,15 +136,8 @@ export function pruneLogs(
   } catch {
     return [];
   }
-  // Names sort by start second: newest first, a .json and a .log giving one stem (they sort side by side).
-  const all: string[] = [];
-  for (const name of names
-    .filter((n) => LOG_FILE_NAME.test(n))
-    .sort()
-    .reverse()) {
-    const stem = name.slice(0, name.lastIndexOf("."));
-    if (all[all.length - 1] !== stem) all.push(stem);
-  }
+  // Stems sort by start second: newest first.
+  const all = [...stemsOf(names).keys()].sort().reverse();
   // Single-app mode counts every deploy in the directory; multi-app mode the app's (each record's head read once).
   const apps = app === undefined ? undefined : appsOf(dir, all);
   const stems = apps ? all.filter((stem) => apps.get(stem) === app) : all;
