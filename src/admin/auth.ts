@@ -42,8 +42,6 @@ export function ensureAdminToken(configured: string | undefined, cwd: string): E
   return { token, generated: true, file };
 }
 
-export { isLoopback } from "../system/address.ts";
-
 /** The value of one cookie of the request. */
 function cookie(request: Request, name: string): string | undefined {
   for (const part of (request.headers.get("cookie") ?? "").split(";")) {

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { AdminAuth, crossSite, isLoopback, MAX_SESSIONS } from "../../src/admin/auth.ts";
+import { AdminAuth, crossSite, MAX_SESSIONS } from "../../src/admin/auth.ts";
+import { isLoopback } from "../../src/system/address.ts";
 import { FAILURE_BURST } from "../../src/http/throttle.ts";
 import {
   ADMIN_TOKEN,
