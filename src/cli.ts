@@ -1,9 +1,10 @@
 #!/usr/bin/env bun
 import { defineCommand, runCommand, runMain } from "citty";
-import { consola, LogLevels } from "consola";
+import { LogLevels } from "consola/basic";
 import pkg from "../package.json" with { type: "json" };
 import { commandLine, rejectUnknownArgs } from "./commands/_args.ts";
 import { plainOutput, showUsage, useOutputStyle } from "./commands/_output.ts";
+import { consola } from "./system/logger.ts";
 
 /** Each command is loaded when it runs: `service` (serve) holds none of the others' code. */
 const subCommands = {
@@ -54,6 +55,6 @@ if (import.meta.main) {
   // consola hides info under NODE_ENV=test or CI-like settings; the CLI's messages are its interface.
   consola.level = LogLevels.info;
   const plain = plainOutput();
-  useOutputStyle(plain);
+  await useOutputStyle(plain);
   await runCli(process.argv.slice(2), plain);
 }

@@ -1,7 +1,6 @@
 import { renderUsage, type ArgsDef, type CommandDef } from "citty";
-import { consola } from "consola";
-import { createConsola as createBasicConsola } from "consola/basic";
 import { stripVTControlCharacters } from "node:util";
+import { useTerminalStyle } from "../system/logger.ts";
 
 /**
  * Plain text: no colours and no decoration. For output that is not read on a terminal (a pipe, a file, a
@@ -15,9 +14,9 @@ export function plainOutput(
   return Boolean(env.NO_COLOR) || !stdout.isTTY;
 }
 
-/** Messages become one `[level] text` line each when the output is plain. */
-export function useOutputStyle(plain: boolean): void {
-  if (plain) consola.setReporters(createBasicConsola().options.reporters);
+/** Messages are one `[level] text` line each when the output is plain, consola's badges and colours otherwise. */
+export async function useOutputStyle(plain: boolean): Promise<void> {
+  if (!plain) await useTerminalStyle();
 }
 
 /** citty's usage, without its column padding at line ends nor blank lines at the end, and without colours when plain. */

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
-import { consola } from "consola";
 import { cancelDeploy, cancelledBy } from "../queue/cancel.ts";
+import { consola } from "../system/logger.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
 
 export const cancelCommand = defineCommand({

@@ -1,9 +1,9 @@
 import { defineCommand } from "citty";
-import { consola } from "consola";
 import { resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { knownApp } from "../control/actions.ts";
 import { pause, pausedApps, pauseOf, resume, resumeHint } from "../queue/pause.ts";
+import { consola } from "../system/logger.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
 
 const appArg = {

@@ -1,13 +1,14 @@
 import { defineCommand } from "citty";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { consola, LogLevels } from "consola";
+import { LogLevels } from "consola/basic";
 import { checkConfig } from "../ops/check.ts";
 import { ensureAppSecrets, resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { KEYS } from "../config/keys.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../config/secret.ts";
 import { createServiceServer } from "../server.ts";
+import { consola } from "../system/logger.ts";
 import { banner } from "./_banner.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 

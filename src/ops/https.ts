@@ -2,12 +2,13 @@ import { spawnSync } from "node:child_process";
 import { accessSync, constants, copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
-import { consola } from "consola";
+import { consola as prompts } from "consola";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
 import { deployLimitSeconds } from "./deploy-limit.ts";
 import { isLoopback } from "../system/address.ts";
 import { ensurePrivateDir } from "../system/files.ts";
+import { consola } from "../system/logger.ts";
 
 /**
  * docs/production.md "Running it for real: server, HTTPS, systemd": on Linux, an interactive start asks about HTTPS unless
@@ -226,7 +227,7 @@ export async function askAboutHttps(
   // consola wraps the question to the terminal's width; a pseudo-terminal with no size reports 0 columns, which
   // would put one character on each line.
   if (!(process.stdout.columns > 0)) process.stdout.columns = 80;
-  const answer = await consola.prompt("Set up HTTPS (a TLS reverse proxy in front of this service)?", {
+  const answer = await prompts.prompt("Set up HTTPS (a TLS reverse proxy in front of this service)?", {
     type: "confirm",
     initial: false,
     cancel: "default",
@@ -264,7 +265,7 @@ export async function askAboutHttps(
   const files = writeProxyConfigs(cwd, setup);
   process.stdout.write(`${setupSteps(setup, files, config.hostname)}\n`);
   if (!caddyInstallable()) return;
-  const install = await consola.prompt(
+  const install = await prompts.prompt(
     `Caddy is installed here: add this site to ${CADDY_CONFIG} (its other sites stay) and reload Caddy now?`,
     {
       type: "confirm",

@@ -3,9 +3,10 @@
  * imported when it is the one asked for). Checked on the CLI run from source: the compiled binary holds one bundle.
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { baseEnv, ROOT, tempDir } from "../_support/helpers.ts";
+import { baseEnv, makeRepo, ROOT, SECRET, tempDir } from "../_support/helpers.ts";
+import { freePort } from "../_support/proxies.ts";
 
 const COMMAND_FILES = [
   "serve",
@@ -37,8 +38,8 @@ function commandsLoadedBy(args: string[]): string[] {
   expect(run.exitCode).not.toBeNull();
   return readFileSync(out, "utf8")
     .split("\n")
-    .filter((file) => /^commands\/[a-z]/.test(file))
-    .map((file) => file.replace(/^commands\/|\.ts$/g, ""));
+    .filter((file) => /^src\/commands\/[a-z]/.test(file))
+    .map((file) => file.replace(/^src\/commands\/|\.ts$/g, ""));
 }
 
 describe('the CLI loads only the command it runs (docs/architecture.md "Optional features")', () => {
@@ -49,4 +50,64 @@ describe('the CLI loads only the command it runs (docs/architecture.md "Optional
   ])("service %p loads commands/%p only", (args, expected) => {
     expect(commandsLoadedBy(args).filter((name) => COMMAND_FILES.includes(name))).toEqual(expected);
   });
+});
+
+/**
+ * The modules (relative to the project root) a server started from source in `cwd` loaded by the time it had
+ * listened and stopped on SIGTERM; its output is a pipe, so plain.
+ */
+async function modulesOfServer(cwd: string, port: number, env: Record<string, string>): Promise<string[]> {
+  const out = join(tempDir("service-modules-"), "modules.txt");
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      "--no-env-file",
+      "--preload",
+      join(ROOT, "test/_support/dump-modules.ts"),
+      join(ROOT, "src/cli.ts"),
+    ],
+    {
+      cwd,
+      env: baseEnv({ ...env, SERVICE_PORT: String(port), SERVICE_TEST_MODULES_OUT: out }),
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+  const reader = proc.stdout.getReader();
+  let text = "";
+  const deadline = Date.now() + 20_000;
+  while (!text.includes("listening on") && Date.now() < deadline) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  expect(text).toContain("listening on");
+  // Answered once the start has run to its end, its signal handlers set (the banner is written just before).
+  await (await fetch(`http://127.0.0.1:${port}/`)).arrayBuffer();
+  proc.kill("SIGTERM");
+  await proc.exited;
+  return readFileSync(out, "utf8").split("\n");
+}
+
+describe("a server loads the YAML parser and consola's terminal reporter only when it needs them", () => {
+  const yamlParser = (modules: string[]) => modules.some((m) => m.startsWith("node_modules/yaml/"));
+  const terminalReporter = (modules: string[]) => modules.includes("node_modules/consola/dist/index.mjs");
+
+  test.skipIf(!!process.env.SERVICE_TEST_BIN)(
+    "configured by its environment, its output a pipe: neither; with a service.yaml: the parser",
+    async () => {
+      const repo = makeRepo();
+      const env = { SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_REPO_PATH: repo.clone };
+      const bare = await modulesOfServer(tempDir("service-cwd-"), await freePort(), env);
+      // It did load the server and consola's plain reporter: the list is the real one.
+      expect(bare).toContain("src/server.ts");
+      expect(bare).toContain("node_modules/consola/dist/basic.mjs");
+      expect([yamlParser(bare), terminalReporter(bare)]).toEqual([false, false]);
+
+      const cwd = tempDir("service-cwd-");
+      writeFileSync(join(cwd, "service.yaml"), `runScript: "true"\n`);
+      const withFile = await modulesOfServer(cwd, await freePort(), env);
+      expect([yamlParser(withFile), terminalReporter(withFile)]).toEqual([true, false]);
+    },
+  );
 });
