@@ -95,7 +95,7 @@ export class DeployLog {
     active.set(this.jsonPath, header.startedAt.getTime());
     retryPendingRecords();
     this.fd = this.open(dir);
-    this.writeRecord(this.record({ status: "running" }), true);
+    this.writeRecord(JSON.stringify(this.record({ status: "running" }), null, 2), true);
   }
 
   write(event: DeployEvent): void {
@@ -167,8 +167,9 @@ export class DeployLog {
       durationMs: result.durationMs,
       result,
     });
-    const fits = spareBytes(this.dir) > JSON.stringify(full, null, 2).length;
-    if (!(fits && this.writeRecord(full))) {
+    const json = JSON.stringify(full, null, 2);
+    const fits = spareBytes(this.dir) > json.length;
+    if (!(fits && this.writeRecord(json))) {
       const why = this.problem ?? (fits ? "the record could not be written" : "the disk is nearly full");
       const compact = `${JSON.stringify(compactRecord(full, result, why), null, 2)}\n`;
       const written =
@@ -217,9 +218,8 @@ export class DeployLog {
     };
   }
 
-  /** Writes the record atomically, once more after making room; `reserve` pads it for the final outcome. */
-  private writeRecord(record: DeployRecord, reserve = false): boolean {
-    const json = JSON.stringify(record, null, 2);
+  /** Writes the record (its JSON) atomically, once more after making room; `reserve` pads it for the final outcome. */
+  private writeRecord(json: string, reserve = false): boolean {
     const text = reserve && json.length < RECORD_RESERVE ? `${json.padEnd(RECORD_RESERVE - 1)}\n` : `${json}\n`;
     for (let attempt = 0; ; attempt++) {
       try {

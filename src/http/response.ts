@@ -135,9 +135,9 @@ export function streamingResponse(heartbeatMs: number): {
           chunks.length = 0;
           pending = 0;
           controller.enqueue(chunk);
-        } else {
-          controller.close();
         }
+        // The last chunk and the end of the body go out together: no turn of the loop between `[done]` and the end.
+        if (finished && chunks.length === 0) controller.close();
       },
       cancel() {
         gone = true;
