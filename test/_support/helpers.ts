@@ -1,22 +1,18 @@
 /**
- * Test fixtures: those of `repo.ts`, with every temp dir and server removed after the file's tests, the real
+ * Test fixtures: those of `repo.ts`, with every temp dir and server removed after the run (after-run.ts), the real
  * CLI started as a process, and the requests and logs the tests look at.
  */
-import { afterAll } from "bun:test";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { baseEnv, CLI, makeRepoIn, makeTempDir, type Repo, waitFor, git } from "./repo";
+import { afterRun } from "./after-run.ts";
 
 export * from "./repo";
 
-const temps: string[] = [];
-afterAll(() => {
-  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
-});
-
+/** A new temporary directory, removed after the run. */
 export function tempDir(prefix = "service-test-"): string {
   const dir = makeTempDir(prefix);
-  temps.push(dir);
+  afterRun(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
@@ -55,8 +51,9 @@ export interface RunningServer {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** The servers started and not stopped yet: killed after the run, whatever their tests did. */
 const running = new Set<RunningServer>();
-afterAll(async () => {
+afterRun(() => {
   for (const server of running) server.proc.kill("SIGKILL");
 });
 
