@@ -52,7 +52,7 @@ async function runCli(rawArgs: string[], plain: boolean): Promise<void> {
 }
 
 if (import.meta.main) {
-  // consola hides info under NODE_ENV=test or CI-like settings; the CLI's messages are its interface.
+  // The CLI's messages are its interface: a CONSOLA_LEVEL in the environment does not hide them.
   consola.level = LogLevels.info;
   const plain = plainOutput();
   await useOutputStyle(plain);
