@@ -80,10 +80,6 @@ export const serveCommand = defineCommand({
         throw new Error(`port ${config.port} is already in use: choose another with SERVICE_PORT or the port key`);
       throw error;
     }
-    // One write: whoever reads the banner (a test, a supervisor's log) sees it whole, admin line included.
-    const admin = server.adminUrl ? [`admin: ${server.adminUrl} (/healthz, /metrics, /api/)`] : [];
-    process.stdout.write(`${[...banner(server.port!, config, apps, process.cwd()), ...admin].join("\n")}\n`);
-
     // Both ends exit explicitly: a child a deploy left in the background (`app &`) still holds pipes the server
     // reads, which would keep the process alive after the listener closed.
     let signals = 0;
@@ -103,6 +99,10 @@ export const serveCommand = defineCommand({
       process.exit(signals > 1 ? 1 : 0);
     };
     for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
+    // Written once the stop signals are handled (whoever reads it may send one at once), in one write: whoever
+    // reads the banner (a test, a supervisor's log) sees it whole, admin line included.
+    const admin = server.adminUrl ? [`admin: ${server.adminUrl} (/healthz, /metrics, /api/)`] : [];
+    process.stdout.write(`${[...banner(server.port!, config, apps, process.cwd()), ...admin].join("\n")}\n`);
   },
 });
 
