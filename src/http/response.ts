@@ -16,9 +16,9 @@ const JSON_TYPE = "application/json; charset=utf-8";
 
 /**
  * The text and options of answers given again and again (404, 401, 429): a frozen body is serialised once, and its
- * answer's options built once per status and frozen headers (constants, or a bounded few), so a flood of refused requests builds nothing but the
- * Response. The options hold a `Headers`, not a record: a Response copies a `Headers` at a fraction of the cost of
- * building one (and a change to one Response's headers stays its own).
+ * answer's options built once per status and frozen headers (constants, or a bounded few), so a flood of refused
+ * requests builds nothing but the Response. The options hold a `Headers`, not a record: a Response copies a
+ * `Headers` at a fraction of the cost of building one (and a change to one Response's headers stays its own).
  */
 const prepared = new WeakMap<object, { text: string; inits: Map<number, Map<object, ResponseInit>> }>();
 

@@ -21,20 +21,24 @@ const COMMAND_FILES = [
   "secret",
 ];
 
+/** The CLI run from source, listing the modules it loaded on its way out (test/_support/dump-modules.ts). */
+const CLI_LISTING_MODULES = [
+  process.execPath,
+  "--no-env-file",
+  "--preload",
+  join(ROOT, "test/_support/dump-modules.ts"),
+  join(ROOT, "src/cli.ts"),
+];
+
 /** The commands/ files the CLI loaded for `args`, run from source in an empty directory. */
 function commandsLoadedBy(args: string[]): string[] {
   const out = join(tempDir("service-modules-"), "modules.txt");
-  const run = Bun.spawnSync(
-    [
-      process.execPath,
-      "--no-env-file",
-      "--preload",
-      join(ROOT, "test/_support/dump-modules.ts"),
-      join(ROOT, "src/cli.ts"),
-      ...args,
-    ],
-    { cwd: tempDir("service-cwd-"), env: baseEnv({ SERVICE_TEST_MODULES_OUT: out }), stdout: "pipe", stderr: "pipe" },
-  );
+  const run = Bun.spawnSync([...CLI_LISTING_MODULES, ...args], {
+    cwd: tempDir("service-cwd-"),
+    env: baseEnv({ SERVICE_TEST_MODULES_OUT: out }),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   expect(run.exitCode).not.toBeNull();
   return readFileSync(out, "utf8")
     .split("\n")
@@ -56,23 +60,14 @@ describe('the CLI loads only the command it runs (docs/architecture.md "Optional
  * The modules (relative to the project root) a server started from source in `cwd` loaded by the time it had
  * listened and stopped on SIGTERM; its output is a pipe, so plain.
  */
-async function modulesOfServer(cwd: string, port: number, env: Record<string, string>): Promise<string[]> {
+async function modulesOfServer(cwd: string, env: Record<string, string>): Promise<string[]> {
   const out = join(tempDir("service-modules-"), "modules.txt");
-  const proc = Bun.spawn(
-    [
-      process.execPath,
-      "--no-env-file",
-      "--preload",
-      join(ROOT, "test/_support/dump-modules.ts"),
-      join(ROOT, "src/cli.ts"),
-    ],
-    {
-      cwd,
-      env: baseEnv({ ...env, SERVICE_PORT: String(port), SERVICE_TEST_MODULES_OUT: out }),
-      stdout: "pipe",
-      stderr: "pipe",
-    },
-  );
+  const proc = Bun.spawn(CLI_LISTING_MODULES, {
+    cwd,
+    env: baseEnv({ ...env, SERVICE_TEST_MODULES_OUT: out }),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const reader = proc.stdout.getReader();
   let text = "";
   const deadline = Date.now() + 20_000;
@@ -97,7 +92,7 @@ describe("a server loads the YAML parser and consola's terminal reporter only wh
     async () => {
       const repo = makeRepo();
       const env = { SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_REPO_PATH: repo.clone };
-      const bare = await modulesOfServer(tempDir("service-cwd-"), await freePort(), env);
+      const bare = await modulesOfServer(tempDir("service-cwd-"), { ...env, SERVICE_PORT: String(await freePort()) });
       // It did load the server and consola's plain reporter: the list is the real one.
       expect(bare).toContain("src/server.ts");
       expect(bare).toContain("node_modules/consola/dist/basic.mjs");
@@ -105,7 +100,7 @@ describe("a server loads the YAML parser and consola's terminal reporter only wh
 
       const cwd = tempDir("service-cwd-");
       writeFileSync(join(cwd, "service.yaml"), `runScript: "true"\n`);
-      const withFile = await modulesOfServer(cwd, await freePort(), env);
+      const withFile = await modulesOfServer(cwd, { ...env, SERVICE_PORT: String(await freePort()) });
       expect([yamlParser(withFile), terminalReporter(withFile)]).toEqual([true, false]);
     },
   );
