@@ -21,7 +21,7 @@ export const checkCommand = defineCommand({
   },
   async run({ args }) {
     const cwd = serviceDir(args.cwd);
-    const report = checkConfig(cwd);
+    const report = await checkConfig(cwd);
     const lines = [`config file: ${report.file ?? "none (defaults and environment only)"}`, ""];
     lines.push(...valueTable(report.values));
     for (const app of report.apps) {

@@ -2,7 +2,6 @@ import { defineCommand } from "citty";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { LogLevels } from "consola/basic";
-import { checkConfig } from "../ops/check.ts";
 import { ensureAppSecrets, resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { KEYS } from "../config/keys.ts";
@@ -64,7 +63,6 @@ export const serveCommand = defineCommand({
       const admin = ensureAdminToken(config.adminToken, process.cwd());
       if (admin.generated) process.stdout.write(generatedTokenText(admin.token, admin.file!));
     }
-    for (const problem of checkConfig().problems) consola.warn(problem);
     // The question's code (and the terminal's) is loaded only when it is asked.
     if (httpsQuestionWanted()) {
       const { askAboutHttps, shouldAskAboutHttps } = await import("../ops/https.ts");
@@ -103,6 +101,10 @@ export const serveCommand = defineCommand({
     // reads the banner (a test, a supervisor's log) sees it whole, admin line included.
     const admin = server.adminUrl ? [`admin: ${server.adminUrl} (/healthz, /metrics, /api/)`] : [];
     process.stdout.write(`${[...banner(server.port!, config, apps, process.cwd()), ...admin].join("\n")}\n`);
+    // The problems `service check` would list, said once the server listens: the check asks git about every
+    // repository, which is no reason to keep the port closed.
+    const { checkConfig } = await import("../ops/check.ts");
+    for (const problem of (await checkConfig()).problems) consola.warn(problem);
   },
 });
 

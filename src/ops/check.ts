@@ -1,21 +1,17 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { appSecretFile, collectApps, type ResolvedApp } from "../config/apps.ts";
 import { scriptLines } from "../deploy/script.ts";
 import { findConfigFile, readConfigText, strictFromEnv } from "../config/load.ts";
 import { KEYS } from "../config/keys.ts";
 import type { UserConfig } from "../config/schema.ts";
-import { queueKey, ticketDirProblem } from "../queue/tickets.ts";
-import { describeOutbound, outboundProblems, type OutboundSettings } from "../notify/inspect.ts";
-import { pollTargetOf, TARGET_QUERIES } from "../control/poll.ts";
+import type { OutboundSettings } from "../notify/inspect.ts";
 import { resolveConfig, type Source as ValueSource } from "../config/resolve.ts";
 import { SECRET_FILE, weakSecretWarning } from "../config/secret.ts";
 import { describeEnv } from "../config/env.ts";
+import { featuresOf, releasesProblems, repoProblems } from "./check-app.ts";
 import { guardFindings, type GuardedApp } from "./check-guard.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
-import { releasesPathProblem } from "../deploy/release-files.ts";
-import { wantedBranch } from "../deploy/verify-push.ts";
 
 export type Source = ValueSource | "secret file" | "generated at start";
 
@@ -59,93 +55,11 @@ export interface ConfigReport {
 
 const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
 
-/** Whether `dir` is a git work tree, or why git refuses to say: a repository owned by another user. */
-function gitRepoState(dir: string): "yes" | "no" | "not owned" {
-  const result = spawnSync("git", ["rev-parse", "--is-inside-work-tree"], {
-    cwd: dir,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  if (result.status === 0 && result.stdout.trim() === "true") return "yes";
-  // git 2.35.2 and later: "detected dubious ownership in repository at …" (safe.directory).
-  return /dubious ownership/.test(result.stderr ?? "") ? "not owned" : "no";
-}
-
-/** git's refusal of a repository another user owns, and the two ways out. */
-function ownershipProblem(label: string, repoPath: string): string {
-  let owner = "";
-  try {
-    owner = ` (uid ${statSync(repoPath).uid})`;
-  } catch {}
-  return (
-    `${label}repoPath ${repoPath} is owned by another user${owner}: git refuses to work in it ("dubious ownership"), ` +
-    `so git pull will fail; run the service as the repository's owner, or trust it with ` +
-    `git config --global --add safe.directory ${repoPath} (as the user the service runs as)`
-  );
-}
-
-function repoProblems(label: string, app: { repoPath: string; pollIntervalMs?: number; branch?: string }): string[] {
-  const { repoPath } = app;
-  if (!existsSync(repoPath)) return [`${label}repoPath ${repoPath} does not exist`];
-  if (!statSync(repoPath).isDirectory()) return [`${label}repoPath ${repoPath} is not a directory`];
-  const state = gitRepoState(repoPath);
-  if (state === "not owned") return [ownershipProblem(label, repoPath)];
-  if (state === "no") return [`${label}repoPath ${repoPath} is not a git repository (git pull will fail)`];
-  const queue = ticketDirProblem(queueKey(repoPath));
-  const problems = queue ? [`${label}${queue}`] : [];
-  const mismatch = branchMismatch(repoPath, app.branch);
-  if (mismatch) problems.push(`${label}${mismatch}`);
-  if (app.pollIntervalMs !== undefined) {
-    const answers = TARGET_QUERIES.map((args) => {
-      const result = spawnSync("git", args, { cwd: repoPath, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
-      return { code: result.status, stdout: result.stdout ?? "" };
-    });
-    const target = pollTargetOf(repoPath, app.branch, answers);
-    if (typeof target === "string") problems.push(`${label}pollIntervalMs is set but ${target}`);
-  }
-  return problems;
-}
-
 /** The releases in force, as the check prints them: none, or the path, how many are kept and what is shared. */
 export function describeReleases(releases: ReleaseSettings | undefined): string {
   if (!releases) return "(none: pull and run in repoPath)";
   const shared = releases.shared?.length ? `, shared: ${releases.shared.join(", ")}` : "";
   return `${releases.path} (keep ${releases.keep}${shared})`;
-}
-
-/** The releases directory of an app must be usable (docs/releases.md); an activate script needs releases. */
-function releasesProblems(
-  label: string,
-  app: { repoPath: string; releases?: ReleaseSettings; activateScript?: string },
-): { problems: string[]; warnings: string[] } {
-  if (!app.releases) {
-    const unused = app.activateScript?.trim()
-      ? [
-          `${label}activateScript is set but releases is not: it runs only after a release is switched to (docs/releases.md)`,
-        ]
-      : [];
-    return { problems: [], warnings: unused };
-  }
-  const problem = releasesPathProblem(app.releases, app.repoPath);
-  return { problems: problem ? [`${label}${problem}`] : [], warnings: [] };
-}
-
-/**
- * A checkout on another branch than `branch` (docs/deploy-control.md "What was pushed"): every deploy is refused
- * until it is checked out again. Undefined when it is on it, or `branch` names no branch.
- */
-function branchMismatch(repoPath: string, branch: string | undefined): string | undefined {
-  const wanted = wantedBranch(branch);
-  if (!wanted) return undefined;
-  const result = spawnSync("git", ["symbolic-ref", "--quiet", "--short", "HEAD"], {
-    cwd: repoPath,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  const current = result.status === 0 ? result.stdout.trim() : null;
-  if (current === wanted) return undefined;
-  const where = current ? `is on branch ${current}` : "is not on a branch (detached HEAD)";
-  return `the checkout in ${repoPath} ${where}, but branch is ${wanted}: every deploy is refused until git -C ${repoPath} checkout ${wanted}`;
 }
 
 function secretSource(
@@ -193,7 +107,7 @@ function withoutPassword(url: string): string {
  * Loads the configuration exactly as the server does and reports every value with where it came from, and
  * every problem: an invalid file, unknown keys, wrong types, a missing or non-git repoPath, bad `apps`.
  */
-export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): ConfigReport {
+export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): Promise<ConfigReport> {
   const problems: string[] = [];
   let strict = false;
   try {
@@ -211,13 +125,15 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     : "the server would use environment variables and defaults only";
   if (resolved.invalid) problems.push(`${resolved.invalid} (${fallback})`);
   problems.push(...resolved.envErrors);
+  const valid = collectApps(config, cwd);
+  const features = await featuresOf([config, ...valid.apps]);
   const values: CheckedValue[] = [];
   for (const key of Object.keys(KEYS) as (keyof UserConfig)[]) {
     if (key === "apps" || key === "secret") continue;
     const value = config[key as keyof typeof config];
     const shown =
       key === "status" || key === "notify"
-        ? describeOutbound(key, value, cwd, env)
+        ? (features.outbound?.describeOutbound(key, value, cwd, env) ?? "(none)")
         : key === "env"
           ? (describeEnv(config, cwd) ?? "(none)")
           : key === "releases"
@@ -234,7 +150,6 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
   const apps: ConfigReport["apps"] = [];
   const outbound: OutboundSettings[] = [];
   const guarded: GuardedApp[] = [];
-  const valid = collectApps(config, cwd);
   problems.push(...valid.problems);
   // An `apps` list that was rejected (its problem is listed) does not make this a single-app configuration:
   // checking the working directory as its repository would only add a misleading problem.
@@ -246,8 +161,8 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
     values.push({ key: "secret", ...secret });
     const weak = config.secret && weakSecretWarning(config.secret);
     if (weak) warnings.push(weak);
-    problems.push(...repoProblems("", config));
-    const releases = releasesProblems("", config);
+    problems.push(...repoProblems("", config, features.poll));
+    const releases = releasesProblems("", config, features.releaseFiles);
     problems.push(...releases.problems);
     warnings.push(...releases.warnings);
     outbound.push(config);
@@ -262,23 +177,23 @@ export function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = proces
         repoPath: app.repoPath,
         secret: secret.value,
         settings: appSettings(app),
-        ...(app.status ? { status: describeOutbound("status", app.status, cwd, env) } : {}),
-        ...(app.notify?.length ? { notify: describeOutbound("notify", app.notify, cwd, env) } : {}),
+        ...(app.status ? { status: features.outbound!.describeOutbound("status", app.status, cwd, env) } : {}),
+        ...(app.notify?.length ? { notify: features.outbound!.describeOutbound("notify", app.notify, cwd, env) } : {}),
         ...(app.env || app.envFile ? { env: describeEnv(app, cwd) } : {}),
         ...(app.allowedSigners ? { allowedSigners: resolve(cwd, app.allowedSigners) } : {}),
         ...(app.releases ? { releases: describeReleases(app.releases) } : {}),
       });
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) warnings.push(weak);
-      problems.push(...repoProblems(`app "${app.name}": `, app));
-      const releases = releasesProblems(`app "${app.name}": `, app);
+      problems.push(...repoProblems(`app "${app.name}": `, app, features.poll));
+      const releases = releasesProblems(`app "${app.name}": `, app, features.releaseFiles);
       problems.push(...releases.problems);
       warnings.push(...releases.warnings);
       outbound.push(app);
       guarded.push(app);
     }
   }
-  for (const settings of outbound) problems.push(...outboundProblems(settings, cwd, env));
+  for (const settings of outbound) problems.push(...(features.outbound?.outboundProblems(settings, cwd, env) ?? []));
   for (const app of guarded) {
     const found = guardFindings(app, cwd);
     problems.push(...found.problems);

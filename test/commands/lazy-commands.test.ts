@@ -5,7 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { baseEnv, makeRepo, ROOT, SECRET, tempDir } from "../_support/helpers.ts";
+import { baseEnv, makeRepo, SECRET, tempDir } from "../_support/helpers.ts";
+import { CLI_LISTING_MODULES, modulesOfServer } from "../_support/cli-modules.ts";
 import { freePort } from "../_support/proxies.ts";
 
 const COMMAND_FILES = [
@@ -19,15 +20,6 @@ const COMMAND_FILES = [
   "pause",
   "cancel",
   "secret",
-];
-
-/** The CLI run from source, listing the modules it loaded on its way out (test/_support/dump-modules.ts). */
-const CLI_LISTING_MODULES = [
-  process.execPath,
-  "--no-env-file",
-  "--preload",
-  join(ROOT, "test/_support/dump-modules.ts"),
-  join(ROOT, "src/cli.ts"),
 ];
 
 /** The commands/ files the CLI loaded for `args`, run from source in an empty directory. */
@@ -55,33 +47,6 @@ describe('the CLI loads only the command it runs (docs/architecture.md "Optional
     expect(commandsLoadedBy(args).filter((name) => COMMAND_FILES.includes(name))).toEqual(expected);
   });
 });
-
-/**
- * The modules (relative to the project root) a server started from source in `cwd` loaded by the time it had
- * listened and stopped on SIGTERM; its output is a pipe, so plain.
- */
-async function modulesOfServer(cwd: string, env: Record<string, string>): Promise<string[]> {
-  const out = join(tempDir("service-modules-"), "modules.txt");
-  const proc = Bun.spawn(CLI_LISTING_MODULES, {
-    cwd,
-    env: baseEnv({ ...env, SERVICE_TEST_MODULES_OUT: out }),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const reader = proc.stdout.getReader();
-  let text = "";
-  const deadline = Date.now() + 20_000;
-  while (!text.includes("listening on") && Date.now() < deadline) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    text += new TextDecoder().decode(value);
-  }
-  expect(text).toContain("listening on");
-  // At once: the stop signals are handled before the banner is written, so the modules are listed on the way out.
-  proc.kill("SIGTERM");
-  await proc.exited;
-  return readFileSync(out, "utf8").split("\n");
-}
 
 describe("a server loads the YAML parser and consola's terminal reporter only when it needs them", () => {
   const yamlParser = (modules: string[]) => modules.some((m) => m.startsWith("node_modules/yaml/"));

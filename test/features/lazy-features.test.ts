@@ -5,9 +5,11 @@
  * them configured loads them (the list below is what the check looks for, so it can tell).
  */
 import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../_support/proxies.ts";
 import { makeRepo, ROOT, SECRET, tempDir } from "../_support/helpers.ts";
+import { modulesOfServer } from "../_support/cli-modules.ts";
 
 /** The modules of the optional features, by the feature that needs them. */
 const FEATURE_MODULES: Record<string, RegExp> = {
@@ -58,4 +60,24 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
     });
     expect(featuresIn(modules).sort()).toEqual(Object.keys(FEATURE_MODULES).sort());
   });
+
+  test.skipIf(!!process.env.SERVICE_TEST_BIN)(
+    "the CLI server of a plain configuration loads none of them, the problems it says at start included",
+    async () => {
+      const repo = makeRepo();
+      const cwd = tempDir("service-cwd-");
+      // A misspelt key: a problem the start check says, so the list is taken once the check has run.
+      writeFileSync(join(cwd, "service.yaml"), `runScript: "true"\nrunSript: typo\n`);
+      const env = {
+        SERVICE_HOSTNAME: "127.0.0.1",
+        SERVICE_PORT: String(await freePort()),
+        SERVICE_SECRET: SECRET,
+        SERVICE_REPO_PATH: repo.clone,
+      };
+      const modules = await modulesOfServer(cwd, env, 'did you mean "runScript"?');
+      const ofSrc = modules.filter((m) => m.startsWith("src/")).map((m) => m.slice("src/".length));
+      expect(ofSrc).toContain("ops/check.ts");
+      expect(featuresIn(ofSrc)).toEqual([]);
+    },
+  );
 });

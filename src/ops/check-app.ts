@@ -1,0 +1,120 @@
+/**
+ * What `service check` (and the server's start) says of one app's repository and releases: that repoPath is a
+ * git work tree the service may use, on the branch it deploys, that polling can find what to poll, and that the
+ * releases directory is usable.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import type { ResolvedApp } from "../config/apps.ts";
+import type { ReleaseSettings } from "../config/schema.ts";
+import { queueKey, ticketDirProblem } from "../queue/tickets.ts";
+import { wantedBranch } from "../deploy/verify-push.ts";
+
+/**
+ * The checks of the optional features, loaded only for a configuration that uses them (docs/architecture.md
+ * "Optional features"): a server's start check holds no more of their code than the server does.
+ */
+export interface Features {
+  outbound?: typeof import("../notify/inspect.ts");
+  poll?: typeof import("../control/poll.ts");
+  releaseFiles?: typeof import("../deploy/release-files.ts");
+}
+
+export async function featuresOf(apps: ResolvedApp[]): Promise<Features> {
+  const used = (uses: (app: ResolvedApp) => unknown) => apps.some(uses);
+  const [outbound, poll, releaseFiles] = await Promise.all([
+    used((app) => app.status || app.notify?.length) ? import("../notify/inspect.ts") : undefined,
+    used((app) => app.pollIntervalMs !== undefined) ? import("../control/poll.ts") : undefined,
+    used((app) => app.releases) ? import("../deploy/release-files.ts") : undefined,
+  ]);
+  return { outbound, poll, releaseFiles };
+}
+
+/** Whether `dir` is a git work tree, or why git refuses to say: a repository owned by another user. */
+function gitRepoState(dir: string): "yes" | "no" | "not owned" {
+  const result = spawnSync("git", ["rev-parse", "--is-inside-work-tree"], {
+    cwd: dir,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  if (result.status === 0 && result.stdout.trim() === "true") return "yes";
+  // git 2.35.2 and later: "detected dubious ownership in repository at …" (safe.directory).
+  return /dubious ownership/.test(result.stderr ?? "") ? "not owned" : "no";
+}
+
+/** git's refusal of a repository another user owns, and the two ways out. */
+function ownershipProblem(label: string, repoPath: string): string {
+  let owner = "";
+  try {
+    owner = ` (uid ${statSync(repoPath).uid})`;
+  } catch {}
+  return (
+    `${label}repoPath ${repoPath} is owned by another user${owner}: git refuses to work in it ("dubious ownership"), ` +
+    `so git pull will fail; run the service as the repository's owner, or trust it with ` +
+    `git config --global --add safe.directory ${repoPath} (as the user the service runs as)`
+  );
+}
+
+export function repoProblems(
+  label: string,
+  app: { repoPath: string; pollIntervalMs?: number; branch?: string },
+  poll: Features["poll"],
+): string[] {
+  const { repoPath } = app;
+  if (!existsSync(repoPath)) return [`${label}repoPath ${repoPath} does not exist`];
+  if (!statSync(repoPath).isDirectory()) return [`${label}repoPath ${repoPath} is not a directory`];
+  const state = gitRepoState(repoPath);
+  if (state === "not owned") return [ownershipProblem(label, repoPath)];
+  if (state === "no") return [`${label}repoPath ${repoPath} is not a git repository (git pull will fail)`];
+  const queue = ticketDirProblem(queueKey(repoPath));
+  const problems = queue ? [`${label}${queue}`] : [];
+  const mismatch = branchMismatch(repoPath, app.branch);
+  if (mismatch) problems.push(`${label}${mismatch}`);
+  if (poll && app.pollIntervalMs !== undefined) {
+    const { pollTargetOf, TARGET_QUERIES } = poll;
+    const answers = TARGET_QUERIES.map((args) => {
+      const result = spawnSync("git", args, { cwd: repoPath, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+      return { code: result.status, stdout: result.stdout ?? "" };
+    });
+    const target = pollTargetOf(repoPath, app.branch, answers);
+    if (typeof target === "string") problems.push(`${label}pollIntervalMs is set but ${target}`);
+  }
+  return problems;
+}
+
+/** The releases directory of an app must be usable (docs/releases.md); an activate script needs releases. */
+export function releasesProblems(
+  label: string,
+  app: { repoPath: string; releases?: ReleaseSettings; activateScript?: string },
+  files: Features["releaseFiles"],
+): { problems: string[]; warnings: string[] } {
+  if (!app.releases) {
+    const unused = app.activateScript?.trim()
+      ? [
+          `${label}activateScript is set but releases is not: it runs only after a release is switched to (docs/releases.md)`,
+        ]
+      : [];
+    return { problems: [], warnings: unused };
+  }
+  // Loaded: this app has releases (featuresOf).
+  const problem = files!.releasesPathProblem(app.releases, app.repoPath);
+  return { problems: problem ? [`${label}${problem}`] : [], warnings: [] };
+}
+
+/**
+ * A checkout on another branch than `branch` (docs/deploy-control.md "What was pushed"): every deploy is refused
+ * until it is checked out again. Undefined when it is on it, or `branch` names no branch.
+ */
+function branchMismatch(repoPath: string, branch: string | undefined): string | undefined {
+  const wanted = wantedBranch(branch);
+  if (!wanted) return undefined;
+  const result = spawnSync("git", ["symbolic-ref", "--quiet", "--short", "HEAD"], {
+    cwd: repoPath,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const current = result.status === 0 ? result.stdout.trim() : null;
+  if (current === wanted) return undefined;
+  const where = current ? `is on branch ${current}` : "is not on a branch (detached HEAD)";
+  return `the checkout in ${repoPath} ${where}, but branch is ${wanted}: every deploy is refused until git -C ${repoPath} checkout ${wanted}`;
+}
