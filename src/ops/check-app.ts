@@ -20,6 +20,7 @@ export interface Features {
   releaseFiles?: typeof import("../deploy/release-files.ts");
 }
 
+/** The feature checks `apps` need (the top level and each app). */
 export async function featuresOf(apps: ResolvedApp[]): Promise<Features> {
   const used = (uses: (app: ResolvedApp) => unknown) => apps.some(uses);
   const [outbound, poll, releaseFiles] = await Promise.all([
@@ -55,6 +56,7 @@ function ownershipProblem(label: string, repoPath: string): string {
   );
 }
 
+/** What would make every deploy of the app fail: its repository, the queue's directory, the branch, polling. */
 export function repoProblems(
   label: string,
   app: { repoPath: string; pollIntervalMs?: number; branch?: string },
@@ -70,8 +72,9 @@ export function repoProblems(
   const problems = queue ? [`${label}${queue}`] : [];
   const mismatch = branchMismatch(repoPath, app.branch);
   if (mismatch) problems.push(`${label}${mismatch}`);
-  if (poll && app.pollIntervalMs !== undefined) {
-    const { pollTargetOf, TARGET_QUERIES } = poll;
+  if (app.pollIntervalMs !== undefined) {
+    // Loaded: this app polls (featuresOf).
+    const { pollTargetOf, TARGET_QUERIES } = poll!;
     const answers = TARGET_QUERIES.map((args) => {
       const result = spawnSync("git", args, { cwd: repoPath, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
       return { code: result.status, stdout: result.stdout ?? "" };
