@@ -29,7 +29,8 @@ function client(admin: string, headers: Record<string, string> = bearer) {
     waitFor(async () => {
       const res = await fetch(`${admin}/api/deploys/${id}`, { headers: bearer });
       const record = res.ok ? await res.json() : undefined;
-      return record && record.status !== "running" ? record : undefined;
+      // Ended: not merely "not running" (a record not yet written reads "unknown" for a moment).
+      return record && ["done", "cancelled", "interrupted"].includes(record.status) ? record : undefined;
     }, `deploy ${id} to end`);
   return { call, ended };
 }
