@@ -19,7 +19,8 @@ const pollWhere = (repo: Repo, holds: (state: PollState) => boolean) => {
  * The deploys that ended. Not "not running": between a deploy's .log and its first record, a reader elsewhere sees
  * the .log alone (status "unknown").
  */
-const deploys = (repo: Repo) => listDeploys(repo.clone).filter((e) => ["done", "cancelled", "interrupted"].includes(e.status));
+const deploys = (repo: Repo) =>
+  listDeploys(repo.clone).filter((e) => ["done", "cancelled", "interrupted"].includes(e.status));
 
 describe("polling", () => {
   test("a pushed commit is deployed within the interval, as a deploy with trigger poll", async () => {
@@ -217,7 +218,10 @@ describe("polling", () => {
     await using _server = await startLibraryServer(config, { cwd: web.dir, logger, pollEveryMs: 100 });
     const pushedWeb = web.push({ "g.txt": "7\n" });
     api.push({ "g.txt": "7\n" });
-    await waitFor(() => listDeploys(web.dir).some((e) => ["done", "cancelled", "interrupted"].includes(e.status)), "the web app's deploy");
+    await waitFor(
+      () => listDeploys(web.dir).some((e) => ["done", "cancelled", "interrupted"].includes(e.status)),
+      "the web app's deploy",
+    );
     await waitFor(() => readPollState(web.dir, "web")?.result === "unchanged", "a later poll of web");
     expect(web.head()).toBe(pushedWeb);
     expect(listDeploys(web.dir).map((e) => [e.app, e.trigger])).toEqual([["web", "poll"]]);
