@@ -305,6 +305,32 @@ describe("service check: problems", () => {
     expect(result.stdout).toContain("app web: POST a.example.com/hook");
   });
 
+  test("twenty apps: each app's repository is checked, its problem listed in the order of the apps", async () => {
+    const good = makeRepo();
+    const cwd = tempDir("service-check-");
+    // Every third app's repoPath is a plain directory: its problem must name that app, whatever order git answers in.
+    const names = Array.from({ length: 20 }, (_, i) => `app${String(i).padStart(2, "0")}`);
+    const repoOf = (i: number) => (i % 3 === 2 ? join(cwd, names[i]!) : good.clone);
+    for (const [i, name] of names.entries()) if (i % 3 === 2) mkdirSync(join(cwd, name));
+    const entries = names.map((name, i) =>
+      [
+        `  - name: ${name}`,
+        `    host: ${name}.example.com`,
+        "    path: /hook",
+        `    repoPath: ${repoOf(i)}`,
+        "    runScript: 'true'",
+      ].join("\n"),
+    );
+    writeFileSync(join(cwd, "service.yaml"), ["apps:", ...entries, ""].join("\n"));
+    const result = await check(cwd);
+    expect(result.code).toBe(1);
+    const expected = names
+      .map((name, i) => [name, i] as const)
+      .filter(([, i]) => i % 3 === 2)
+      .map(([name, i]) => `app "${name}": repoPath ${repoOf(i)} is not a git repository (git pull will fail)`);
+    expect(problems(result.stdout)).toEqual(expected);
+  });
+
   test("an apps list rejected for a bad key is listed, without a misleading single-app check of the working directory", async () => {
     const repo = makeRepo();
     const cwd = tempDir("service-check-");
