@@ -3,14 +3,12 @@
  * git work tree the service may use, on the branch it deploys, that polling can find what to poll, and that the
  * releases directory is usable.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
 import { queueKey, ticketDirProblem } from "../queue/tickets.ts";
 import { wantedBranch } from "../deploy/verify-push.ts";
-import { gitQuery } from "../system/git.ts";
-
-type Env = NodeJS.ProcessEnv;
 
 /**
  * The checks of the optional features, loaded only for a configuration that uses them (docs/architecture.md
@@ -34,11 +32,15 @@ export async function featuresOf(apps: ResolvedApp[]): Promise<Features> {
 }
 
 /** Whether `dir` is a git work tree, or why git refuses to say: a repository owned by another user. */
-async function gitRepoState(dir: string, env: Env): Promise<"yes" | "no" | "not owned"> {
-  const result = await gitQuery(dir, ["rev-parse", "--is-inside-work-tree"], env);
-  if (result.code === 0 && result.stdout === "true") return "yes";
+function gitRepoState(dir: string): "yes" | "no" | "not owned" {
+  const result = spawnSync("git", ["rev-parse", "--is-inside-work-tree"], {
+    cwd: dir,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  if (result.status === 0 && result.stdout.trim() === "true") return "yes";
   // git 2.35.2 and later: "detected dubious ownership in repository at …" (safe.directory).
-  return /dubious ownership/.test(result.stderr) ? "not owned" : "no";
+  return /dubious ownership/.test(result.stderr ?? "") ? "not owned" : "no";
 }
 
 /** git's refusal of a repository another user owns, and the two ways out. */
@@ -55,26 +57,28 @@ function ownershipProblem(label: string, repoPath: string): string {
 }
 
 /** What would make every deploy of the app fail: its repository, the queue's directory, the branch, polling. */
-export async function repoProblems(
+export function repoProblems(
   label: string,
   app: { repoPath: string; pollIntervalMs?: number; branch?: string },
   poll: Features["poll"],
-  env: Env,
-): Promise<string[]> {
+): string[] {
   const { repoPath } = app;
   if (!existsSync(repoPath)) return [`${label}repoPath ${repoPath} does not exist`];
   if (!statSync(repoPath).isDirectory()) return [`${label}repoPath ${repoPath} is not a directory`];
-  const state = await gitRepoState(repoPath, env);
+  const state = gitRepoState(repoPath);
   if (state === "not owned") return [ownershipProblem(label, repoPath)];
   if (state === "no") return [`${label}repoPath ${repoPath} is not a git repository (git pull will fail)`];
   const queue = ticketDirProblem(queueKey(repoPath));
   const problems = queue ? [`${label}${queue}`] : [];
-  const mismatch = await branchMismatch(repoPath, app.branch, env);
+  const mismatch = branchMismatch(repoPath, app.branch);
   if (mismatch) problems.push(`${label}${mismatch}`);
   if (app.pollIntervalMs !== undefined) {
     // Loaded: this app polls (featuresOf).
     const { pollTargetOf, TARGET_QUERIES } = poll!;
-    const answers = await Promise.all(TARGET_QUERIES.map((args) => gitQuery(repoPath, [...args], env)));
+    const answers = TARGET_QUERIES.map((args) => {
+      const result = spawnSync("git", args, { cwd: repoPath, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+      return { code: result.status, stdout: result.stdout ?? "" };
+    });
     const target = pollTargetOf(repoPath, app.branch, answers);
     if (typeof target === "string") problems.push(`${label}pollIntervalMs is set but ${target}`);
   }
@@ -104,11 +108,15 @@ export function releasesProblems(
  * A checkout on another branch than `branch` (docs/deploy-control.md "What was pushed"): every deploy is refused
  * until it is checked out again. Undefined when it is on it, or `branch` names no branch.
  */
-async function branchMismatch(repoPath: string, branch: string | undefined, env: Env): Promise<string | undefined> {
+function branchMismatch(repoPath: string, branch: string | undefined): string | undefined {
   const wanted = wantedBranch(branch);
   if (!wanted) return undefined;
-  const result = await gitQuery(repoPath, ["symbolic-ref", "--quiet", "--short", "HEAD"], env);
-  const current = result.code === 0 ? result.stdout : null;
+  const result = spawnSync("git", ["symbolic-ref", "--quiet", "--short", "HEAD"], {
+    cwd: repoPath,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const current = result.status === 0 ? result.stdout.trim() : null;
   if (current === wanted) return undefined;
   const where = current ? `is on branch ${current}` : "is not on a branch (detached HEAD)";
   return `the checkout in ${repoPath} ${where}, but branch is ${wanted}: every deploy is refused until git -C ${repoPath} checkout ${wanted}`;

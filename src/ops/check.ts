@@ -53,16 +53,6 @@ export interface ConfigReport {
   guarded: GuardedApp[];
 }
 
-/** Repositories checked at once (a few git processes each: hundreds of apps must not start hundreds). */
-const REPOS_AT_ONCE = 8;
-
-/** `each` of every item, `size` of them at a time, in the items' order. */
-async function inGroups<T, R>(items: T[], size: number, each: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = [];
-  for (let i = 0; i < items.length; i += size) out.push(...(await Promise.all(items.slice(i, i + size).map(each))));
-  return out;
-}
-
 const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
 
 /** The releases in force, as the check prints them: none, or the path, how many are kept and what is shared. */
@@ -171,18 +161,14 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
     values.push({ key: "secret", ...secret });
     const weak = config.secret && weakSecretWarning(config.secret);
     if (weak) warnings.push(weak);
-    problems.push(...(await repoProblems("", config, features.poll, env)));
+    problems.push(...repoProblems("", config, features.poll));
     const releases = releasesProblems("", config, features.releaseFiles);
     problems.push(...releases.problems);
     warnings.push(...releases.warnings);
     outbound.push(config);
     guarded.push(config);
   } else {
-    // The apps' repositories asked a few at a time: each check waits for git.
-    const repos = await inGroups(valid.apps, REPOS_AT_ONCE, (app) =>
-      repoProblems(`app "${app.name}": `, app, features.poll, env),
-    );
-    for (const [index, app] of valid.apps.entries()) {
+    for (const app of valid.apps) {
       const secret = secretSource(app.secret, appSecretFile(cwd, app.name!), app.secret ? "file" : undefined);
       apps.push({
         name: app.name!,
@@ -199,7 +185,7 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
       });
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) warnings.push(weak);
-      problems.push(...repos[index]!);
+      problems.push(...repoProblems(`app "${app.name}": `, app, features.poll));
       const releases = releasesProblems(`app "${app.name}": `, app, features.releaseFiles);
       problems.push(...releases.problems);
       warnings.push(...releases.warnings);
