@@ -97,14 +97,15 @@ export const serveCommand = defineCommand({
       process.exit(signals > 1 ? 1 : 0);
     };
     for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
+    // The problems `service check` would list, said once the server listens (the check asks git about every
+    // repository, which is no reason to keep the port closed) and before the banner: the banner says the start
+    // is over, git's processes included.
+    const { checkConfig } = await import("../ops/check.ts");
+    for (const problem of (await checkConfig()).problems) consola.warn(problem);
     // Written once the stop signals are handled (whoever reads it may send one at once), in one write: whoever
     // reads the banner (a test, a supervisor's log) sees it whole, admin line included.
     const admin = server.adminUrl ? [`admin: ${server.adminUrl} (/healthz, /metrics, /api/)`] : [];
     process.stdout.write(`${[...banner(server.port!, config, apps, process.cwd()), ...admin].join("\n")}\n`);
-    // The problems `service check` would list, said once the server listens: the check asks git about every
-    // repository, which is no reason to keep the port closed.
-    const { checkConfig } = await import("../ops/check.ts");
-    for (const problem of (await checkConfig()).problems) consola.warn(problem);
   },
 });
 
