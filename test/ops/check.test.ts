@@ -308,7 +308,7 @@ describe("service check: problems", () => {
   test("twenty apps: each app's repository is checked, its problem listed in the order of the apps", async () => {
     const good = makeRepo();
     const cwd = tempDir("service-check-");
-    // Every third app's repoPath is a plain directory: its problem must name that app, whatever order git answers in.
+    // Every third app's repoPath is a plain directory: its problem names that app, in the order of the apps.
     const names = Array.from({ length: 20 }, (_, i) => `app${String(i).padStart(2, "0")}`);
     const repoOf = (i: number) => (i % 3 === 2 ? join(cwd, names[i]!) : good.clone);
     for (const [i, name] of names.entries()) if (i % 3 === 2) mkdirSync(join(cwd, name));
