@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { baseEnv, ROOT, tempDir, waitFor } from "./helpers.ts";
+import { baseEnv, collect, ROOT, tempDir, waitFor } from "./helpers.ts";
 
 /** The CLI run from source, listing the modules it loaded on its way out. */
 export const CLI_LISTING_MODULES = [
@@ -33,11 +33,8 @@ export async function modulesOfServer(
     stderr: "pipe",
   });
   const output = { text: "" };
-  const decoder = new TextDecoder();
-  for (const stream of [proc.stdout, proc.stderr])
-    void (async () => {
-      for await (const chunk of stream) output.text += decoder.decode(chunk, { stream: true });
-    })();
+  void collect(proc.stdout, output);
+  void collect(proc.stderr, output);
   try {
     await waitFor(() => output.text.includes(until) || proc.exitCode !== null, `"${until}" from the server`);
     if (!output.text.includes(until)) throw new Error(`the server exited before "${until}": ${output.text}`);
