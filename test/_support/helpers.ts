@@ -39,6 +39,12 @@ export function collect(stream: ReadableStream<Uint8Array>, into: { text: string
   })();
 }
 
+/**
+ * Whether a deploy's listed status says it ended. Not merely "not running": between a deploy's .log and its first
+ * record, a reader in another process sees the .log alone (status "unknown").
+ */
+export const hasEnded = (status: string) => ["done", "cancelled", "interrupted"].includes(status);
+
 export interface RunningServer {
   url: string;
   port: number;

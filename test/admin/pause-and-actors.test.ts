@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServiceServer } from "../../src/index.ts";
 import { makeGate } from "../_support/gate.ts";
-import { makeRepo, runCli, waitFor } from "../_support/helpers.ts";
+import { hasEnded, makeRepo, runCli, waitFor } from "../_support/helpers.ts";
 import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
 import { deployIdOf } from "../_support/ops-helpers.ts";
 
@@ -29,8 +29,7 @@ function client(admin: string, headers: Record<string, string> = bearer) {
     waitFor(async () => {
       const res = await fetch(`${admin}/api/deploys/${id}`, { headers: bearer });
       const record = res.ok ? await res.json() : undefined;
-      // Ended: not merely "not running" (a record not yet written reads "unknown" for a moment).
-      return record && ["done", "cancelled", "interrupted"].includes(record.status) ? record : undefined;
+      return record && hasEnded(record.status) ? record : undefined;
     }, `deploy ${id} to end`);
   return { call, ended };
 }

@@ -1,14 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { listDeploys } from "../../src/history/read.ts";
 import { readPollState, type PollState } from "../../src/control/poll.ts";
-import { lastLine, makeRepo, post, runCli, SECRET, waitFor, type Repo } from "../_support/helpers.ts";
+import { hasEnded, lastLine, makeRepo, post, runCli, SECRET, waitFor, type Repo } from "../_support/helpers.ts";
 import { pollingServer } from "../_support/poll-helpers.ts";
 
 /** The environment of a `service deploy` or `service rollback` in a shell, with the server's script. */
 const CLI_ENV = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed" };
-/** The deploys that ended (see the same helper in poll.test.ts). */
-const deploys = (repo: Repo) =>
-  listDeploys(repo.clone).filter((e) => ["done", "cancelled", "interrupted"].includes(e.status));
+/** The deploys that ended. */
+const deploys = (repo: Repo) => listDeploys(repo.clone).filter((e) => hasEnded(e.status));
 /** The poll state once a poll that ended after `since` (ms) has seen `commit` on the remote. */
 const pollAfter = (repo: Repo, since: number, commit: string) => (): PollState | undefined => {
   const state = readPollState(repo.clone, undefined);

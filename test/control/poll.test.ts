@@ -5,7 +5,18 @@ import { createConsola } from "consola";
 import { defaultConfig } from "../../src/config/schema.ts";
 import { listDeploys } from "../../src/history/read.ts";
 import { readPollState, type PollState } from "../../src/control/poll.ts";
-import { git, lastLine, makeRepo, post, runCli, SECRET, startServer, waitFor, type Repo } from "../_support/helpers.ts";
+import {
+  git,
+  hasEnded,
+  lastLine,
+  makeRepo,
+  post,
+  runCli,
+  SECRET,
+  startServer,
+  waitFor,
+  type Repo,
+} from "../_support/helpers.ts";
 import { startLibraryServer } from "../_support/library.ts";
 import { pollingServer } from "../_support/poll-helpers.ts";
 
@@ -15,12 +26,8 @@ const pollWhere = (repo: Repo, holds: (state: PollState) => boolean) => {
   const state = polls(repo);
   return state && holds(state) ? state : undefined;
 };
-/**
- * The deploys that ended. Not "not running": between a deploy's .log and its first record, a reader elsewhere sees
- * the .log alone (status "unknown").
- */
-const deploys = (repo: Repo) =>
-  listDeploys(repo.clone).filter((e) => ["done", "cancelled", "interrupted"].includes(e.status));
+/** The deploys that ended. */
+const deploys = (repo: Repo) => listDeploys(repo.clone).filter((e) => hasEnded(e.status));
 
 describe("polling", () => {
   test("a pushed commit is deployed within the interval, as a deploy with trigger poll", async () => {
@@ -218,10 +225,7 @@ describe("polling", () => {
     await using _server = await startLibraryServer(config, { cwd: web.dir, logger, pollEveryMs: 100 });
     const pushedWeb = web.push({ "g.txt": "7\n" });
     api.push({ "g.txt": "7\n" });
-    await waitFor(
-      () => listDeploys(web.dir).some((e) => ["done", "cancelled", "interrupted"].includes(e.status)),
-      "the web app's deploy",
-    );
+    await waitFor(() => listDeploys(web.dir).some((e) => hasEnded(e.status)), "the web app's deploy");
     await waitFor(() => readPollState(web.dir, "web")?.result === "unchanged", "a later poll of web");
     expect(web.head()).toBe(pushedWeb);
     expect(listDeploys(web.dir).map((e) => [e.app, e.trigger])).toEqual([["web", "poll"]]);
