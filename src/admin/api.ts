@@ -157,6 +157,8 @@ export class Follows {
           },
         );
       } catch {
+        // A running deploy's .log is created right after its record: none yet is nothing written yet.
+        if (entry.status === "running") return new Response("", { headers: STREAM_HEADERS });
         return apiError(404, "not found", `the log of deploy ${entry.id} is missing`);
       }
     }

@@ -73,8 +73,8 @@ export function entryOf(dir: string, stem: string, files: Set<string>): HistoryE
     jsonPath,
     logPath,
   };
-  // A deploy's first write is its record, right after its .log was created: an empty .log alone is a deploy
-  // that found no room even for that (a full disk), not a damaged file. A .log with text alone: a crash.
+  // A deploy writes its record first, then creates its .log: an empty .log alone is a deploy that found no room
+  // even for the record (a full disk), not a damaged file. A .log with text alone: a crash.
   if (!files.has(".json"))
     return emptyFile(logPath)
       ? { ...base, status: "unknown", problem: DISK_WAS_FULL }
@@ -126,8 +126,9 @@ export function entryOf(dir: string, stem: string, files: Set<string>): HistoryE
     forced: record.forced === true,
     commit: commitOf(result?.commit),
     cancelledBy: textOf(record.cancel?.by),
-    // The outcome is known, but `service logs <id>` has nothing to show.
-    ...(files.has(".log") ? {} : { problem: "the .log file is missing" }),
+    // The outcome is known, but `service logs <id>` has nothing to show. A running deploy's .log may just not
+    // be created yet (it comes right after the record).
+    ...(files.has(".log") || record.status === "running" ? {} : { problem: "the .log file is missing" }),
   };
 }
 

@@ -94,8 +94,11 @@ export class DeployLog {
     this.logPath = join(dir, `${stem}.log`);
     active.set(this.jsonPath, header.startedAt.getTime());
     retryPendingRecords();
-    this.fd = this.open(dir);
-    this.writeRecord(JSON.stringify(this.record({ status: "running" }), null, 2), true);
+    // The record first, then the .log: a reader listing in between sees a running deploy, never a .log alone
+    // (which is what a deploy leaves that found no room even for its record).
+    const dirReady = this.ensureDir(dir);
+    if (dirReady) this.writeRecord(JSON.stringify(this.record({ status: "running" }), null, 2), true);
+    this.fd = dirReady ? this.open(dir) : undefined;
   }
 
   write(event: DeployEvent): void {
@@ -186,9 +189,18 @@ export class DeployLog {
     active.delete(this.jsonPath);
   }
 
-  private open(dir: string): number | undefined {
+  private ensureDir(dir: string): boolean {
     try {
       ensurePrivateDir(dir);
+      return true;
+    } catch (error) {
+      this.fail(`cannot create the deploy log in ${dir}`, error);
+      return false;
+    }
+  }
+
+  private open(dir: string): number | undefined {
+    try {
       return createExclusive(this.logPath);
     } catch (error) {
       this.fail(`cannot create the deploy log in ${dir}`, error);

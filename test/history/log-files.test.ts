@@ -12,6 +12,7 @@ import {
   readFileSync,
   statSync,
   symlinkSync,
+  watch,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -206,5 +207,60 @@ describe("one logger", () => {
     const result = await new Deployer({ logger }).deploy({ config, trigger: "cli", cwd: repo });
     expect(result.ok).toBe(true);
     expect(said.join("\n")).toContain(`deploy ${result.id}: cannot create the deploy log`);
+  });
+});
+
+describe("a deploy's two files appear in order", () => {
+  test("the running record is on disk before the .log: a reader never finds the .log alone", async () => {
+    const cwd = tempDir();
+    const dir = logDirOf(cwd);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // inotify reports a directory's changes in the order they happened.
+    const seen: string[] = [];
+    const watcher = watch(dir, (_event, name) => {
+      if (name) seen.push(String(name));
+    });
+    try {
+      const id = crypto.randomUUID();
+      const startedAt = new Date();
+      const stem = logStem(startedAt, id);
+      const log = new DeployLog(cwd, { id, startedAt, trigger: "cli", repoPath: cwd, runScript: "true" });
+      log.finish(resultOf(id, startedAt));
+      for (let i = 0; i < 100 && !seen.includes(`${stem}.log`); i++) await Bun.sleep(10);
+      const firstRecord = seen.indexOf(`${stem}.json`);
+      expect(firstRecord).toBeGreaterThanOrEqual(0);
+      expect(seen.indexOf(`${stem}.log`)).toBeGreaterThan(firstRecord);
+    } finally {
+      watcher.close();
+    }
+  });
+
+  test("a running record whose .log is not created yet is listed as running, with no problem", async () => {
+    const cwd = tempDir();
+    const dir = logDirOf(cwd);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const id = crypto.randomUUID();
+    const startedAt = new Date();
+    const record = {
+      status: "running",
+      id,
+      trigger: "cli",
+      actor: "cli:test",
+      event: null,
+      delivery: null,
+      repoPath: cwd,
+      runScript: "true",
+      startedAt: startedAt.toISOString(),
+      pid: process.pid,
+    };
+    writeFileSync(join(dir, `${logStem(startedAt, id)}.json`), JSON.stringify(record));
+    const listed = await runCli(["logs", "--json"], { cwd });
+    expect(listed.code).toBe(0);
+    const [entry] = JSON.parse(listed.stdout);
+    expect(entry).toMatchObject({ id, status: "running" });
+    expect(entry.problem).toBeUndefined();
+    // Its log so far is nothing, not an error.
+    const shown = await runCli(["logs", id.slice(0, 8)], { cwd });
+    expect(shown).toMatchObject({ code: 0, stdout: "", stderr: "" });
   });
 });
