@@ -157,7 +157,7 @@ export class Follows {
           },
         );
       } catch {
-        // A running deploy's .log is created right after its record: none yet is nothing written yet.
+        // A running deploy whose .log is not created yet (it follows the record): its log so far is empty.
         if (entry.status === "running") return new Response("", { headers: STREAM_HEADERS });
         return apiError(404, "not found", `the log of deploy ${entry.id} is missing`);
       }

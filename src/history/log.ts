@@ -94,11 +94,7 @@ export class DeployLog {
     this.logPath = join(dir, `${stem}.log`);
     active.set(this.jsonPath, header.startedAt.getTime());
     retryPendingRecords();
-    // The record first, then the .log: a reader listing in between sees a running deploy, never a .log alone
-    // (which is what a deploy leaves that found no room even for its record).
-    const dirReady = this.ensureDir(dir);
-    if (dirReady) this.writeRecord(JSON.stringify(this.record({ status: "running" }), null, 2), true);
-    this.fd = dirReady ? this.open(dir) : undefined;
+    this.fd = this.open(dir);
   }
 
   write(event: DeployEvent): void {
@@ -189,18 +185,14 @@ export class DeployLog {
     active.delete(this.jsonPath);
   }
 
-  private ensureDir(dir: string): boolean {
-    try {
-      ensurePrivateDir(dir);
-      return true;
-    } catch (error) {
-      this.fail(`cannot create the deploy log in ${dir}`, error);
-      return false;
-    }
-  }
-
+  /**
+   * The running record first, then the .log: a reader listing in between sees a running deploy, never a .log
+   * alone (which is what a deploy leaves that found no room even for its record).
+   */
   private open(dir: string): number | undefined {
     try {
+      ensurePrivateDir(dir);
+      this.writeRecord(JSON.stringify(this.record({ status: "running" }), null, 2), true);
       return createExclusive(this.logPath);
     } catch (error) {
       this.fail(`cannot create the deploy log in ${dir}`, error);
