@@ -146,7 +146,8 @@ export function pruneLogs(
   for (const stem of beyondRetention(dir, stems, keepDeploys, cutoff)) {
     const jsonPath = join(dir, `${stem}.json`);
     if (mayBeRunning(jsonPath)) continue;
-    for (const ext of [".json", ".log"]) rmSync(join(dir, `${stem}${ext}`), { force: true });
+    // The record last, as it came first (history/log.ts): a reader in between never finds the .log alone.
+    for (const ext of [".log", ".json"]) rmSync(join(dir, `${stem}${ext}`), { force: true });
     forgetPendingRecord(jsonPath);
     removed.push(stem);
   }

@@ -21,6 +21,7 @@ import { Deployer } from "../../src/deploy/deployer.ts";
 import type { DeployResult } from "../../src/types.ts";
 import { DeployLog } from "../../src/history/log.ts";
 import { logStem } from "../../src/history/record.ts";
+import { pruneLogs } from "../../src/history/retention.ts";
 import { makeLocalRepo, readJson, runCli, SECRET, startServer, tempDir } from "../_support/helpers.ts";
 import { deployIdOf, logDirOf, stemDate, stems } from "../_support/ops-helpers.ts";
 
@@ -211,28 +212,49 @@ describe("one logger", () => {
 });
 
 describe("a deploy's two files appear in order", () => {
-  test("the running record is on disk before the .log: a reader never finds the .log alone", async () => {
-    const cwd = tempDir();
-    const dir = logDirOf(cwd);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    // inotify reports a directory's changes in the order they happened.
+  /** The names `act` changed in `dir`, in order (inotify reports a directory's changes as they happened). */
+  async function changesIn(dir: string, act: () => void, last: string): Promise<string[]> {
     const seen: string[] = [];
     const watcher = watch(dir, (_event, name) => {
       if (name) seen.push(String(name));
     });
     try {
-      const id = crypto.randomUUID();
-      const startedAt = new Date();
-      const stem = logStem(startedAt, id);
-      const log = new DeployLog(cwd, { id, startedAt, trigger: "cli", repoPath: cwd, runScript: "true" });
-      log.finish(resultOf(id, startedAt));
-      for (let i = 0; i < 100 && !seen.includes(`${stem}.log`); i++) await Bun.sleep(10);
-      const firstRecord = seen.indexOf(`${stem}.json`);
-      expect(firstRecord).toBeGreaterThanOrEqual(0);
-      expect(seen.indexOf(`${stem}.log`)).toBeGreaterThan(firstRecord);
+      act();
+      for (let i = 0; i < 100 && !seen.includes(last); i++) await Bun.sleep(10);
+      return seen;
     } finally {
       watcher.close();
     }
+  }
+
+  /** A deploy's files in `cwd`, ended; its stem. */
+  function endedDeploy(cwd: string, startedAt = new Date(), id = crypto.randomUUID()): string {
+    const log = new DeployLog(cwd, { id, startedAt, trigger: "cli", repoPath: cwd, runScript: "true" });
+    log.finish(resultOf(id, startedAt));
+    return logStem(startedAt, id);
+  }
+
+  test("the running record is on disk before the .log: a reader never finds the .log alone", async () => {
+    const cwd = tempDir();
+    const dir = logDirOf(cwd);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const [startedAt, id] = [new Date(), crypto.randomUUID()];
+    const stem = logStem(startedAt, id);
+    const seen = await changesIn(dir, () => endedDeploy(cwd, startedAt, id), `${stem}.log`);
+    const firstRecord = seen.indexOf(`${stem}.json`);
+    expect(firstRecord).toBeGreaterThanOrEqual(0);
+    expect(seen.indexOf(`${stem}.log`)).toBeGreaterThan(firstRecord);
+  });
+
+  test("retention removes the .log before the record: a reader never finds the .log alone", async () => {
+    const cwd = tempDir();
+    const older = endedDeploy(cwd, new Date(Date.now() - 60_000));
+    endedDeploy(cwd);
+    const seen = await changesIn(logDirOf(cwd), () => pruneLogs(cwd, 1, 0), `${older}.json`);
+    expect(stems(cwd)).not.toContain(older);
+    const log = seen.indexOf(`${older}.log`);
+    expect(log).toBeGreaterThanOrEqual(0);
+    expect(seen.indexOf(`${older}.json`)).toBeGreaterThan(log);
   });
 
   test("a running record whose .log is not created yet is listed as running, with no problem", async () => {
