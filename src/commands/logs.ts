@@ -210,9 +210,11 @@ export const logsCommand = defineCommand({
       }
       if (typeof entry === "string") throw new Error(entry);
       const file = args.json ? entry.jsonPath : entry.logPath;
-      // A running deploy's .log is created right after its record: none yet is nothing written yet.
-      if (!existsSync(file) && entry.status === "running") return;
-      if (!existsSync(file)) throw new Error(`the log file ${file} is missing`);
+      if (!existsSync(file)) {
+        // A running deploy's .log is created right after its record: none yet is nothing written yet.
+        if (entry.status === "running") return;
+        throw new Error(`the log file ${file} is missing`);
+      }
       process.stdout.write(readBytesNoFollow(file));
       if (entry.problem) process.stderr.write(`note: ${entry.problem}\n`);
       return;
