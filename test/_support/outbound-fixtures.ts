@@ -2,7 +2,7 @@
  * A local HTTP server that plays a forge's status API or a chat service: it records every request and answers
  * as told (201, 401, 500, or holds the request until released). Loopback only; stopped after the tests.
  */
-import { afterAll } from "bun:test";
+import { afterRun } from "./after-run.ts";
 
 export interface Seen {
   method: string;
@@ -27,7 +27,7 @@ export interface FakeApi {
 }
 
 const servers: { stop(force?: boolean): unknown }[] = [];
-afterAll(() => {
+afterRun(() => {
   for (const server of servers) server.stop(true);
 });
 

@@ -3,7 +3,7 @@
  * and its logs read as they come (its readiness and its certificates are waited for on its own log lines), nginx
  * with a self-signed certificate and everything under a temporary prefix (no /etc, /var or root needed).
  */
-import { afterAll } from "bun:test";
+import { afterRun } from "./after-run.ts";
 import { join } from "node:path";
 import { waitFor } from "./helpers.ts";
 import { nginxPath } from "./proxies.ts";
@@ -33,7 +33,7 @@ export interface ProxyProcess {
 }
 
 const started = new Set<ProxyProcess>();
-afterAll(() => {
+afterRun(() => {
   for (const proxy of started) proxy.proc.kill("SIGKILL");
 });
 

@@ -2,7 +2,7 @@
  * The server CLI on a real pseudo-terminal (util-linux `script`), for the interactive HTTPS question: what the
  * terminal shows, keystrokes typed into it, the banner waited for. Linux only (`noPty` says where it is not).
  */
-import { afterAll } from "bun:test";
+import { afterRun } from "./after-run.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { baseEnv, CLI, SECRET, waitFor } from "./helpers.ts";
 
@@ -11,7 +11,7 @@ export const noPty = process.platform !== "linux" || Bun.which("script") === nul
 
 /** Pseudo-terminal sessions still open; killed at the end even when a test timed out before its cleanup. */
 const ptys = new Set<Bun.Subprocess>();
-afterAll(() => {
+afterRun(() => {
   for (const proc of ptys) proc.kill("SIGKILL");
 });
 
