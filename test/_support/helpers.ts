@@ -40,8 +40,8 @@ export function collect(stream: ReadableStream<Uint8Array>, into: { text: string
 }
 
 /**
- * Whether a deploy's listed status says it ended. Not merely "not running": between a deploy's .log and its first
- * record, a reader in another process sees the .log alone (status "unknown").
+ * Whether a deploy's listed status says it ended. Not merely "not running": `unknown` and `corrupt` say nothing of
+ * an end.
  */
 export const hasEnded = (status: string) => ["done", "cancelled", "interrupted"].includes(status);
 

@@ -2,8 +2,8 @@
  * Helpers for the operations tests (history, retention, redaction, check): a CLI process read while it runs,
  * the `service logs` table parsed into rows, the deploy ids a CLI deploy printed.
  */
-import { afterAll } from "bun:test";
-import { copyFileSync, readdirSync, readFileSync } from "node:fs";
+import { afterRun } from "./after-run.ts";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { baseEnv, CLI, collect } from "./helpers.ts";
 
@@ -18,7 +18,7 @@ export interface RunningCli {
 }
 
 const spawned = new Set<RunningCli>();
-afterAll(() => {
+afterRun(() => {
   for (const cli of spawned) cli.proc.kill("SIGKILL");
 });
 
@@ -105,6 +105,22 @@ export function stems(cwd: string): string[] {
     names = readdirSync(logDirOf(cwd));
   } catch {}
   return [...new Set(names.filter((n) => /\.(json|log)$/.test(n)).map((n) => n.replace(/\.(json|log)$/, "")))].sort();
+}
+
+/**
+ * The running record of a deploy of the process `pid` whose .log is not created yet (the instant between the two
+ * files), written by hand in `cwd`; returns the deploy's id.
+ */
+export function runningRecordAlone(cwd: string, pid: number): string {
+  const id = crypto.randomUUID();
+  const startedAt = new Date();
+  mkdirSync(logDirOf(cwd), { recursive: true, mode: 0o700 });
+  const record = { status: "running", id, trigger: "cli", actor: "cli:test", event: null, delivery: null };
+  writeFileSync(
+    join(logDirOf(cwd), `${stemDate(startedAt)}_${id}.json`),
+    JSON.stringify({ ...record, repoPath: cwd, runScript: "true", startedAt: startedAt.toISOString(), pid }),
+  );
+  return id;
 }
 
 /** `YYYY-MM-DD_HH-mm-ssZ` for a date: the start of a log file stem. */

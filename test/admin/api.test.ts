@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeGate } from "../_support/gate.ts";
 import { baseEnv, CLI, defer, lastLine, makeRepo, post, SECRET, tempDir, waitFor } from "../_support/helpers.ts";
 import { ADMIN_TOKEN, bearer, startAdmin } from "../_support/admin-helpers.ts";
-import { logStem } from "../../src/history/record.ts";
+import { runningRecordAlone } from "../_support/ops-helpers.ts";
 
 const auth = bearer();
 
@@ -153,21 +153,7 @@ describe("admin listener: JSON API", () => {
     const repo = makeRepo();
     await using server = await startAdmin(repo.clone);
     const { admin } = server;
-    const id = crypto.randomUUID();
-    const startedAt = new Date();
-    const dir = join(repo.clone, ".service", "logs");
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const record = { status: "running", id, trigger: "cli", actor: "cli:test", event: null, delivery: null };
-    writeFileSync(
-      join(dir, `${logStem(startedAt, id)}.json`),
-      JSON.stringify({
-        ...record,
-        repoPath: repo.clone,
-        runScript: "true",
-        startedAt: startedAt.toISOString(),
-        pid: server.proc.pid,
-      }),
-    );
+    const id = runningRecordAlone(repo.clone, server.proc.pid);
     const log = await fetch(`${admin}/api/deploys/${id}/log`, { headers: auth });
     expect(log.status).toBe(200);
     expect(await log.text()).toBe("");

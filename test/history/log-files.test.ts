@@ -23,7 +23,7 @@ import { DeployLog } from "../../src/history/log.ts";
 import { logStem } from "../../src/history/record.ts";
 import { pruneLogs } from "../../src/history/retention.ts";
 import { makeLocalRepo, readJson, runCli, SECRET, startServer, tempDir } from "../_support/helpers.ts";
-import { deployIdOf, logDirOf, stemDate, stems } from "../_support/ops-helpers.ts";
+import { deployIdOf, logDirOf, runningRecordAlone, stemDate, stems } from "../_support/ops-helpers.ts";
 
 const PRECIOUS = "precious, not the service's\n";
 
@@ -259,23 +259,7 @@ describe("a deploy's two files appear in order", () => {
 
   test("a running record whose .log is not created yet is listed as running, with no problem", async () => {
     const cwd = tempDir();
-    const dir = logDirOf(cwd);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const id = crypto.randomUUID();
-    const startedAt = new Date();
-    const record = {
-      status: "running",
-      id,
-      trigger: "cli",
-      actor: "cli:test",
-      event: null,
-      delivery: null,
-      repoPath: cwd,
-      runScript: "true",
-      startedAt: startedAt.toISOString(),
-      pid: process.pid,
-    };
-    writeFileSync(join(dir, `${logStem(startedAt, id)}.json`), JSON.stringify(record));
+    const id = runningRecordAlone(cwd, process.pid);
     const listed = await runCli(["logs", "--json"], { cwd });
     expect(listed.code).toBe(0);
     const [entry] = JSON.parse(listed.stdout);
