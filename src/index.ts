@@ -20,7 +20,7 @@ export type {
   VerifyResult,
   ReleaseResult,
 } from "./types.ts";
-export type { KeptRelease, ReleasesView } from "./deploy/release-files.ts";
+export type { KeptRelease, ReleasesView } from "./releases/files.ts";
 export type { AppStatus } from "./control/status.ts";
 export type { ServerControl } from "./control/actions.ts";
 export type { CancelResult } from "./queue/cancel.ts";

@@ -3,7 +3,7 @@ import { isLoopback } from "../system/address.ts";
 import type { ResolvedApp } from "../config/apps.ts";
 import { CONFIG_FILE_NAMES, findConfigFile, loadedFromOf } from "../config/load.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
-import { scriptLines } from "../deploy/script.ts";
+import { scriptLines } from "../steps/script.ts";
 
 /**
  * The start banner (README "Quick start"). The spec's lines: `listening on http://localhost:<port>`, the

@@ -2,7 +2,7 @@
  * The deploy's own variables (docs/security.md "The deploy's environment"): the `env` mapping (literal values,
  * or `{ file }` read at each deploy) and the `envFile` dotenv file. What comes from a file is a secret: the
  * deploy redacts it like the webhook secret. The variables go into the run script's and the health check's
- * environment (deploy/env.ts).
+ * environment (steps/env.ts).
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";

@@ -1,6 +1,6 @@
 /**
  * The checks of the `releases` key (docs/releases.md) as a user writes it, in a file or the environment, and its
- * defaults. What the key does is deploy/release.ts.
+ * defaults. What the key does is releases/flow.ts.
  */
 import { isAbsolute, normalize, resolve } from "node:path";
 import type { ReleaseSettings } from "./schema.ts";

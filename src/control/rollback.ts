@@ -3,7 +3,8 @@ import { findDeploy, isDeployRef, listDeploys, readDeployRecord, type HistoryEnt
 import type { Deployer } from "../deploy/deployer.ts";
 import type { DeployResult, RollbackTarget } from "../types.ts";
 import { headCommit, resolveCommit, short } from "../system/git.ts";
-import type { DeployOptions, DeploySettings } from "../deploy/types.ts";
+import type { DeployOptions } from "../deploy/types.ts";
+import type { DeploySettings } from "../steps/context.ts";
 
 /** A rollback that cannot be queued: the target names nothing deployable. Nothing was queued. */
 export class RollbackTargetError extends Error {
@@ -50,7 +51,7 @@ export async function rollbackTarget(
 ): Promise<RollbackTarget> {
   const { repoPath, releases } = settings;
   // Loaded only with releases: the default configuration never reads a releases directory.
-  const files = releases ? await import("../deploy/release-files.ts") : undefined;
+  const files = releases ? await import("../releases/files.ts") : undefined;
   const layout = files && releases && files.layoutOf(releases, cwd);
   const mine = (entry: HistoryEntry) => app === undefined || entry.app === app;
   const fromDeploy = (entry: HistoryEntry): RollbackTarget => {

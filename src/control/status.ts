@@ -6,7 +6,7 @@ import { lastResume, pauseOf, type Pause, type Resume } from "../queue/pause.ts"
 import { readPollState, type PollResult } from "./poll.ts";
 import { queueKey, scanTickets, ticketDir } from "../queue/tickets.ts";
 import { listDeploys, resultLabel, readDeployRecord, type HistoryEntry } from "../history/read.ts";
-import type { ReleasesView } from "../deploy/release-files.ts";
+import type { ReleasesView } from "../releases/files.ts";
 
 /**
  * One app's state, as `service status --json`, `server.status()` and the admin listener give it: plain data,
@@ -50,7 +50,7 @@ export interface AppStatus {
 /** An app's releases, read only when it has them (the module is not loaded otherwise). */
 export async function releasesStatus(cwd: string, app: ResolvedApp): Promise<ReleasesView | null> {
   if (!app.releases) return null;
-  const { releasesView } = await import("../deploy/release-files.ts");
+  const { releasesView } = await import("../releases/files.ts");
   return releasesView(app.releases, cwd);
 }
 

@@ -2,20 +2,21 @@ import { readDeployVariables } from "../config/env.ts";
 import { commitInfos } from "../system/git.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
 import type { CommitInfo, DeployResult } from "../types.ts";
-import { scriptEnv } from "./env.ts";
-import { healthStep } from "./health.ts";
-import { reloadFromRepo } from "./repo-config.ts";
+import { scriptEnv } from "../steps/env.ts";
+import { healthStep } from "../steps/health.ts";
+import { reloadFromRepo } from "../steps/repo-config.ts";
 import { rollBack } from "./rollback.ts";
 import { DeployRun } from "./run.ts";
-import { describeFailure, scriptStep } from "./script.ts";
-import { DeployState } from "./state.ts";
-import type { DeployContext, PlannedDeploy } from "./types.ts";
-import { pullAndVerify } from "./verify.ts";
-import { checkoutStep } from "./verify-push.ts";
+import { describeFailure, scriptStep } from "../steps/script.ts";
+import { DeployState } from "../steps/state.ts";
+import type { DeployContext } from "../steps/context.ts";
+import type { PlannedDeploy } from "./types.ts";
+import { pullAndVerify } from "../verify/stage.ts";
+import { checkoutStep } from "../verify/pushed.ts";
 
 /**
  * One deploy, start to end: its variables read and its checkout checked, then the plain flow (pull and run in
- * repoPath), or with `releases` the releases flow (release-flow.ts, loaded only then). Never throws: whatever goes
+ * repoPath), or with `releases` the releases flow (releases/flow.ts, loaded only then). Never throws: whatever goes
  * wrong ends in the result, the `[done]` line and the log files.
  */
 export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
@@ -44,7 +45,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
       step("config", `${state.error}; nothing runs`);
     } else if (!(state.error = await checkoutStep(ctx))) {
       if (ctx.config.releases) {
-        const { releaseFlow } = await import("./release-flow.ts");
+        const { releaseFlow } = await import("../releases/flow.ts");
         await releaseFlow(ctx, state, options);
       } else await plainFlow(ctx, state, options);
     }

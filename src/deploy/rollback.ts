@@ -1,12 +1,13 @@
 import { gitResetHard, short } from "../system/git.ts";
 import type { RollbackResult } from "../types.ts";
-import { captures } from "./capture.ts";
-import { healthStep } from "./health.ts";
-import type { PullState } from "./pull.ts";
-import { reloadFromRepo } from "./repo-config.ts";
-import { describeFailure, scriptStep } from "./script.ts";
-import type { DeployContext } from "./types.ts";
-import { refusal, verifyCheckout } from "./verify.ts";
+import { captures } from "../steps/capture.ts";
+import { healthStep } from "../steps/health.ts";
+import type { PullState } from "../steps/pull.ts";
+import { reloadFromRepo } from "../steps/repo-config.ts";
+import { describeFailure, scriptStep } from "../steps/script.ts";
+import type { DeployContext } from "../steps/context.ts";
+import { refusal } from "../verify/signatures.ts";
+import { verifyCheckout } from "../verify/stage.ts";
 
 /** Back to the commit from before the pull, and the run script again there (docs/deploy-control.md "Rollback"). */
 export async function rollBack(

@@ -1,14 +1,13 @@
-import type { Captures } from "./capture.ts";
+import type { Captures } from "../steps/capture.ts";
 import type { CommitInfo, DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step } from "../types.ts";
 import { pruneLogs } from "../history/retention.ts";
 import { DeployLog } from "../history/log.ts";
 import type { DeployRecord } from "../history/record.ts";
 import { cleanActor } from "../system/actor.ts";
 import { OutputRedactor, Redaction } from "../system/redact.ts";
-import type { DeployOptions, PlannedDeploy, RunTranscript } from "./types.ts";
-
-/** What a deploy produced; its ending adds the id, the log files and the times. */
-export type Produced = Omit<DeployResult, "id" | "log" | "startedAt" | "finishedAt" | "durationMs" | "actor">;
+import type { RunTranscript } from "../steps/context.ts";
+import type { Produced } from "../steps/state.ts";
+import type { DeployOptions, PlannedDeploy } from "./types.ts";
 
 /** How a deploy's record ends: it ran (whatever its result), or it was cancelled before it started. */
 export type Ending = Extract<DeployRecord["status"], "done" | "cancelled">;

@@ -1,36 +1,11 @@
 /**
- * The types the pipeline's stages share: what a deploy is asked with (DeployOptions), what it needs of the
- * configuration (DeploySettings), and what every stage works with (DeployContext).
+ * What a deploy is asked with (DeployOptions) and what its outbound sinks are told of it (OutboundDeploy).
  */
-import type { ResolvedConfig } from "../config/schema.ts";
 import type { DeployLog } from "../history/log.ts";
 import type { Cancellation } from "../queue/cancel.ts";
+import type { DeploySettings } from "../steps/context.ts";
 import type { Logger } from "../system/logger.ts";
-import type { DeploySink, ForgeDelivery, RollbackTarget, Served, Step, Trigger } from "../types.ts";
-import type { Captures } from "./capture.ts";
-
-/** The health check keys; the time keys take their defaults when unset (settings built by hand, as a library). */
-export type HealthSettings = Partial<
-  Pick<ResolvedConfig, "healthCheckUrl" | "healthCheck" | "healthCheckTimeoutMs" | "healthCheckIntervalMs">
->;
-
-/** What a deploy needs of the configuration (a single app's, or one `apps` entry's). */
-export type DeploySettings = Pick<
-  ResolvedConfig,
-  | "repoPath"
-  | "runScript"
-  | "runTimeoutMs"
-  | "rollbackOnFailure"
-  | "queueLimit"
-  | "keepDeploys"
-  | "keepDays"
-  | "maxLogBytes"
-  | "status"
-  | "notify"
-  | "branch"
-> &
-  HealthSettings &
-  Partial<Pick<ResolvedConfig, "allowedSigners" | "env" | "envFile" | "releases" | "activateScript">>;
+import type { DeploySink, ForgeDelivery, RollbackTarget, Served, Trigger } from "../types.ts";
 
 export interface DeployOptions {
   /** The configuration in force when the deploy was requested. */
@@ -103,27 +78,3 @@ export interface OutboundDeploy {
 
 /** Makes the outbound sink of one deploy; undefined when the deploy has nothing to send. */
 export type OutboundSinks = (deploy: OutboundDeploy) => DeploySink | undefined;
-
-/** What a stage writes into the deploy's transcript (see run.ts). */
-export interface RunTranscript {
-  readonly id: string;
-  /** A line of the service's own about the deploy, redacted. */
-  step(name: Step, text: string): void;
-  /** The output handler of a step: redacted, kept in `into`, and streamed. */
-  output(name: Step, into: Captures): (stream: "stdout" | "stderr", data: Uint8Array) => void;
-}
-
-/** What every stage of one deploy works with. */
-export interface DeployContext {
-  run: RunTranscript;
-  /** The settings in force: the post-pull reload changes the run script and its timeout. */
-  config: DeploySettings;
-  /** Environment of git and the run script: the service's own without secrets, with the deploy's variables. */
-  env: Record<string, string | undefined>;
-  /** The service's own environment, where the reload reads SERVICE_* settings. */
-  processEnv: NodeJS.ProcessEnv;
-  cwd: string;
-  app?: string;
-  /** Who cancelled the deploy (`service cancel`), once someone did: what has not started does not start. */
-  cancelled(): string | undefined;
-}

@@ -95,8 +95,8 @@ export async function recoverAppReleases(
   const withReleases = apps.filter((app) => app.releases);
   if (withReleases.length === 0) return;
   const [{ recoverReleases }, { layoutOf, releasesPathProblem }] = await Promise.all([
-    import("../deploy/release-recovery.ts"),
-    import("../deploy/release-files.ts"),
+    import("../releases/recovery.ts"),
+    import("../releases/files.ts"),
   ]);
   for (const app of withReleases) {
     const who = app.name ? `app ${app.name}: ` : "";

@@ -186,7 +186,7 @@ export function webhookHandler(
     const actor =
       pusherOf(payload) ??
       `webhook@${clientAddress(request.headers, () => control.remoteAddress(request), current.trustProxy)}`;
-    // With the branch filter on, the commit the push names is checked after the pull (deploy/verify-push.ts).
+    // With the branch filter on, the commit the push names is checked after the pull (verify/pushed.ts).
     const pushedRef = app.branch ? branchOfPush(payload, app.branch) : undefined;
     const pushed = pushedRef && pushedRef.branch === app.branch ? pushedRef.commit : undefined;
     const deliveries = app.dedupeDeliveries && forge.delivery ? await loadDedupe() : undefined;

@@ -8,7 +8,7 @@ import { existsSync, statSync } from "node:fs";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
 import { queueKey, ticketDirProblem } from "../queue/tickets.ts";
-import { wantedBranch } from "../deploy/verify-push.ts";
+import { wantedBranch } from "../verify/pushed.ts";
 
 /**
  * The checks of the optional features, loaded only for a configuration that uses them (docs/architecture.md
@@ -17,7 +17,7 @@ import { wantedBranch } from "../deploy/verify-push.ts";
 export interface Features {
   outbound?: typeof import("../notify/inspect.ts");
   poll?: typeof import("../control/poll.ts");
-  releaseFiles?: typeof import("../deploy/release-files.ts");
+  releaseFiles?: typeof import("../releases/files.ts");
 }
 
 /** The feature checks `apps` need (the top level and each app). */
@@ -26,7 +26,7 @@ export async function featuresOf(apps: ResolvedApp[]): Promise<Features> {
   const [outbound, poll, releaseFiles] = await Promise.all([
     used((app) => app.status || app.notify?.length) ? import("../notify/inspect.ts") : undefined,
     used((app) => app.pollIntervalMs !== undefined) ? import("../control/poll.ts") : undefined,
-    used((app) => app.releases) ? import("../deploy/release-files.ts") : undefined,
+    used((app) => app.releases) ? import("../releases/files.ts") : undefined,
   ]);
   return { outbound, poll, releaseFiles };
 }

@@ -6,7 +6,7 @@
 import { resolve } from "node:path";
 import { envFileWarnings, readDeployVariables, type EnvSettings } from "../config/env.ts";
 import { headCommit, short } from "../system/git.ts";
-import { readAllowedSigners, verifyCommit } from "../deploy/verify.ts";
+import { readAllowedSigners, verifyCommit } from "../verify/signatures.ts";
 
 export interface GuardedApp extends EnvSettings {
   name?: string;

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { appSecretFile, collectApps, type ResolvedApp } from "../config/apps.ts";
-import { scriptLines } from "../deploy/script.ts";
+import { scriptLines } from "../steps/script.ts";
 import { findConfigFile, readConfigText, strictFromEnv } from "../config/load.ts";
 import { KEYS } from "../config/keys.ts";
 import type { UserConfig } from "../config/schema.ts";

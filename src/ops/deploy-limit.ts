@@ -1,6 +1,6 @@
 import type { ResolvedApp } from "../config/apps.ts";
-import { hasHealthCheck, HEALTH_REQUEST_LIMIT_MS } from "../deploy/health.ts";
-import type { HealthSettings } from "../deploy/types.ts";
+import { hasHealthCheck, HEALTH_REQUEST_LIMIT_MS } from "../steps/health.ts";
+import type { HealthSettings } from "../steps/context.ts";
 
 /** A failed run's `git reset --hard` before the rollback run (its own deadline in the pipeline). */
 const RESET_SECONDS = 60;

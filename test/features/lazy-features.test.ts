@@ -16,7 +16,7 @@ const FEATURE_MODULES: Record<string, RegExp> = {
   admin: /^(admin\/|features\/admin\.ts$)/,
   notifications: /^notify\//,
   polling: /^control\/poll\.ts$/,
-  releases: /^deploy\/release/,
+  releases: /^releases\//,
   dedupe: /^http\/dedupe\.ts$/,
 };
 

@@ -9,7 +9,7 @@ import { resolveReleases } from "../config/releases.ts";
 import { short } from "../system/git.ts";
 import type { ReleaseResult, RollbackTarget } from "../types.ts";
 import { goLive, releaseEnv, type WentLive } from "./activate.ts";
-import { captures } from "./capture.ts";
+import { captures } from "../steps/capture.ts";
 import {
   isDirectory,
   type KeptRelease,
@@ -19,14 +19,17 @@ import {
   readMeta,
   type ReleaseLayout,
   releasesPathProblem,
-} from "./release-files.ts";
-import { fullDisk, markComplete, prepareRelease, pruneReleases, removeRelease, switchCurrent } from "./release.ts";
-import { recoverReleases } from "./release-recovery.ts";
-import { reloadFromRepo } from "./repo-config.ts";
-import { describeFailure, scriptStep } from "./script.ts";
-import type { DeployState } from "./state.ts";
-import type { DeployContext, PlannedDeploy } from "./types.ts";
-import { pullAndVerify, refusal, verifyCheckout } from "./verify.ts";
+} from "./files.ts";
+import { fullDisk, markComplete, prepareRelease } from "./prepare.ts";
+import { pruneReleases, removeRelease } from "./prune.ts";
+import { switchCurrent } from "./switch.ts";
+import { recoverReleases } from "./recovery.ts";
+import { reloadFromRepo } from "../steps/repo-config.ts";
+import { describeFailure, scriptStep } from "../steps/script.ts";
+import type { DeployState } from "../steps/state.ts";
+import type { Asked, DeployContext } from "../steps/context.ts";
+import { refusal } from "../verify/signatures.ts";
+import { pullAndVerify, verifyCheckout } from "../verify/stage.ts";
 
 /** A release as the flow moves between them. */
 interface Release {
@@ -36,11 +39,7 @@ interface Release {
 }
 
 /** The releases flow; fills `state` as it goes (see pipeline.ts). */
-export async function releaseFlow(
-  ctx: DeployContext,
-  state: DeployState,
-  options: Pick<PlannedDeploy, "target" | "pushed">,
-): Promise<void> {
+export async function releaseFlow(ctx: DeployContext, state: DeployState, options: Asked): Promise<void> {
   const { target } = options;
   const { config, run } = ctx;
   const say = (text: string) => run.step("release", text);
@@ -73,7 +72,7 @@ async function buildAndSwitch(
   layout: ReleaseLayout,
   shared: string[],
   previous: Release | null,
-  options: Pick<PlannedDeploy, "target" | "pushed">,
+  options: Asked,
 ): Promise<void> {
   const { target } = options;
   const { config, run } = ctx;

@@ -3,7 +3,7 @@ import { defaultConfig } from "../config/schema.ts";
 import type { HealthCheckResult, Step } from "../types.ts";
 import { deployInterrupted, type Leftovers } from "../system/process.ts";
 import { describeLeftovers, runScript } from "./script.ts";
-import type { HealthSettings } from "./types.ts";
+import type { HealthSettings } from "./context.ts";
 
 const DEFAULTS = defaultConfig();
 

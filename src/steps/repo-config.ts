@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import { CONFIG_FILE_NAMES, readConfigText } from "../config/load.ts";
 import { resolveConfig } from "../config/resolve.ts";
-import type { DeploySettings } from "./types.ts";
+import type { DeploySettings } from "./context.ts";
 
 /**
  * The repository's own config file (docs/configuration.md "Config from the repository"): auto-detected names, or SERVICE_CONFIG

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { currentBranch, isAncestor, resolveCommit, short } from "../system/git.ts";
-import type { PullState } from "./pull.ts";
-import type { DeployContext } from "./types.ts";
+import type { PullState } from "../steps/pull.ts";
+import type { DeployContext } from "../steps/context.ts";
 
 /**
  * Deploying what was pushed, from the branch it was pushed to (docs/deploy-control.md "What was pushed"): with

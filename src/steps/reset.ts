@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { gitFetch, gitResetHard, headCommit, inspectRepo, resolveCommit, short } from "../system/git.ts";
 import type { RollbackTarget } from "../types.ts";
 import type { PullState } from "./pull.ts";
-import type { DeployContext } from "./types.ts";
+import type { DeployContext } from "./context.ts";
 
 /**
  * The stage that replaces the pull in a `service rollback` and a deploy of a ref: HEAD before, `git reset --hard

@@ -7,8 +7,8 @@ import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { readNoFollow, writeFileAtomic } from "../system/files.ts";
 import { OWN_START, processAlive } from "../system/liveness.ts";
-import { isDirectory, liveReleaseId, RELEASE_ID, readMeta, type ReleaseLayout } from "./release-files.ts";
-import { pruneWorktrees, removeFiles } from "./release.ts";
+import { isDirectory, liveReleaseId, RELEASE_ID, readMeta, type ReleaseLayout } from "./files.ts";
+import { pruneWorktrees, removeFiles } from "./prune.ts";
 
 type Env = Record<string, string | undefined>;
 

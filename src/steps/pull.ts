@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { captures } from "./capture.ts";
 import type { PullResult } from "../types.ts";
 import { gitPull, headCommit, inspectRepo, short } from "../system/git.ts";
-import type { DeployContext } from "./types.ts";
+import type { DeployContext } from "./context.ts";
 
 /** What the pull step found, filled as it goes: a step that throws midway still leaves what it learnt. */
 export class PullState {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { planLine, scriptLines, splitWords } from "../../src/deploy/script.ts";
+import { planLine, scriptLines, splitWords } from "../../src/steps/script.ts";
 
 describe('scriptLines (docs/deploy-control.md "The run script": one line at a time, blank and # lines skipped)', () => {
   const cases: [name: string, script: string, lines: string[]][] = [

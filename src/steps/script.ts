@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { StopReport } from "../system/groups.ts";
 import { runProcess, type Leftovers, type ProcessExit } from "../system/process.ts";
 import type { RunResult, Step } from "../types.ts";
-import type { DeployContext } from "./types.ts";
+import type { DeployContext } from "./context.ts";
 
 /** Words that only mean something to a shell (builtins and keywords): such a line goes through `sh -c`. */
 const SHELL_WORDS = new Set([

@@ -1,42 +1,15 @@
 /**
- * The stages of a deploy with releases (docs/releases.md): prepare a release (a git worktree of the commit, the
- * shared paths linked in), switch `current` to it in one rename, remove and prune releases. The flow that calls
- * them is release-flow.ts; what a crash left is release-recovery.ts.
+ * Preparing a release (docs/releases.md): a git worktree of the commit, the shared paths linked in, marked complete
+ * once built. Switching to it is switch.ts; removing and pruning, prune.ts; what a crash left, recovery.ts.
  */
-import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  fsyncSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  rmSync,
-  statfsSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { lstatSync, mkdirSync, rmSync, statfsSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { gitEnv } from "../system/git.ts";
 import { OWN_START } from "../system/liveness.ts";
-import { runProcess } from "../system/process.ts";
-import {
-  isDirectory,
-  listReleases,
-  metaFile,
-  newReleaseId,
-  RELEASE_ID,
-  readMeta,
-  type ReleaseLayout,
-  type ReleaseMeta,
-  writeMeta,
-} from "./release-files.ts";
+import { isDirectory, metaFile, newReleaseId, type ReleaseLayout, type ReleaseMeta, writeMeta } from "./files.ts";
+import { releaseGit, removeRelease } from "./prune.ts";
 
 type Env = Record<string, string | undefined>;
 type Say = (text: string) => void;
-
-/** How long one git command of these stages may take (a worktree of a large repository writes every file). */
-const GIT_LIMIT_MS = 10 * 60_000;
 
 export interface Prepared {
   id: string;
@@ -79,7 +52,7 @@ export async function prepareRelease(
   }
   const dir = join(layout.releases, meta.id);
   say(`preparing release ${meta.id} in ${dir}: git worktree add ${meta.commit.slice(0, 12)}`);
-  const added = await git(
+  const added = await releaseGit(
     what.repoPath,
     ["worktree", "add", "--detach", "--quiet", dir, meta.commit],
     what.env,
@@ -170,87 +143,4 @@ export function fullDisk(dir: string): string | undefined {
 /** Marks a release complete: from now on it may be switched to. Throws (a full disk). */
 export function markComplete(layout: ReleaseLayout, meta: ReleaseMeta): void {
   writeMeta(layout, { ...meta, state: "complete" });
-}
-
-/**
- * Points `current` at the release in one rename(2) of a new link over it: a reader finds the old release or the
- * new one, never none and never a half-built one. Throws.
- */
-export function switchCurrent(layout: ReleaseLayout, id: string): void {
-  const temp = join(layout.root, `current.${process.pid}.${randomBytes(8).toString("hex")}.tmp`);
-  symlinkSync(join("releases", id), temp);
-  try {
-    renameSync(temp, layout.current);
-  } catch (error) {
-    rmSync(temp, { force: true });
-    throw error;
-  }
-  syncDir(layout.root);
-}
-
-/** The rename on disk before the deploy goes on (a power cut must not bring back the old link unannounced). */
-function syncDir(dir: string): void {
-  try {
-    const fd = openSync(dir, "r");
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  } catch {}
-}
-
-/** Removes a release: its record first marked, so a crash in the middle never leaves one that looks complete. */
-export async function removeRelease(layout: ReleaseLayout, id: string, repoPath: string, env: Env): Promise<void> {
-  removeFiles(layout, id);
-  await pruneWorktrees(repoPath, env);
-}
-
-/** A release's directory and record, without the clone's bookkeeping (see pruneWorktrees). */
-export function removeFiles(layout: ReleaseLayout, id: string): void {
-  const meta = readMeta(layout, id);
-  if (meta && meta.state !== "removing") {
-    try {
-      writeMeta(layout, { ...meta, state: "removing" });
-    } catch {
-      // A full disk: without its record the directory is not a kept release either.
-      rmSync(metaFile(layout, id), { force: true });
-    }
-  }
-  rmSync(join(layout.releases, id), { recursive: true, force: true });
-  rmSync(metaFile(layout, id), { force: true });
-}
-
-/** The clone forgets the worktrees whose directories are gone. */
-export async function pruneWorktrees(repoPath: string, env: Env): Promise<void> {
-  await git(repoPath, ["worktree", "prune"], env, () => {});
-}
-
-/**
- * Keeps the `keep` newest complete releases, and whatever `protect` names (the live one, the one it replaced,
- * the one this deploy built). Returns the ids removed.
- */
-export async function pruneReleases(
-  layout: ReleaseLayout,
-  keep: number,
-  protect: (string | null | undefined)[],
-  repoPath: string,
-  env: Env,
-): Promise<string[]> {
-  const kept = listReleases(layout);
-  const spared = new Set([...kept.slice(0, keep).map((r) => r.id), ...protect.filter(Boolean)]);
-  const removed = kept.filter((r) => !spared.has(r.id) && RELEASE_ID.test(r.id) && r.deployId !== null);
-  for (const release of removed) removeFiles(layout, release.id);
-  if (removed.length > 0) await pruneWorktrees(repoPath, env);
-  return removed.map((r) => r.id);
-}
-
-/** A git command in the clone, its output to `onOutput`. */
-function git(repoPath: string, args: string[], env: Env, onOutput: (s: "stdout" | "stderr", d: Uint8Array) => void) {
-  return runProcess(["git", ...args], {
-    cwd: repoPath,
-    env: gitEnv(env),
-    deadline: Date.now() + GIT_LIMIT_MS,
-    onOutput,
-  });
 }

@@ -1,11 +1,11 @@
 import type { HealthCheckResult, Step } from "../types.ts";
-import type { Captures } from "./capture.ts";
-import { healthStep } from "./health.ts";
-import type { ReleaseLayout } from "./release-files.ts";
-import { markActivating, unmarkActivating } from "./release-recovery.ts";
-import { describeFailure, type StepRun } from "./script.ts";
-import { scriptStep } from "./script.ts";
-import type { DeployContext } from "./types.ts";
+import type { Captures } from "../steps/capture.ts";
+import { healthStep } from "../steps/health.ts";
+import type { ReleaseLayout } from "./files.ts";
+import { markActivating, unmarkActivating } from "./recovery.ts";
+import { describeFailure, type StepRun } from "../steps/script.ts";
+import { scriptStep } from "../steps/script.ts";
+import type { DeployContext } from "../steps/context.ts";
 
 /** How a release went live: its activate script (when there is one) and its health check (when configured). */
 export interface WentLive {

@@ -1,8 +1,17 @@
-import type { HealthCheckResult, ReleaseResult, RollbackResult, RollbackTarget, VerifyResult } from "../types.ts";
+import type {
+  DeployResult,
+  HealthCheckResult,
+  ReleaseResult,
+  RollbackResult,
+  RollbackTarget,
+  VerifyResult,
+} from "../types.ts";
 import { captures } from "./capture.ts";
 import { PullState } from "./pull.ts";
-import type { Produced } from "./run.ts";
 import type { StepRun } from "./script.ts";
+
+/** What a deploy produced; its ending adds the id, the log files and the times. */
+export type Produced = Omit<DeployResult, "id" | "log" | "startedAt" | "finishedAt" | "durationMs" | "actor">;
 
 /**
  * What a deploy's stages found, filled as they go (the plain flow's and the releases flow's alike): a stage that

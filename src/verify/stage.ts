@@ -1,0 +1,76 @@
+/**
+ * The verify stage of a deploy: after the pull (or the reset of a rollback or a ref) the commit checked out must be
+ * the one pushed (pushed.ts) and, with `allowedSigners`, carry a good signature (signatures.ts); a refused commit
+ * does not stay checked out.
+ */
+import { resolve } from "node:path";
+import { captures } from "../steps/capture.ts";
+import type { Asked, DeployContext } from "../steps/context.ts";
+import { type PullState, pullStep } from "../steps/pull.ts";
+import { resetStep } from "../steps/reset.ts";
+import type { DeployState } from "../steps/state.ts";
+import { gitResetHard, short } from "../system/git.ts";
+import type { Step, VerifyResult } from "../types.ts";
+import { verifyPushStep } from "./pushed.ts";
+import { refusal, verifyCommit } from "./signatures.ts";
+
+/**
+ * Checks the commit now checked out, saying the verdict as a `name` line; undefined when `allowedSigners` is not
+ * set. The file is read again each time: keys rotate without a restart.
+ */
+export async function verifyCheckout(
+  ctx: DeployContext,
+  commit: string | null,
+  name: Step,
+): Promise<VerifyResult | undefined> {
+  const { config, run } = ctx;
+  if (!config.allowedSigners) return undefined;
+  const file = resolve(ctx.cwd, config.allowedSigners);
+  const result = commit
+    ? await verifyCommit(config.repoPath, commit, file, ctx.env)
+    : { ok: false, commit: null, signer: null, reason: "there is no commit to check" };
+  run.step(name, result.ok ? `${short(commit)} signed by ${result.signer}` : `${refusal(result)}; nothing runs`);
+  return result;
+}
+
+/**
+ * The verify stage, after the pull (or the reset of a rollback): a refused commit does not stay checked out,
+ * the clone goes back to the commit it had before, so nothing of it runs, now or at the next deploy's start.
+ */
+export async function verifyStep(ctx: DeployContext, state: PullState): Promise<VerifyResult | undefined> {
+  const result = await verifyCheckout(ctx, state.after, "verify");
+  const { before } = state;
+  if (!result || result.ok || !before || before === state.after) return result;
+  const { config, run } = ctx;
+  run.step("verify", `git reset --hard ${short(before)}: back to the commit from before`);
+  const reset = await gitResetHard(config.repoPath, before, {
+    env: ctx.env,
+    deadline: Date.now() + config.runTimeoutMs,
+    onOutput: run.output("verify", captures()),
+  });
+  if (reset.exitCode !== 0)
+    run.step("verify", `failed: ${reset.error ?? `git reset --hard exited with ${reset.exitCode}`}`);
+  return result;
+}
+
+/**
+ * After the pull (or the reset of a rollback or a ref): HEAD must be what the forge said was pushed (pushed.ts),
+ * and the commit must carry a good signature (docs/security.md "Signed commits"), both checked before the
+ * repository's config is read. False when the deploy must go no further (a refused commit, a cancel).
+ */
+export async function pullAndVerify(ctx: DeployContext, state: DeployState, options: Asked): Promise<boolean> {
+  const { target, pushed } = options;
+  // A pull that failed still runs the script (the spec: "pulling → running, always"); a refusal does not.
+  state.error = target ? await resetStep(ctx, state.pulled, target) : await pullStep(ctx, state.pulled);
+  const refused = !state.error && pushed && !ctx.cancelled() && (await verifyPushStep(ctx, state.pulled, pushed));
+  if (refused) {
+    state.error = refused;
+    return false;
+  }
+  state.verify = await verifyStep(ctx, state.pulled);
+  if (state.verify && !state.verify.ok) {
+    state.error ??= refusal(state.verify);
+    return false;
+  }
+  return !ctx.cancelled();
+}
