@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { ensurePrivateDir } from "./system/files.ts";
 import { defaultLogger } from "./system/logger.ts";
 import { boundedPort } from "./system/address.ts";
-import { AppsInForce, collectApps } from "./config/apps.ts";
+import { AppsInForce, collectApps, type ResolvedApp } from "./config/apps.ts";
 import { ConfigError, type ResolvedConfig, type UserConfig } from "./config/schema.ts";
 import { serverControl, type ServerControl } from "./control/actions.ts";
 import { Deployer } from "./deploy/deployer.ts";
@@ -87,210 +87,273 @@ export function createServiceServer(
   config: UserConfig | ResolvedConfig,
   options: ServiceServerOptions = {},
 ): ServiceServer {
-  const logger = options.logger ?? defaultLogger();
-  const cwd = options.cwd ?? process.cwd();
-  const reloader = new ConfigReloader(config, cwd, logger);
-  // Its own outbound calls: stopping this server never touches another's (two servers in one process).
-  const outbound = new LazyOutbound();
-  const deployer = new Deployer({ logger, outbound: outbound.sinks });
-  const latest = new LatestDeploys();
-  const inFlight = new Set<Promise<unknown>>();
-  let listener: Listener | undefined;
+  const server = new Server(config, options);
+  const { cwd, deployer } = server;
+  return {
+    ...serverControl({ cwd, deployer, apps: server.apps, secrets: server.secrets, track: server.track }),
+    start: () => server.start(),
+    stop: (stopOptions) => server.stop(stopOptions),
+    get listening() {
+      return server.listener !== undefined;
+    },
+    get port() {
+      return server.listener?.port;
+    },
+    get url() {
+      return server.listener ? `http://localhost:${server.listener.port}` : undefined;
+    },
+    get adminUrl() {
+      return server.admin?.url;
+    },
+    idle: () => server.idle(),
+  };
+}
+
+/** One server's parts, and the steps of its start and its stop. */
+class Server {
+  readonly logger: ConsolaInstance;
+  readonly cwd: string;
+  private readonly reloader: ConfigReloader;
+  /** Its own outbound calls: stopping this server never touches another's (two servers in one process). */
+  private readonly outbound = new LazyOutbound();
+  readonly deployer: Deployer;
+  private readonly latest = new LatestDeploys();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly appsInForce: AppsInForce;
+  private readonly polling: PollingWhenConfigured;
+  listener: Listener | undefined;
   /** The closing of the listeners, once a stop has begun it. */
-  let closing: Promise<void> | undefined;
-  let draining = false;
+  private closing: Promise<void> | undefined;
+  private draining = false;
   /** The counters: kept only for the admin listener, which shows them. */
-  let metrics: Metrics | undefined;
-  let admin: StartedAdmin | undefined;
-  const appsInForce = new AppsInForce(cwd, () => config.secret, logger);
+  private metrics: Metrics | undefined;
+  admin: StartedAdmin | undefined;
+
+  constructor(
+    private readonly config: UserConfig | ResolvedConfig,
+    options: ServiceServerOptions,
+  ) {
+    this.logger = options.logger ?? defaultLogger();
+    this.cwd = options.cwd ?? process.cwd();
+    this.reloader = new ConfigReloader(config, this.cwd, this.logger);
+    this.deployer = new Deployer({ logger: this.logger, outbound: this.outbound.sinks });
+    this.appsInForce = new AppsInForce(this.cwd, () => config.secret, this.logger);
+    this.polling = new PollingWhenConfigured({
+      cwd: this.cwd,
+      logger: this.logger,
+      everyMs: options.pollEveryMs,
+      apps: this.apps,
+      // The queue's tickets: this process's deploys of the repository and every other process's (`service deploy`).
+      busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
+      deploy: (app) => void this.queueDeploy(app, { trigger: "poll", actor: "poll" }),
+      counted: (app, result) => this.metrics?.pollEnded(app, result),
+    });
+  }
+
   /** The apps in force now: the configuration and secret files looked at (not a request's hot path). */
-  const apps = () => appsInForce.of(reloader.current(true), true);
+  readonly apps = () => this.appsInForce.of(this.reloader.current(true), true);
+
   /** Every secret a deploy's output and the admin API's answers must not carry (as `service deploy` builds it). */
-  const secrets = () =>
+  readonly secrets = () =>
     deploySecrets(
-      { adminToken: admin?.token() ?? reloader.current().adminToken },
-      appsInForce.lastGood,
-      cwd,
+      { adminToken: this.admin?.token() ?? this.reloader.current().adminToken },
+      this.appsInForce.lastGood,
+      this.cwd,
       process.env,
     );
 
-  const track = (id: string, result: Promise<unknown>, onError?: (error: Error) => void) => {
-    inFlight.add(result);
+  /** Keeps a started deploy until it ends: a stop waits for it. */
+  readonly track = (id: string, result: Promise<unknown>, onError?: (error: Error) => void) => {
+    this.inFlight.add(result);
     result
       .catch((error: Error) => {
-        logger.error(`deploy ${id} failed inside the service: ${error.message}`);
+        this.logger.error(`deploy ${id} failed inside the service: ${error.message}`);
         onError?.(error);
       })
-      .finally(() => inFlight.delete(result));
+      .finally(() => this.inFlight.delete(result));
   };
 
   /** A deploy the service starts itself (admin API, poll; with a target, the API's rollback or a ref): its result is only logged. */
-  const queueDeploy: QueueDeploy = (app, request) => {
+  private readonly queueDeploy: QueueDeploy = (app, request) => {
     const { trigger, actor, target, force } = request;
     const id = crypto.randomUUID();
     let position = 0;
     const observed: DeploySink = (event) => {
       if (event.type === "queued") position = event.position;
     };
-    const sink = metrics ? metrics.observe(app.name ?? "default", observed) : observed;
-    const notices = reloader.problem ? [reloader.problem] : [];
-    const deploy = { id, app: app.name, config: app, trigger, actor, cwd, sink, notices, secrets: secrets() };
-    track(id, deployer.deploy({ ...deploy, ...(target ? { target } : {}) }, { force }));
+    const sink = this.metrics ? this.metrics.observe(app.name ?? "default", observed) : observed;
+    const notices = this.reloader.problem ? [this.reloader.problem] : [];
+    const deploy = { id, app: app.name, config: app, trigger, actor, cwd: this.cwd, sink, notices };
+    const secrets = this.secrets();
+    this.track(id, this.deployer.deploy({ ...deploy, secrets, ...(target ? { target } : {}) }, { force }));
     return { id, position };
   };
 
-  const polling = new PollingWhenConfigured({
-    cwd,
-    logger,
-    everyMs: options.pollEveryMs,
-    apps,
-    // The queue's tickets: this process's deploys of the repository and every other process's (`service deploy`).
-    busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
-    deploy: (app) => void queueDeploy(app, { trigger: "poll", actor: "poll" }),
-    counted: (app, result) => metrics?.pollEnded(app, result),
-  });
+  async start(): Promise<void> {
+    if (this.listener) return;
+    const initial = this.reloader.current(true);
+    const apps = this.checkApps(initial);
+    await this.recover(apps);
+    this.draining = false;
+    if (initial.adminPort !== undefined) this.metrics ??= new (await import("./features/admin.ts")).Metrics();
+    this.listener = await this.listenForWebhooks(initial);
+    await this.openAdminOrClose(initial);
+    this.polling.start();
+  }
 
-  /** The second listener, when `adminPort` is set: loaded only then. */
-  const openAdmin = async (initial: ResolvedConfig) => {
-    const { startAdmin } = await import("./features/admin.ts");
-    admin = await startAdmin(initial, {
+  /**
+   * The apps the start serves, refused when two share a releases directory or a secret cannot be used, with a
+   * warning for each weak secret and unsafe variable file.
+   */
+  private checkApps(initial: ResolvedConfig): ResolvedApp[] {
+    // Two apps in one releases directory would switch and prune each other's releases (docs/releases.md).
+    const { clashes } = collectApps(initial, this.cwd);
+    if (clashes.length > 0) throw new ConfigError(clashes);
+    // Also refuses a configured secret too short to use (or blank), instead of a server that answers 404 or 401.
+    if (initial.apps.length === 0) ensureWebhookSecret(this.config, this.cwd);
+    const apps = this.appsInForce.of(initial, true);
+    for (const app of apps) {
+      const weak = app.secret && weakSecretWarning(app.secret, app.name);
+      if (weak) this.logger.warn(weak);
+      for (const warning of envFileWarnings(app, app.repoPath, this.cwd, app.name)) this.logger.warn(warning);
+    }
+    return apps;
+  }
+
+  /** What an earlier stop left: pauses said, deploys it interrupted marked, releases it left half-made removed. */
+  private async recover(apps: ResolvedApp[]): Promise<void> {
+    const { cwd, logger } = this;
+    for (const line of pauseNotices(
       cwd,
-      logger,
-      metrics: metrics!,
-      apps,
-      trustProxy: () => reloader.current().trustProxy,
-      draining: () => draining,
-      waiting: (app) => deployer.queue.waiting(queueKey(app.repoPath)),
-      queueDeploy,
-      secrets,
-    });
-  };
+      apps.map((a) => a.name),
+    ))
+      logger.warn(line);
+    markServiceDir(cwd);
+    for (const id of markInterruptedDeploys(cwd, logger))
+      logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
+    await recoverAppReleases(cwd, apps, logger);
+  }
 
-  return {
-    ...serverControl({ cwd, deployer, apps, secrets, track }),
-    async start() {
-      if (listener) return;
-      const initial = reloader.current(true);
-      // Two apps in one releases directory would switch and prune each other's releases (docs/releases.md).
-      const { clashes } = collectApps(initial, cwd);
-      if (clashes.length > 0) throw new ConfigError(clashes);
-      // Also refuses a configured secret too short to use (or blank), instead of a server that answers 404 or 401.
-      if (initial.apps.length === 0) ensureWebhookSecret(config, cwd);
-      const first = appsInForce.of(initial, true);
-      for (const app of first) {
-        const weak = app.secret && weakSecretWarning(app.secret, app.name);
-        if (weak) logger.warn(weak);
-        for (const warning of envFileWarnings(app, app.repoPath, cwd, app.name)) logger.warn(warning);
-      }
-      for (const line of pauseNotices(
-        cwd,
-        first.map((a) => a.name),
-      ))
-        logger.warn(line);
-      markServiceDir(cwd);
-      for (const id of markInterruptedDeploys(cwd, logger))
-        logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
-      await recoverAppReleases(cwd, first, logger);
-      draining = false;
-      if (initial.adminPort !== undefined) metrics ??= new (await import("./features/admin.ts")).Metrics();
-      listener = await runtime.serve({
-        port: initial.port,
-        hostname: initial.hostname,
-        bounded: boundedPort(initial.hostname, initial.boundConnections),
-        idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
-        // Only a backstop: readBody (body.ts) enforces each app's limit, and answers in JSON naming it. Bun answers a
-        // body over this itself (an empty 413, before the handler runs), so it sits far above any app's limit,
-        // and above limits raised by a config reload. An unread body is not buffered (Bun applies backpressure).
-        maxRequestBodySize: Math.max(
-          BODY_BACKSTOP_BYTES,
-          initial.maxBodyBytes + 1,
-          ...initial.apps.map((a) => (a.maxBodyBytes ?? 0) + 1),
-        ),
-        fetch: webhookHandler({
-          cwd,
-          reloader,
-          routes: (current) => {
-            appsInForce.of(current);
-            return appsInForce.routes;
-          },
-          lookAtSecret: (app) => appsInForce.lookAtSecret(app),
-          deployer,
-          latest,
-          metrics,
-          draining: () => draining,
-          secrets,
-          track,
-          logger,
-        }),
-        error(error) {
-          logger.error(`request failed: ${error.message}`);
-          return jsonResponse(500, {
-            error: "internal error",
-            message: "the request failed inside the service; see its log",
-          });
+  /** The webhook port: the spec's surface and nothing else. */
+  private listenForWebhooks(initial: ResolvedConfig): Promise<Listener> {
+    const { logger } = this;
+    return runtime.serve({
+      port: initial.port,
+      hostname: initial.hostname,
+      bounded: boundedPort(initial.hostname, initial.boundConnections),
+      idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
+      // Only a backstop: readBody (body.ts) enforces each app's limit, and answers in JSON naming it. Bun answers a
+      // body over this itself (an empty 413, before the handler runs), so it sits far above any app's limit,
+      // and above limits raised by a config reload. An unread body is not buffered (Bun applies backpressure).
+      maxRequestBodySize: Math.max(
+        BODY_BACKSTOP_BYTES,
+        initial.maxBodyBytes + 1,
+        ...initial.apps.map((a) => (a.maxBodyBytes ?? 0) + 1),
+      ),
+      fetch: webhookHandler({
+        cwd: this.cwd,
+        reloader: this.reloader,
+        routes: (current) => {
+          this.appsInForce.of(current);
+          return this.appsInForce.routes;
         },
+        lookAtSecret: (app) => this.appsInForce.lookAtSecret(app),
+        deployer: this.deployer,
+        latest: this.latest,
+        metrics: this.metrics,
+        draining: () => this.draining,
+        secrets: this.secrets,
+        track: this.track,
+        logger,
+      }),
+      error(error) {
+        logger.error(`request failed: ${error.message}`);
+        return jsonResponse(500, {
+          error: "internal error",
+          message: "the request failed inside the service; see its log",
+        });
+      },
+    });
+  }
+
+  /** The second listener, when `adminPort` is set (loaded only then); the webhook port closes again if it cannot open. */
+  private async openAdminOrClose(initial: ResolvedConfig): Promise<void> {
+    if (initial.adminPort === undefined) return;
+    try {
+      const { startAdmin } = await import("./features/admin.ts");
+      this.admin = await startAdmin(initial, {
+        cwd: this.cwd,
+        logger: this.logger,
+        metrics: this.metrics!,
+        apps: this.apps,
+        trustProxy: () => this.reloader.current().trustProxy,
+        draining: () => this.draining,
+        waiting: (app) => this.deployer.queue.waiting(queueKey(app.repoPath)),
+        queueDeploy: this.queueDeploy,
+        secrets: this.secrets,
       });
-      try {
-        if (initial.adminPort !== undefined) await openAdmin(initial);
-      } catch (error) {
-        const current = listener;
-        listener = undefined;
-        await current.stop();
-        if ((error as NodeJS.ErrnoException).code === "EADDRINUSE")
-          throw new Error(
-            `the admin port ${initial.adminPort} is already in use: choose another with SERVICE_ADMIN_PORT or the adminPort key`,
-            { cause: error },
-          );
-        throw error;
-      }
-      polling.start();
-    },
-    async stop(options: StopOptions = {}) {
-      // A stop while another closes the listeners waits for it: the last bytes of the streams are still relayed.
-      if (!listener) return closing;
-      draining = true;
-      polling.stop();
-      deployer.cancelWaiting("the service is shutting down");
-      if (options.force) deployer.processes.stopAll("SIGKILL");
-      try {
-        while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-      } finally {
-        if (options.force) deployer.processes.resume();
-      }
-      // Commit statuses and notifications still in flight get a short grace; the rest are recorded as not sent.
-      await outbound.settle(options.force ? 0 : OUTBOUND_GRACE_MS);
-      // The retention of the deploys that ended (it runs after their `[done]` lines).
-      await retentionDone();
-      // A forced stop may come while a graceful one waits: the first to get here closes the listener.
-      const current = listener;
-      if (!current) return closing;
-      listener = undefined;
-      closing = (async () => {
-        await current.stop();
-        // Last: /healthz answers 503 for as long as the service drains.
-        const adminListener = admin?.listener;
-        admin = undefined;
-        await adminListener?.stop();
-        reloader.close();
-        appsInForce.close();
-      })();
-      await closing;
-    },
-    get listening() {
-      return listener !== undefined;
-    },
-    get port() {
-      return listener?.port;
-    },
-    get url() {
-      return listener ? `http://localhost:${listener.port}` : undefined;
-    },
-    get adminUrl() {
-      return admin?.url;
-    },
-    async idle() {
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-      await retentionDone();
-    },
-  };
+    } catch (error) {
+      const current = this.listener!;
+      this.listener = undefined;
+      await current.stop();
+      if ((error as NodeJS.ErrnoException).code === "EADDRINUSE")
+        throw new Error(
+          `the admin port ${initial.adminPort} is already in use: choose another with SERVICE_ADMIN_PORT or the adminPort key`,
+          { cause: error },
+        );
+      throw error;
+    }
+  }
+
+  async stop(options: StopOptions = {}): Promise<void> {
+    // A stop while another closes the listeners waits for it: the last bytes of the streams are still relayed.
+    if (!this.listener) return this.closing;
+    await this.drain(options.force === true);
+    // A forced stop may come while a graceful one waits: the first to get here closes the listener.
+    const current = this.listener;
+    if (!current) return this.closing;
+    this.listener = undefined;
+    this.closing = this.close(current);
+    await this.closing;
+  }
+
+  /**
+   * New POSTs get 503, waiting deploys are cancelled, the running ones finish (or, forced, are killed); then the
+   * outbound calls in flight get their grace and the ended deploys their retention.
+   */
+  private async drain(force: boolean): Promise<void> {
+    const { deployer } = this;
+    this.draining = true;
+    this.polling.stop();
+    deployer.cancelWaiting("the service is shutting down");
+    if (force) deployer.processes.stopAll("SIGKILL");
+    try {
+      await this.settleDeploys();
+    } finally {
+      if (force) deployer.processes.resume();
+    }
+    // Commit statuses and notifications still in flight get a short grace; the rest are recorded as not sent.
+    await this.outbound.settle(force ? 0 : OUTBOUND_GRACE_MS);
+    // The retention of the deploys that ended (it runs after their `[done]` lines).
+    await retentionDone();
+  }
+
+  /** The listeners closed, the admin listener last: /healthz answers 503 for as long as the service drains. */
+  private async close(webhook: Listener): Promise<void> {
+    await webhook.stop();
+    const adminListener = this.admin?.listener;
+    this.admin = undefined;
+    await adminListener?.stop();
+    this.reloader.close();
+    this.appsInForce.close();
+  }
+
+  private async settleDeploys(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  async idle(): Promise<void> {
+    await this.settleDeploys();
+    await retentionDone();
+  }
 }
