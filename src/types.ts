@@ -17,8 +17,12 @@ export interface DeployResult {
   rolledBack: boolean;
   /** Present when a health check ran (healthCheckUrl or healthCheck set, and the run script exited 0). */
   healthCheck?: HealthCheckResult;
-  /** A `service rollback` or a deploy of a ref: the commit it reset to, the deploy that named it, the ref named. */
-  target?: RollbackTarget;
+  /**
+   * The commit the deploy tried (pulled, pushed, built or named by `--ref` or a rollback), in words; absent when it
+   * got no commit to try (a refusal before the pull). A rollback or a deploy of a ref adds how it was named: the
+   * commit it reset to, the deploy that named it, the ref, the kept release.
+   */
+  target?: DeployTarget;
   /** Present when `allowedSigners` is set: whether the commit to deploy carries a good signature, and whose. */
   verify?: VerifyResult;
   /** With `releases` (docs/releases.md): the release this deploy built or switched to, and the one live before. */
@@ -27,9 +31,13 @@ export interface DeployResult {
   switchedBack?: true;
   /** Who started the deploy (docs/log-files.md "Who deployed what"); null in records from before it was kept. */
   actor: string | null;
-  /** The commit live when the deploy ended (with releases, the one `current` names; after a rollback, the one rolled back to); null when none. */
+  /**
+   * The commit live when the deploy ended (docs/deploy-control.md "What is live"): with releases, the one `current`
+   * names; in place, the one deployed when the deploy ended ok, the one rolled back to after a rollback, else the
+   * one live before; null when none is known.
+   */
   commit: CommitInfo | null;
-  /** The commit checked out before the deploy (HEAD before the pull or reset); null when none. */
+  /** The commit live before the deploy (as `commit` says it); null when none is known. */
   previousCommit: CommitInfo | null;
   /** The deploy id and the paths of its two log files. */
   log: { id: string; json: string; log: string };
@@ -108,6 +116,9 @@ export interface RollbackTarget {
   ref?: string;
 }
 
+/** The commit a deploy tried, and for a rollback or a ref how it was named. */
+export type DeployTarget = CommitInfo & Partial<RollbackTarget>;
+
 /** A release of a deploy with `releases` (docs/releases.md "The record"). */
 export interface ReleaseResult {
   /** The release's directory name under `<path>/releases/`: the UTC time and the commit. */
@@ -129,7 +140,7 @@ export interface ReleaseResult {
 /** A commit as a record names it: what went live, in words a person recognises. */
 export interface CommitInfo {
   sha: string;
-  /** The first line of its message. */
+  /** The first line of its message ("" when the commit is not in the repository, like the two below). */
   subject: string;
   /** Its author's name. */
   author: string;

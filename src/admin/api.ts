@@ -2,7 +2,6 @@ import { closeSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ResolvedApp } from "../config/apps.ts";
 import { processAlive } from "../system/liveness.ts";
-import { headCommit } from "../system/git.ts";
 import { Redaction } from "../system/redact.ts";
 import { entryOutcome, type HistoryFilter, keeps, parseFilter } from "../history/filter.ts";
 import { openRegular, readBytesNoFollow, readNoFollow } from "../system/files.ts";
@@ -10,7 +9,7 @@ import type { RollbackTarget } from "../types.ts";
 import { findDeploy, isDeployRef, listDeploys, newestDeploys, type HistoryEntry } from "../history/read.ts";
 import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
 import { pauseOf } from "../queue/pause.ts";
-import { pollStatus, releasesStatus } from "../control/status.ts";
+import { liveOf, pollStatus, releasesStatus } from "../control/status.ts";
 import type { Metrics } from "./metrics.ts";
 
 /** What the API needs of the service around it. */
@@ -58,10 +57,11 @@ export async function listApps(context: AdminContext): Promise<Response> {
     context.apps().map(async (app) => {
       const name = appName(app);
       const last = history.find((e) => e.status !== "running" && belongsTo(e, app));
+      const releases = await releasesStatus(context.cwd, app);
       return {
         name,
         repoPath: app.repoPath,
-        commit: await headCommit(app.repoPath, process.env).catch(() => null),
+        ...(await liveOf(app, history, releases)),
         running: context.metrics.running.get(name) ?? null,
         waiting: context.waiting(app),
         last: last
@@ -74,7 +74,7 @@ export async function listApps(context: AdminContext): Promise<Response> {
           : null,
         paused: pauseOf(context.cwd, app.name) ?? false,
         poll: pollStatus(context.cwd, app, Date.now()),
-        releases: await releasesStatus(context.cwd, app),
+        releases,
       };
     }),
   );

@@ -95,6 +95,12 @@ const COMMON_JS = `"use strict";
     if (!commit) return "–";
     return short(commit.sha) + " " + commit.subject + (commit.author ? " (" + commit.author + ")" : "");
   }
+  // The commit a deploy tried, and the one live after it when that is another (a failed build, a rollback).
+  function triedText(entry) {
+    var tried = entry.target || entry.commit;
+    var live = entry.commit && tried && entry.commit.sha !== tried.sha ? " · live: " + short(entry.commit.sha) : "";
+    return commitText(tried) + live;
+  }
   function deployAgain(entry, done) {
     deployAct("apps/" + encodeURIComponent(entry.app || "default") + "/deploy", { ref: entry.id }, done);
   }

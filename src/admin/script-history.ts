@@ -50,7 +50,7 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
             deployAgain(entry, function (ack) { say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
           } });
           rows.appendChild(el("tr", {}, el("td", {}, deployLink(entry.id)), el("td", { text: entry.app || "default" }), el("td", { text: entry.trigger || "" }),
-            el("td", { class: "actor", text: entry.actor || "" }), el("td", { class: "commit", text: commitText(entry.commit) }),
+            el("td", { class: "actor", text: entry.actor || "" }), el("td", { class: "commit", text: triedText(entry) }),
             el("td", {}, badge(outcomeLabel(entry)), entry.cancelledBy ? " by " + entry.cancelledBy : "", entry.forced ? " (forced)" : ""),
             el("td", { text: age(entry.startedAt) }), el("td", { text: entry.durationMs === null ? "" : (entry.durationMs / 1000).toFixed(1) + " s" }), el("td", {}, again)));
         });
@@ -103,7 +103,10 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
       field(info, "Outcome", badge(outcomeLabel({ status: record.status, ok: result.ok, rolledBack: result.rolledBack })));
       field(info, "Started", record.startedAt ? new Date(record.startedAt).toLocaleString() + " (" + age(record.startedAt) + ")" : "");
       if (record.durationMs !== undefined && record.durationMs !== null) field(info, "Duration", (record.durationMs / 1000).toFixed(1) + " s");
-      if (pull.before || pull.after) field(info, "Commits", el("code", { text: short(pull.before) + " → " + short(pull.after) }));
+      var before = result.previousCommit ? result.previousCommit.sha : pull.before;
+      var tried = result.target ? result.target.sha : pull.after;
+      if (before || tried) field(info, "Commits", el("code", { text: short(before) + " → " + short(tried) }));
+      if (result.target) field(info, "Tried commit", commitText(result.target));
       if (result.commit) field(info, "Live commit", commitText(result.commit));
       if (result.previousCommit) field(info, "Previous commit", commitText(result.previousCommit));
       if (record.cancel) field(info, "Cancelled", (record.cancel.by ? "by " + record.cancel.by + ", " : "") + new Date(record.cancel.at).toLocaleString());
@@ -115,11 +118,19 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
     function load() {
       return getJson("deploys/" + encodeURIComponent(ref)).then(function (data) { record = data; show(); return data; });
     }
-    function finish(text) {
-      var match = /\\[done\\] ok=(true|false) exitCode=(\\S+)\\s*$/.exec(text);
-      if (!match) return;
-      outcome.className = match[1] === "true" ? "done ok" : "done failed";
-      outcome.textContent = match[1] === "true" ? "Succeeded (exit code " + match[2] + ")" : "Failed (exit code " + match[2] + ")";
+    // The outcome panel, once the deploy has ended: said from its record (a rollback is no success).
+    function finish() {
+      var result = record.result || {};
+      var reason = result.error ? ": " + result.error : "";
+      var panel = record.status === "cancelled" ? ["stopped", "Cancelled" + (record.cancel && record.cancel.by ? " by " + record.cancel.by : "") + reason]
+        : record.status === "interrupted" ? ["stopped", "Interrupted: the service stopped while it ran"]
+        : record.status !== "done" ? null
+        : result.rolledBack ? ["rolled-back", "Rolled back: " + (result.commit ? commitText(result.commit) : "the commit from before") + " stays live" + reason]
+        : result.ok ? ["ok", "Succeeded (exit code " + (result.run ? result.run.exitCode : "?") + ")"]
+        : ["failed", "Failed" + (result.run && result.run.exitCode !== null ? " (exit code " + result.run.exitCode + ")" : "") + reason];
+      if (!panel) return;
+      outcome.className = "done " + panel[0];
+      outcome.textContent = panel[1];
     }
     // The log so far, then the rest as it is written; the stream ends when the deploy does.
     function follow() {
@@ -147,8 +158,7 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
     function start() {
       load().then(function () {
         return follow().then(function (text) {
-          finish(text);
-          return load();
+          return load().then(function (data) { finish(); return data; });
         });
       }).then(function (data) {
         // A stream cut short while the deploy runs is picked up again.

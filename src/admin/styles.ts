@@ -33,7 +33,7 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); white-space: nowrap; }
 pre { background: rgba(127, 127, 127, .1); border: 1px solid var(--line); border-radius: .4rem; padding: .75rem; max-height: 70vh; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; }
 .done { font-weight: 700; padding: .5rem .75rem; border-radius: .4rem; border: 2px solid currentColor; }
-.done.ok { color: var(--ok); } .done.failed { color: var(--bad); }
+.done.ok { color: var(--ok); } .done.failed { color: var(--bad); } .done.rolled-back { color: var(--warn); } .done.stopped { color: var(--muted); }
 #problem { color: var(--bad); } #notice:empty, #problem:empty, #outcome:empty { display: none; }
 .login { max-width: 24rem; margin-top: 3rem; }
 .login form { display: flex; flex-direction: column; gap: .5rem; }

@@ -29,13 +29,18 @@ function duration(ms: number | null): string {
 /** Longest commit subject a listing shows: `service logs <id> --json` has all of it. */
 const SUBJECT_CHARS = 50;
 
-/** The commit a deploy left checked out: its short hash and subject (`-` while unknown), and the ref it was asked for. */
+/**
+ * The commit a deploy tried: its short hash and subject (`-` while unknown), the ref it was asked for, and the
+ * commit live after it when that is another (a failed build, a rollback). Older records name only the live one.
+ */
 function commitCell(entry: HistoryEntry): string {
-  const ref = entry.ref ? ` [ref ${entry.ref}]` : "";
-  if (!entry.commit) return `-${ref}`;
-  const { sha, subject } = entry.commit;
+  const ref = entry.ref ? `[ref ${entry.ref}]` : "";
+  const tried = entry.target ?? entry.commit;
+  if (!tried) return ["-", ref].filter(Boolean).join(" ");
+  const { sha, subject } = tried;
   const cut = subject.length > SUBJECT_CHARS ? `${subject.slice(0, SUBJECT_CHARS - 1)}…` : subject;
-  return `${sha.slice(0, 7)} ${cut}${ref}`.trimEnd();
+  const live = entry.commit && entry.commit.sha !== sha ? `(live: ${entry.commit.sha.slice(0, 7)})` : "";
+  return [sha.slice(0, 7), cut, ref, live].filter(Boolean).join(" ");
 }
 
 function table(entries: HistoryEntry[]): string {

@@ -9,7 +9,7 @@ export const statusCommand = defineCommand({
   meta: {
     name: "status",
     description:
-      "Per app: the deployed commit, the pause, the running deploy, how many wait, and the last deploy's outcome.",
+      "Per app: the live commit, the pause, the running deploy, how many wait, and the last deploy's outcome.",
   },
   args: {
     app: { type: "string", description: "Multi-app mode: only this app (default: every app)" },
@@ -46,11 +46,22 @@ function pausedText({ paused, resumed }: AppStatus): string {
   return `no (resumed ${resumed.at} by ${resumed.by}; paused by ${resumed.pause.by}: ${resumed.pause.reason})`;
 }
 
+/** The live commit: its short hash, subject, author and age, and the deploy that made it live. */
+function liveText({ live }: AppStatus): string {
+  if (!live) return "none known (no deploy yet, and no commit checked out)";
+  const words = live.subject ? ` "${live.subject}"` : "";
+  const by = live.author ? ` by ${live.author}` : "";
+  const when = live.date ? `, ${age(Math.max(0, Date.now() - Date.parse(live.date)))}` : "";
+  const how = live.deployId ? ` (deploy ${live.deployId.slice(0, 8)})` : " (found checked out; no deploy on record)";
+  return `${short(live.sha)}${words}${by}${when}${how}`;
+}
+
 /** One app as a few aligned lines. */
 function describe(status: AppStatus): string {
   const { running, last } = status;
   const rows = [
-    ["commit", short(status.commit)],
+    ["live", liveText(status)],
+    ...(status.checkedOut !== status.commit ? [["clone", `${short(status.checkedOut)} checked out (not live)`]] : []),
     ["paused", pausedText(status)],
     [
       "running",

@@ -1,5 +1,7 @@
 import type { ResolvedApp } from "../config/apps.ts";
-import { headCommit } from "../system/git.ts";
+import { leftLive, ofApp } from "../history/live.ts";
+import type { CommitInfo } from "../types.ts";
+import { commitInfos, headCommit } from "../system/git.ts";
 import { processAlive } from "../system/liveness.ts";
 import { isActiveHere } from "../history/log.ts";
 import { lastResume, pauseOf, type Pause, type Resume } from "../queue/pause.ts";
@@ -16,8 +18,12 @@ export interface AppStatus {
   /** The app's name; null in single-app mode. */
   app: string | null;
   repoPath: string;
-  /** The commit checked out in repoPath (HEAD); null when there is none. */
+  /** The live commit (docs/deploy-control.md "What is live"); null when none is known. */
   commit: string | null;
+  /** The live commit in words, and the deploy that made it live (null: found checked out, before any deploy). */
+  live: LiveCommit | null;
+  /** The commit checked out in repoPath (the clone's HEAD); null when there is none. It differs from the live one with releases, and after a deploy that failed in place. */
+  checkedOut: string | null;
   /** The pause in force (reason, since, by), or null. */
   paused: Pause | null;
   /** The last lift of this app's pause (the whole service's in single-app mode): who, when, the pause; or null. */
@@ -45,6 +51,37 @@ export interface AppStatus {
   } | null;
   /** With `releases` (docs/releases.md): the live release and the kept ones; null without. */
   releases: ReleasesView | null;
+}
+
+/** The live commit in words ("" for words git cannot give), and the deploy that made it live. */
+export interface LiveCommit extends CommitInfo {
+  deployId: string | null;
+}
+
+/**
+ * What is live (docs/deploy-control.md "What is live"): with releases, the commit of the release `current` names;
+ * in place, the commit of the newest deploy that ended ok or that a rollback returned to, or, before any, the
+ * one checked out. Also the clone's HEAD, shown apart.
+ */
+export async function liveOf(
+  app: ResolvedApp,
+  history: HistoryEntry[],
+  releases: ReleasesView | null,
+): Promise<{ commit: string | null; live: LiveCommit | null; checkedOut: string | null }> {
+  const checkedOut = await headCommit(app.repoPath, process.env).catch(() => null);
+  const deployed = history.find((entry) => ofApp(entry, app.name) && leftLive(entry));
+  let live: { sha: string; deployId: string | null } | null;
+  if (releases) live = releases.live?.commit ? { sha: releases.live.commit, deployId: releases.live.deployId } : null;
+  else if (deployed?.commit) live = { sha: deployed.commit.sha, deployId: deployed.id };
+  else live = checkedOut ? { sha: checkedOut, deployId: null } : null;
+  if (!live) return { commit: null, live: null, checkedOut };
+  const sha = live.sha;
+  const recorded = history.find((entry) => entry.commit?.sha === sha)?.commit;
+  const words =
+    recorded ??
+    (await commitInfos(app.repoPath, [sha], process.env).catch(() => undefined))?.get(sha) ??
+    ({ sha, subject: "", author: "", date: "" } satisfies CommitInfo);
+  return { commit: sha, live: { ...words, sha, deployId: live.deployId }, checkedOut };
 }
 
 /** An app's releases, read only when it has them (the module is not loaded otherwise). */
@@ -85,10 +122,11 @@ async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[],
   // The queue's tickets count every process deploying the repository; the running deploy holds one of them.
   const tickets = scanTickets(ticketDir(queueKey(app.repoPath))).live.length;
   const finishedAt = ended && new Date(Date.parse(ended.startedAt) + (ended.durationMs ?? 0)).toISOString();
+  const releases = await releasesStatus(cwd, app);
   return {
     app: app.name ?? null,
     repoPath: app.repoPath,
-    commit: await headCommit(app.repoPath, process.env),
+    ...(await liveOf(app, mine, releases)),
     paused: pauseOf(cwd, app.name) ?? null,
     resumed: lastResume(cwd, app.name) ?? null,
     running: current
@@ -96,7 +134,7 @@ async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[],
       : null,
     waiting: Math.max(0, tickets - (current ? 1 : 0)),
     poll: pollStatus(cwd, app, now),
-    releases: await releasesStatus(cwd, app),
+    releases,
     last:
       ended && finishedAt
         ? { id: ended.id, outcome: resultLabel(ended), finishedAt, ageMs: Math.max(0, now - Date.parse(finishedAt)) }

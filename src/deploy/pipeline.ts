@@ -1,4 +1,5 @@
 import { readDeployVariables } from "../config/env.ts";
+import { liveCommitOf } from "../history/live.ts";
 import { commitInfos } from "../system/git.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
 import type { CommitInfo, DeployResult } from "../types.ts";
@@ -30,6 +31,8 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   if (options.forced) step("deploy", `forced: deploys are paused: ${options.forced}`);
   for (const notice of options.notices ?? []) step("config", notice);
   const state = new DeployState(ctx.config.runScript);
+  // In place, what is live is what the history says (the releases flow reads `current` instead).
+  if (!ctx.config.releases) state.liveBefore = liveCommitOf(options.cwd, options.app)?.sha ?? null;
   // docs/deploy-control.md "Cancel: `service cancel <id>`": its commands are stopped (deployer.ts); what has not
   // started does not start, but a script cut short is rolled back like any failed one.
   let ended = false;
@@ -53,17 +56,26 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     state.error = `internal error: ${(caught as Error).message}`;
     step("deploy", state.error);
   }
-  const commits = await commitsOf(ctx, state.liveCommit(), state.pulled.before);
   // Nothing follows the `[done]` line: a cancel that comes while the deploy ends changes nothing.
   ended = true;
   const by = ctx.cancelled();
-  return run.end({ ...commits, ...state.produced(by, options.target) }, by ? "cancelled" : "done");
+  const produced = state.produced(by);
+  const commits = await commitsOf(ctx, {
+    live: state.liveCommit(produced.ok),
+    before: state.liveBefore,
+    tried: state.triedCommit(options.target),
+  });
+  const target = commits.tried && { ...commits.tried, ...options.target };
+  return run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, by ? "cancelled" : "done");
 }
 
 /** The spec's deploy: pull (or reset) and the run script in repoPath, the health check, the rollback. */
 async function plainFlow(ctx: DeployContext, state: DeployState, options: PlannedDeploy): Promise<void> {
   const { config, run } = ctx;
-  if (!(await pullAndVerify(ctx, state, options))) return;
+  const verified = await pullAndVerify(ctx, state, options);
+  // A service new to a checkout has no deploy on record: what it found checked out is what was live.
+  state.liveBefore ??= state.pulled.before;
+  if (!verified) return;
   // What goes live is known now: its words are read while the script runs, and found read at the end (commitsOf).
   const { before, after } = state.pulled;
   void commitInfos(
@@ -86,22 +98,22 @@ async function plainFlow(ctx: DeployContext, state: DeployState, options: Planne
   }
 }
 
-/** What went live and what was live before, in words (never throws: a record without them is still a record). */
+/**
+ * What is live after the deploy, what was live before and what it tried, in words; a commit git cannot name (not in
+ * the repository) keeps its sha with empty words. Never throws: a record without them is still a record.
+ */
 async function commitsOf(
   ctx: DeployContext,
-  live: string | null,
-  before: string | null,
-): Promise<{ commit: CommitInfo | null; previousCommit: CommitInfo | null }> {
-  try {
-    const found = await commitInfos(
-      ctx.config.repoPath,
-      [live, before].filter((c) => c !== null),
-      ctx.env,
-    );
-    return { commit: (live && found.get(live)) || null, previousCommit: (before && found.get(before)) || null };
-  } catch {
-    return { commit: null, previousCommit: null };
-  }
+  shas: { live: string | null; before: string | null; tried: string | null },
+): Promise<{ commit: CommitInfo | null; previousCommit: CommitInfo | null; tried: CommitInfo | null }> {
+  const { live, before, tried } = shas;
+  const found = await commitInfos(
+    ctx.config.repoPath,
+    [live, before, tried].filter((c) => c !== null),
+    ctx.env,
+  ).catch(() => new Map<string, CommitInfo>());
+  const words = (sha: string | null) => (sha ? (found.get(sha) ?? { sha, subject: "", author: "", date: "" }) : null);
+  return { commit: words(live), previousCommit: words(before), tried: words(tried) };
 }
 
 /** The deploy's stages' context: a copy of the settings (the reload changes it) and the script's environment. */

@@ -133,7 +133,14 @@ export class DeployRun implements RunTranscript {
         : {}),
       rolledBack: produced.rolledBack,
       ...(healthCheck ? { healthCheck: checked(healthCheck) } : {}),
-      ...(target ? { target: target.ref === undefined ? target : { ...target, ref: redaction.text(target.ref) } } : {}),
+      ...(target
+        ? {
+            target: {
+              ...redactedCommit(target, redaction)!,
+              ...(target.ref === undefined ? {} : { ref: redaction.text(target.ref) }),
+            },
+          }
+        : {}),
       ...(verify ? { verify: { ...verify, reason: verify.reason && redaction.text(verify.reason) } } : {}),
       ...(release ? { release } : {}),
       ...(switchedBack ? { switchedBack } : {}),
@@ -220,6 +227,6 @@ function servedOf(options: DeployOptions, redaction: Redaction): DeployOptions["
 }
 
 /** A commit's words redacted like the deploy's output: a message may quote a secret. */
-function redactedCommit(commit: CommitInfo | null, redaction: Redaction): CommitInfo | null {
+function redactedCommit<T extends CommitInfo>(commit: T | null, redaction: Redaction): T | null {
   return commit && { ...commit, subject: redaction.text(commit.subject), author: redaction.text(commit.author) };
 }

@@ -33,8 +33,10 @@ export interface HistoryEntry {
   ref: string | null;
   /** It went past a pause (`--force`, `force: true`). */
   forced: boolean;
-  /** The commit it left checked out, in words; null while it runs, and in older records. */
+  /** The commit live when it ended, in words (docs/deploy-control.md "What is live"); null while it runs, and in older records. */
   commit: CommitInfo | null;
+  /** The commit it tried (pulled, pushed, built, named), in words; null while it runs, and in older records. */
+  target: CommitInfo | null;
   /** A cancelled deploy: who cancelled it (null for a shutdown, and in older records). */
   cancelledBy: string | null;
   jsonPath: string;
@@ -69,6 +71,7 @@ export function entryOf(dir: string, stem: string, files: Set<string>): HistoryE
     ref: null,
     forced: false,
     commit: null,
+    target: null,
     cancelledBy: null,
     jsonPath,
     logPath,
@@ -104,6 +107,7 @@ export function entryOf(dir: string, stem: string, files: Set<string>): HistoryE
         rolledBack?: boolean;
         release?: { id?: unknown };
         commit?: unknown;
+        target?: unknown;
       }
     | undefined = record.result && typeof record.result === "object" ? record.result : undefined;
   const textOf = (value: unknown) => (typeof value === "string" ? value : null);
@@ -125,6 +129,7 @@ export function entryOf(dir: string, stem: string, files: Set<string>): HistoryE
     ref: textOf(record.ref),
     forced: record.forced === true,
     commit: commitOf(result?.commit),
+    target: commitOf(result?.target),
     cancelledBy: textOf(record.cancel?.by),
     // The outcome is known, but `service logs <id>` has nothing to show. A running deploy's .log may just not
     // be created yet (it comes right after the record).

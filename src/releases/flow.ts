@@ -45,6 +45,8 @@ export async function releaseFlow(ctx: DeployContext, state: DeployState, option
   const say = (text: string) => run.step("release", text);
   const settings = resolveReleases(config.releases!, ctx.cwd);
   const layout = layoutOf(settings, ctx.cwd);
+  // What is live is what `current` names, whatever happens to the clone.
+  state.withReleases = true;
   // Before anything moves: a directory the releases cannot go in fails the deploy with the clone untouched.
   const problem = releasesPathProblem(settings, config.repoPath);
   if (problem) {
@@ -54,6 +56,7 @@ export async function releaseFlow(ctx: DeployContext, state: DeployState, option
   }
   for (const line of await recoverReleases(layout, config.repoPath, ctx.env)) say(`cleaned up: ${line}`);
   const previous = liveRelease(layout);
+  state.liveBefore = previous?.commit || null;
   try {
     const kept = target && keptFor(layout, target);
     if (kept) await instantSwitch(ctx, state, layout, kept, previous);

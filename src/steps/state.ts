@@ -31,32 +31,40 @@ export class DeployState {
   verify?: VerifyResult;
   /** Set by a flow whose success does not rest on the run script (an instant switch runs none). */
   ok?: boolean;
+  /** The commit live before the deploy (docs/deploy-control.md "What is live"), set before anything moves. */
+  liveBefore: string | null = null;
+  /** Set by the releases flow: what is live is what `current` names, whatever the clone holds. */
+  withReleases = false;
 
   constructor(script: string) {
     this.ran = { exitCode: null, timedOut: false, script };
   }
 
   /**
-   * The commit live when the deploy ended: the release `current` names (with releases), else the one checked out
-   * (after a rollback, the one rolled back to).
+   * The commit live when the deploy ended (docs/deploy-control.md "What is live"): with releases, the release
+   * `current` names; in place, the one deployed when the deploy ended `ok`, the one rolled back to after a
+   * rollback, else the one live before (a failed deploy leaves what was live).
    */
-  liveCommit(): string | null {
+  liveCommit(ok: boolean): string | null {
     const { release, rollback, pulled } = this;
     if (release) return release.live ? release.commit : (release.previous?.commit ?? null);
-    return this.rolledBack && rollback ? rollback.to : pulled.after;
+    if (this.withReleases) return this.liveBefore;
+    if (this.rolledBack && rollback) return rollback.to;
+    return ok ? pulled.after : this.liveBefore;
+  }
+
+  /** The commit the deploy tried: the one a rollback or a ref named, the one a release was built of, or pulled. */
+  triedCommit(target: RollbackTarget | undefined): string | null {
+    return target?.commit ?? this.release?.commit ?? this.pulled.after;
   }
 
   /** What the deploy produced; `cancelledBy` names who cancelled it, when someone did. */
-  produced(
-    cancelledBy: string | undefined,
-    target: RollbackTarget | undefined,
-  ): Omit<Produced, "commit" | "previousCommit"> {
+  produced(cancelledBy: string | undefined): Omit<Produced, "commit" | "previousCommit" | "target"> {
     const { pulled, ran, runOut, error, healthCheck, rollback, release, verify } = this;
     const succeeded = this.ok ?? (pulled.success && ran.exitCode === 0 && error === null);
     return {
       ok: cancelledBy ? false : rollback ? rollback.ok : succeeded,
       ...(healthCheck ? { healthCheck } : {}),
-      ...(target ? { target } : {}),
       ...(verify ? { verify } : {}),
       pull: pulled.result(),
       run: { ...ran, stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },

@@ -50,7 +50,7 @@ describe('service deploy --ref (docs/deploy-control.md "Deploy a ref or retry")'
     expect([repo.head(), branch()]).toEqual([tagged, "main"]);
     const record = recordOf(repo.clone, tag.stdout);
     expect(record).toMatchObject({ trigger: "cli", ref: "v1.0", status: "done" });
-    expect(record.result.target).toEqual({ commit: tagged, deployId: null, ref: "v1.0" });
+    expect(record.result.target).toMatchObject({ commit: tagged, deployId: null, ref: "v1.0" });
     expect(record.result.commit).toMatchObject({ sha: tagged, subject: "release 1.0" });
 
     const onFeature = await deploy(repo.clone, "feature");
@@ -68,7 +68,7 @@ describe('service deploy --ref (docs/deploy-control.md "Deploy a ref or retry")'
     const retry = await deploy(repo.clone, failedId.slice(0, 8));
     expect(retry.code).toBe(0);
     expect(repo.head()).toBe(tip);
-    expect(recordOf(repo.clone, retry.stdout).result.target).toEqual({
+    expect(recordOf(repo.clone, retry.stdout).result.target).toMatchObject({
       commit: tip,
       deployId: failedId,
       ref: failedId.slice(0, 8),

@@ -46,7 +46,7 @@ describe("service rollback", () => {
     expect(stdout).toContain(`[pull] rollback: git reset --hard ${first.slice(0, 12)}`);
     expect(lastLine(stdout)).toBe("[done] ok=true exitCode=0");
     expect(record.trigger).toBe("rollback");
-    expect(record.result.target).toEqual({ commit: first, deployId: firstId });
+    expect(record.result.target).toMatchObject({ commit: first, deployId: firstId });
     expect(record.result.pull.after).toBe(first);
     const logs = await runCli(["logs"], { cwd: repo.clone });
     expect(logs.stdout.split("\n")[1]).toMatch(/ rollback .* ok /);
@@ -59,7 +59,7 @@ describe("service rollback", () => {
     const forward = await cli(repo.clone, ["rollback"]);
     expect(forward.code).toBe(0);
     expect(repo.head()).toBe(second);
-    expect(forward.record.result.target).toEqual({ commit: second, deployId: secondId });
+    expect(forward.record.result.target).toMatchObject({ commit: second, deployId: secondId });
     // And by the rollback's own id: the commit it left checked out.
     const again = await cli(repo.clone, ["rollback", back.id!.slice(0, 8)]);
     expect(again.record.result.target.deployId).toBe(back.id);
@@ -84,7 +84,7 @@ describe("service rollback", () => {
     const lastOk = await cli(repo.clone, ["rollback", "last-ok"]);
     expect(lastOk.code).toBe(0);
     // The newest ok deploy is the rollback just made: its commit is the first one.
-    expect(lastOk.record.result.target).toEqual({ commit: first, deployId: byPrefix.id });
+    expect(lastOk.record.result.target).toMatchObject({ commit: first, deployId: byPrefix.id });
     const byId = await cli(repo.clone, ["rollback", firstId]);
     expect(byId.record.result.target.commit).toBe(first);
     expect(second).not.toBe(first);
@@ -95,7 +95,7 @@ describe("service rollback", () => {
     const { code, record } = await cli(repo.clone, ["rollback", first.slice(0, 10)]);
     expect(code).toBe(0);
     expect(repo.head()).toBe(first);
-    expect(record.result.target).toEqual({ commit: first, deployId: null });
+    expect(record.result.target).toMatchObject({ commit: first, deployId: null });
   });
 
   test("a commit not in the repository: one line, exit 1, nothing queued", async () => {
@@ -173,7 +173,7 @@ describe("service rollback", () => {
     const server = createServiceServer({ runScript: "true", secret: "library-secret-0123456789" }, { cwd: repo.clone });
     const result = await server.rollback();
     expect(result.ok).toBe(true);
-    expect(result.target).toEqual({ commit: first, deployId: firstId });
+    expect(result.target).toMatchObject({ sha: first, commit: first, deployId: firstId });
     expect(repo.head()).toBe(first);
     await expect(server.rollback("not-a-commit")).rejects.toThrow("is neither a deploy id nor a commit");
   });

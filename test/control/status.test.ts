@@ -39,7 +39,7 @@ describe("service status", () => {
 
     const human = await status(repo.clone);
     expect(human.stdout).toContain(`repo ${repo.clone}`);
-    expect(human.stdout).toContain(`commit:  ${repo.head().slice(0, 12)}`);
+    expect(human.stdout).toContain(`live:    ${repo.head().slice(0, 12)} "initial" by Test`);
     expect(human.stdout).toContain("running: none");
     expect(human.stdout).toContain(`last:    FAILED ${failedId}`);
   });

@@ -60,8 +60,9 @@ describe("the commit that went live", () => {
     expect(rolledNote.json().commit).toMatchObject({ after: broken, subject: "Break the build", author: "Test" });
 
     const rows = parseTable((await runCli(["logs"], { cwd: repo.clone })).stdout);
+    // The COMMIT column names the commit each deploy tried, and what stayed live when that is another.
     expect(rows.map((row) => row.COMMIT)).toEqual([
-      `${fixed.slice(0, 7)} Fix the login page`,
+      `${broken.slice(0, 7)} Break the build (live: ${fixed.slice(0, 7)})`,
       `${fixed.slice(0, 7)} Fix the login page`,
     ]);
   });
