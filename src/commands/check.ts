@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { checkConfig, type CheckedValue } from "../ops/check.ts";
-import { headVerdicts } from "../ops/check-guard.ts";
+import { signatureVerdicts } from "../ops/check-guard.ts";
 import { sendTestNotifications } from "../notify/inspect.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
@@ -38,7 +38,7 @@ export const checkCommand = defineCommand({
       if (app.allowedSigners) lines.push(`    allowedSigners: ${app.allowedSigners}`);
       if (app.releases) lines.push(`    releases: ${app.releases}`);
     }
-    const verdicts = await headVerdicts(report.guarded, cwd, process.env);
+    const verdicts = await signatureVerdicts(report.guarded, cwd, process.env);
     if (verdicts.length > 0) lines.push("", ...verdicts);
     lines.push("");
     for (const warning of report.warnings) lines.push(`warning: ${warning}`);

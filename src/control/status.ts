@@ -64,7 +64,7 @@ export interface LiveCommit extends CommitInfo {
  * one checked out. Also the clone's HEAD, shown apart.
  */
 export async function liveOf(
-  app: ResolvedApp,
+  app: Pick<ResolvedApp, "name" | "repoPath">,
   history: HistoryEntry[],
   releases: ReleasesView | null,
 ): Promise<{ commit: string | null; live: LiveCommit | null; checkedOut: string | null }> {
@@ -85,7 +85,7 @@ export async function liveOf(
 }
 
 /** An app's releases, read only when it has them (the module is not loaded otherwise). */
-export async function releasesStatus(cwd: string, app: ResolvedApp): Promise<ReleasesView | null> {
+export async function releasesStatus(cwd: string, app: Pick<ResolvedApp, "releases">): Promise<ReleasesView | null> {
   if (!app.releases) return null;
   const { releasesView } = await import("../releases/files.ts");
   return releasesView(app.releases, cwd);

@@ -1,17 +1,21 @@
 /**
  * What `service check` says about the keys that guard a deploy (docs/security.md): the allowed-signers file and
- * whether the checked-out commit would pass it, the deploy's variables (names only, never a value) and the files
+ * whether the live commit and the one the next pull would bring pass it, the deploy's variables (names only, never a value) and the files
  * they come from.
  */
 import { resolve } from "node:path";
 import { envFileWarnings, readDeployVariables, type EnvSettings } from "../config/env.ts";
-import { headCommit, short } from "../system/git.ts";
+import type { ReleaseSettings } from "../config/schema.ts";
+import { liveOf, releasesStatus } from "../control/status.ts";
+import { listDeploys } from "../history/read.ts";
+import { gitQuery, short } from "../system/git.ts";
 import { readAllowedSigners, verifyCommit } from "../verify/signatures.ts";
 
 export interface GuardedApp extends EnvSettings {
   name?: string;
   repoPath: string;
   allowedSigners?: string;
+  releases?: ReleaseSettings;
 }
 
 /** The problems (every deploy would be refused) and warnings (unsafe files) of one app's guard keys. */
@@ -29,23 +33,30 @@ export function guardFindings(app: GuardedApp, cwd: string): { problems: string[
   return { problems, warnings };
 }
 
-/** One line per app with `allowedSigners`: whether the commit checked out now would deploy, and why not. */
-export async function headVerdicts(apps: GuardedApp[], cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+/**
+ * Per app with `allowedSigners`: whether the live commit (docs/deploy-control.md "What is live") would deploy again,
+ * and whether what the next pull would bring (the upstream branch as last fetched) would deploy, and why not.
+ */
+export async function signatureVerdicts(apps: GuardedApp[], cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
   const lines: string[] = [];
+  const history = listDeploys(cwd);
   for (const app of apps) {
     if (!app.allowedSigners) continue;
-    const label = app.name ? `app ${app.name}: ` : "";
-    const head = await headCommit(app.repoPath, env).catch(() => null);
-    if (!head) {
-      lines.push(`${label}allowedSigners: no commit checked out in ${app.repoPath} to check`);
-      continue;
-    }
-    const verdict = await verifyCommit(app.repoPath, head, resolve(cwd, app.allowedSigners), env);
-    lines.push(
-      verdict.ok
-        ? `${label}allowedSigners: HEAD ${short(head)} would deploy: signed by ${verdict.signer}`
-        : `${label}allowedSigners: HEAD ${short(head)} would be refused: ${verdict.reason}`,
-    );
+    const label = `${app.name ? `app ${app.name}: ` : ""}allowedSigners:`;
+    const signers = resolve(cwd, app.allowedSigners);
+    const verdict = async (commit: string) => {
+      const checked = await verifyCommit(app.repoPath, commit, signers, env);
+      return checked.ok ? `would deploy: signed by ${checked.signer}` : `would be refused: ${checked.reason}`;
+    };
+    const { live } = await liveOf(app, history, await releasesStatus(cwd, app));
+    if (live) lines.push(`${label} the live commit ${short(live.sha)} ${await verdict(live.sha)}`);
+    else lines.push(`${label} no live commit in ${app.repoPath} to check`);
+    const upstream = await gitQuery(app.repoPath, ["rev-parse", "--verify", "--quiet", "@{upstream}"], env);
+    const next = upstream.code === 0 ? upstream.stdout : null;
+    if (next && next !== live?.sha)
+      lines.push(
+        `${label} the next pull would bring ${short(next)} (the upstream branch as last fetched), which ${await verdict(next)}`,
+      );
   }
   return lines;
 }

@@ -11,7 +11,7 @@ import { createServiceServer } from "../../src/server.ts";
 import { defaultConfig } from "../../src/config/schema.ts";
 import { listDeploys, readDeployRecord } from "../../src/history/read.ts";
 import { readPollState } from "../../src/control/poll.ts";
-import { lastLine, makeRepo, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
+import { git, lastLine, makeRepo, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
 import { fakeApi } from "../_support/outbound-fixtures.ts";
 import { makeKeys, noSshKeygen, pushSigned } from "../_support/signing.ts";
 
@@ -120,17 +120,27 @@ describe.skipIf(noSshKeygen)('signed commits on every trigger (docs/security.md 
 });
 
 describe.skipIf(noSshKeygen)('service check and the allowed signers (docs/security.md "Signed commits")', () => {
-  test("check says whether HEAD would deploy, and names a missing file as a problem", async () => {
+  test("check says whether the live commit and the one the next pull would bring would deploy, and names a missing file as a problem", async () => {
     const repo = makeRepo();
     const { dir } = serviceDir(repo.clone, `allowedSigners: ${keys.allowed}\n`);
     const unsigned = await runCli(["check"], { cwd: dir });
-    expect(unsigned.stdout).toContain(`allowedSigners: HEAD ${short(repo.head())} would be refused: it is not signed`);
+    expect(unsigned.stdout).toContain(
+      `allowedSigners: the live commit ${short(repo.head())} would be refused: it is not signed`,
+    );
     expect(unsigned.code).toBe(0);
-    pushSigned(repo, keys.alice);
+    const signedCommit = pushSigned(repo, keys.alice);
     expect((await runCli(["deploy"], { cwd: dir })).code).toBe(0);
     const signed = await runCli(["check"], { cwd: dir });
     expect(signed.stdout).toContain(
-      `allowedSigners: HEAD ${short(repo.head())} would deploy: signed by alice@example.com`,
+      `allowedSigners: the live commit ${short(signedCommit)} would deploy: signed by alice@example.com`,
+    );
+    expect(signed.stdout).not.toContain("the next pull");
+    // An unsigned commit fetched but not pulled yet: the next pull would bring it, and it would be refused.
+    const next = pushSigned(repo, null, { "next.txt": "next\n" }, "unsigned");
+    git(repo.clone, "fetch", "--quiet");
+    const fetched = await runCli(["check"], { cwd: dir });
+    expect(fetched.stdout).toContain(
+      `allowedSigners: the next pull would bring ${short(next)} (the upstream branch as last fetched), which would be refused: it is not signed`,
     );
     const missing = join(dir, "nowhere");
     const gone = await runCli(["check"], { cwd: dir, env: { SERVICE_ALLOWED_SIGNERS: missing } });
