@@ -40,6 +40,8 @@ export interface NotifyPayload {
     author: string | null;
     date: string | null;
   };
+  /** The commit the deploy tried, in words (the record's `target`); null before it ends, or when it tried none. */
+  target: CommitInfo | null;
   outcome: NotifyEvent;
   /** null while the deploy has not ended (`started`). */
   ok: boolean | null;
@@ -77,7 +79,8 @@ export function notifyPayload(input: PayloadInput): NotifyPayload {
   const exitCode = result ? (result.rollback ? result.rollback.exitCode : result.run.exitCode) : null;
   const commits = result ? { before: result.pull.before, after: result.pull.after } : input.commit;
   // The words of the commit named `after` (after a rollback the result's commit is the one gone back to).
-  const info = [result?.commit, input.commit?.info].find((c) => c && c.sha === commits?.after) ?? null;
+  const info = [result?.target, result?.commit, input.commit?.info].find((c) => c && c.sha === commits?.after) ?? null;
+  const target = result?.target ?? null;
   return {
     id: input.id,
     app: input.app ?? null,
@@ -94,6 +97,7 @@ export function notifyPayload(input: PayloadInput): NotifyPayload {
       author: info?.author ?? null,
       date: info?.date ?? null,
     },
+    target: target && { sha: target.sha, subject: target.subject, author: target.author, date: target.date },
     outcome: input.outcome,
     ok: result ? result.ok : null,
     rolledBack: result ? result.rolledBack : false,

@@ -58,6 +58,14 @@ describe("the commit that went live", () => {
     );
     // The notification's commit is the one pulled, and its words are that commit's, not the live one's.
     expect(rolledNote.json().commit).toMatchObject({ after: broken, subject: "Break the build", author: "Test" });
+    // And its target is the commit the deploy tried, as the record's is.
+    expect(rolledNote.json().target).toEqual({
+      sha: broken,
+      subject: "Break the build",
+      author: "Test",
+      date: expect.any(String),
+    });
+    expect(rolled.target).toMatchObject({ sha: broken, subject: "Break the build" });
 
     const rows = parseTable((await runCli(["logs"], { cwd: repo.clone })).stdout);
     // The COMMIT column names the commit each deploy tried, and what stayed live when that is another.

@@ -91,6 +91,7 @@ describe("notifications", () => {
         "event",
         "delivery",
         "commit",
+        "target",
         "outcome",
         "ok",
         "rolledBack",
