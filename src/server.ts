@@ -234,7 +234,7 @@ class Server {
     await recoverAppReleases(cwd, apps, logger);
   }
 
-  /** The webhook port: the spec's surface and nothing else. */
+  /** The webhook port: the routes of docs/http.md and nothing else. */
   private listenForWebhooks(initial: ResolvedConfig): Promise<Listener> {
     const { logger } = this;
     return runtime.serve({

@@ -2,6 +2,7 @@
  * The dashboard's one script, embedded so the binary serves it itself and a page needs no other host. Plain
  * browser JavaScript: no build step, no framework (see docs/admin.md "The admin listener"). Its stylesheet: styles.ts.
  */
+import { BREAKS, HIDDEN } from "../system/shown.ts";
 import { APPS_PAGE_JS } from "./script-apps.ts";
 import { HISTORY_PAGES_JS } from "./script-history.ts";
 
@@ -15,23 +16,26 @@ const COMMON_JS = `"use strict";
   var notice = document.getElementById("notice");
   var problem = document.getElementById("problem");
 
+  // Text from outside (refs, actors, subjects, reasons) without the marks that reorder or hide it: the CLI's rule.
+  function shown(text) { return String(text).replace(/${BREAKS.source}/gu, " ").replace(/${HIDDEN.source}/gu, ""); }
+
   // Every value goes in as a text node: names, commit messages and log text never become markup.
   function el(tag, attrs) {
     var node = document.createElement(tag);
     for (var key in attrs || {}) {
-      if (key === "text") node.textContent = attrs[key];
+      if (key === "text") node.textContent = shown(attrs[key]);
       else if (key === "onclick") node.addEventListener("click", attrs[key]);
       else node.setAttribute(key, attrs[key]);
     }
     for (var i = 2; i < arguments.length; i++) {
       var child = arguments[i];
       if (child === null || child === undefined || child === false) continue;
-      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+      node.appendChild(typeof child === "string" ? document.createTextNode(shown(child)) : child);
     }
     return node;
   }
-  function say(text) { problem.textContent = ""; notice.textContent = text; }
-  function fail(text) { notice.textContent = ""; problem.textContent = text; }
+  function say(text) { problem.textContent = ""; notice.textContent = shown(text); }
+  function fail(text) { notice.textContent = ""; problem.textContent = shown(text); }
 
   function api(path, options) {
     return fetch(root + "api/" + path, Object.assign({ credentials: "same-origin", cache: "no-store" }, options || {})).then(function (res) {

@@ -6,7 +6,7 @@ import type { ResolvedConfig } from "../config/schema.ts";
 import { scriptLines } from "../steps/script.ts";
 
 /**
- * The start banner (README "Quick start"). The spec's lines: `listening on http://localhost:<port>`, the
+ * The start banner (README "Quick start"). Its first lines: `listening on http://localhost:<port>`, the
  * repository, the run command and `Auth: required`. Around them, what an operator checks first: the address
  * actually bound when it is not loopback, where the run script comes from (a repository's config file may
  * replace it after each pull), and each app's filters, polling and releases when set. One block per app.

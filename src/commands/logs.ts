@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { closeSync, existsSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { processAlive } from "../system/liveness.ts";
+import { shown } from "../system/shown.ts";
 import { openRegular, readBytesNoFollow, readNoFollow } from "../system/files.ts";
 import {
   endFromLog,
@@ -83,8 +84,10 @@ function table(entries: HistoryEntry[]): string {
       ...(noted ? [e.problem ? (e.status === "unknown" ? e.problem : `corrupt: ${e.problem}`) : ""] : []),
     ]),
   ];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows
+  // Refs, actors, delivery ids and subjects come from outside: shown without the marks that reorder or hide text.
+  const cells = rows.map((row) => row.map(shown));
+  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
+  return cells
     .map((r) =>
       r
         .map((cell, i) => cell.padEnd(widths[i]!))

@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { short } from "../system/git.ts";
+import { shown } from "../system/shown.ts";
 import { readStatus, selectApps, type AppStatus } from "../control/status.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
 
@@ -75,7 +76,8 @@ function describe(status: AppStatus): string {
     ...(status.releases ? describeReleases(status.releases) : []),
   ];
   const title = status.app ? `app ${status.app} (${status.repoPath})` : `repo ${status.repoPath}`;
-  return `${title}\n${rows.map(([key, value]) => `  ${(key ? `${key}:` : "").padEnd(9)}${value}`).join("\n")}\n`;
+  // Actors, pause reasons, poll details come from outside: shown without the marks that reorder or hide text.
+  return `${shown(title)}\n${rows.map(([key, value]) => `  ${(key ? `${key}:` : "").padEnd(9)}${shown(value!)}`).join("\n")}\n`;
 }
 
 /** The live release, then every kept one (newest first) with its commit and the deploy that built it. */

@@ -69,7 +69,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   return run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, by ? "cancelled" : "done");
 }
 
-/** The spec's deploy: pull (or reset) and the run script in repoPath, the health check, the rollback. */
+/** A deploy without releases: pull (or reset) and the run script in repoPath, the health check, the rollback. */
 async function plainFlow(ctx: DeployContext, state: DeployState, options: PlannedDeploy): Promise<void> {
   const { config, run } = ctx;
   const verified = await pullAndVerify(ctx, state, options);

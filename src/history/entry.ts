@@ -190,7 +190,7 @@ export function resultLabel(entry: HistoryEntry): string {
   if (entry.status === "corrupt") return "corrupt";
   if (entry.status !== "done") return entry.status;
   if (!entry.ok) return "FAILED";
-  // The spec's ok (the redeploy of the previous commit worked), but what was pushed is not live.
+  // ok (the redeploy of the previous commit worked, docs/deploy-control.md "Rollback"), but what was pushed is not live.
   return entry.rolledBack ? "rolled back" : "ok";
 }
 

@@ -1,6 +1,6 @@
 import type { DeployEvent, DeployResult } from "../types.ts";
 
-/** The final stream line, exactly as the spec writes it. */
+/** The final stream line, exactly as docs/http.md writes it. */
 export function doneLine(result: Pick<DeployResult, "ok" | "run" | "rollback">): string {
   const exitCode = result.rollback ? result.rollback.exitCode : result.run.exitCode;
   return `[done] ok=${result.ok} exitCode=${exitCode === null ? "null" : exitCode}`;

@@ -3,21 +3,16 @@
  * a forge's pusher, `webhook@<address>`, `poll`. An actor string is data, often from a request body: it is cut
  * to a length and holds no control characters, wherever it is shown.
  */
+import { shown } from "./shown.ts";
 import { unixUser } from "./user.ts";
 
 /** Longest actor kept. */
 export const MAX_ACTOR_CHARS = 100;
 
-/** C0 and C1 controls, DEL, and the invisible marks that reorder or hide text (bidi overrides, line separators). */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g;
-
-/** `value` as one line of data: a string, its control characters stripped, its whitespace runs one space, cut. */
+/** `value` as one line of data: a string as it is shown (shown.ts), its whitespace runs one space, cut. */
 export function oneLine(value: unknown, max: number): string | undefined {
   if (typeof value !== "string") return undefined;
-  const text = value
-    .slice(0, max * 4)
-    .replace(/[\t\n\v\f\r]+/g, " ")
-    .replace(CONTROL, "")
+  const text = shown(value.slice(0, max * 4))
     .replace(/ {2,}/g, " ")
     .trim();
   if (!text) return undefined;

@@ -1,14 +1,21 @@
 import { describe, expect, test } from "bun:test";
 import { StreamReader, startGated } from "../_support/gate.ts";
 import { lastLine, logFiles, post, readJson, runCli, SECRET, waitFor } from "../_support/helpers.ts";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 const DONE_OK = "[done] ok=true exitCode=0";
 
+/** The delivery ids the server keeps, each with the deploy serving it (none yet: empty). */
+function deliveries(clone: string): Record<string, { deploy: string }> {
+  const file = join(clone, ".service", "deliveries", "default.json");
+  return existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
+}
+
 describe("queuePolicy: latest", () => {
   test("a request arriving while a deploy of the same app waits joins it: one deploy, one log pair, every client gets its output and [done]", async () => {
-    await using gated = await startGated({ SERVICE_QUEUE_POLICY: "latest" });
+    // Delivery ids kept on disk (dedupeDeliveries) say when a JSON request, silent until the end, has joined.
+    await using gated = await startGated({ SERVICE_QUEUE_POLICY: "latest", SERVICE_DEDUPE_DELIVERIES: "1" });
     const { repo, gate, server } = gated;
     const first = new StreamReader(await post(server.url, { secret: SECRET }));
     await waitFor(() => gate.lines().length === 1, "the first deploy to start");
@@ -27,8 +34,13 @@ describe("queuePolicy: latest", () => {
       await waitFor(() => reader.text.includes("\n"), `request ${i} answered`);
       joiners.push(reader);
     }
-    // A JSON request joins too, and gets the joined deploy's result.
-    const json = post(`${server.url}?format=json`, { secret: SECRET });
+    // A JSON request joins too, and gets the joined deploy's result; the gate opens only once it has joined.
+    const json = post(`${server.url}?format=json`, {
+      secret: SECRET,
+      headers: { "x-github-event": "push", "x-github-delivery": "d-5" },
+    });
+    const waitingId = deliveries(repo.clone)["d-1"]!.deploy;
+    await waitFor(() => deliveries(repo.clone)["d-5"]?.deploy === waitingId, "the JSON request to join");
     for (const reader of joiners) expect(reader.text.split("\n")[0]).toBe("[queued] waiting; position=1");
     gate.open();
     expect(lastLine(await first.done)).toBe(DONE_OK);
@@ -47,7 +59,7 @@ describe("queuePolicy: latest", () => {
     const record = readJson(
       join(repo.clone, ".service", "logs", logFiles(repo.clone).find((f) => f.endsWith(`_${waiting.id()}.json`))!),
     );
-    expect(record.served).toEqual({ requests: 5, deliveries: ["d-1", "d-2", "d-3", "d-4"] });
+    expect(record.served).toEqual({ requests: 5, deliveries: ["d-1", "d-2", "d-3", "d-4", "d-5"] });
   });
 
   test("fifo (the default) queues every request; a bad queuePolicy is refused at start with the key named", async () => {

@@ -29,6 +29,15 @@ function state(pid: number): string | undefined {
   }
 }
 
+/** The name `pid` runs as (`sh` until it execs its command), or undefined once it is gone. */
+function comm(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Starts `command` in the background of a shell that then becomes `sleep` and never waits for it: once the
  * command dies it stays a zombie until the sleep ends. Its pid, and the parent to kill afterwards.
@@ -50,8 +59,11 @@ async function underNonReapingParent(command: string[], options: { cwd: string; 
     text += new TextDecoder().decode(value);
   }
   reader.releaseLock();
+  const pid = Number(text.trim());
+  // Until both have exec'd, a shell is still there to reap the child: it would die without ever being a zombie.
+  await waitFor(() => comm(pid) !== "sh" && comm(parent.pid) === "sleep", "the child and its parent to exec");
   const output = () => (existsSync(out) ? readFileSync(out, "utf8") : "");
-  return { pid: Number(text.trim()), parent, output };
+  return { pid, parent, output };
 }
 
 describe('a zombie is dead (docs/reliability.md "Shutdown and crashes")', () => {
