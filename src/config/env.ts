@@ -7,6 +7,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { isInside, readUserFile } from "../system/files.ts";
+import { MIN_SECRET_LENGTH } from "../system/redact.ts";
 import type { EnvValue } from "./schema.ts";
 
 /** A variable name a shell can use. */
@@ -119,13 +120,25 @@ export interface EnvSettings {
   envFile?: string;
 }
 
-/** A file of `env` or `envFile`, resolved against the working directory, with what names it. */
-function envFiles(settings: EnvSettings, cwd: string): { file: string; what: string }[] {
-  const files = settings.envFile ? [{ file: resolve(cwd, settings.envFile), what: "envFile" }] : [];
+/** A file of `env` or `envFile`, resolved against the working directory, with what names it (`name`: env's). */
+function envFiles(settings: EnvSettings, cwd: string): { file: string; what: string; name?: string }[] {
+  const files: { file: string; what: string; name?: string }[] = settings.envFile
+    ? [{ file: resolve(cwd, settings.envFile), what: "envFile" }]
+    : [];
   for (const [name, value] of Object.entries(settings.env ?? {}))
-    if (typeof value !== "string") files.push({ file: resolve(cwd, value.file), what: `env ${name}` });
+    if (typeof value !== "string") files.push({ file: resolve(cwd, value.file), what: `env ${name}`, name });
   return files;
 }
+
+/** The variables a file of `env` (`name`) or `envFile` (no name) gives, as a deploy reads them; {} when it cannot. */
+function valuesIn(file: string, what: string, name: string | undefined): Record<string, string> {
+  const read = readEnvFile(file, what);
+  if ("problem" in read) return {};
+  return name === undefined ? parseDotenv(read.text, file).vars : { [name]: fileValue(read.text) };
+}
+
+/** A `{ file }` value: the file's content, its trailing newline removed. */
+const fileValue = (text: string) => text.replace(/\r?\n$/, "");
 
 function readEnvFile(file: string, what: string): { text: string } | { problem: string } {
   try {
@@ -165,7 +178,7 @@ export function readDeployVariables(settings: EnvSettings, cwd: string): DeployV
     const read = readEnvFile(file, `env ${name}`);
     if ("problem" in read) problems.push(read.problem);
     else {
-      vars[name] = read.text.replace(/\r?\n$/, "");
+      vars[name] = fileValue(read.text);
       secrets.push(vars[name]);
     }
   }
@@ -174,12 +187,20 @@ export function readDeployVariables(settings: EnvSettings, cwd: string): DeployV
 
 /**
  * What is unsafe about the files of `env` and `envFile` (said at start and by `service check`): readable by
- * other users, or inside the repository (a push can change it, and it may end up committed).
+ * other users, inside the repository (a push can change it, and it may end up committed), or a value too short
+ * to be redacted (named, never shown).
  */
 export function envFileWarnings(settings: EnvSettings, repoPath: string, cwd: string, app?: string): string[] {
   const warnings: string[] = [];
   const of = app === undefined ? "" : ` of app "${app}"`;
-  for (const { file, what } of envFiles(settings, cwd)) {
+  for (const { file, what, name } of envFiles(settings, cwd)) {
+    for (const [variable, value] of Object.entries(valuesIn(file, what, name))) {
+      const length = value.trim().length;
+      if (length > 0 && length < MIN_SECRET_LENGTH)
+        warnings.push(
+          `${file} (${what}${of}): the value of ${variable} has ${length} character${length > 1 ? "s" : ""}: a value under ${MIN_SECRET_LENGTH} characters is never redacted from deploy output; if it is no secret, set it in env as a literal`,
+        );
+    }
     let mode: number;
     try {
       mode = statSync(file).mode & 0o777;

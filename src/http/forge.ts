@@ -38,6 +38,16 @@ export function forgeDelivery(headers: Headers): ForgeDelivery {
   return { event: null, delivery: null };
 }
 
+/**
+ * The delivery id as the forge sent it (trimmed, never cut): what tells two deliveries apart (http/dedupe.ts keeps
+ * its hash). `forgeDelivery`'s is cut for logs and may name two deliveries alike.
+ */
+export function wholeDeliveryId(headers: Headers): string | null {
+  for (const [event, delivery] of HEADERS)
+    if (clean(headers.get(event)) !== null) return headers.get(delivery)?.trim() || null;
+  return null;
+}
+
 /** Each forge's name of a push (GitLab names a tag push apart): what the word `push` in `events` matches. */
 const PUSH_EVENTS = new Set(["push", "push hook", "tag push hook", "repo:push"]);
 

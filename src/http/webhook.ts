@@ -18,7 +18,7 @@ import type { Deployer } from "../deploy/deployer.ts";
 import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
 import type { LatestDeploys } from "../queue/latest.ts";
 import { queueKey } from "../queue/tickets.ts";
-import { forgeDelivery, skippedResponse, skipReason } from "./forge.ts";
+import { forgeDelivery, skippedResponse, skipReason, wholeDeliveryId } from "./forge.ts";
 import { branchOfPush, parsePayload, pusherOf } from "./payload.ts";
 import type { ConfigReloader } from "../config/reload.ts";
 import { requestPath, requestUrl } from "./request-url.ts";
@@ -189,7 +189,9 @@ export function webhookHandler(
     // With the branch filter on, the commit the push names is checked after the pull (verify/pushed.ts).
     const pushedRef = app.branch ? branchOfPush(payload, app.branch) : undefined;
     const pushed = pushedRef && pushedRef.branch === app.branch ? pushedRef.commit : undefined;
-    const deliveries = app.dedupeDeliveries && forge.delivery ? await loadDedupe() : undefined;
+    // The whole id: the one `forge` carries is cut for logs, and two long ids may differ only past the cut.
+    const delivery = app.dedupeDeliveries ? wholeDeliveryId(request.headers) : null;
+    const deliveries = delivery ? await loadDedupe() : undefined;
 
     // Bun 1.4.5 closes a connection when a request is pipelined behind one still being answered, and both are
     // lost. That close happens while the read that brought them is parsed: after one turn of the event loop a
@@ -197,12 +199,12 @@ export function webhookHandler(
     await new Promise((resolve) => setImmediate(resolve));
     if (request.signal.aborted) return jsonResponse(400, GONE);
 
-    // A delivery id this app already deployed (a forge's retry): from here to `remember` below nothing awaits, so
-    // two copies arriving together cannot both pass.
-    const duplicateOf = deliveries?.log.seen(appName, forge.delivery!)?.deploy;
-    if (deliveries && duplicateOf) {
+    // A delivery id this app already deployed (a forge's retry), unless that deploy never ran its script: from here
+    // to `remember` below nothing awaits, so two copies arriving together cannot both pass.
+    const duplicate = deliveries?.log.duplicate(appName, delivery!);
+    if (deliveries && duplicate) {
       metrics?.deployEnded(appName, "skipped");
-      return deliveries.answer(cwd, forge, duplicateOf, wantsJson);
+      return deliveries.answer(forge, duplicate, wantsJson);
     }
 
     // An authorized deploy may stay silent for minutes: no idle cut for this request.
@@ -214,7 +216,7 @@ export function webhookHandler(
     const joined =
       app.queuePolicy === "latest" ? latest.join(key, forge.delivery, (event) => stream?.sink(event)) : undefined;
     const id = joined?.id ?? crypto.randomUUID();
-    deliveries?.log.remember(appName, forge.delivery!, id);
+    deliveries?.log.remember(appName, delivery!, id);
     let position = joined?.position ?? 0;
     const sink: DeploySink = (event: DeployEvent) => {
       if (event.type === "queued") position = event.position;
@@ -243,7 +245,7 @@ export function webhookHandler(
         });
         if (served && position > 0) latest.offer(key, { id, position, result, served });
       } catch (error) {
-        deliveries?.log.forget(appName, forge.delivery!);
+        deliveries?.log.forget(appName, delivery!);
         return queueFull(app, error);
       }
     track(id, result, (error) => stream?.fail(`internal error: ${error.message}`));

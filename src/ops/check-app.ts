@@ -101,7 +101,8 @@ export function releasesProblems(
   }
   // Loaded: this app has releases (featuresOf).
   const problem = files!.releasesPathProblem(app.releases, app.repoPath);
-  return { problems: problem ? [`${label}${problem}`] : [], warnings: [] };
+  const warnings = files!.sharedFileWarnings(app.releases).map((warning) => `${label}${warning}`);
+  return { problems: problem ? [`${label}${problem}`] : [], warnings };
 }
 
 /**

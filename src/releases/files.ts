@@ -176,6 +176,32 @@ export function releasesPathProblem(settings: Pick<ReleaseSettings, "path">, rep
   return undefined;
 }
 
+/**
+ * The shared files (not directories) that other users can read: they are mostly secrets (`.env`, keys), and the
+ * service creates them 0600. Said by `service check`.
+ */
+export function sharedFileWarnings(settings: Pick<ReleaseSettings, "path" | "shared">): string[] {
+  const { shared } = layoutOf(settings);
+  const warnings: string[] = [];
+  for (const entry of settings.shared ?? []) {
+    if (entry.endsWith("/")) continue;
+    const file = join(shared, entry);
+    let mode: number;
+    try {
+      const stat = statSync(file);
+      if (!stat.isFile()) continue;
+      mode = stat.mode & 0o777;
+    } catch {
+      continue; // made on first use
+    }
+    if ((mode & 0o044) !== 0)
+      warnings.push(
+        `${file} (shared by releases) can be read by other users (mode ${mode.toString(8).padStart(4, "0")}): run chmod 600 ${file}`,
+      );
+  }
+  return warnings;
+}
+
 /** An app's releases as `service status`, its `--json` and `GET /api/apps` show them. */
 export interface ReleasesView {
   path: string;

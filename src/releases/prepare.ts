@@ -90,7 +90,8 @@ export function linkShared(layout: ReleaseLayout, dir: string, shared: string[],
     if (!exists(target)) {
       mkdirSync(dirname(target), { recursive: true });
       if (isDir) mkdirSync(target);
-      else writeFileSync(target, "", { flag: "wx" });
+      // Shared files are mostly secrets (`.env`, keys): the service's user alone reads what it creates.
+      else writeFileSync(target, "", { flag: "wx", mode: 0o600 });
       say(`shared: created ${target} (${isDir ? "an empty directory" : "an empty file"})`);
     }
     const link = join(dir, rel);

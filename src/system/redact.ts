@@ -15,6 +15,15 @@ const URL_SEPARATOR = Buffer.from("://", "latin1");
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /**
+ * A secret, and each of its lines when it has several (a PEM key, a JSON credential): output is read a line at a
+ * time (`env | grep`, `while read`, `tail -1`), so one line of it must not show either.
+ */
+function withLines(secret: string | undefined): string[] {
+  if (!secret) return [];
+  return /[\r\n]/.test(secret) ? [secret, ...secret.split(/\r?\n|\r/)] : [secret];
+}
+
+/**
  * Removes the webhook secret(s) and URL credentials from text. Works on "binary" strings (one char per byte,
  * latin1) so arbitrary output bytes survive untouched around the replacements.
  */
@@ -43,7 +52,12 @@ export class Redaction {
   constructor(secrets: (string | undefined)[]) {
     // Shorter secrets are refused at start; replacing "a" everywhere would destroy the output.
     this.secrets = [
-      ...new Set(secrets.map((s) => s?.trim()).filter((s): s is string => !!s && s.length >= MIN_SECRET_LENGTH)),
+      ...new Set(
+        secrets
+          .flatMap(withLines)
+          .map((s) => s.trim())
+          .filter((s) => s.length >= MIN_SECRET_LENGTH),
+      ),
     ]
       // Longest first, so a secret that contains another is replaced whole.
       .sort((a, b) => b.length - a.length)

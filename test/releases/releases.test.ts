@@ -3,7 +3,7 @@
  * activations counted in files outside the releases.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, lstatSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { counted, currentRelease, deployStreamed, makeReleasesSite, releaseDirs } from "../_support/release-helpers.ts";
 import { git, lastLine, post, runCli, SECRET, startServer } from "../_support/helpers.ts";
@@ -215,6 +215,34 @@ describe('shared paths (docs/releases.md "Shared paths")', () => {
         .trim()
         .split("\n"),
     ).toEqual([one.result.release.id, two.result.release.id]);
+  });
+
+  test("a shared file the service creates is 0600 whatever the umask; check warns about a shared file group or others can read", async () => {
+    const s = makeReleasesSite(
+      { "public/index.html": "v1\n" },
+      { SERVICE_RELEASES_SHARED: ".env,config/app.key,storage/" },
+    );
+    {
+      await using server = await startServer(s.cwd, s.env, [], { umask: "022" });
+      expect(lastLine((await deployStreamed(server.url, s.cwd)).text)).toBe("[done] ok=true exitCode=0");
+    }
+    const shared = join(s.site, "shared");
+    for (const file of [".env", "config/app.key"]) expect(statSync(join(shared, file)).mode & 0o777).toBe(0o600);
+    const quiet = await runCli(["check"], { cwd: s.cwd, env: s.env });
+    expect(quiet.stdout).not.toContain("can be read by other users");
+    chmodSync(join(shared, ".env"), 0o640);
+    chmodSync(join(shared, "config/app.key"), 0o604);
+    const check = await runCli(["check"], { cwd: s.cwd, env: s.env });
+    expect(check.code).toBe(0);
+    for (const [file, mode] of [
+      [".env", "0640"],
+      ["config/app.key", "0604"],
+    ])
+      expect(check.stdout).toContain(
+        `warning: ${join(shared, file!)} (shared by releases) can be read by other users (mode ${mode}): run chmod 600 ${join(shared, file!)}`,
+      );
+    // A shared directory's mode is the app's business (a web server may serve it).
+    expect(check.stdout).not.toContain(`${join(shared, "storage")} (shared`);
   });
 });
 
