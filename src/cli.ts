@@ -5,6 +5,7 @@ import pkg from "../package.json" with { type: "json" };
 import { commandLine, rejectUnknownArgs } from "./commands/_args.ts";
 import { plainOutput, showUsage, useOutputStyle } from "./commands/_output.ts";
 import { consola } from "./system/logger.ts";
+import { shownLines } from "./system/shown.ts";
 
 /** Each command is loaded when it runs: `service` (serve) holds none of the others' code. */
 const subCommands = {
@@ -46,7 +47,8 @@ async function runCli(rawArgs: string[], plain: boolean): Promise<void> {
     rejectUnknownArgs(line);
     await runCommand(main, { rawArgs });
   } catch (error) {
-    consola.error((error as Error).message ?? String(error));
+    // A message may quote what came from outside (a ref, a deploy id): the terminal shows it, never obeys it.
+    consola.error(shownLines((error as Error).message ?? String(error)));
     process.exitCode = 1;
   }
 }

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { gitFetch, gitResetHard, headCommit, inspectRepo, resolveCommit, short } from "../system/git.ts";
+import { shown } from "../system/shown.ts";
 import type { RollbackTarget } from "../types.ts";
 import type { PullState } from "./pull.ts";
 import type { DeployContext } from "./context.ts";
@@ -16,7 +17,7 @@ export async function resetStep(ctx: DeployContext, state: PullState, target: Ro
     run.step("pull", `failed: repoPath ${config.repoPath} does not exist`);
     return `repoPath ${config.repoPath} does not exist`;
   }
-  const what = target.ref === undefined ? "rollback" : `ref ${target.ref}`;
+  const what = target.ref === undefined ? "rollback" : `ref ${shown(target.ref)}`;
   const deadline = Date.now() + config.runTimeoutMs;
   if (target.ref !== undefined && !(await resolveCommit(config.repoPath, commit, env))) {
     const repo = await inspectRepo(config.repoPath, env);

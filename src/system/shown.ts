@@ -23,3 +23,6 @@ export const HIDDEN =
 export function shown(text: string): string {
   return text.replace(BREAKS, " ").replace(HIDDEN, "");
 }
+
+/** A message of several lines as shown: each line as `shown` makes it, the lines kept. */
+export const shownLines = (text: string): string => text.split("\n").map(shown).join("\n");

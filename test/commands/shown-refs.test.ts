@@ -33,6 +33,17 @@ describe("text from outside in the CLI", () => {
     expect(JSON.parse(json.stdout)[0].ref).toBe(HOSTILE);
   });
 
+  test("an error line that quotes a ref given on the command line prints it without those characters", async () => {
+    const repo = makeRepo();
+    const refused = await runCli(["deploy", "--ref", `nothing-${HOSTILE}`], {
+      cwd: repo.clone,
+      env: { SERVICE_RUN_SCRIPT: "true" },
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`"nothing-${SHOWN}" names no deploy`);
+    expect(refused.stderr).not.toMatch(MARKS);
+  });
+
   test("a pause reason with the same characters: service status prints it without them", async () => {
     const repo = makeRepo();
     const env = { SERVICE_RUN_SCRIPT: "true" };
