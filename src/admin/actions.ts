@@ -11,9 +11,6 @@ import { apiError, appName, type AdminContext } from "./api.ts";
 /** Largest JSON body of an API action (`{"to": …}`, `{"ref": …}`, `{"reason": …}`). */
 const MAX_ACTION_BODY_BYTES = 4096;
 
-/** How the logs name who cancelled a deploy from here. */
-const CANCELLED_HOW = "admin API";
-
 /** The action's JSON object body (none is `{}`), or the error answer. */
 async function jsonBody(request: Request): Promise<Record<string, unknown> | Response> {
   const read = await readBody(request, { limit: MAX_ACTION_BODY_BYTES, keep: true });
@@ -142,7 +139,7 @@ export async function rollbackAction(
 /** `POST /api/deploys/<id>/cancel`: as `service cancel <id>`; answers once the deploy took the cancel. */
 export async function cancelAction(context: AdminContext, ref: string, actor: string): Promise<Response> {
   try {
-    const outcome = await cancelDeploy(context.cwd, ref, cancelledBy(CANCELLED_HOW, actor));
+    const outcome = await cancelDeploy(context.cwd, ref, cancelledBy(actor));
     return jsonResponse(200, outcome);
   } catch (error) {
     const message = (error as Error).message;

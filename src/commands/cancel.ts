@@ -17,7 +17,7 @@ export const cancelCommand = defineCommand({
   },
   async run({ args }) {
     const cwd = controlDir(args.cwd);
-    const outcome = await cancelDeploy(cwd, args.id, cancelledBy("service cancel"));
+    const outcome = await cancelDeploy(cwd, args.id, cancelledBy());
     if (outcome.state === "cancelled") consola.info(`deploy ${outcome.id} cancelled`);
     else
       consola.info(

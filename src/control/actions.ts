@@ -77,7 +77,7 @@ export function serverControl(ctx: ControlContext): ServerControl {
       const { readStatus, selectApps } = await import("./status.ts");
       return readStatus(cwd, selectApps(ctx.apps(), options.app));
     },
-    cancel: (id) => cancelDeploy(cwd, id, cancelledBy("library", libraryActor())),
+    cancel: (id) => cancelDeploy(cwd, id, cancelledBy(libraryActor())),
     pause: (options = {}) => pause(cwd, { ...options, app: knownApp(ctx.apps(), options.app), by: libraryActor() }),
     resume: (options = {}) => resume(cwd, { app: knownApp(ctx.apps(), options.app), by: libraryActor() }),
   };

@@ -3,7 +3,6 @@ import { join, resolve } from "node:path";
 import { findDeploy, findQueued, isDeployRef, type HistoryEntry } from "../history/read.ts";
 import { cleanActor, cliActor } from "../system/actor.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
-import { unixUser } from "../system/user.ts";
 
 /**
  * Cancelling a deploy from any process of the working directory: `service cancel` (or the library) leaves a
@@ -22,15 +21,18 @@ const END_MS = 15_000;
 const UUID = /^[0-9a-f-]{36}$/;
 const requestFile = (cwd: string, id: string) => resolve(cwd, CANCEL_DIR, `${id}.json`);
 
-/** Who asks for a cancel: the words logs and the client see ("by alice (service cancel)"), and the actor recorded. */
+/**
+ * Who asks for a cancel: the words the stream and the logs say ("by cli:alice"), and the actor recorded; one
+ * wording everywhere, the history's (`cancelled by cli:alice`).
+ */
 export interface CancelRequest {
   by: string;
   actor: string;
 }
 
-/** A cancel asked `how` (`service cancel`, `admin API`) by `actor`; by default the shell's user (`cli:<user>`). */
-export function cancelledBy(how: string, actor?: string): CancelRequest {
-  return { by: `by ${actor ?? unixUser()} (${how})`, actor: actor ?? cliActor() };
+/** A cancel asked by `actor` (`admin@<address>`, `library:<user>`); by default the shell's user (`cli:<user>`). */
+export function cancelledBy(actor: string = cliActor()): CancelRequest {
+  return { by: `by ${actor}`, actor };
 }
 
 /** Who cancelled a deploy and when, as its record keeps it (`by` is null for a shutdown). */

@@ -105,12 +105,14 @@ async function buildAndSwitch(
   const env = releaseEnv(ctx, layout, release);
   state.ran = await scriptStep(ctx, "run", run.output("run", state.runOut), { cwd: release.dir, env });
   let failed: string | undefined;
-  if (state.ran.exitCode !== 0) {
+  const cancelled = ctx.cancelled();
+  // A cancel stops the build's commands: it ended because it was cancelled, not because it failed.
+  if (cancelled) failed = `build cancelled ${cancelled}`;
+  else if (state.ran.exitCode !== 0) {
     state.error = describeFailure(state.ran);
     const full = fullDisk(release.dir);
     failed = `build failed (${[state.error ?? `exit code ${state.ran.exitCode}`, full].filter(Boolean).join("; ")})`;
-  } else if (ctx.cancelled()) failed = "build cancelled";
-  else {
+  } else {
     try {
       markComplete(layout, prepared.meta);
       switchCurrent(layout, release.id);

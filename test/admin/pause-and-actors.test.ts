@@ -125,7 +125,7 @@ describe("who acted through the admin API", () => {
       actor: "admin:alice - ops@127.0.0.1",
       status: "cancelled",
       cancel: { by: "admin@127.0.0.1" },
-      result: { error: "cancelled by admin@127.0.0.1 (admin API)" },
+      result: { error: "cancelled by admin@127.0.0.1" },
     });
     const listed = await (await fetch(`${admin}/api/deploys`, { headers: bearer })).json();
     expect(listed[0]).toMatchObject({ actor: "admin:alice - ops@127.0.0.1", cancelledBy: "admin@127.0.0.1" });

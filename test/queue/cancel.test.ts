@@ -18,7 +18,7 @@ import {
 import { spawnDeploy } from "../_support/queueing.ts";
 
 /** The shell's user, by uid even when USER is unset (the runtime's own user info then says "unknown"). */
-const BY = `by ${execFileSync("id", ["-un"], { encoding: "utf8" }).trim()} (service cancel)`;
+const BY = `by cli:${execFileSync("id", ["-un"], { encoding: "utf8" }).trim()}`;
 
 /** The ids of the deploys waiting in the queue of the service in `cwd`. */
 function queuedIds(cwd: string): string[] {

@@ -62,7 +62,7 @@ describe("who acted from a shell, with USER unset", () => {
     expect(record.status).toBe("cancelled");
     expect(record.cancel.by).toBe(`cli:${USER}`);
     expect(Date.parse(record.cancel.at)).toBeGreaterThanOrEqual(Date.parse(record.startedAt));
-    expect(record.result.error).toBe(`cancelled by ${USER} (service cancel)`);
+    expect(record.result.error).toBe(`cancelled by cli:${USER}`);
     const rows = parseTable((await runCli(["logs"], { cwd: repo.clone })).stdout);
     expect(rows[0]!.RESULT).toBe(`cancelled by cli:${USER}`);
   });
