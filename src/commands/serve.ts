@@ -64,9 +64,9 @@ export const serveCommand = defineCommand({
       if (admin.generated) process.stdout.write(generatedTokenText(admin.token, admin.file!));
     }
     // The question's code (and the terminal's) is loaded only when it is asked.
-    if (httpsQuestionWanted()) {
-      const { askAboutHttps, shouldAskAboutHttps } = await import("../ops/https.ts");
-      if (shouldAskAboutHttps()) await askAboutHttps(config, apps);
+    if (httpsQuestionWanted(config.httpsPrompt)) {
+      const { httpsAtStart, shouldAskAboutHttps } = await import("../ops/https.ts");
+      if (shouldAskAboutHttps(config)) await httpsAtStart(config, apps);
     }
 
     const server = createServiceServer(config);
@@ -120,6 +120,6 @@ function generatedTokenText(token: string, file: string): string {
 }
 
 /** Whether the HTTPS question may be asked: the cheap part of shouldAskAboutHttps (ops/https.ts), checked first. */
-function httpsQuestionWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return process.platform === "linux" && env.SERVICE_SKIP_HTTPS_PROMPT !== "1";
+function httpsQuestionWanted(httpsPrompt: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
+  return process.platform === "linux" && env.SERVICE_SKIP_HTTPS_PROMPT !== "1" && httpsPrompt;
 }
