@@ -4,7 +4,6 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { LogLevels } from "consola/basic";
 import { ensureAppSecrets, resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
-import { KEYS } from "../config/keys.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../config/secret.ts";
 import { createServiceServer } from "../server.ts";
 import { consola } from "../system/logger.ts";
@@ -16,10 +15,8 @@ export const serveCommand = defineCommand({
     name: "serve",
     description:
       "Start the webhook server (what runs when no command is given). Configured by service.yaml (or SERVICE_CONFIG) " +
-      `and the environment: ${Object.values(KEYS)
-        .flatMap((key) => [key.env, ...(key.moreEnv ?? [])])
-        .filter(Boolean)
-        .join(", ")}, SERVICE_STRICT_CONFIG, SERVICE_SKIP_HTTPS_PROMPT. \`service check\` shows what is in force.`,
+      "and SERVICE_* variables: `service check` shows every value in force and where it came from; " +
+      "docs/configuration.md lists every key and its variable.",
   },
   args: {
     strict: {

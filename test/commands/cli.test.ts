@@ -32,6 +32,20 @@ describe("help and version", () => {
     expect(stdout).toMatch(/^\s*deploy\s+\S/m);
   });
 
+  test("--help and serve --help point to service check and docs/configuration.md instead of listing the environment variables", async () => {
+    for (const args of [["--help"], ["serve", "--help"]]) {
+      const { code, stdout } = await runCli(args, { cwd: tempDir() });
+      expect(code).toBe(0);
+      const serve = stdout.split("\n").find((line) => /^\s*serve\s+\S/.test(line) || line.startsWith("Start the"))!;
+      expect(serve).toContain("service check");
+      expect(serve).toContain("docs/configuration.md");
+      // SERVICE_CONFIG names the file; --strict says its own variable; no list of the others.
+      expect(serve.match(/SERVICE_[A-Z_]+/g) ?? []).toEqual(["SERVICE_CONFIG"]);
+      expect(stdout).not.toContain("SERVICE_PORT");
+      expect(serve.length).toBeLessThan(300);
+    }
+  });
+
   test("deploy --help exits 0 and describes the deploy command", async () => {
     const { code, stdout } = await runCli(["deploy", "--help"], { cwd: tempDir() });
     expect(code).toBe(0);
