@@ -64,6 +64,11 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     const client = () => clientAddress(request.headers, () => control.remoteAddress(request), trustProxy);
     /** A wrong token or session is counted like a wrong webhook secret; a missing one answers 401 alone. */
     const refuse = () => (auth.presented(request) ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED));
+    /**
+     * A client over its failure budget has no credential checked, the right one included, until its backoff
+     * ends: else each guess would still learn yes or no. A request without any is answered as always.
+     */
+    const throttled = (presented = auth.presented(request)) => (presented ? throttle.throttled(client()) : undefined);
     const secure =
       trustProxy && request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase() === "https";
 
@@ -75,6 +80,9 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (method === "POST" && crossSite(request, trustProxy)) return jsonResponse(403, CROSS_SITE);
 
     if (path === "/login" && method === "POST") {
+      const blocked = throttled(true);
+      if (blocked)
+        return request.headers.get("accept")?.includes("text/html") ? loginAgain("./", blocked, "") : blocked;
       // Within the size limit and the read deadline every body has: a login form is not authenticated yet.
       const read = await readBody(request, { limit: MAX_ADMIN_BODY_BYTES, keep: true });
       if (!read.ok)
@@ -109,6 +117,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (asset) return asset;
     const page = method === "GET" ? dashboardRoute(path) : undefined;
     if (page) {
+      const blocked = throttled();
+      if (blocked) return loginAgain(page.root, blocked, "");
       if (auth.authorized(request)) return dashboardPage(page);
       if (!auth.presented(request)) return loginPage(page.root);
       // A wrong Bearer token or a stale session: counted like on the API (else the pages answer guesses
@@ -121,7 +131,11 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (path === "/metrics" && method === "GET") {
       // A request a proxy forwarded comes from anywhere, whatever address the listener is on.
       const proxied = ["x-forwarded-for", "forwarded", "x-real-ip"].some((name) => request.headers.has(name));
-      if ((!openMetrics || proxied) && !auth.authorized(request)) return refuse();
+      if (!openMetrics || proxied) {
+        const blocked = throttled();
+        if (blocked) return blocked;
+        if (!auth.authorized(request)) return refuse();
+      }
       const apps = options.apps().map((app) => ({
         name: appName(app),
         waiting: options.waiting(app),
@@ -132,6 +146,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       });
     }
     if (!path.startsWith("/api/")) return jsonResponse(404, NOT_FOUND);
+    const blocked = throttled();
+    if (blocked) return blocked;
     if (!auth.authorized(request)) return refuse();
     // Who acts, for the records: the client's address, and the session's label when its login gave one.
     const label = auth.label(request);

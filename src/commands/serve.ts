@@ -4,7 +4,6 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { LogLevels } from "consola/basic";
 import { ensureAppSecrets, resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
-import { KEYS } from "../config/keys.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../config/secret.ts";
 import { createServiceServer } from "../server.ts";
 import { consola } from "../system/logger.ts";
@@ -16,10 +15,8 @@ export const serveCommand = defineCommand({
     name: "serve",
     description:
       "Start the webhook server (what runs when no command is given). Configured by service.yaml (or SERVICE_CONFIG) " +
-      `and the environment: ${Object.values(KEYS)
-        .flatMap((key) => [key.env, ...(key.moreEnv ?? [])])
-        .filter(Boolean)
-        .join(", ")}, SERVICE_STRICT_CONFIG, SERVICE_SKIP_HTTPS_PROMPT. \`service check\` shows what is in force.`,
+      "and SERVICE_* variables: `service check` shows every value in force and where it came from; " +
+      "docs/configuration.md lists every key and its variable.",
   },
   args: {
     strict: {
@@ -64,9 +61,9 @@ export const serveCommand = defineCommand({
       if (admin.generated) process.stdout.write(generatedTokenText(admin.token, admin.file!));
     }
     // The question's code (and the terminal's) is loaded only when it is asked.
-    if (httpsQuestionWanted()) {
-      const { askAboutHttps, shouldAskAboutHttps } = await import("../ops/https.ts");
-      if (shouldAskAboutHttps()) await askAboutHttps(config, apps);
+    if (httpsQuestionWanted(config.httpsPrompt)) {
+      const { httpsAtStart, shouldAskAboutHttps } = await import("../ops/https.ts");
+      if (shouldAskAboutHttps(config)) await httpsAtStart(config, apps);
     }
 
     const server = createServiceServer(config);
@@ -120,6 +117,6 @@ function generatedTokenText(token: string, file: string): string {
 }
 
 /** Whether the HTTPS question may be asked: the cheap part of shouldAskAboutHttps (ops/https.ts), checked first. */
-function httpsQuestionWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return process.platform === "linux" && env.SERVICE_SKIP_HTTPS_PROMPT !== "1";
+function httpsQuestionWanted(httpsPrompt: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
+  return process.platform === "linux" && env.SERVICE_SKIP_HTTPS_PROMPT !== "1" && httpsPrompt;
 }

@@ -74,6 +74,8 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
   adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
   adminToken: { kind: "string", env: "SERVICE_ADMIN_TOKEN" },
+  // SERVICE_SKIP_HTTPS_PROMPT=1 is its variable, read where the question is (ops/https.ts).
+  httpsPrompt: { kind: "boolean", env: "" },
 };
 
 /** Keys an `apps` entry may set: its own, and the per-deploy top-level keys. */

@@ -170,6 +170,11 @@ export interface UserConfig {
   adminHostname?: string;
   /** Token of the admin API. @default generated and stored in `.service/admin.token` */
   adminToken?: string;
+  /**
+   * Ask about HTTPS at an interactive start on Linux, until the proxy files are written; `false` never asks (as
+   * SERVICE_SKIP_HTTPS_PROMPT=1). @default true
+   */
+  httpsPrompt?: boolean;
 }
 
 /** One entry of `apps`; keys it does not set come from the top level (except `secret`, never inherited). */
@@ -192,6 +197,7 @@ export const SERVICE_KEYS = [
   "adminPort",
   "adminHostname",
   "adminToken",
+  "httpsPrompt",
 ] as const;
 export type ServiceKey = (typeof SERVICE_KEYS)[number];
 
@@ -267,6 +273,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     healthCheckIntervalMs: 2_000,
     apps: [],
     adminHostname: "127.0.0.1",
+    httpsPrompt: true,
   };
 }
 

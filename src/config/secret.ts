@@ -26,9 +26,20 @@ export function shortSecretError(secret: string, where: string): string | undefi
 
 /** The warning for a secret that works but is short enough to guess; undefined for a long one (and for one too short to use: that is `shortSecretError`'s). */
 export function weakSecretWarning(secret: string, app?: string): string | undefined {
+  return weakWarning(secret, app === undefined ? "the webhook secret" : `the secret of app "${app}"`);
+}
+
+/**
+ * The same for the admin token in force (`file`: the one it was read from). The admin listener stops a
+ * guesser's address while it is over its failure budget, but a short token is still found by many addresses.
+ */
+export function weakAdminTokenWarning(token: string, file?: string): string | undefined {
+  return weakWarning(token, file === undefined ? "the admin token" : `the admin token in ${file}`);
+}
+
+function weakWarning(secret: string, which: string): string | undefined {
   const length = secret.trim().length;
   if (length >= WEAK_SECRET_LENGTH || length < MIN_SECRET_LENGTH) return undefined;
-  const which = app === undefined ? "the webhook secret" : `the secret of app "${app}"`;
   return `${which} is only ${length} characters: a short secret can be guessed; use ${WEAK_SECRET_LENGTH} or more (a generated one has 43: remove it to have one generated)`;
 }
 

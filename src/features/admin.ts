@@ -9,7 +9,7 @@ import { startAdminListener, type AdminListener } from "../admin/listener.ts";
 import { Metrics } from "../admin/metrics.ts";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
-import { SecretFile } from "../config/secret.ts";
+import { SecretFile, weakAdminTokenWarning } from "../config/secret.ts";
 import { acknowledgement, queueFull } from "../http/answers.ts";
 import { boundedPort } from "../system/address.ts";
 
@@ -46,6 +46,8 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
   const { cwd, logger } = ctx;
   const ensured = ensureAdminToken(initial.adminToken, cwd);
   if (ensured.generated) logger.info(`generated an admin token in ${ensured.file}`);
+  const weak = weakAdminTokenWarning(ensured.token, ensured.file);
+  if (weak) logger.warn(weak);
   const tokenFile = ensured.file ? new SecretFile(ensured.file, ensured.token) : undefined;
   const token = tokenFile ? () => tokenFile.current() : () => ensured.token;
   /** A deploy asked for through the admin API: answered like an acknowledged webhook. */

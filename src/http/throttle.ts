@@ -35,8 +35,10 @@ export function clientAddress(headers: Headers, remoteAddress: () => string, tru
 
 /**
  * Failed authentications per client, as token buckets: `FAILURE_BURST` at once, then one per
- * `FAILURE_REFILL_MS`. Only failures are counted and only the failing client is slowed; a request with the
- * right secret is checked before it ever gets here, so it is never refused or delayed.
+ * `FAILURE_REFILL_MS`. Only failures are counted and only the failing client is slowed. The webhook port checks
+ * the right secret before it gets here, so a forge's delivery is never refused (a stranger's broken hook
+ * behind the same address must not block it); the admin listener asks `throttled` first, so a client over its
+ * budget has no credential checked at all and a guess gets no answer until its backoff ends.
  */
 export class FailureThrottle {
   /** Tokens left and when they were counted, per client key; insertion order = least recently refused first. */
@@ -61,7 +63,7 @@ export class FailureThrottle {
     if (address !== this.lastAddress) [this.lastAddress, this.lastKey] = [address, clientKey(address)];
     const key = this.lastKey;
     const known = this.clients.get(key);
-    const tokens = known ? Math.min(this.burst, known.tokens + (now - known.at) / this.refillMs) : this.burst;
+    const tokens = this.tokens(known, now);
     const entry = known ?? { tokens, at: now };
     // Moved to the end (most recently refused), unless it is there already: a flood's client always is.
     if (!known || key !== this.newest) {
@@ -72,11 +74,30 @@ export class FailureThrottle {
     entry.at = now;
     if (tokens < 1) {
       entry.tokens = tokens;
-      return Math.max(1, Math.ceil(((1 - tokens) * this.refillMs) / 1000));
+      return this.wait(tokens);
     }
     entry.tokens = tokens - 1;
     if (this.clients.size > this.maxClients) this.clients.delete(this.clients.keys().next().value!);
     return 0;
+  }
+
+  /** The failures `known` may make now: its tokens refilled since they were counted (a new client: the burst). */
+  private tokens(known: { tokens: number; at: number } | undefined, now: number): number {
+    return known ? Math.min(this.burst, known.tokens + (now - known.at) / this.refillMs) : this.burst;
+  }
+
+  /** Whole seconds until a client with `tokens` (under 1) may fail again. */
+  private wait(tokens: number): number {
+    return Math.max(1, Math.ceil(((1 - tokens) * this.refillMs) / 1000));
+  }
+
+  /**
+   * The 429 for `address` while it is over its budget, counting nothing; undefined while it may still fail.
+   * Asked before a credential is checked, it keeps a guesser from learning anything until its backoff ends.
+   */
+  throttled(address: string, now = Date.now()): Response | undefined {
+    const tokens = this.tokens(this.clients.get(clientKey(address)), now);
+    return tokens < 1 ? this.tooMany(this.wait(tokens)) : undefined;
   }
 
   /** The number of clients remembered (bounded by `maxClients`). */
@@ -87,7 +108,11 @@ export class FailureThrottle {
   /** The answer to a request that failed authentication: 401, or 429 with `Retry-After` once over budget. */
   refuse(address: string): Response {
     const wait = this.fail(address);
-    if (wait === 0) return jsonResponse(401, UNAUTHORIZED);
+    return wait === 0 ? jsonResponse(401, UNAUTHORIZED) : this.tooMany(wait);
+  }
+
+  /** The 429 telling a client over its budget to wait `wait` seconds. */
+  private tooMany(wait: number): Response {
     let headers = this.retryAfter.get(wait);
     if (!headers) this.retryAfter.set(wait, (headers = Object.freeze({ "retry-after": String(wait) })));
     return jsonResponse(429, THROTTLED, headers);

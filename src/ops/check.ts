@@ -11,6 +11,7 @@ import { SECRET_FILE, weakSecretWarning } from "../config/secret.ts";
 import { describeEnv } from "../config/env.ts";
 import { featuresOf, releasesProblems, repoProblems } from "./check-app.ts";
 import { guardFindings, type GuardedApp } from "./check-guard.ts";
+import { describeBoundConnections, listenerWarnings } from "./check-listeners.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
 
 export type Source = ValueSource | "secret file" | "generated at start";
@@ -138,15 +139,18 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
           ? (describeEnv(config, cwd) ?? "(none)")
           : key === "releases"
             ? describeReleases(config.releases)
-            : value === undefined
-              ? "(none)"
-              : key === "adminToken"
-                ? mask(String(value))
-                : key === "healthCheckUrl"
-                  ? withoutPassword(String(value))
-                  : String(value);
+            : key === "boundConnections"
+              ? describeBoundConnections(config)
+              : value === undefined
+                ? "(none)"
+                : key === "adminToken"
+                  ? mask(String(value))
+                  : key === "healthCheckUrl"
+                    ? withoutPassword(String(value))
+                    : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
+  warnings.push(...listenerWarnings(config, cwd));
   const apps: ConfigReport["apps"] = [];
   const outbound: OutboundSettings[] = [];
   const guarded: GuardedApp[] = [];

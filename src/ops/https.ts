@@ -12,16 +12,41 @@ import { consola } from "../system/logger.ts";
 
 /**
  * docs/production.md "Running it for real: server, HTTPS, systemd": on Linux, an interactive start asks about HTTPS unless
- * SERVICE_SKIP_HTTPS_PROMPT=1. Interactive means a terminal on both sides: with stdout sent to a file
- * (`service > service.log` typed at a terminal) the question would land in the file and the server would wait for
- * an answer nobody can see.
+ * SERVICE_SKIP_HTTPS_PROMPT=1 or `httpsPrompt: false`. Interactive means a terminal on both sides: with stdout sent
+ * to a file (`service > service.log` typed at a terminal) the question would land in the file and the server would
+ * wait for an answer nobody can see.
  */
-export function shouldAskAboutHttps(env: NodeJS.ProcessEnv = process.env): boolean {
+export function shouldAskAboutHttps(
+  config: Pick<ResolvedConfig, "httpsPrompt">,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   return (
     process.platform === "linux" &&
     process.stdin.isTTY === true &&
     process.stdout.isTTY === true &&
-    env.SERVICE_SKIP_HTTPS_PROMPT !== "1"
+    env.SERVICE_SKIP_HTTPS_PROMPT !== "1" &&
+    config.httpsPrompt !== false
+  );
+}
+
+/** How never to be asked, said with the question and when it is skipped. */
+const NEVER_ASK = "httpsPrompt: false in service.yaml, or SERVICE_SKIP_HTTPS_PROMPT=1";
+
+/**
+ * The HTTPS question of an interactive start, unless an earlier "yes" wrote the proxy files: HTTPS is set up
+ * then, and asking at every start would hold the port closed for a question already answered. One line says
+ * where the files are instead.
+ */
+export async function httpsAtStart(
+  config: Pick<ResolvedConfig, "port" | "hostname" | "maxBodyBytes">,
+  apps: Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure">[],
+  cwd = process.cwd(),
+): Promise<void> {
+  const written = Object.values(proxyFiles(cwd)).filter((file) => existsSync(file));
+  if (written.length === 0) return askAboutHttps(config, apps, cwd);
+  const files = written.length > 1 ? `files are ${written.join(" and ")}` : `file is ${written[0]}`;
+  process.stdout.write(
+    `HTTPS is set up: the proxy ${files} (remove ${written.length > 1 ? "them" : "it"} to be asked again).\n`,
   );
 }
 
@@ -115,12 +140,16 @@ ${listen(http)}
 `;
 }
 
+/** Where the HTTPS setup writes its proxy configs: `.service/Caddyfile` and `.service/nginx.conf`. */
+export function proxyFiles(cwd: string): { caddy: string; nginx: string } {
+  const dir = resolve(cwd, PROXY_DIR);
+  return { caddy: join(dir, "Caddyfile"), nginx: join(dir, "nginx.conf") };
+}
+
 /** Writes `.service/Caddyfile` and `.service/nginx.conf`; returns their paths. */
 export function writeProxyConfigs(cwd: string, setup: ProxySetup): { caddy: string; nginx: string } {
-  const dir = resolve(cwd, PROXY_DIR);
-  ensurePrivateDir(dir);
-  const caddy = join(dir, "Caddyfile");
-  const nginx = join(dir, "nginx.conf");
+  ensurePrivateDir(resolve(cwd, PROXY_DIR));
+  const { caddy, nginx } = proxyFiles(cwd);
   writeFileSync(caddy, caddyfile(setup));
   writeFileSync(nginx, nginxConf(setup));
   return { caddy, nginx };
@@ -227,6 +256,7 @@ export async function askAboutHttps(
   // consola wraps the question to the terminal's width; a pseudo-terminal with no size reports 0 columns, which
   // would put one character on each line.
   if (!(process.stdout.columns > 0)) process.stdout.columns = 80;
+  process.stdout.write(`Asked at each interactive start until it is set up; never asked with ${NEVER_ASK}.\n`);
   const answer = await prompts.prompt("Set up HTTPS (a TLS reverse proxy in front of this service)?", {
     type: "confirm",
     initial: false,
@@ -251,9 +281,7 @@ export async function askAboutHttps(
     rl.close();
   }
   if (!validDomain(domain)) {
-    process.stdout.write(
-      "No domain given: skipping the HTTPS setup. Skip this question with SERVICE_SKIP_HTTPS_PROMPT=1.\n",
-    );
+    process.stdout.write(`No domain given: skipping the HTTPS setup. Skip this question with ${NEVER_ASK}.\n`);
     return;
   }
   const setup: ProxySetup = {

@@ -81,10 +81,12 @@ describe("admin listener: security", () => {
     }
     expect(statuses.slice(0, FAILURE_BURST).every((s) => s === 401)).toBe(true);
     expect(statuses.at(-1)).toBe(429);
-    // The right token is never slowed.
-    const ok = await fetch(`${admin}/api/apps`, { headers: bearer() });
-    expect(ok.status).toBe(200);
-    await ok.text();
+    // The right token is not checked either until the backoff ends (throttle-every-route.test.ts), then it is.
+    await waitFor(async () => {
+      const res = await fetch(`${admin}/api/apps`, { headers: bearer() });
+      await res.text();
+      return res.status === 200;
+    }, "the right token accepted after the backoff");
   });
 
   test("the webhook port answers 404 on /healthz, /metrics, /api/…, /login", async () => {
@@ -197,6 +199,28 @@ describe("admin listener: security", () => {
 });
 
 describe("admin token in other output", () => {
+  test("an admin token of 4 to 15 characters is warned about at start and by check (its length, never its value); check still exits 0", async () => {
+    const repo = makeRepo();
+    const weak = "Adm1n-tok3n";
+    {
+      await using server = await startAdmin(repo.clone, { SERVICE_ADMIN_TOKEN: weak });
+      await waitFor(
+        () => server.stderr.text.includes("the admin token is only 11 characters"),
+        "the weak admin token warning",
+      );
+      expect(`${server.stdout.text}${server.stderr.text}`).not.toContain(weak);
+    }
+    const env = { SERVICE_SECRET: SECRET, SERVICE_ADMIN_PORT: "9999", SERVICE_ADMIN_TOKEN: weak };
+    const checked = await runCli(["check"], { cwd: repo.clone, env });
+    expect(checked.code).toBe(0);
+    expect(checked.stdout).toContain(
+      "warning: the admin token is only 11 characters: a short secret can be guessed; use 16 or more",
+    );
+    expect(`${checked.stdout}${checked.stderr}`).not.toContain(weak);
+    const strong = await runCli(["check"], { cwd: repo.clone, env: { ...env, SERVICE_ADMIN_TOKEN: ADMIN_TOKEN } });
+    expect(strong.stdout).not.toContain("admin token is only");
+  });
+
   test("service check shows the admin token as hidden, never its value", async () => {
     const repo = makeRepo();
     const { code, stdout, stderr } = await runCli(["check"], {

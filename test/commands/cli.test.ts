@@ -4,7 +4,7 @@
  * when stdin is a terminal (checked under a real pseudo-terminal from util-linux `script`).
  */
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   lastLine,
@@ -18,7 +18,7 @@ import {
   tempDir,
   waitFor,
 } from "../_support/helpers.ts";
-import { noPty, startInPty } from "../_support/pty.ts";
+import { noPty, setUpHttps, startInPty } from "../_support/pty.ts";
 import { spawnDeploy } from "../_support/queueing.ts";
 import { markerProcesses } from "../_support/hostile-fixtures.ts";
 
@@ -30,6 +30,20 @@ describe("help and version", () => {
     expect(stdout).toContain("USAGE");
     expect(stdout).toMatch(/^\s*serve\s+\S/m);
     expect(stdout).toMatch(/^\s*deploy\s+\S/m);
+  });
+
+  test("--help and serve --help point to service check and docs/configuration.md instead of listing the environment variables", async () => {
+    for (const args of [["--help"], ["serve", "--help"]]) {
+      const { code, stdout } = await runCli(args, { cwd: tempDir() });
+      expect(code).toBe(0);
+      const serve = stdout.split("\n").find((line) => /^\s*serve\s+\S/.test(line) || line.startsWith("Start the"))!;
+      expect(serve).toContain("service check");
+      expect(serve).toContain("docs/configuration.md");
+      // SERVICE_CONFIG names the file; --strict says its own variable; no list of the others.
+      expect(serve.match(/SERVICE_[A-Z_]+/g) ?? []).toEqual(["SERVICE_CONFIG"]);
+      expect(stdout).not.toContain("SERVICE_PORT");
+      expect(serve.length).toBeLessThan(300);
+    }
   });
 
   test("deploy --help exits 0 and describes the deploy command", async () => {
@@ -183,6 +197,64 @@ describe("the HTTPS question", () => {
       await pty.banner();
       expect(pty.screen()).not.toContain("Caddy");
       expect(pty.screen()).not.toContain("nginx");
+    },
+    25_000,
+  );
+
+  test.skipIf(noPty)(
+    "the question says how never to be asked: httpsPrompt: false in service.yaml, or SERVICE_SKIP_HTTPS_PROMPT=1",
+    async () => {
+      const repo = makeRepo();
+      await using pty = startInPty(repo.clone);
+      await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question");
+      expect(pty.screen()).toContain("httpsPrompt: false");
+      pty.type("\r");
+      await pty.banner();
+    },
+    25_000,
+  );
+
+  test.skipIf(noPty)(
+    "once a yes wrote the proxy files, an interactive start does not ask again and says in one line where they are; removed, it asks again",
+    async () => {
+      const repo = makeRepo();
+      {
+        await using pty = startInPty(repo.clone);
+        await setUpHttps(pty);
+      }
+      const caddy = join(repo.clone, ".service", "Caddyfile");
+      const nginx = join(repo.clone, ".service", "nginx.conf");
+      {
+        await using pty = startInPty(repo.clone);
+        await pty.banner();
+        const screen = pty.screen();
+        expect(screen).not.toMatch(QUESTION);
+        const line = screen.split("\n").find((l) => l.includes(caddy));
+        expect(line).toBe(
+          `HTTPS is set up: the proxy files are ${caddy} and ${nginx} (remove them to be asked again).`,
+        );
+      }
+      rmSync(caddy);
+      rmSync(nginx);
+      await using pty = startInPty(repo.clone);
+      await waitFor(() => QUESTION.test(pty.screen()), "the HTTPS question again");
+      pty.type("\r");
+      await pty.banner();
+    },
+    60_000,
+  );
+
+  test.skipIf(noPty)(
+    "httpsPrompt: false in service.yaml: an interactive start does not ask, as with SERVICE_SKIP_HTTPS_PROMPT=1",
+    async () => {
+      const repo = makeRepo();
+      writeFileSync(join(repo.clone, "service.yaml"), "httpsPrompt: false\nrunScript: echo ok\n");
+      await using pty = startInPty(repo.clone);
+      await pty.banner();
+      expect(pty.screen()).not.toMatch(QUESTION);
+      expect(pty.screen()).not.toContain("HTTPS is set up");
+      const checked = await runCli(["check"], { cwd: repo.clone, env: { SERVICE_SECRET: SECRET } });
+      expect(checked.stdout).toMatch(/httpsPrompt\s+false\s+\[file\]/);
     },
     25_000,
   );

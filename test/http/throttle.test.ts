@@ -26,6 +26,19 @@ describe("FailureThrottle (pure)", () => {
     expect(throttle.fail("192.0.2.1", 3_000)).toBe(0);
   });
 
+  test("throttled answers 429 only while the client is over its budget, and counts nothing itself", () => {
+    const throttle = new FailureThrottle();
+    for (let i = 0; i < FAILURE_BURST - 1; i++) throttle.fail("192.0.2.1", 1_000);
+    expect(throttle.throttled("192.0.2.1", 1_000)).toBeUndefined();
+    expect(throttle.throttled("192.0.2.1", 1_000)).toBeUndefined();
+    throttle.fail("192.0.2.1", 1_000);
+    const refused = throttle.throttled("192.0.2.1", 1_000)!;
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(throttle.throttled("192.0.2.2", 1_000)).toBeUndefined();
+    expect(throttle.throttled("192.0.2.1", 2_000)).toBeUndefined();
+  });
+
   test("another client keeps its whole burst while one is throttled", () => {
     const throttle = new FailureThrottle();
     for (let i = 0; i <= FAILURE_BURST; i++) throttle.fail("192.0.2.1", 0);

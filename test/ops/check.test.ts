@@ -103,6 +103,51 @@ describe("service check: a good configuration", () => {
     expect(`${result.stdout}${result.stderr}`).not.toContain(envSecret);
   });
 
+  test("boundConnections is printed as its effective value and why: on for a port off loopback, off on loopback, per listener", async () => {
+    const repo = makeRepo();
+    const open = values((await check(repo.clone, { SERVICE_SECRET: "sixteen-chars-ok" })).stdout);
+    expect(open.boundConnections).toEqual({
+      value: "true (hostname 0.0.0.0 is not loopback: clients connect directly)",
+      source: "default",
+    });
+    const proxied = values(
+      (
+        await check(repo.clone, {
+          SERVICE_SECRET: "sixteen-chars-ok",
+          SERVICE_HOSTNAME: "127.0.0.1",
+          SERVICE_ADMIN_PORT: "9090",
+        })
+      ).stdout,
+    );
+    expect(proxied.boundConnections).toEqual({
+      value:
+        "false (hostname 127.0.0.1 is loopback: a proxy in front holds the connections); admin listener: false (adminHostname 127.0.0.1 is loopback)",
+      source: "default",
+    });
+    const set = values(
+      (await check(repo.clone, { SERVICE_SECRET: "sixteen-chars-ok", SERVICE_BOUND_CONNECTIONS: "true" })).stdout,
+    );
+    expect(set.boundConnections).toEqual({ value: "true (every port)", source: "env" });
+  });
+
+  test("a listener on loopback without trustProxy is warned about (behind a proxy every client shares one address); check still exits 0", async () => {
+    const repo = makeRepo();
+    const env = { SERVICE_SECRET: "sixteen-chars-ok", SERVICE_HOSTNAME: "127.0.0.1" };
+    const warned = await check(repo.clone, env);
+    expect(warned.code).toBe(0);
+    expect(warned.stdout).toContain(
+      "warning: the webhook port listens on loopback (127.0.0.1) without trustProxy: behind a proxy every client then shares the proxy's address",
+    );
+    const admin = await check(repo.clone, { ...env, SERVICE_ADMIN_PORT: "9090" });
+    expect(admin.stdout).toContain(
+      "warning: the webhook port and the admin listener listen on loopback (127.0.0.1) without trustProxy",
+    );
+    const trusted = await check(repo.clone, { ...env, SERVICE_ADMIN_PORT: "9090", SERVICE_TRUST_PROXY: "true" });
+    expect(trusted.stdout).not.toContain("warning:");
+    const direct = await check(repo.clone, { SERVICE_SECRET: "sixteen-chars-ok" });
+    expect(direct.stdout).not.toContain("warning:");
+  });
+
   test("a secret stored in .service.secret is named by its file, never printed", async () => {
     const repo = makeRepo();
     const stored = "stored-secret-value-24680";
