@@ -58,7 +58,7 @@ export async function releaseFlow(ctx: DeployContext, state: DeployState, option
   const previous = liveRelease(layout);
   state.liveBefore = previous?.commit || null;
   try {
-    const kept = target && keptFor(layout, target);
+    const kept = target && keptFor(layout, target, previous);
     if (kept) await instantSwitch(ctx, state, layout, kept, previous);
     else await buildAndSwitch(ctx, state, layout, settings.shared, previous, options);
   } finally {
@@ -249,10 +249,19 @@ function liveRelease(layout: ReleaseLayout): Release | null {
   return { id, dir, commit: readMeta(layout, id)?.commit ?? "" };
 }
 
-/** The kept release a rollback names: the one given, else the newest of its commit (its deploy's first). */
-function keptFor(layout: ReleaseLayout, target: RollbackTarget): (KeptRelease & { commit: string }) | undefined {
+/**
+ * The kept release a rollback or a ref names: the one given by its id, else the newest of its commit (its deploy's
+ * first). The live one only when named by its id: a deploy of the commit already live builds it again, as a push
+ * that changed nothing does (docs/releases.md "A deploy of the live commit").
+ */
+function keptFor(
+  layout: ReleaseLayout,
+  target: RollbackTarget,
+  live: Release | null,
+): (KeptRelease & { commit: string }) | undefined {
   const kept = listReleases(layout).filter((r): r is KeptRelease & { commit: string } => r.commit !== null);
   if (target.release) return kept.find((r) => r.id === target.release);
+  if (live?.commit === target.commit) return undefined;
   const ofCommit = kept.filter((r) => r.commit === target.commit);
   return ofCommit.find((r) => r.deployId === target.deployId) ?? ofCommit[0];
 }

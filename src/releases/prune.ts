@@ -6,7 +6,15 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { gitEnv } from "../system/git.ts";
 import { runProcess } from "../system/process.ts";
-import { listReleases, metaFile, RELEASE_ID, readMeta, type ReleaseLayout, writeMeta } from "./files.ts";
+import {
+  type KeptRelease,
+  listReleases,
+  metaFile,
+  RELEASE_ID,
+  readMeta,
+  type ReleaseLayout,
+  writeMeta,
+} from "./files.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -40,8 +48,24 @@ export async function pruneWorktrees(repoPath: string, env: Env): Promise<void> 
 }
 
 /**
- * Keeps the `keep` newest complete releases, and whatever `protect` names (the live one, the one it replaced,
- * the one this deploy built). Returns the ids removed.
+ * The `keep` releases to keep: the newest of each commit first, newest commit first, so that `keep` commits stay
+ * to switch back to however often one was built again; then, with fewer commits than that, the newest others.
+ */
+export function keptIds(releases: KeptRelease[], keep: number): string[] {
+  const commits = new Set<string | null>();
+  const first: string[] = [];
+  const others: string[] = [];
+  for (const release of releases) {
+    const seen = release.commit !== null && commits.has(release.commit);
+    commits.add(release.commit);
+    (seen ? others : first).push(release.id);
+  }
+  return [...first, ...others].slice(0, keep);
+}
+
+/**
+ * Keeps `keep` complete releases (keptIds), and whatever `protect` names (the live one, the one it replaced, the
+ * one this deploy built). Returns the ids removed.
  */
 export async function pruneReleases(
   layout: ReleaseLayout,
@@ -51,7 +75,7 @@ export async function pruneReleases(
   env: Env,
 ): Promise<string[]> {
   const kept = listReleases(layout);
-  const spared = new Set([...kept.slice(0, keep).map((r) => r.id), ...protect.filter(Boolean)]);
+  const spared = new Set([...keptIds(kept, keep), ...protect.filter(Boolean)]);
   const removed = kept.filter((r) => !spared.has(r.id) && RELEASE_ID.test(r.id) && r.deployId !== null);
   for (const release of removed) removeFiles(layout, release.id);
   if (removed.length > 0) await pruneWorktrees(repoPath, env);
