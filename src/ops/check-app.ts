@@ -8,7 +8,7 @@ import { existsSync, statSync } from "node:fs";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
 import { queueKey, ticketDirProblem } from "../queue/tickets.ts";
-import { wantedBranch } from "../verify/pushed.ts";
+import { wantedBranch } from "../system/git.ts";
 
 /**
  * The checks of the optional features, loaded only for a configuration that uses them (docs/architecture.md
