@@ -8,8 +8,8 @@ import { existsSync, statSync } from "node:fs";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
 import { queueKey, ticketDirProblem } from "../queue/tickets.ts";
-import { wantedBranch } from "../system/git.ts";
-import { waysOut } from "../steps/diverged.ts";
+import { gitQuery, headCommit, short, wantedBranch } from "../system/git.ts";
+import { divergence, upstreamNow, waysOut } from "../steps/diverged.ts";
 
 /**
  * The checks of the optional features, loaded only for a configuration that uses them (docs/architecture.md
@@ -123,27 +123,23 @@ function branchMismatch(repoPath: string, branch: string | undefined): string | 
   return `the checkout in ${repoPath} ${where}, but branch is ${wanted}: every deploy is refused until git -C ${repoPath} checkout ${wanted}`;
 }
 
-/** git's answer in `repoPath`, trimmed; null when it fails. */
-function gitSays(repoPath: string, args: string[]): string | null {
-  const result = spawnSync("git", args, { cwd: repoPath, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
-  return result.status === 0 ? result.stdout.trim() : null;
-}
-
 /**
  * The clone against its remote branch, as the last fetch left it (docs/deploy-control.md "After a force-push"):
  * local changes to tracked files and a branch a force-push rewrote are problems, with their fix; commits of the
  * clone's own are named (a pull merges them, `pull: reset` drops them).
  */
-export function cloneFindings(
+export async function cloneFindings(
   label: string,
   app: { repoPath: string; pull?: "pull" | "reset" },
-): { problems: string[]; warnings: string[] } {
+  env: NodeJS.ProcessEnv,
+): Promise<{ problems: string[]; warnings: string[] }> {
   const { repoPath } = app;
   const reset = app.pull === "reset";
   const problems: string[] = [];
   const warnings: string[] = [];
   if (!existsSync(repoPath) || gitRepoState(repoPath) !== "yes") return { problems, warnings };
-  const changed = (gitSays(repoPath, ["diff", "--name-only", "HEAD", "--"]) ?? "").split("\n").filter(Boolean);
+  const diff = await gitQuery(repoPath, ["diff", "--name-only", "HEAD", "--"], env);
+  const changed = diff.code === 0 ? diff.stdout.split("\n").filter(Boolean) : [];
   if (changed.length > 0) {
     const list = `${changed.slice(0, 5).join(", ")}${changed.length > 5 ? `, and ${changed.length - 5} more` : ""}`;
     const fix = reset
@@ -151,27 +147,23 @@ export function cloneFindings(
       : `git pull fails on them or deploys them; commit and push them, or drop them with git -C ${repoPath} checkout -- .`;
     problems.push(`${label}the clone in ${repoPath} has local changes to tracked files (${list}): ${fix}`);
   }
-  const branch = gitSays(repoPath, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
-  const format = "--format=%(upstream)%09%(upstream:short)%09%(upstream:remoteref)";
-  const [ref, name, merge] =
-    (branch && gitSays(repoPath, ["for-each-ref", format, `refs/heads/${branch}`])?.split("\t")) || [];
-  const head = gitSays(repoPath, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
-  const tip = ref ? gitSays(repoPath, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]) : null;
-  if (!ref || !name || !head || !tip || gitSays(repoPath, ["merge-base", "--is-ancestor", head, tip]) !== null)
-    return { problems, warnings };
-  const remoteBranch = merge?.replace(/^refs\/heads\//, "") || branch!;
-  if (gitSays(repoPath, ["merge-base", "--fork-point", ref, head]) === head) {
-    // The remote branch had HEAD and lost it: a force-push. `pull: reset` follows it at the next deploy.
+  const at = await upstreamNow(repoPath, env);
+  const head = await headCommit(repoPath, env);
+  const kind = at?.tip && head ? await divergence(repoPath, at.upstream, head, at.tip, env, true) : undefined;
+  if (!at?.tip || !head || !kind) return { problems, warnings };
+  if (kind === "rewritten") {
+    // `pull: reset` follows the rewritten branch at the next deploy: nothing to fix.
     if (!reset)
       problems.push(
-        `${label}the clone in ${repoPath} and ${name} have diverged (${name} was force-pushed: it no longer contains ` +
-          `HEAD ${head.slice(0, 12)}): every git pull fails, or merges; ${waysOut(remoteBranch)}`,
+        `${label}the clone in ${repoPath} and ${at.name} have diverged (${at.name} was force-pushed: it no longer ` +
+          `contains HEAD ${short(head)}): every git pull fails, or merges; ${waysOut(at.upstream.branch)}`,
       );
     return { problems, warnings };
   }
-  const own = Number(gitSays(repoPath, ["rev-list", "--count", `${tip}..${head}`]) ?? 0);
+  const counted = await gitQuery(repoPath, ["rev-list", "--count", `${at.tip}..${head}`], env);
+  const own = Number(counted.stdout) || 0;
   const them = own === 1 ? "it" : "them";
-  const what = `the clone in ${repoPath} carries ${own} commit${own === 1 ? "" : "s"} of its own, not on ${name}`;
+  const what = `the clone in ${repoPath} carries ${own} commit${own === 1 ? "" : "s"} of its own, not on ${at.name}`;
   warnings.push(
     `${label}${what}: ${reset ? `pull: reset drops ${them} at the next deploy` : `git pull merges ${them} into every deploy`}`,
   );

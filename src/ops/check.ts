@@ -163,7 +163,7 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
     const weak = config.secret && weakSecretWarning(config.secret);
     if (weak) warnings.push(weak);
     problems.push(...repoProblems("", config, features.poll));
-    const clone = cloneFindings("", config);
+    const clone = await cloneFindings("", config, env);
     problems.push(...clone.problems);
     warnings.push(...clone.warnings);
     const releases = releasesProblems("", config, features.releaseFiles);
@@ -190,7 +190,7 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) warnings.push(weak);
       problems.push(...repoProblems(`app "${app.name}": `, app, features.poll));
-      const clone = cloneFindings(`app "${app.name}": `, app);
+      const clone = await cloneFindings(`app "${app.name}": `, app, env);
       problems.push(...clone.problems);
       warnings.push(...clone.warnings);
       const releases = releasesProblems(`app "${app.name}": `, app, features.releaseFiles);

@@ -25,19 +25,20 @@ export const waysOut = (branch: string) =>
 const shortRef = (ref: string) => ref.replace(/^refs\/remotes\//, "");
 
 /** The clone's branch's upstream and its tip, as the last fetch left them; undefined without one. */
-async function upstreamNow(
-  ctx: DeployContext,
+export async function upstreamNow(
+  repoPath: string,
+  env: Record<string, string | undefined>,
 ): Promise<{ upstream: Upstream; tip: string | null; name: string } | undefined> {
-  const { config, env } = ctx;
-  const branch = await currentBranch(config.repoPath, env);
-  const upstream = branch ? await upstreamOf(config.repoPath, branch, env) : null;
+  const branch = await currentBranch(repoPath, env);
+  const upstream = branch ? await upstreamOf(repoPath, branch, env) : null;
   if (!upstream) return undefined;
-  return { upstream, tip: await resolveCommit(config.repoPath, upstream.ref, env), name: shortRef(upstream.ref) };
+  return { upstream, tip: await resolveCommit(repoPath, upstream.ref, env), name: shortRef(upstream.ref) };
 }
 
 /**
- * How `before` and the remote branch's `tip` stand: undefined when one contains the other; "rewritten" when the
- * remote branch had `before` and lost it (a force-push); "own" when the clone carries commits of its own.
+ * How `before` and the remote branch's `tip` stand: undefined when `tip` contains `before`; "rewritten" when the
+ * remote branch had `before` and lost it (a force-push); "own" when the clone carries commits of its own, the
+ * remote having others (or, with `ahead`, none: the clone is only ahead of it).
  */
 export async function divergence(
   repoPath: string,
@@ -45,10 +46,11 @@ export async function divergence(
   before: string,
   tip: string,
   env: Record<string, string | undefined>,
+  ahead = false,
 ): Promise<"rewritten" | "own" | undefined> {
   if (before === tip || (await isAncestor(repoPath, before, tip, env))) return undefined;
   if (await wasOnRef(repoPath, upstream.ref, before, env)) return "rewritten";
-  return (await isAncestor(repoPath, tip, before, env)) ? undefined : "own";
+  return ahead || !(await isAncestor(repoPath, tip, before, env)) ? "own" : undefined;
 }
 
 /** What a divergence means, and the way out of it: one sentence. */
@@ -90,7 +92,7 @@ export async function afterFailedPull(
     }
   }
   // Asked once the clone is back on its branch (a rebase stops on a detached HEAD).
-  const at = await upstreamNow(ctx);
+  const at = await upstreamNow(config.repoPath, env);
   const kind = before && at?.tip ? await divergence(config.repoPath, at.upstream, before, at.tip, env) : undefined;
   const why = kind && at ? diverged(kind, at.name, before!, at.upstream.branch, config.repoPath) : undefined;
   if (!half) return { error: why ?? failure, fatal: false };
@@ -106,7 +108,7 @@ export async function afterFailedPull(
  */
 export async function refuseRewrittenMerge(ctx: DeployContext, before: string, after: string): Promise<string | null> {
   const { config, env, run } = ctx;
-  const at = await upstreamNow(ctx);
+  const at = await upstreamNow(config.repoPath, env);
   if (!at?.tip || after === at.tip) return null;
   if ((await divergence(config.repoPath, at.upstream, before, at.tip, env)) !== "rewritten") return null;
   run.step("pull", `git reset --hard ${short(before)}: the merge with a force-pushed ${at.name} does not deploy`);
