@@ -121,6 +121,22 @@ describe("git pull that merges (pull.rebase false)", () => {
     expect(existsSync(join(repo.clone, ".git", "MERGE_HEAD"))).toBe(false);
   });
 
+  test("pull.rebase true: a rebase of the clone's own commit that conflicts is aborted too: the clone back on its branch at the commit from before", async () => {
+    const { repo } = await deployed();
+    git(repo.clone, "config", "pull.rebase", "true");
+    writeFileSync(join(repo.clone, "app.txt"), "the server's own\n");
+    git(repo.clone, "commit", "--quiet", "-am", "local");
+    const own = repo.head();
+    repo.push({ "app.txt": "v2\n" }, "v2");
+    const done = await deploy(repo.clone);
+    expect(done.code).toBe(1);
+    expect(done.stdout).not.toContain("<<<<<<<");
+    expect(done.stdout).toContain(`[pull] failed: git pull's rebase with origin/main conflicted; aborted`);
+    expect(repo.head()).toBe(own);
+    expect(git(repo.clone, "symbolic-ref", "--short", "HEAD")).toBe("main");
+    expect(git(repo.clone, "status", "--porcelain", "--untracked-files=no")).toBe("");
+  });
+
   test("pull.rebase false: a clean merge with a rewritten branch is refused: the clone is reset to the commit from before and nothing runs", async () => {
     const { repo, first, runs } = await deployed();
     git(repo.clone, "config", "pull.rebase", "false");
