@@ -25,6 +25,7 @@ type Kind =
   | "notify"
   | "env"
   | "queuePolicy"
+  | "pullMode"
   | "releases";
 
 const HOST_NAME =
@@ -37,6 +38,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   runScript: { kind: "string", env: "SERVICE_RUN_SCRIPT" },
   runTimeoutMs: { kind: "ms", env: "SERVICE_RUN_TIMEOUT_MS" },
   rollbackOnFailure: { kind: "boolean", env: "SERVICE_ROLLBACK_ON_FAILURE" },
+  pull: { kind: "pullMode", env: "SERVICE_PULL" },
   path: { kind: "urlPath", env: "SERVICE_PATH" },
   secret: { kind: "string", env: "SERVICE_SECRET" },
   queueLimit: { kind: "positiveInt", env: "SERVICE_QUEUE_LIMIT" },
@@ -180,6 +182,9 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
     case "queuePolicy":
       if (value === "fifo" || value === "latest") return value;
       return fail('"fifo" or "latest"');
+    case "pullMode":
+      if (value === "pull" || value === "reset") return value;
+      return fail('"pull" (git pull) or "reset" (git fetch, then git reset --hard to the remote branch\'s tip)');
     case "apps": {
       if (!Array.isArray(value)) return fail("a list of apps");
       // Every problem of every entry is reported at once, so one `service check` shows them all.

@@ -79,6 +79,12 @@ export interface UserConfig {
   runTimeoutMs?: number;
   /** Roll back to the pre-pull commit when the run fails. @default false */
   rollbackOnFailure?: boolean;
+  /**
+   * How the clone gets the remote's branch: `pull` runs `git pull`; `reset` runs `git fetch` of the branch, then
+   * `git reset --hard` to the remote's tip of it, whatever a force-push did to it (docs/deploy-control.md "After a
+   * force-push"). @default "pull"
+   */
+  pull?: "pull" | "reset";
   /** URL path that accepts the webhook. @default "/" */
   path?: string;
   /** Webhook secret. @default generated and stored in `.service.secret` */
@@ -257,6 +263,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     runScript: "npm run deploy",
     runTimeoutMs: 1_800_000,
     rollbackOnFailure: false,
+    pull: "pull",
     path: "/",
     queueLimit: 100,
     queuePolicy: "fifo",

@@ -8,7 +8,8 @@ import { existsSync, statSync } from "node:fs";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
 import { queueKey, ticketDirProblem } from "../queue/tickets.ts";
-import { wantedBranch } from "../verify/pushed.ts";
+import { gitQuery, headCommit, short, wantedBranch } from "../system/git.ts";
+import { divergence, upstreamNow, waysOut } from "../steps/diverged.ts";
 
 /**
  * The checks of the optional features, loaded only for a configuration that uses them (docs/architecture.md
@@ -121,4 +122,51 @@ function branchMismatch(repoPath: string, branch: string | undefined): string | 
   if (current === wanted) return undefined;
   const where = current ? `is on branch ${current}` : "is not on a branch (detached HEAD)";
   return `the checkout in ${repoPath} ${where}, but branch is ${wanted}: every deploy is refused until git -C ${repoPath} checkout ${wanted}`;
+}
+
+/**
+ * The clone against its remote branch, as the last fetch left it (docs/deploy-control.md "After a force-push"):
+ * local changes to tracked files and a branch a force-push rewrote are problems, with their fix; commits of the
+ * clone's own are named (a pull merges them, `pull: reset` drops them).
+ */
+export async function cloneFindings(
+  label: string,
+  app: { repoPath: string; pull?: "pull" | "reset" },
+  env: NodeJS.ProcessEnv,
+): Promise<{ problems: string[]; warnings: string[] }> {
+  const { repoPath } = app;
+  const reset = app.pull === "reset";
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  if (!existsSync(repoPath) || gitRepoState(repoPath) !== "yes") return { problems, warnings };
+  const diff = await gitQuery(repoPath, ["diff", "--name-only", "HEAD", "--"], env);
+  const changed = diff.code === 0 ? diff.stdout.split("\n").filter(Boolean) : [];
+  if (changed.length > 0) {
+    const list = `${changed.slice(0, 5).join(", ")}${changed.length > 5 ? `, and ${changed.length - 5} more` : ""}`;
+    const fix = reset
+      ? "pull: reset drops them at the next deploy; commit and push them to keep them"
+      : `git pull fails on them or deploys them; commit and push them, or drop them with git -C ${repoPath} checkout -- .`;
+    problems.push(`${label}the clone in ${repoPath} has local changes to tracked files (${list}): ${fix}`);
+  }
+  const at = await upstreamNow(repoPath, env);
+  const head = await headCommit(repoPath, env);
+  const kind = at?.tip && head ? await divergence(repoPath, at.upstream, head, at.tip, env, true) : undefined;
+  if (!at?.tip || !head || !kind) return { problems, warnings };
+  if (kind === "rewritten") {
+    // `pull: reset` follows the rewritten branch at the next deploy: nothing to fix.
+    if (!reset)
+      problems.push(
+        `${label}the clone in ${repoPath} and ${at.name} have diverged (${at.name} was force-pushed: it no longer ` +
+          `contains HEAD ${short(head)}): every git pull fails, or merges; ${waysOut(at.upstream.branch)}`,
+      );
+    return { problems, warnings };
+  }
+  const counted = await gitQuery(repoPath, ["rev-list", "--count", `${at.tip}..${head}`], env);
+  const own = Number(counted.stdout) || 0;
+  const them = own === 1 ? "it" : "them";
+  const what = `the clone in ${repoPath} carries ${own} commit${own === 1 ? "" : "s"} of its own, not on ${at.name}`;
+  warnings.push(
+    `${label}${what}: ${reset ? `pull: reset drops ${them} at the next deploy` : `git pull merges ${them} into every deploy`}`,
+  );
+  return { problems, warnings };
 }

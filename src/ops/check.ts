@@ -9,7 +9,7 @@ import type { OutboundSettings } from "../notify/inspect.ts";
 import { resolveConfig, type Source as ValueSource } from "../config/resolve.ts";
 import { SECRET_FILE, weakSecretWarning } from "../config/secret.ts";
 import { describeEnv } from "../config/env.ts";
-import { featuresOf, releasesProblems, repoProblems } from "./check-app.ts";
+import { cloneFindings, featuresOf, releasesProblems, repoProblems } from "./check-app.ts";
 import { guardFindings, type GuardedApp } from "./check-guard.ts";
 import { describeBoundConnections, listenerWarnings } from "./check-listeners.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
@@ -80,6 +80,7 @@ function appSettings(app: ResolvedApp): { label: string; value: string }[] {
   return [
     { label: "run", value: scriptLines(app.runScript).join("; ") },
     { label: "branch", value: app.branch ?? "any" },
+    { label: "pull", value: app.pull },
     { label: "events", value: app.events?.length ? app.events.join(", ") : "any" },
     {
       label: "health check",
@@ -166,6 +167,9 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
     const weak = config.secret && weakSecretWarning(config.secret);
     if (weak) warnings.push(weak);
     problems.push(...repoProblems("", config, features.poll));
+    const clone = await cloneFindings("", config, env);
+    problems.push(...clone.problems);
+    warnings.push(...clone.warnings);
     const releases = releasesProblems("", config, features.releaseFiles);
     problems.push(...releases.problems);
     warnings.push(...releases.warnings);
@@ -190,6 +194,9 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) warnings.push(weak);
       problems.push(...repoProblems(`app "${app.name}": `, app, features.poll));
+      const clone = await cloneFindings(`app "${app.name}": `, app, env);
+      problems.push(...clone.problems);
+      warnings.push(...clone.warnings);
       const releases = releasesProblems(`app "${app.name}": `, app, features.releaseFiles);
       problems.push(...releases.problems);
       warnings.push(...releases.warnings);

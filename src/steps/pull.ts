@@ -1,12 +1,26 @@
 import { existsSync } from "node:fs";
 import { captures } from "./capture.ts";
 import type { PullResult } from "../types.ts";
-import { gitPull, headCommit, inspectRepo, short } from "../system/git.ts";
+import {
+  currentBranch,
+  gitFetch,
+  gitPull,
+  gitResetHard,
+  headCommit,
+  inspectRepo,
+  resolveCommit,
+  short,
+  upstreamOf,
+  wantedBranch,
+} from "../system/git.ts";
 import type { DeployContext } from "./context.ts";
+import { afterFailedPull, refuseRewrittenMerge } from "./diverged.ts";
 
 /** What the pull step found, filled as it goes: a step that throws midway still leaves what it learnt. */
 export class PullState {
   success = false;
+  /** The pull left something nothing may run on (a merge with a force-pushed branch): the deploy stops. */
+  refused = false;
   before: string | null = null;
   after: string | null = null;
   readonly out = captures();
@@ -23,8 +37,9 @@ export class PullState {
 }
 
 /**
- * The pull step (docs/deploy-control.md "The deploy"): HEAD before, `git pull` when there is a remote, HEAD after. The
- * commits go into the script's environment. Returns what went wrong, or null.
+ * The pull step (docs/deploy-control.md "The deploy"): HEAD before, `git pull` when there is a remote (or, with
+ * `pull: reset`, `git fetch` and `git reset --hard` to the remote branch's tip), HEAD after. The commits go into
+ * the script's environment. Returns what went wrong, or null; `state.refused` says nothing may run.
  */
 export async function pullStep(ctx: DeployContext, state: PullState): Promise<string | null> {
   const { config, env, run } = ctx;
@@ -47,22 +62,67 @@ export async function pullStep(ctx: DeployContext, state: PullState): Promise<st
     state.success = true;
     step("pull", "no remote configured; nothing to pull");
   } else {
-    step("pull", "git pull");
-    const pulled = await gitPull(config.repoPath, {
-      env,
-      deadline: Date.now() + config.runTimeoutMs,
-      onOutput: run.output("pull", state.out),
-    });
-    state.success = pulled.exitCode === 0;
-    if (!state.success) {
-      error =
-        pulled.error ?? (pulled.timedOut ? "git pull timed out" : `git pull failed with exit code ${pulled.exitCode}`);
-      step("pull", `failed: ${error}`);
-    }
+    error = config.pull === "reset" ? await fetchAndReset(ctx, state) : await gitPullStep(ctx, state);
+    if (error) step("pull", `${state.refused ? "refused" : "failed"}: ${error}`);
   }
   const after = (state.after = repo.hasRemote ? await headCommit(config.repoPath, env) : before);
   env.SERVICE_COMMIT = after ?? "";
   if (state.success)
     step("pull", before === after ? `up to date at ${short(after)}` : `${short(before)} -> ${short(after)}`);
   return error;
+}
+
+/** `git pull`, and what a divergence made of it (diverged.ts). */
+async function gitPullStep(ctx: DeployContext, state: PullState): Promise<string | null> {
+  const { config, env, run } = ctx;
+  run.step("pull", "git pull");
+  const pulled = await gitPull(config.repoPath, {
+    env,
+    deadline: Date.now() + config.runTimeoutMs,
+    onOutput: run.output("pull", state.out),
+  });
+  const { before } = state;
+  if (pulled.exitCode !== 0) {
+    const failure =
+      pulled.error ?? (pulled.timedOut ? "git pull timed out" : `git pull failed with exit code ${pulled.exitCode}`);
+    const { error, fatal } = await afterFailedPull(ctx, before, failure);
+    state.refused = fatal;
+    return error;
+  }
+  const after = await headCommit(config.repoPath, env);
+  const refused = before && after && after !== before ? await refuseRewrittenMerge(ctx, before, after) : null;
+  state.refused = refused !== null;
+  state.success = !refused;
+  return refused;
+}
+
+/**
+ * `pull: reset`: `git fetch` of the app's branch (`branch`, else the one checked out), then `git reset --hard` to
+ * the remote's tip of it. Only ever that tip: a commit a delivery names is checked against it afterwards
+ * (verify/pushed.ts), never reset to.
+ */
+async function fetchAndReset(ctx: DeployContext, state: PullState): Promise<string | null> {
+  const { config, env, run } = ctx;
+  const branch = wantedBranch(config.branch) ?? (await currentBranch(config.repoPath, env));
+  if (!branch)
+    return `pull: reset follows a branch, but the clone is not on one (detached HEAD) and branch is not set: run git -C ${config.repoPath} checkout <branch>, or set branch`;
+  const remote = (await upstreamOf(config.repoPath, branch, env))?.remote ?? "origin";
+  if (remote.startsWith("-") || branch.startsWith("-")) return `pull: reset cannot fetch ${branch} of ${remote}`;
+  const options = { env, deadline: Date.now() + config.runTimeoutMs, onOutput: run.output("pull", state.out) };
+  run.step("pull", `git fetch ${remote} ${branch}`);
+  const fetched = await gitFetch(config.repoPath, options, [remote, `refs/heads/${branch}`]);
+  const tip = fetched.exitCode === 0 ? await resolveCommit(config.repoPath, "FETCH_HEAD", env) : null;
+  if (!tip)
+    return (
+      fetched.error ??
+      (fetched.timedOut
+        ? "git fetch timed out"
+        : `git fetch ${remote} ${branch} failed with exit code ${fetched.exitCode}`)
+    );
+  run.step("pull", `git reset --hard ${short(tip)} (the tip of ${remote}/${branch})`);
+  const reset = await gitResetHard(config.repoPath, tip, options);
+  state.success = reset.exitCode === 0;
+  return state.success
+    ? null
+    : (reset.error ?? `git reset --hard ${short(tip)} failed with exit code ${reset.exitCode}`);
 }

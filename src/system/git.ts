@@ -123,8 +123,48 @@ export async function lsRemote(
   return null;
 }
 
-export function gitFetch(repoPath: string, options: GitRunOptions): Promise<ProcessExit> {
-  return runProcess(["git", "fetch"], { cwd: repoPath, ...options, env: gitEnv(options.env) });
+/** `git fetch`, of the remote's default refspecs, or of `what` (a remote and its refs). */
+export function gitFetch(repoPath: string, options: GitRunOptions, what: string[] = []): Promise<ProcessExit> {
+  return runProcess(["git", "fetch", ...what], { cwd: repoPath, ...options, env: gitEnv(options.env) });
+}
+
+/** `git merge --abort` or `git rebase --abort`: a pull left half-done goes back to the commit from before. */
+export function gitAbort(repoPath: string, what: "merge" | "rebase", options: GitRunOptions): Promise<ProcessExit> {
+  return runProcess(["git", what, "--abort"], { cwd: repoPath, ...options, env: gitEnv(options.env) });
+}
+
+/** The branch a checkout must be on for `branch`; undefined when `branch` names no branch (unset, a tag's ref). */
+export function wantedBranch(branch: string | undefined): string | undefined {
+  if (!branch) return undefined;
+  if (branch.startsWith("refs/heads/")) return branch.slice(11);
+  return branch.startsWith("refs/") ? undefined : branch;
+}
+
+/** Where a local branch pulls from: its remote, the branch there, and the remote-tracking ref of it. */
+export interface Upstream {
+  remote: string;
+  /** The branch's name on the remote (`main`). */
+  branch: string;
+  /** `refs/remotes/origin/main`. */
+  ref: string;
+}
+
+/** The upstream of the local branch `branch` (`git pull`'s source), or null when it has none. */
+export async function upstreamOf(repoPath: string, branch: string, env: Env): Promise<Upstream | null> {
+  const format = "--format=%(upstream)%09%(upstream:remotename)%09%(upstream:remoteref)";
+  const { code, stdout } = await gitQuery(repoPath, ["for-each-ref", format, `refs/heads/${branch}`], env);
+  const [ref, remote, merge] = stdout.split("\t");
+  if (code !== 0 || !ref || !remote || !merge?.startsWith("refs/heads/")) return null;
+  return { remote, branch: merge.slice(11), ref };
+}
+
+/**
+ * Whether `commit` is on `ref` now or was at a time the ref's reflog remembers (`git merge-base --fork-point`):
+ * a commit the remote branch had before a force-push, as against one the clone made itself.
+ */
+export async function wasOnRef(repoPath: string, ref: string, commit: string, env: Env): Promise<boolean> {
+  const { code, stdout } = await gitQuery(repoPath, ["merge-base", "--fork-point", ref, commit], env);
+  return code === 0 && stdout === commit;
 }
 
 /** The full commit `ref` names in the repository (a hash or prefix, a tag, a branch), or null. */

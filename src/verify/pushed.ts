@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { currentBranch, isAncestor, resolveCommit, short } from "../system/git.ts";
+import { currentBranch, isAncestor, resolveCommit, short, wantedBranch } from "../system/git.ts";
 import type { PullState } from "../steps/pull.ts";
 import type { DeployContext } from "../steps/context.ts";
 
@@ -8,13 +8,6 @@ import type { DeployContext } from "../steps/context.ts";
  * `branch` set, a checkout left on another branch is refused before anything runs; and after the pull, HEAD must
  * be the commit the forge's delivery named, or a descendant of it.
  */
-
-/** The branch a checkout must be on for `branch`; undefined when `branch` names no branch (unset, a tag's ref). */
-export function wantedBranch(branch: string | undefined): string | undefined {
-  if (!branch) return undefined;
-  if (branch.startsWith("refs/heads/")) return branch.slice(11);
-  return branch.startsWith("refs/") ? undefined : branch;
-}
 
 /**
  * Refuses a deploy whose checkout is not on `branch` (another branch, a detached HEAD): a pull there would deploy
