@@ -94,6 +94,22 @@ describe.skipIf(noSshKeygen)('signed commits only (docs/security.md "Signed comm
     });
   }
 
+  test('a key whose allowed-signers line has namespaces="file" is refused naming that option, not as a commit changed after signing', async () => {
+    const repo = makeRepo();
+    const file = join(tempDir(), "allowed_signers");
+    const [principal, ...key] = keys.line("alice").split(" ");
+    writeFileSync(file, `# scoped to files\n${principal} namespaces="file" ${key.join(" ")}\n`);
+    const pushed = pushSigned(repo, keys.alice);
+    const { result, ran, record } = await deploy(repo, { allowedSigners: file });
+    expect(ran).toBe(false);
+    const reason = `it is signed by a key whose line in the allowedSigners file (${file}, line 2) has namespaces="file", which leaves out "git": add git to it`;
+    expect(result.error).toBe(`commit ${short(pushed)} refused: ${reason}`);
+    expect(record.result.verify.reason).toBe(reason);
+    pushTag(repo, "v1", keys.alice);
+    git(repo.clone, "fetch", "--quiet", "--tags");
+    expect((await verifyTag(repo.clone, "v1", file, baseEnv())).reason).toBe(`tag v1: ${reason}`);
+  });
+
   test("the file is read at each deploy: a key added or removed applies at the next one, without a restart", async () => {
     const repo = makeRepo();
     const file = join(tempDir(), "allowed_signers");
