@@ -106,6 +106,8 @@ export interface RollbackTarget {
   release?: string;
   /** A deploy of a ref: the ref as it was named (a tag, a branch, a commit, a deploy id). */
   ref?: string;
+  /** The tag the ref or the rollback named (`v1.2.0`): with `allowedSigners`, its signature is checked too. */
+  tag?: string;
 }
 
 /** A release of a deploy with `releases` (docs/releases.md "The record"). */

@@ -127,6 +127,15 @@ export function gitFetch(repoPath: string, options: GitRunOptions): Promise<Proc
   return runProcess(["git", "fetch"], { cwd: repoPath, ...options, env: gitEnv(options.env) });
 }
 
+/** The remote a ref's name is looked up on: the checked-out branch's upstream remote, else `origin`, else the first. */
+export async function defaultRemote(repoPath: string, env: Env): Promise<string | undefined> {
+  const remotes = (await gitQuery(repoPath, ["remote"], env)).stdout.split("\n").filter(Boolean);
+  if (remotes.length === 0) return undefined;
+  const branch = (await gitQuery(repoPath, ["symbolic-ref", "--quiet", "--short", "HEAD"], env)).stdout;
+  const upstream = branch ? (await gitQuery(repoPath, ["config", "--get", `branch.${branch}.remote`], env)).stdout : "";
+  return remotes.includes(upstream) ? upstream : remotes.includes("origin") ? "origin" : remotes[0];
+}
+
 /** The full commit `ref` names in the repository (a hash or prefix, a tag, a branch), or null. */
 export async function resolveCommit(repoPath: string, ref: string, env: Env): Promise<string | null> {
   if (ref.startsWith("-")) return null;
