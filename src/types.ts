@@ -94,6 +94,8 @@ export interface VerifyResult {
   signer: string | null;
   /** null when ok; otherwise why the commit was refused. */
   reason: string | null;
+  /** A deploy of a tag: the tag checked before the commit, and the principal whose key signed it (null when refused). */
+  tag?: { name: string; signer: string | null };
 }
 
 /** What a `service rollback`, or a deploy of a ref (`service deploy --ref`), deploys. */

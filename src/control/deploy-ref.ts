@@ -6,7 +6,7 @@
  */
 import type { ResolvedApp } from "../config/apps.ts";
 import { readDeployRecord } from "../history/read.ts";
-import { defaultRemote, gitQuery, resolveCommit } from "../system/git.ts";
+import { defaultRemote, fullRefName, gitQuery, resolveCommit } from "../system/git.ts";
 import type { RollbackTarget } from "../types.ts";
 import { appDeploy } from "./rollback.ts";
 
@@ -111,22 +111,12 @@ interface Resolved {
   full?: string;
 }
 
-/** The full ref (`refs/tags/v1`, `refs/heads/main`) a name has in the repository; undefined for a commit. */
-async function localRef(repoPath: string, ref: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const { code, stdout } = await gitQuery(
-    repoPath,
-    ["rev-parse", "--symbolic-full-name", "--end-of-options", ref],
-    env,
-  );
-  return code === 0 && stdout.startsWith("refs/") ? stdout : undefined;
-}
-
 /** What `ref` names: a commit of the repository, a branch or tag as the remote has it now, else as the repository has it. */
 async function resolveRef(repoPath: string, ref: string, env: NodeJS.ProcessEnv): Promise<Resolved> {
   const hex = /^[0-9a-f]{4,64}$/i.test(ref);
   // A commit the repository has is that commit, whatever the remote says.
   const local = hex ? await resolveCommit(repoPath, ref, env) : null;
-  if (local) return { commit: local, full: await localRef(repoPath, ref, env) };
+  if (local) return { commit: local, full: await fullRefName(repoPath, ref, env) };
   const remote = await defaultRemote(repoPath, env);
   let problem = "";
   if (remote) {
@@ -141,7 +131,7 @@ async function resolveRef(repoPath: string, ref: string, env: NodeJS.ProcessEnv)
     }
   }
   const commit = await resolveCommit(repoPath, ref, env);
-  if (commit) return { commit, full: await localRef(repoPath, ref, env) };
+  if (commit) return { commit, full: await fullRefName(repoPath, ref, env) };
   throw new DeployRefError(
     `"${ref}" names no deploy, and no tag, branch or commit of the repository ${repoPath}${remote ? ` or of its remote ${remote}` : ""}${problem}`,
   );

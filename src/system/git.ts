@@ -123,8 +123,9 @@ export async function lsRemote(
   return null;
 }
 
-export function gitFetch(repoPath: string, options: GitRunOptions): Promise<ProcessExit> {
-  return runProcess(["git", "fetch"], { cwd: repoPath, ...options, env: gitEnv(options.env) });
+/** `git fetch`, of the default remote or of what `args` name (a remote and a refspec). */
+export function gitFetch(repoPath: string, options: GitRunOptions, args: string[] = []): Promise<ProcessExit> {
+  return runProcess(["git", "fetch", ...args], { cwd: repoPath, ...options, env: gitEnv(options.env) });
 }
 
 /** The remote a ref's name is looked up on: the checked-out branch's upstream remote, else `origin`, else the first. */
@@ -145,6 +146,14 @@ export async function resolveCommit(repoPath: string, ref: string, env: Env): Pr
     env,
   );
   return code === 0 && /^[0-9a-f]{40,64}$/.test(stdout) ? stdout : null;
+}
+
+/** The full ref (`refs/tags/v1`, `refs/heads/main`) a name has in the repository; undefined for a commit. */
+export async function fullRefName(repoPath: string, ref: string, env: Env): Promise<string | undefined> {
+  // Not `--end-of-options`: with --symbolic-full-name, git prints it back as if it were a name.
+  if (ref.startsWith("-")) return undefined;
+  const { code, stdout } = await gitQuery(repoPath, ["rev-parse", "--symbolic-full-name", ref], env);
+  return code === 0 && stdout.startsWith("refs/") ? stdout : undefined;
 }
 
 /** The branch checked out (`main`); null for a detached HEAD; undefined when repoPath is no repository. */

@@ -227,6 +227,72 @@ describe.skipIf(noSshKeygen)('signed tags (docs/security.md "Signed commits")', 
   });
 });
 
+describe.skipIf(noSshKeygen)('a deploy of a tag checks the tag and its commit (docs/security.md "Tags")', () => {
+  /** A signed commit tagged `name` (signed with `key`, or lightweight), fetched by the clone; the target naming it. */
+  function tagged(repo: Repo, name: string, key: string | null | "light") {
+    const commit = pushSigned(repo, keys.alice);
+    pushTag(repo, name, key);
+    git(repo.clone, "fetch", "--quiet", "--tags");
+    return { commit, target: { commit, deployId: null, ref: name, tag: name } };
+  }
+
+  test("a signed tag on a signed commit deploys: [verify] tag <name> signed by, then the commit; the record's verify names the tag", async () => {
+    const repo = makeRepo();
+    const { commit, target } = tagged(repo, "v1", keys.alice);
+    const { result, lines, ran, record } = await deploy(repo, {}, target);
+    expect(result.ok).toBe(true);
+    expect(ran).toBe(true);
+    expect(lines).toContain("[verify] tag v1 signed by alice@example.com");
+    expect(lines).toContain(`[verify] ${short(commit)} signed by alice@example.com`);
+    expect(record.result.verify).toEqual({
+      ok: true,
+      commit,
+      signer: "alice@example.com",
+      reason: null,
+      tag: { name: "v1", signer: "alice@example.com" },
+    });
+  });
+
+  for (const [kind, key, reason] of [
+    ["a lightweight tag", "light", "tag v1: it is a lightweight tag: only an annotated tag carries a signature"],
+    ["an unsigned annotated tag", null, "tag v1: it is not signed"],
+    [
+      "a tag signed by a key not in the file",
+      "mallory",
+      "tag v1: it is signed by a key the allowed signers do not accept",
+    ],
+  ] as const) {
+    test(`${kind} is refused though its commit is signed: the clone goes back, nothing runs`, async () => {
+      const repo = makeRepo();
+      const before = repo.head();
+      const { commit, target } = tagged(repo, "v1", key === "mallory" ? keys.mallory : key);
+      const { result, lines, ran, record } = await deploy(repo, {}, target);
+      expect(ran).toBe(false);
+      expect(repo.head()).toBe(before);
+      expect(result.error).toBe(`commit ${short(commit)} refused: ${reason}`);
+      expect(lines).toContain(`[verify] commit ${short(commit)} refused: ${reason}; nothing runs`);
+      expect(record.result.verify).toEqual({
+        ok: false,
+        commit,
+        signer: null,
+        reason,
+        tag: { name: "v1", signer: null },
+      });
+    });
+  }
+
+  test("a signed tag on an unsigned commit is refused for the commit", async () => {
+    const repo = makeRepo();
+    const commit = pushSigned(repo, null);
+    pushTag(repo, "v1", keys.alice);
+    git(repo.clone, "fetch", "--quiet", "--tags");
+    const { result, ran, record } = await deploy(repo, {}, { commit, deployId: null, ref: "v1", tag: "v1" });
+    expect(ran).toBe(false);
+    expect(result.error).toBe(`commit ${short(commit)} refused: it is not signed`);
+    expect(record.result.verify.tag).toEqual({ name: "v1", signer: "alice@example.com" });
+  });
+});
+
 describe.skipIf(noSshKeygen)(
   'the allowed-signers file, as service check validates it (docs/security.md "Signed commits")',
   () => {
