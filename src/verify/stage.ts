@@ -61,7 +61,21 @@ async function verifyTagAt(
     run.step(name, `git fetch ${remote} ${ref}: the tag as the remote has it`);
     const deadline = Date.now() + config.runTimeoutMs;
     const onOutput = run.output(name, captures());
-    await gitFetch(config.repoPath, { env, deadline, onOutput }, ["--no-tags", "--", remote, `+${ref}:${ref}`]);
+    const fetched = await gitFetch(config.repoPath, { env, deadline, onOutput }, [
+      "--no-tags",
+      "--",
+      remote,
+      `+${ref}:${ref}`,
+    ]);
+    if (fetched.exitCode !== 0) {
+      const why = fetched.error ?? `exit code ${fetched.exitCode}`;
+      return {
+        ok: false,
+        commit,
+        signer: null,
+        reason: `tag ${tag}: git fetch ${remote} ${ref} failed (${why}): it cannot be checked`,
+      };
+    }
   }
   const result = await verifyTag(config.repoPath, tag, file, env);
   if (!result.ok || result.commit === commit) return result;

@@ -95,6 +95,15 @@ describe.skipIf(noSshKeygen)('a deploy of a tag checks the tag and its commit (d
     });
   }
 
+  test("a tag the remote no longer has cannot be fetched: refused, naming the fetch, nothing runs", async () => {
+    const repo = makeRepo();
+    const commit = pushSigned(repo, keys.alice);
+    git(repo.clone, "fetch", "--quiet");
+    const { result, ran } = await deploy(repo, {}, { commit, deployId: null, ref: "v9", tag: "v9" });
+    expect(ran).toBe(false);
+    expect(result.error).toStartWith(`commit ${short(commit)} refused: tag v9: git fetch origin refs/tags/v9 failed (`);
+  });
+
   test("a signed tag on an unsigned commit is refused for the commit", async () => {
     const repo = makeRepo();
     const commit = pushSigned(repo, null);
