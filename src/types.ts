@@ -102,6 +102,8 @@ export interface VerifyResult {
   signer: string | null;
   /** null when ok; otherwise why the commit was refused. */
   reason: string | null;
+  /** A deploy of a tag: the tag checked before the commit, and the principal whose key signed it (null when refused). */
+  tag?: { name: string; signer: string | null };
 }
 
 /** What a `service rollback`, or a deploy of a ref (`service deploy --ref`), deploys. */
@@ -114,6 +116,8 @@ export interface RollbackTarget {
   release?: string;
   /** A deploy of a ref: the ref as it was named (a tag, a branch, a commit, a deploy id). */
   ref?: string;
+  /** The tag the ref or the rollback named (`v1.2.0`): with `allowedSigners`, its signature is checked too. */
+  tag?: string;
 }
 
 /** The commit a deploy tried, and for a rollback or a ref how it was named. */

@@ -6,7 +6,7 @@
  */
 import type { ResolvedApp } from "../config/apps.ts";
 import { readDeployRecord } from "../history/read.ts";
-import { gitQuery, resolveCommit } from "../system/git.ts";
+import { defaultRemote, fullRefName, gitQuery, resolveCommit } from "../system/git.ts";
 import type { RollbackTarget } from "../types.ts";
 import { appDeploy } from "./rollback.ts";
 
@@ -25,16 +25,20 @@ export class DeployRefError extends Error {
 /** Longest ref accepted: a branch or tag name, a commit, a deploy id. */
 const MAX_REF_CHARS = 250;
 
-/** Whether `ref` matches one of the `deployRefs` patterns (`*` any characters, `?` one), as named or as a full ref. */
-export function refAllowed(patterns: readonly string[], ref: string): boolean {
-  const name = ref.replace(/^refs\/(heads|tags)\//, "");
+/**
+ * Whether the ref may be deployed under the `deployRefs` patterns (`*` any characters, `?` one). A pattern written
+ * `refs/tags/…` or `refs/heads/…` matches only that kind: `full` is the tag's or branch's full ref the ref named
+ * (undefined for a commit); a bare pattern matches a tag or a branch by its name, or a commit as named.
+ */
+export function refAllowed(patterns: readonly string[], ref: string, full: string | undefined): boolean {
+  const name = full ? full.replace(/^refs\/(heads|tags)\//, "") : ref;
   return patterns.some((pattern) => {
     const source = pattern
       .replace(/[.+^${}()|[\]\\]/g, "\\$&")
       .replace(/\*/g, ".*")
       .replace(/\?/g, ".");
     const regex = new RegExp(`^${source}$`);
-    return regex.test(ref) || regex.test(name);
+    return pattern.startsWith("refs/") ? full !== undefined && regex.test(full) : regex.test(name);
   });
 }
 
@@ -42,15 +46,6 @@ export function refAllowed(patterns: readonly string[], ref: string): boolean {
 function commitTriedBy(jsonPath: string): string | null {
   const after = (readDeployRecord(jsonPath)?.result as { pull?: { after?: unknown } } | undefined)?.pull?.after;
   return typeof after === "string" && /^[0-9a-f]{40,64}$/.test(after) ? after : null;
-}
-
-/** The remote a ref's name is looked up on: the checked-out branch's upstream remote, else `origin`, else the first. */
-async function remoteOf(repoPath: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const remotes = (await gitQuery(repoPath, ["remote"], env)).stdout.split("\n").filter(Boolean);
-  if (remotes.length === 0) return undefined;
-  const branch = (await gitQuery(repoPath, ["symbolic-ref", "--quiet", "--short", "HEAD"], env)).stdout;
-  const upstream = branch ? (await gitQuery(repoPath, ["config", "--get", `branch.${branch}.remote`], env)).stdout : "";
-  return remotes.includes(upstream) ? upstream : remotes.includes("origin") ? "origin" : remotes[0];
 }
 
 /**
@@ -62,7 +57,7 @@ async function remoteRefs(
   remote: string,
   ref: string,
   env: NodeJS.ProcessEnv,
-): Promise<{ named: string | undefined; tips: string[] }> {
+): Promise<{ named: Resolved | undefined; tips: string[] }> {
   // Branches and tags only (a forge's pull request refs can be thousands), unless a full ref is named.
   const args = ref.startsWith("refs/") ? ["--", remote, ref, `${ref}^{}`] : ["--heads", "--tags", "--", remote];
   const { code, stdout } = await gitQuery(repoPath, ["ls-remote", ...args], env);
@@ -74,7 +69,8 @@ async function remoteRefs(
   }
   const full = ref.startsWith("refs/") ? [ref] : [`refs/heads/${ref}`, `refs/tags/${ref}`];
   // An annotated tag's own object is not a commit: its peeled entry (`^{}`) is.
-  const named = full.map((name) => refs.get(`${name}^{}`) ?? refs.get(name)).find(Boolean);
+  const name = full.find((name) => refs.has(name));
+  const named = name ? { commit: (refs.get(`${name}^{}`) ?? refs.get(name))!, full: name } : undefined;
   return { named, tips: [...refs.values()] };
 }
 
@@ -97,31 +93,45 @@ export async function deployRefTarget(
     if (!commit) throw new DeployRefError(`deploy ${deploy.id} tried no commit to deploy again (its pull failed)`);
     return { commit, deployId: deploy.id, ref };
   }
-  if (app.deployRefs && !refAllowed(app.deployRefs, ref))
+  const { repoPath } = app;
+  const found = await resolveRef(repoPath, ref, env);
+  // Matched once the kind is known: `refs/tags/v*` must not let a branch named `vevil` through.
+  if (app.deployRefs && !refAllowed(app.deployRefs, ref, found.full))
     throw new DeployRefError(
       `"${ref}" is not in deployRefs (${app.deployRefs.join(", ")}): only those refs, or a deploy id, may be deployed`,
       true,
     );
-  const { repoPath } = app;
+  const tag = found.full?.startsWith("refs/tags/") ? found.full.slice(10) : undefined;
+  return { commit: found.commit, deployId: null, ref, ...(tag ? { tag } : {}) };
+}
+
+/** A ref resolved: its commit, and the full ref of the branch or tag it named (none for a commit). */
+interface Resolved {
+  commit: string;
+  full?: string;
+}
+
+/** What `ref` names: a commit of the repository, a branch or tag as the remote has it now, else as the repository has it. */
+async function resolveRef(repoPath: string, ref: string, env: NodeJS.ProcessEnv): Promise<Resolved> {
   const hex = /^[0-9a-f]{4,64}$/i.test(ref);
   // A commit the repository has is that commit, whatever the remote says.
   const local = hex ? await resolveCommit(repoPath, ref, env) : null;
-  if (local) return { commit: local, deployId: null, ref };
-  const remote = await remoteOf(repoPath, env);
+  if (local) return { commit: local, full: await fullRefName(repoPath, ref, env) };
+  const remote = await defaultRemote(repoPath, env);
   let problem = "";
   if (remote) {
     try {
       const { named, tips } = await remoteRefs(repoPath, remote, ref, env);
       // A branch or a tag as the remote has it now: the newest, not the last one fetched.
-      if (named) return { commit: named, deployId: null, ref };
+      if (named) return named;
       const tip = hex ? tips.find((commit) => commit.startsWith(ref.toLowerCase())) : undefined;
-      if (tip) return { commit: tip, deployId: null, ref };
+      if (tip) return { commit: tip };
     } catch (error) {
       problem = ` (the remote ${remote} could not be asked: ${(error as Error).message})`;
     }
   }
   const commit = await resolveCommit(repoPath, ref, env);
-  if (commit) return { commit, deployId: null, ref };
+  if (commit) return { commit, full: await fullRefName(repoPath, ref, env) };
   throw new DeployRefError(
     `"${ref}" names no deploy, and no tag, branch or commit of the repository ${repoPath}${remote ? ` or of its remote ${remote}` : ""}${problem}`,
   );

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { findDeploy, isDeployRef, listDeploys, readDeployRecord, type HistoryEntry } from "../history/read.ts";
 import type { Deployer } from "../deploy/deployer.ts";
 import type { DeployResult, RollbackTarget } from "../types.ts";
-import { headCommit, resolveCommit, short } from "../system/git.ts";
+import { fullRefName, headCommit, resolveCommit, short } from "../system/git.ts";
 import type { DeployOptions } from "../deploy/types.ts";
 import type { DeploySettings } from "../steps/context.ts";
 
@@ -90,7 +90,9 @@ export async function rollbackTarget(
   const commit = existsSync(repoPath) ? await resolveCommit(repoPath, ref, env) : null;
   if (!commit)
     throw new RollbackTargetError(`"${ref}" is neither a deploy id nor a commit of the repository ${repoPath}`);
-  return { commit, deployId: null };
+  // A tag is named so its signature is checked too (docs/security.md "Tags").
+  const full = await fullRefName(repoPath, ref, env);
+  return { commit, deployId: null, ...(full?.startsWith("refs/tags/") ? { tag: full.slice(10) } : {}) };
 }
 
 /**

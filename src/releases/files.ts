@@ -166,6 +166,12 @@ export function releasesPathProblem(settings: Pick<ReleaseSettings, "path">, rep
   }
   if (inside(real(root), real(repoPath)))
     return `releases.path ${root} is inside repoPath ${repoPath}: put it outside the clone (releases there would be files of the checkout)`;
+  // The other way round: releases would be made inside the clone, or its pull would change shared files live.
+  const owner = [join(root, "releases"), join(root, "shared"), current].find(
+    (dir) => inside(repoPath, dir) || inside(real(repoPath), real(dir)),
+  );
+  if (owner)
+    return `repoPath ${repoPath} is inside ${owner}, part of releases.path ${root}: put the clone outside releases/, shared/ and current (beside them, as ${join(root, "repo")})`;
   let kind: string | undefined;
   try {
     const stat = lstatSync(current);

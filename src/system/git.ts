@@ -167,6 +167,15 @@ export async function wasOnRef(repoPath: string, ref: string, commit: string, en
   return code === 0 && stdout === commit;
 }
 
+/** The remote a ref's name is looked up on: the checked-out branch's upstream remote, else `origin`, else the first. */
+export async function defaultRemote(repoPath: string, env: Env): Promise<string | undefined> {
+  const remotes = (await gitQuery(repoPath, ["remote"], env)).stdout.split("\n").filter(Boolean);
+  if (remotes.length === 0) return undefined;
+  const branch = (await gitQuery(repoPath, ["symbolic-ref", "--quiet", "--short", "HEAD"], env)).stdout;
+  const upstream = branch ? (await gitQuery(repoPath, ["config", "--get", `branch.${branch}.remote`], env)).stdout : "";
+  return remotes.includes(upstream) ? upstream : remotes.includes("origin") ? "origin" : remotes[0];
+}
+
 /** The full commit `ref` names in the repository (a hash or prefix, a tag, a branch), or null. */
 export async function resolveCommit(repoPath: string, ref: string, env: Env): Promise<string | null> {
   if (ref.startsWith("-")) return null;
@@ -176,6 +185,14 @@ export async function resolveCommit(repoPath: string, ref: string, env: Env): Pr
     env,
   );
   return code === 0 && /^[0-9a-f]{40,64}$/.test(stdout) ? stdout : null;
+}
+
+/** The full ref (`refs/tags/v1`, `refs/heads/main`) a name has in the repository; undefined for a commit. */
+export async function fullRefName(repoPath: string, ref: string, env: Env): Promise<string | undefined> {
+  // Not `--end-of-options`: with --symbolic-full-name, git prints it back as if it were a name.
+  if (ref.startsWith("-")) return undefined;
+  const { code, stdout } = await gitQuery(repoPath, ["rev-parse", "--symbolic-full-name", ref], env);
+  return code === 0 && stdout.startsWith("refs/") ? stdout : undefined;
 }
 
 /** The branch checked out (`main`); null for a detached HEAD; undefined when repoPath is no repository. */

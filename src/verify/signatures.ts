@@ -22,6 +22,8 @@ export interface AllowedSigners {
   keys: number;
   /** What works but will not do what the user expects (a key whose namespaces leave out `git`). */
   warnings: string[];
+  /** The lines whose `namespaces` leave out `git`, by line number: what the key signed there is refused. */
+  outOfGit: Map<number, string>;
 }
 
 /**
@@ -40,6 +42,7 @@ export function readAllowedSigners(file: string, repoPath: string): AllowedSigne
     return { problem: `the allowedSigners file ${file} cannot be read (${why})` };
   }
   const warnings: string[] = [];
+  const outOfGit = new Map<number, string>();
   let keys = 0;
   for (const [index, raw] of text.split("\n").entries()) {
     const line = raw.trim();
@@ -52,14 +55,29 @@ export function readAllowedSigners(file: string, repoPath: string): AllowedSigne
         problem: `the allowedSigners file ${file}, line ${index + 1}: expected "principals [options] key-type key" (as ssh-keygen -Y verify reads it)`,
       };
     const namespaces = withOptions ? /(?:^|,)namespaces="([^"]*)"/.exec(second)?.[1] : undefined;
-    if (namespaces !== undefined && !namespaces.split(",").includes("git"))
+    if (namespaces !== undefined && !namespaces.split(",").includes("git")) {
+      outOfGit.set(index + 1, namespaces);
       warnings.push(
         `the allowedSigners file ${file}, line ${index + 1}: namespaces="${namespaces}" leaves out "git": that key verifies no commit`,
       );
+    }
     keys++;
   }
   if (keys === 0) return { problem: `the allowedSigners file ${file} holds no key` };
-  return { keys, warnings };
+  return { keys, warnings, outOfGit };
+}
+
+/**
+ * The reason for a key its own line's `namespaces` exclude, from ssh-keygen's words (`<file>:<line>: key is not
+ * permitted for use in signature namespace "git"`); git reports such a signature as a bad one, as if the commit had
+ * been changed. Undefined for any other failure.
+ */
+function excludedKey(stderr: string, file: string, signers: AllowedSigners): string | undefined {
+  const line = /:(\d+): key is not permitted for use in signature namespace/.exec(stderr)?.[1];
+  if (!line) return undefined;
+  const namespaces = signers.outOfGit.get(Number(line));
+  const option = namespaces === undefined ? "options" : `namespaces="${namespaces}"`;
+  return `it is signed by a key whose line in the allowedSigners file (${file}, line ${line}) has ${option}, which leaves out "git": add git to it`;
 }
 
 /** git's options for a check: the signers and the programs from here, never from the repository's config. */
@@ -147,7 +165,8 @@ export async function verifyCommit(
   ]);
   const [status, signer, key] = shown.stdout.split("\n");
   if (verified.code === 0 && status === "G" && signer) return { ok: true, commit, signer, reason: null };
-  return refuse(status === "G" ? "git verify-commit refused its signature" : reasonOf(status, key));
+  if (status === "G") return refuse("git verify-commit refused its signature");
+  return refuse(excludedKey(verified.stderr, allowedSigners, signers) ?? reasonOf(status, key));
 }
 
 /**
@@ -182,6 +201,8 @@ export async function verifyTag(
   // LC_ALL=C: ssh-keygen's own words, `Good "git" signature for <principal> with <type> key <fingerprint>`.
   const signer = /Good "git" signature for (.+?) with /.exec(verified.stderr)?.[1];
   if (verified.code === 0 && signer) return { ok: true, commit, signer, reason: null };
+  const excluded = excludedKey(verified.stderr, allowedSigners, signers);
+  if (excluded) return refuse(excluded);
   if (/No principal matched/i.test(verified.stderr))
     return refuse("it is signed by a key the allowed signers do not accept");
   return refuse(`its signature does not verify (${verified.stderr.split("\n").pop() || "git verify-tag failed"})`);

@@ -3,9 +3,13 @@
  * not), commits signed by either, unsigned, or changed after signing, and tags. Pushed from the fixture's
  * second clone (`<dir>/pusher`), as a developer would.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { git, type Repo, tempDir } from "./helpers.ts";
+import { defaultConfig } from "../../src/config/schema.ts";
+import { runDeploy } from "../../src/deploy/pipeline.ts";
+import type { DeploySettings } from "../../src/steps/context.ts";
+import type { DeployEvent, RollbackTarget } from "../../src/types.ts";
+import { baseEnv, git, type Repo, tempDir } from "./helpers.ts";
 
 /** Without ssh-keygen (openssh-client) the signed-commit tests are skipped. */
 export const noSshKeygen = Bun.which("ssh-keygen") === null;
@@ -82,4 +86,26 @@ export function pushTag(repo: Repo, name: string, key: string | null | "light"):
   if (key === "light") git(pusher, "tag", name);
   else git(pusher, ...signing(key), "tag", ...(key ? ["-s"] : ["-a"]), "-m", name, name);
   git(pusher, "push", "--quiet", "origin", `refs/tags/${name}`);
+}
+
+/**
+ * A deploy of `repo`'s clone through the pipeline with `settings` (allowedSigners among them; `target`: a rollback
+ * or a ref); its `[step]` lines, its result, its record, and whether its script ran.
+ */
+export async function deploySigned(repo: Repo, settings: Partial<DeploySettings>, target?: RollbackTarget) {
+  const cwd = tempDir();
+  const marker = join(cwd, "ran");
+  const lines: string[] = [];
+  const result = await runDeploy({
+    id: crypto.randomUUID(),
+    config: { ...defaultConfig(cwd), repoPath: repo.clone, runScript: `echo ran >> ${marker}`, ...settings },
+    trigger: target ? "rollback" : "cli",
+    target,
+    cwd,
+    env: baseEnv(),
+    sink: (event: DeployEvent) => {
+      if (event.type === "step") lines.push(`[${event.step}] ${event.text}`);
+    },
+  });
+  return { result, lines, ran: existsSync(marker), record: JSON.parse(readFileSync(result.log.json, "utf8")) };
 }

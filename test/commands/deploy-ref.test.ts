@@ -50,7 +50,7 @@ describe('service deploy --ref (docs/deploy-control.md "Deploy a ref or retry")'
     expect([repo.head(), branch()]).toEqual([tagged, "main"]);
     const record = recordOf(repo.clone, tag.stdout);
     expect(record).toMatchObject({ trigger: "cli", ref: "v1.0", status: "done" });
-    expect(record.result.target).toMatchObject({ commit: tagged, deployId: null, ref: "v1.0" });
+    expect(record.result.target).toMatchObject({ commit: tagged, deployId: null, ref: "v1.0", tag: "v1.0" });
     expect(record.result.commit).toMatchObject({ sha: tagged, subject: "release 1.0" });
 
     const onFeature = await deploy(repo.clone, "feature");
@@ -97,6 +97,28 @@ describe('service deploy --ref (docs/deploy-control.md "Deploy a ref or retry")'
     expect(tag.code).toBe(0);
     const again = await deploy(repo.clone, deployIdOf(tag.stdout), env);
     expect(again.code).toBe(0);
+  });
+
+  test("deployRefs [main, refs/tags/v*]: a pattern written refs/tags/… matches tags only, so a pushed branch vevil is refused; a bare v* matches both", async () => {
+    const { repo, tagged } = remoteWithRefs();
+    const pusher = join(repo.dir, "pusher");
+    git(pusher, "push", "--quiet", "origin", "HEAD:refs/heads/vevil");
+    const tagsOnly = { SERVICE_DEPLOY_REFS: "main,refs/tags/v*" };
+    for (const ref of ["vevil", "refs/heads/vevil"]) {
+      const branch = await deploy(repo.clone, ref, tagsOnly);
+      expect({ ref, code: branch.code }).toEqual({ ref, code: 1 });
+      expect(branch.stderr).toContain(`"${ref}" is not in deployRefs (main, refs/tags/v*)`);
+    }
+    expect(repo.head()).not.toBe(git(pusher, "rev-parse", "HEAD"));
+    for (const ref of ["v1.0", "refs/tags/v1.0"]) {
+      const tag = await deploy(repo.clone, ref, tagsOnly);
+      expect({ ref, code: tag.code }).toEqual({ ref, code: 0 });
+      expect(repo.head()).toBe(tagged);
+    }
+    const headsOnly = { SERVICE_DEPLOY_REFS: "refs/heads/v*" };
+    expect((await deploy(repo.clone, "v1.0", headsOnly)).code).toBe(1);
+    expect((await deploy(repo.clone, "vevil", headsOnly)).code).toBe(0);
+    expect((await deploy(repo.clone, "v1.0", { SERVICE_DEPLOY_REFS: "v*" })).code).toBe(0);
   });
 });
 

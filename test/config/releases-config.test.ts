@@ -4,8 +4,8 @@
  * directory refused by the check and at start.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { stringify } from "yaml";
 import { makeRepo, runCli, SECRET, tempDir } from "../_support/helpers.ts";
 
@@ -69,6 +69,25 @@ describe('releases key (docs/releases.md "Configuration")', () => {
     const inside = await check(inClone.cwd);
     expect(inside.code).toBe(1);
     expect(inside.stdout).toContain(`is inside repoPath ${inClone.repo}: put it outside the clone`);
+  });
+
+  test("a repoPath at <releases.path>/releases, /shared or /current is refused: releases would land in the clone, the pull would change what is live", async () => {
+    for (const sub of ["releases", "shared", "current", "shared/app"]) {
+      const { cwd, site, repo } = setup(({ repo }) => ({ repoPath: repo, releases: { path: "site" } }));
+      const repoPath = join(site, sub);
+      if (sub === "current") symlinkSync(repo, repoPath);
+      else {
+        mkdirSync(dirname(repoPath), { recursive: true });
+        renameSync(repo, repoPath);
+      }
+      writeFileSync(join(cwd, "service.yaml"), stringify({ secret: SECRET, repoPath, releases: { path: "site" } }));
+      const result = await check(cwd);
+      expect({ sub, code: result.code }).toEqual({ sub, code: 1 });
+      const top = sub.split("/")[0];
+      expect(result.stdout).toContain(
+        `repoPath ${repoPath} is inside ${join(site, top!)}, part of releases.path ${site}: put the clone outside releases/, shared/ and current`,
+      );
+    }
   });
 
   test("SERVICE_RELEASES_PATH turns releases on; SERVICE_RELEASES_KEEP and SERVICE_RELEASES_SHARED (comma-separated) change the releases in force", async () => {

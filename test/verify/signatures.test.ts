@@ -1,44 +1,21 @@
 /**
  * Signed commits only (docs/security.md "Signed commits"), with real keys: ssh-keygen makes two, the
- * allowed-signers file trusts one; commits signed by each, unsigned, or changed after signing; tags.
+ * allowed-signers file trusts one; commits signed by each, unsigned, or changed after signing. Tags: tags.test.ts.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultConfig } from "../../src/config/schema.ts";
-import { runDeploy } from "../../src/deploy/pipeline.ts";
 import type { DeploySettings } from "../../src/steps/context.ts";
 import { readAllowedSigners, verifyTag } from "../../src/verify/signatures.ts";
-import type { DeployEvent, RollbackTarget } from "../../src/types.ts";
+import type { RollbackTarget } from "../../src/types.ts";
 import { baseEnv, git, makeRepo, type Repo, tempDir } from "../_support/helpers.ts";
-import { makeKeys, noSshKeygen, pushEdited, pushSigned, pushTag } from "../_support/signing.ts";
+import { deploySigned, makeKeys, noSshKeygen, pushEdited, pushSigned, pushTag } from "../_support/signing.ts";
 
 const keys = noSshKeygen ? (undefined as never) : makeKeys();
 
-/** A deploy through the pipeline; its lines, its result, and whether its script ran. */
-async function deploy(repo: Repo, settings: Partial<DeploySettings> = {}, target?: RollbackTarget) {
-  const cwd = tempDir();
-  const marker = join(cwd, "ran");
-  const lines: string[] = [];
-  const result = await runDeploy({
-    id: crypto.randomUUID(),
-    config: {
-      ...defaultConfig(cwd),
-      repoPath: repo.clone,
-      runScript: `echo ran >> ${marker}`,
-      allowedSigners: keys.allowed,
-      ...settings,
-    },
-    trigger: target ? "rollback" : "cli",
-    target,
-    cwd,
-    env: baseEnv(),
-    sink: (event: DeployEvent) => {
-      if (event.type === "step") lines.push(`[${event.step}] ${event.text}`);
-    },
-  });
-  return { result, lines, ran: existsSync(marker), record: JSON.parse(readFileSync(result.log.json, "utf8")) };
-}
+/** A deploy through the pipeline, alice's key allowed unless `settings` say otherwise. */
+const deploy = (repo: Repo, settings: Partial<DeploySettings> = {}, target?: RollbackTarget) =>
+  deploySigned(repo, { allowedSigners: keys.allowed, ...settings }, target);
 
 const short = (commit: string) => commit.slice(0, 12);
 
@@ -93,6 +70,22 @@ describe.skipIf(noSshKeygen)('signed commits only (docs/security.md "Signed comm
       expect(record.result.verify.reason).toStartWith(reason);
     });
   }
+
+  test('a key whose allowed-signers line has namespaces="file" is refused naming that option, not as a commit changed after signing', async () => {
+    const repo = makeRepo();
+    const file = join(tempDir(), "allowed_signers");
+    const [principal, ...key] = keys.line("alice").split(" ");
+    writeFileSync(file, `# scoped to files\n${principal} namespaces="file" ${key.join(" ")}\n`);
+    const pushed = pushSigned(repo, keys.alice);
+    const { result, ran, record } = await deploy(repo, { allowedSigners: file });
+    expect(ran).toBe(false);
+    const reason = `it is signed by a key whose line in the allowedSigners file (${file}, line 2) has namespaces="file", which leaves out "git": add git to it`;
+    expect(result.error).toBe(`commit ${short(pushed)} refused: ${reason}`);
+    expect(record.result.verify.reason).toBe(reason);
+    pushTag(repo, "v1", keys.alice);
+    git(repo.clone, "fetch", "--quiet", "--tags");
+    expect((await verifyTag(repo.clone, "v1", file, baseEnv())).reason).toBe(`tag v1: ${reason}`);
+  });
 
   test("the file is read at each deploy: a key added or removed applies at the next one, without a restart", async () => {
     const repo = makeRepo();
@@ -184,30 +177,6 @@ describe.skipIf(noSshKeygen)('signed commits only (docs/security.md "Signed comm
     expect(result.ok).toBe(true);
     expect(result.verify).toBeUndefined();
     expect(lines.some((line) => line.startsWith("[verify]"))).toBe(false);
-  });
-});
-
-describe.skipIf(noSshKeygen)('signed tags (docs/security.md "Signed commits")', () => {
-  test("verifyTag: an annotated tag signed by an allowed key passes; unknown key, unsigned, lightweight are refused", async () => {
-    const repo = makeRepo();
-    const commit = pushSigned(repo, keys.alice);
-    pushTag(repo, "v1", keys.alice);
-    pushTag(repo, "v1-mallory", keys.mallory);
-    pushTag(repo, "v1-unsigned", null);
-    pushTag(repo, "v1-light", "light");
-    git(repo.clone, "fetch", "--quiet", "--tags");
-    const check = (tag: string) => verifyTag(repo.clone, tag, keys.allowed, baseEnv());
-    expect(await check("v1")).toEqual({ ok: true, commit, signer: "alice@example.com", reason: null });
-    expect(await check("refs/tags/v1")).toMatchObject({ ok: true, signer: "alice@example.com" });
-    expect((await check("v1-mallory")).reason).toBe(
-      "tag v1-mallory: it is signed by a key the allowed signers do not accept",
-    );
-    expect((await check("v1-unsigned")).reason).toBe("tag v1-unsigned: it is not signed");
-    expect((await check("v1-light")).reason).toStartWith("tag v1-light: it is a lightweight tag");
-    expect((await check("v9")).reason).toStartWith("tag v9: there is no such tag");
-    expect((await verifyTag(repo.clone, "v1", `${keys.allowed}.gone`, baseEnv())).reason).toStartWith(
-      `tag v1: the allowedSigners file ${keys.allowed}.gone cannot be read`,
-    );
   });
 });
 

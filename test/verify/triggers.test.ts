@@ -4,7 +4,7 @@
  * `service check` says of the file and of HEAD. Real keys, the real CLI, a local API playing the forge.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createConsola } from "consola";
 import { createServiceServer } from "../../src/server.ts";
@@ -13,7 +13,8 @@ import { listDeploys, readDeployRecord } from "../../src/history/read.ts";
 import { readPollState } from "../../src/control/poll.ts";
 import { git, lastLine, makeRepo, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
 import { fakeApi } from "../_support/outbound-fixtures.ts";
-import { makeKeys, noSshKeygen, pushSigned } from "../_support/signing.ts";
+import { makeKeys, noSshKeygen, pushSigned, pushTag } from "../_support/signing.ts";
+import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
 
 const keys = noSshKeygen ? (undefined as never) : makeKeys();
 const short = (commit: string) => commit.slice(0, 12);
@@ -78,6 +79,61 @@ describe.skipIf(noSshKeygen)('signed commits on every trigger (docs/security.md 
     expect(back.stdout).toContain(`[verify] ${short(signed)} signed by alice@example.com`);
     expect(repo.head()).toBe(signed);
     expect(existsSync(marker)).toBe(true);
+  });
+
+  test("service deploy --ref <tag> and the API: a lightweight tag is refused; an SSH-signed annotated tag deploys, the tag fetched and checked with its commit", async () => {
+    const repo = makeRepo();
+    const { dir, marker } = serviceDir(repo.clone, `allowedSigners: ${keys.allowed}\n`);
+    const signed = pushSigned(repo, keys.alice);
+    expect((await runCli(["deploy"], { cwd: dir })).code).toBe(0);
+    // Tagged after the commit was deployed: the clone has the commit, not the tags.
+    pushTag(repo, "v1.0-light", "light");
+    pushTag(repo, "v1.0", keys.alice);
+    const light = await runCli(["deploy", "--ref", "v1.0-light"], { cwd: dir });
+    expect(light.code).toBe(1);
+    expect(light.stdout).toContain(
+      `[verify] commit ${short(signed)} refused: tag v1.0-light: it is a lightweight tag: only an annotated tag carries a signature; nothing runs`,
+    );
+    expect(readFileSync(marker, "utf8")).toBe("ran\n");
+    const tag = await runCli(["deploy", "--ref", "v1.0"], { cwd: dir });
+    expect(tag.code).toBe(0);
+    expect(tag.stdout).toContain("[verify] git fetch origin refs/tags/v1.0: the tag as the remote has it");
+    expect(tag.stdout).toContain("[verify] tag v1.0 signed by alice@example.com");
+    expect(tag.stdout).toContain(`[verify] ${short(signed)} signed by alice@example.com`);
+    expect(readFileSync(marker, "utf8")).toBe("ran\nran\n");
+
+    const { server, admin } = await startAdmin(dir, {});
+    await using _server = server;
+    const res = await fetch(`${admin}/api/apps/default/deploy`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ ref: "v1.0-light" }),
+    });
+    const { id } = (await res.json()) as { id: string };
+    const record = await waitFor(() => {
+      const found = listDeploys(dir).find((entry) => entry.id === id && entry.status === "done");
+      return found && readDeployRecord(found.jsonPath);
+    }, "the API's deploy of the lightweight tag");
+    expect((record.result as any).verify).toMatchObject({ ok: false, tag: { name: "v1.0-light", signer: null } });
+    expect(readFileSync(marker, "utf8")).toBe("ran\nran\n");
+  });
+
+  test("service rollback <tag>: the tag is checked with its commit; a lightweight tag is refused, a signed one runs", async () => {
+    const repo = makeRepo();
+    const first = pushSigned(repo, keys.alice);
+    pushTag(repo, "v1", keys.alice);
+    pushTag(repo, "v1-light", "light");
+    const newest = pushSigned(repo, keys.alice);
+    const { dir } = serviceDir(repo.clone, `allowedSigners: ${keys.allowed}\n`);
+    expect((await runCli(["deploy"], { cwd: dir })).code).toBe(0);
+    const light = await runCli(["rollback", "v1-light"], { cwd: dir });
+    expect(light.code).toBe(1);
+    expect(light.stdout).toContain(`refused: tag v1-light: it is a lightweight tag`);
+    expect(repo.head()).toBe(newest);
+    const back = await runCli(["rollback", "v1"], { cwd: dir });
+    expect(back.code).toBe(0);
+    expect(back.stdout).toContain("[verify] tag v1 signed by alice@example.com");
+    expect(repo.head()).toBe(first);
   });
 
   test("polling: an unsigned commit is refused once (not retried at every poll); a signed one pushed after it deploys", async () => {
