@@ -121,7 +121,10 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
     // The outcome panel, once the deploy has ended: said from its record (a rollback is no success).
     function finish() {
       var result = record.result || {};
-      var reason = result.error ? ": " + result.error : "";
+      var run = result.run || {};
+      var health = result.healthCheck && !result.healthCheck.ok ? result.healthCheck.error : "";
+      var why = result.error || health || (run.exitCode ? "the run script exited with " + run.exitCode : "");
+      var reason = why ? ": " + why : "";
       var panel = record.status === "cancelled" ? ["stopped", "Cancelled" + (record.cancel && record.cancel.by ? " by " + record.cancel.by : "") + reason]
         : record.status === "interrupted" ? ["stopped", "Interrupted: the service stopped while it ran"]
         : record.status !== "done" ? null
