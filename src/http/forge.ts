@@ -1,6 +1,6 @@
 /**
  * Forge deliveries: which event a request is and its delivery id (from the forge's headers), and whether an app
- * that set `branch` or `events` deploys it. Without those keys every authorized POST deploys (the spec's rule).
+ * that set `branch` or `events` deploys it. Without those keys every authorized POST deploys, as docs/http.md says.
  */
 import { branchOfPush, type Payload } from "./payload.ts";
 import { jsonResponse } from "./response.ts";
