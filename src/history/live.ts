@@ -14,11 +14,6 @@ export const ofApp = (entry: HistoryEntry, app: string | undefined) => app === u
 export const leftLive = (entry: HistoryEntry) =>
   entry.status === "done" && (entry.ok === true || entry.rolledBack) && entry.commit !== null;
 
-/** The live commit of `app` among `history` (newest first), or null when no deploy of it left one. */
-export function liveIn(history: HistoryEntry[], app: string | undefined): CommitInfo | null {
-  return history.find((entry) => ofApp(entry, app) && leftLive(entry))?.commit ?? null;
-}
-
 /** The live commit of `app` from the logs of `cwd`, reading records only as far back as it takes. */
 export function liveCommitOf(cwd: string, app: string | undefined): CommitInfo | null {
   return newestDeploys(cwd, 1, (entry) => ofApp(entry, app) && leftLive(entry))[0]?.commit ?? null;
