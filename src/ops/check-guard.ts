@@ -6,7 +6,6 @@
 import { resolve } from "node:path";
 import { envFileWarnings, readDeployVariables, type EnvSettings } from "../config/env.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
-import { liveOf, releasesStatus } from "../control/status.ts";
 import { listDeploys } from "../history/read.ts";
 import { gitQuery, short } from "../system/git.ts";
 import { readAllowedSigners, verifyCommit } from "../verify/signatures.ts";
@@ -39,6 +38,9 @@ export function guardFindings(app: GuardedApp, cwd: string): { problems: string[
  */
 export async function signatureVerdicts(apps: GuardedApp[], cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
   const lines: string[] = [];
+  if (!apps.some((app) => app.allowedSigners)) return lines;
+  // What is live is read from the history and the releases: loaded only for an app that checks signatures.
+  const { liveOf, releasesStatus } = await import("../control/status.ts");
   const history = listDeploys(cwd);
   for (const app of apps) {
     if (!app.allowedSigners) continue;

@@ -3,6 +3,7 @@ import { StreamReader, startGated } from "../_support/gate.ts";
 import { lastLine, logFiles, post, readJson, runCli, SECRET, waitFor } from "../_support/helpers.ts";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { deliveryKey } from "../../src/http/dedupe.ts";
 
 const DONE_OK = "[done] ok=true exitCode=0";
 
@@ -39,8 +40,8 @@ describe("queuePolicy: latest", () => {
       secret: SECRET,
       headers: { "x-github-event": "push", "x-github-delivery": "d-5" },
     });
-    const waitingId = deliveries(repo.clone)["d-1"]!.deploy;
-    await waitFor(() => deliveries(repo.clone)["d-5"]?.deploy === waitingId, "the JSON request to join");
+    const waitingId = deliveries(repo.clone)[deliveryKey("d-1")]!.deploy;
+    await waitFor(() => deliveries(repo.clone)[deliveryKey("d-5")]?.deploy === waitingId, "the JSON request to join");
     for (const reader of joiners) expect(reader.text.split("\n")[0]).toBe("[queued] waiting; position=1");
     gate.open();
     expect(lastLine(await first.done)).toBe(DONE_OK);
