@@ -1,6 +1,7 @@
 /**
  * docs/install.md "What the working directory holds": what an upgrade keeps and an uninstall removes. A server
- * with the admin listener and polling on deploys, is paused and stopped; every file it left is in the docs' table.
+ * with the admin listener, polling and the duplicate-delivery check on deploys, is paused and stopped; every file it
+ * left is in the docs' table.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -25,7 +26,11 @@ function documentedPaths(): string[] {
 describe(`the files a service leaves are the ones the docs list (docs/install.md "${SECTION}")`, () => {
   test("after a deploy, a poll, a pause and a stop, every file under the working directory is documented", async () => {
     const repo = makeRepo();
-    const env = { SERVICE_RUN_SCRIPT: "echo deployed", SERVICE_POLL_INTERVAL_MS: "60000" };
+    const env = {
+      SERVICE_RUN_SCRIPT: "echo deployed",
+      SERVICE_POLL_INTERVAL_MS: "60000",
+      SERVICE_DEDUPE_DELIVERIES: "1",
+    };
     // The webhook secret and the admin token generated, as on a first start.
     const { server } = await startAdmin(repo.clone, {
       ...env,
@@ -35,7 +40,10 @@ describe(`the files a service leaves are the ones the docs list (docs/install.md
     await using _server = server;
     const secret = readFileSync(join(repo.clone, ".service.secret"), "utf8").trim();
     repo.push({ "a.txt": "1\n" });
-    expect(lastLine(await (await post(server.url, { secret })).text())).toBe("[done] ok=true exitCode=0");
+    const delivery = { "x-github-event": "push", "x-github-delivery": "delivery-1" };
+    expect(lastLine(await (await post(server.url, { secret, headers: delivery })).text())).toBe(
+      "[done] ok=true exitCode=0",
+    );
     await waitFor(() => existsSync(join(repo.clone, ".service", "poll", "default.json")), "the first poll's state");
     expect(
       (await runCli(["pause", "--reason", "upgrade"], { cwd: repo.clone, env: { ...env, SERVICE_SECRET: secret } }))
@@ -52,7 +60,13 @@ describe(`the files a service leaves are the ones the docs list (docs/install.md
         .map((name) => `<repoPath>/.git/${name}`),
     ];
     expect(left).toEqual(
-      expect.arrayContaining([".service.secret", ".service/admin.token", ".service/logs", ".service/paused"]),
+      expect.arrayContaining([
+        ".service.secret",
+        ".service/admin.token",
+        ".service/logs",
+        ".service/paused",
+        ".service/deliveries",
+      ]),
     );
     const undocumented = left.filter(
       (path) => !documented.some((doc) => doc === path || doc.startsWith(`${path}/`) || doc === `${path}/`),
