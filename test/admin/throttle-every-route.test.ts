@@ -60,25 +60,41 @@ describe("admin listener: an address over its budget has no credential checked u
       expect(statuses.at(-1)).toBe(429);
     };
 
+    /**
+     * The right token's answer sent right after the budget ran out. The budget refills one failure a second: on a
+     * machine slow enough for a second to pass in between, the address is within its budget again and the token
+     * is served, so that is tried again (a few times, never a wait); an implementation that checks a throttled
+     * address's token is served every time and fails.
+     */
+    const rightWhileOver = async <T extends { status: number }>(ask: () => Promise<T>): Promise<T> => {
+      let answer: T | undefined;
+      for (let i = 0; i < 5 && answer?.status !== 429; i++) {
+        await overBudget();
+        answer = await ask();
+      }
+      return answer!;
+    };
+
     // Over budget: the right token gets the same 429, whatever the route.
-    await overBudget();
-    const api = await rawGet(port, "/api/apps", guesser, RIGHT);
+    const api = await rightWhileOver(() => rawGet(port, "/api/apps", guesser, RIGHT));
     expect(api.status).toBe(429);
     expect(Number(api.headers["retry-after"])).toBeGreaterThanOrEqual(1);
     expect(JSON.parse(api.body.toString("utf8")).error).toBe("too many failed authentications");
-    await overBudget();
-    const page = await rawGet(port, "/deploys", guesser, RIGHT);
+    const page = await rightWhileOver(() => rawGet(port, "/deploys", guesser, RIGHT));
     expect(page.status).toBe(429);
     expect(page.body.toString("utf8")).toContain("Too many wrong tokens");
-    await overBudget();
-    expect((await rawGet(port, "/metrics", guesser, { ...RIGHT, "x-forwarded-for": "203.0.113.5" })).status).toBe(429);
-    await overBudget();
-    const login = await rawPost(
-      port,
-      "/login",
-      guesser,
-      { "content-type": "application/x-www-form-urlencoded" },
-      new URLSearchParams({ token: ADMIN_TOKEN }).toString(),
+    const metrics = await rightWhileOver(() =>
+      rawGet(port, "/metrics", guesser, { ...RIGHT, "x-forwarded-for": "203.0.113.5" }),
+    );
+    expect(metrics.status).toBe(429);
+    const login = await rightWhileOver(() =>
+      rawPost(
+        port,
+        "/login",
+        guesser,
+        { "content-type": "application/x-www-form-urlencoded" },
+        new URLSearchParams({ token: ADMIN_TOKEN }).toString(),
+      ),
     );
     expect(login.status).toBe(429);
     expect(login.headers["set-cookie"]).toBeUndefined();
