@@ -1,6 +1,11 @@
-/** The `deploy` command as a process, read while it runs: for the tests that line deploys up behind a gate (gate.ts). */
+/**
+ * The `deploy` command as a process, read while it runs: for the tests that line deploys up behind a gate (gate.ts);
+ * and the queue ticket of a running deploy.
+ */
+import { existsSync, readdirSync } from "node:fs";
+import { queueKey, readTicket, ticketDir } from "../../src/queue/tickets.ts";
 import { StreamReader } from "./gate.ts";
-import { baseEnv, CLI } from "./helpers.ts";
+import { baseEnv, CLI, waitFor } from "./helpers.ts";
 
 /** `await using cli = spawnDeploy(cwd, env)`: `service deploy` with its stdout read as it comes; killed when the block ends. */
 export function spawnDeploy(cwd: string, env: Record<string, string>) {
@@ -20,4 +25,17 @@ export function spawnDeploy(cwd: string, env: Record<string, string>) {
       await proc.exited;
     },
   };
+}
+
+/**
+ * Resolves once the queue ticket of the deploy running in `repoPath` names its command's process group: a script
+ * that has written its first line may run before its process group is on record, and a holder killed -9 in between
+ * leaves nothing to say the group was the deploy's.
+ */
+export function groupOnRecord(repoPath: string): Promise<true> {
+  const dir = ticketDir(queueKey(repoPath));
+  return waitFor(() => {
+    const names = existsSync(dir) ? readdirSync(dir).filter((name) => /^\d{15}-/.test(name)) : [];
+    return names.some((name) => readTicket(dir, name).groups.length > 0) || undefined;
+  }, "the deploy's process group on record in its queue ticket");
 }

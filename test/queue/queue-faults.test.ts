@@ -26,7 +26,7 @@ import {
   waitFor,
   defer,
 } from "../_support/helpers.ts";
-import { spawnDeploy } from "../_support/queueing.ts";
+import { groupOnRecord, spawnDeploy } from "../_support/queueing.ts";
 
 /** libfaketime (Debian package `faketime`): its clock is read from a file on every call (FAKETIME_NO_CACHE). */
 const FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
@@ -192,6 +192,7 @@ describe("a deploy whose process was killed -9 left its script running", () => {
     const first = await startServer(repo.clone, { SERVICE_SECRET: SECRET, ...hold.env, HOLD: "1" });
     const reader = new StreamReader(await post(first.url, { secret: SECRET }));
     await waitFor(() => hold.lines().length === 1, "the first deploy's script to start");
+    await groupOnRecord(repo.clone);
     first.proc.kill("SIGKILL");
     await first.proc.exited;
     await reader.done;
@@ -218,6 +219,7 @@ describe("a deploy whose process was killed -9 left its script running", () => {
       stderr: "ignore",
     });
     await waitFor(() => hold.lines().length === 1, "the first deploy's script to start");
+    await groupOnRecord(repo.clone);
     proc.kill("SIGKILL");
     await proc.exited;
     const id = hold.lines()[0]!.split(" ")[1]!;

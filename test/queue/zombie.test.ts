@@ -18,6 +18,7 @@ import {
   tempDir,
   waitFor,
 } from "../_support/helpers.ts";
+import { groupOnRecord } from "../_support/queueing.ts";
 
 /** The state letter of `pid` in /proc ("Z" for a zombie), or undefined once it is gone. */
 function state(pid: number): string | undefined {
@@ -99,6 +100,7 @@ describe('a zombie is dead (docs/reliability.md "Shutdown and crashes")', () => 
       const port = (await waitFor(() => /listening on http:\/\/localhost:(\d+)/.exec(first.output()), "the banner"))[1];
       const stream = await post(`http://localhost:${port}`, { secret: SECRET });
       await waitFor(() => lines().length === 1, "the first deploy's script to start");
+      await groupOnRecord(repo.clone);
       process.kill(first.pid, "SIGKILL");
       await stream.text().catch(() => "");
       await waitFor(() => state(first.pid) === "Z", "the killed service to be a zombie");
