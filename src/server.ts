@@ -2,7 +2,6 @@ import type { ConsolaInstance } from "consola";
 import { join } from "node:path";
 import { ensurePrivateDir } from "./system/files.ts";
 import { defaultLogger } from "./system/logger.ts";
-import { boundedPort } from "./system/address.ts";
 import { AppsInForce, collectApps, type ResolvedApp } from "./config/apps.ts";
 import { ConfigError, type ResolvedConfig, type UserConfig } from "./config/schema.ts";
 import { serverControl, type ServerControl } from "./control/actions.ts";
@@ -13,14 +12,12 @@ import { pauseNotices } from "./queue/pause.ts";
 import { queueKey, scanTickets, ticketDir } from "./queue/tickets.ts";
 import { markInterruptedDeploys } from "./queue/recovery.ts";
 import { ConfigReloader } from "./config/reload.ts";
-import { jsonResponse } from "./http/response.ts";
-import { runtime } from "#runtime";
+import { listenForWebhooks } from "./http/listen.ts";
 import type { Listener } from "./runtime/types.ts";
 import type { DeploySink } from "./types.ts";
 import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
 import { deploySecrets } from "./config/deploy-secrets.ts";
 import { envFileWarnings } from "./config/env.ts";
-import { webhookHandler } from "./http/webhook.ts";
 import type { Metrics, QueueDeploy, StartedAdmin } from "./features/admin.ts";
 import { LazyOutbound, PollingWhenConfigured, recoverAppReleases } from "./features/optional.ts";
 
@@ -72,12 +69,6 @@ function markServiceDir(cwd: string): void {
 
 /** How long a stopping service waits for commit statuses and notifications still in flight. */
 const OUTBOUND_GRACE_MS = 3_000;
-
-/** Bun's own request body limit: see `maxRequestBodySize` below. */
-const BODY_BACKSTOP_BYTES = 4 * 1024 ** 3;
-
-/** Idle connections are closed after this; authorized deploy streams are exempt (they send heartbeats instead). */
-const IDLE_TIMEOUT_SECONDS = 30;
 
 /**
  * The webhook server. `config` is the base of every deploy: on each POST the config file (when there is one)
@@ -236,43 +227,21 @@ class Server {
 
   /** The webhook port: the routes of docs/http.md and nothing else. */
   private listenForWebhooks(initial: ResolvedConfig): Promise<Listener> {
-    const { logger } = this;
-    return runtime.serve({
-      port: initial.port,
-      hostname: initial.hostname,
-      bounded: boundedPort(initial.hostname, initial.boundConnections),
-      idleTimeoutSeconds: IDLE_TIMEOUT_SECONDS,
-      // Only a backstop: readBody (body.ts) enforces each app's limit, and answers in JSON naming it. Bun answers a
-      // body over this itself (an empty 413, before the handler runs), so it sits far above any app's limit,
-      // and above limits raised by a config reload. An unread body is not buffered (Bun applies backpressure).
-      maxRequestBodySize: Math.max(
-        BODY_BACKSTOP_BYTES,
-        initial.maxBodyBytes + 1,
-        ...initial.apps.map((a) => (a.maxBodyBytes ?? 0) + 1),
-      ),
-      fetch: webhookHandler({
-        cwd: this.cwd,
-        reloader: this.reloader,
-        routes: (current) => {
-          this.appsInForce.of(current);
-          return this.appsInForce.routes;
-        },
-        lookAtSecret: (app) => this.appsInForce.lookAtSecret(app),
-        deployer: this.deployer,
-        latest: this.latest,
-        metrics: this.metrics,
-        draining: () => this.draining,
-        secrets: this.secrets,
-        track: this.track,
-        logger,
-      }),
-      error(error) {
-        logger.error(`request failed: ${error.message}`);
-        return jsonResponse(500, {
-          error: "internal error",
-          message: "the request failed inside the service; see its log",
-        });
+    return listenForWebhooks(initial, {
+      cwd: this.cwd,
+      reloader: this.reloader,
+      routes: (current) => {
+        this.appsInForce.of(current);
+        return this.appsInForce.routes;
       },
+      lookAtSecret: (app) => this.appsInForce.lookAtSecret(app),
+      deployer: this.deployer,
+      latest: this.latest,
+      metrics: this.metrics,
+      draining: () => this.draining,
+      secrets: this.secrets,
+      track: this.track,
+      logger: this.logger,
     });
   }
 
