@@ -28,14 +28,14 @@ export function spawnDeploy(cwd: string, env: Record<string, string>) {
 }
 
 /**
- * Resolves once the queue ticket of the deploy running in `repoPath` names its command's process group: a script
- * that has written its first line may run before its process group is on record, and a holder killed -9 in between
- * leaves nothing to say the group was the deploy's.
+ * Resolves once a queue ticket of `repoPath` names process group `pgid` (a script's own pid: each command leads its
+ * group): a script that has written its first line may run before its group is on record (the ticket may still name
+ * the pull's), and a holder killed -9 in between leaves nothing to say the group was the deploy's.
  */
-export function groupOnRecord(repoPath: string): Promise<true> {
+export function groupOnRecord(repoPath: string, pgid: number): Promise<true> {
   const dir = ticketDir(queueKey(repoPath));
   return waitFor(() => {
     const names = existsSync(dir) ? readdirSync(dir).filter((name) => /^\d{15}-/.test(name)) : [];
-    return names.some((name) => readTicket(dir, name).groups.length > 0) || undefined;
-  }, "the deploy's process group on record in its queue ticket");
+    return names.some((name) => readTicket(dir, name).groups.some((g) => g.pgid === pgid)) || undefined;
+  }, `process group ${pgid} on record in a queue ticket`);
 }

@@ -177,6 +177,8 @@ function holdingScript() {
     env: { SERVICE_RUN_SCRIPT: script, RUNS: runs, PIDS: join(dir, "pid") },
     lines,
     kinds: () => lines().map((l) => l.split(" ")[0]),
+    /** The pid of the script that started last: its process group's id. */
+    pid: () => Number(readFileSync(join(dir, "pid"), "utf8").trim()),
   };
 }
 
@@ -192,7 +194,7 @@ describe("a deploy whose process was killed -9 left its script running", () => {
     const first = await startServer(repo.clone, { SERVICE_SECRET: SECRET, ...hold.env, HOLD: "1" });
     const reader = new StreamReader(await post(first.url, { secret: SECRET }));
     await waitFor(() => hold.lines().length === 1, "the first deploy's script to start");
-    await groupOnRecord(repo.clone);
+    await groupOnRecord(repo.clone, hold.pid());
     first.proc.kill("SIGKILL");
     await first.proc.exited;
     await reader.done;
@@ -219,7 +221,7 @@ describe("a deploy whose process was killed -9 left its script running", () => {
       stderr: "ignore",
     });
     await waitFor(() => hold.lines().length === 1, "the first deploy's script to start");
-    await groupOnRecord(repo.clone);
+    await groupOnRecord(repo.clone, hold.pid());
     proc.kill("SIGKILL");
     await proc.exited;
     const id = hold.lines()[0]!.split(" ")[1]!;

@@ -90,7 +90,7 @@ describe('a zombie is dead (docs/reliability.md "Shutdown and crashes")', () => 
     const script = join(dir, "job.sh");
     writeFileSync(
       script,
-      `#!/bin/sh\necho "start $SERVICE_DEPLOY_ID" >> "${runs}"\nwhile [ -n "$HOLD" ]; do sleep 0.05; done\necho end >> "${runs}"\n`,
+      `#!/bin/sh\necho "start $SERVICE_DEPLOY_ID $$" >> "${runs}"\nwhile [ -n "$HOLD" ]; do sleep 0.05; done\necho end >> "${runs}"\n`,
     );
     chmodSync(script, 0o755);
     const lines = () => (existsSync(runs) ? readFileSync(runs, "utf8").trim().split("\n").filter(Boolean) : []);
@@ -100,7 +100,7 @@ describe('a zombie is dead (docs/reliability.md "Shutdown and crashes")', () => 
       const port = (await waitFor(() => /listening on http:\/\/localhost:(\d+)/.exec(first.output()), "the banner"))[1];
       const stream = await post(`http://localhost:${port}`, { secret: SECRET });
       await waitFor(() => lines().length === 1, "the first deploy's script to start");
-      await groupOnRecord(repo.clone);
+      await groupOnRecord(repo.clone, Number(lines()[0]!.split(" ")[2]));
       process.kill(first.pid, "SIGKILL");
       await stream.text().catch(() => "");
       await waitFor(() => state(first.pid) === "Z", "the killed service to be a zombie");
