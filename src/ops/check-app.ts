@@ -8,7 +8,7 @@ import { existsSync, statSync } from "node:fs";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
 import { queueKey, ticketDirProblem } from "../queue/tickets.ts";
-import { gitQuery, headCommit, short, wantedBranch } from "../system/git.ts";
+import { gitQuery, headCommit, resolveCommit, short, wantedBranch } from "../system/git.ts";
 import { divergence, upstreamNow, waysOut } from "../steps/diverged.ts";
 
 /**
@@ -148,10 +148,12 @@ export async function cloneFindings(
       : `git pull fails on them or deploys them; commit and push them, or drop them with git -C ${repoPath} checkout -- .`;
     problems.push(`${label}the clone in ${repoPath} has local changes to tracked files (${list}): ${fix}`);
   }
-  const at = await upstreamNow(repoPath, env);
   const head = await headCommit(repoPath, env);
-  const kind = at?.tip && head ? await divergence(repoPath, at.upstream, head, at.tip, env, true) : undefined;
-  if (!at?.tip || !head || !kind) return { problems, warnings };
+  // A clone at its upstream's tip (the common case) has nothing more to ask: one git call.
+  if (!head || (await resolveCommit(repoPath, "@{upstream}", env)) === head) return { problems, warnings };
+  const at = await upstreamNow(repoPath, env);
+  const kind = at?.tip ? await divergence(repoPath, at.upstream, head, at.tip, env, true) : undefined;
+  if (!at?.tip || !kind) return { problems, warnings };
   if (kind === "rewritten") {
     // `pull: reset` follows the rewritten branch at the next deploy: nothing to fix.
     if (!reset)

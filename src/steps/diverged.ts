@@ -108,6 +108,8 @@ export async function afterFailedPull(
  */
 export async function refuseRewrittenMerge(ctx: DeployContext, before: string, after: string): Promise<string | null> {
   const { config, env, run } = ctx;
+  // A fast-forward (the common pull) is the upstream's tip: one git call, and nothing more to ask.
+  if ((await resolveCommit(config.repoPath, "@{upstream}", env)) === after) return null;
   const at = await upstreamNow(config.repoPath, env);
   if (!at?.tip || after === at.tip) return null;
   if ((await divergence(config.repoPath, at.upstream, before, at.tip, env)) !== "rewritten") return null;

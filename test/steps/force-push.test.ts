@@ -36,8 +36,9 @@ async function deployed(config: Record<string, unknown> = {}) {
 
 describe("git pull after a force-push", () => {
   test("a force-push makes git pull fail: the [pull] line says the clone and the remote have diverged and names service deploy --ref and pull: reset; --ref repairs the clone", async () => {
-    const { repo, first } = await deployed();
+    const { repo, first, runs } = await deployed();
     const rewritten = forcePush(repo, { "app.txt": "v2\n" }, "HEAD~1", "v2, force-pushed");
+    const ran = runs();
     const failed = await deploy(repo.clone);
     expect(failed.code).toBe(1);
     expect(failed.stdout).toContain(
@@ -46,6 +47,9 @@ describe("git pull after a force-push", () => {
         `to follow force-pushes`,
     );
     expect(repo.head()).toBe(first);
+    // A pull that failed is still followed by the run script, on the tree as it was (pulling → running, always).
+    expect(runs()).toBe(ran + 1);
+    expect(failed.stdout).toContain("[run] $ cat app.txt");
 
     const repaired = await deploy(repo.clone, ["--ref", "main"]);
     expect(repaired.code).toBe(0);
