@@ -19,6 +19,7 @@ const LAYERS = [
   "control",
   "notify",
   "deploy",
+  "gate",
   "releases",
   "verify",
   "steps",

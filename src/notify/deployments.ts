@@ -3,7 +3,8 @@
  * statuses following the commit status (in_progress, then success, failure or error).
  */
 import type { OutboundAnswer, OutboundRequest } from "./outbound.ts";
-import { clipDescription, type StatusState, type StatusTarget } from "./commit-status.ts";
+import { clipDescription, type StatusState } from "./commit-status.ts";
+import type { StatusTarget } from "../config/forge.ts";
 
 const HEADERS = {
   "content-type": "application/json",

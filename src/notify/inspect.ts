@@ -8,7 +8,7 @@ import { notifyPayload, notifyRequest } from "./payloads.ts";
 import { OutboundCalls } from "./outbound.ts";
 import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyTarget, type StatusSettings } from "../config/schema.ts";
 import { statusToken } from "../config/notify.ts";
-import { statusTarget } from "./commit-status.ts";
+import { statusTarget } from "../config/forge.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";
 
 export interface OutboundSettings {

@@ -5,7 +5,7 @@
  */
 import type { OutboundDeploy, OutboundSinks } from "../deploy/types.ts";
 import type { CommitInfo, DeployEvent, DeployResult, DeploySink } from "../types.ts";
-import { commitInfos, gitQuery } from "../system/git.ts";
+import { commitInfos, gitQuery, originUrl } from "../system/git.ts";
 import { appendOutbound, type OutboundEntry } from "../history/record.ts";
 import { Redaction } from "../system/redact.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";
@@ -13,7 +13,8 @@ import { GithubDeployment } from "./deployments.ts";
 import { notifyPayload, notifyRequest, notifyOutcome, Tail } from "./payloads.ts";
 import type { OutboundCalls, OutboundRequest } from "./outbound.ts";
 import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent } from "../config/schema.ts";
-import { fillTemplate, statusRequest, statusTarget, type StatusState, type StatusTarget } from "./commit-status.ts";
+import { fillTemplate, statusRequest, type StatusState } from "./commit-status.ts";
+import { statusTarget, type StatusTarget } from "../config/forge.ts";
 
 /** The outbound sinks of an owner's deploys (a server's, a `service deploy`'s), their calls tracked by `calls`. */
 export const outboundSinks =
@@ -224,9 +225,4 @@ async function revParse(repoPath: string, commit: string, env: NodeJS.ProcessEnv
   if (!commit) return null;
   const { code, stdout } = await gitQuery(repoPath, ["rev-parse", "--verify", "--quiet", `${commit}^{commit}`], env);
   return code === 0 && stdout ? stdout : null;
-}
-
-async function originUrl(repoPath: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const { code, stdout } = await gitQuery(repoPath, ["remote", "get-url", "origin"], env);
-  return code === 0 && stdout ? stdout : undefined;
 }

@@ -292,3 +292,9 @@ async function showCommits(repoPath: string, wanted: string[], env: Env): Promis
 
 /** A commit as the stream and the CLI show it: its first 12 hex digits. */
 export const short = (commit: string | null) => (commit ? commit.slice(0, 12) : "(no commit)");
+
+/** The URL of the `origin` remote; undefined when there is none. */
+export async function originUrl(repoPath: string, env: Env): Promise<string | undefined> {
+  const { code, stdout } = await gitQuery(repoPath, ["remote", "get-url", "origin"], env);
+  return code === 0 && stdout ? stdout : undefined;
+}

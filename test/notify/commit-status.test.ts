@@ -5,7 +5,7 @@ import { defaultConfig } from "../../src/config/schema.ts";
 import { runDeploy } from "../../src/deploy/pipeline.ts";
 import { OutboundCalls } from "../../src/notify/outbound.ts";
 import { outboundSinks } from "../../src/notify/sink.ts";
-import { parseRemote, statusTarget } from "../../src/notify/commit-status.ts";
+import { parseRemote, statusTarget } from "../../src/config/forge.ts";
 import type { StatusSettings } from "../../src/config/schema.ts";
 import { baseEnv, git, makeLocalRepo, makeRepo, readJson, tempDir } from "../_support/helpers.ts";
 import { fakeApi } from "../_support/outbound-fixtures.ts";
