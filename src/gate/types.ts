@@ -29,6 +29,8 @@ export interface GateCheck {
   name: string;
   state: CheckState | "missing";
   url?: string;
+  /** The reporter, when the entry is pinned to it or two reporters' checks share the name. */
+  by?: string;
 }
 
 export interface GateVerdict {
