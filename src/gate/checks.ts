@@ -2,6 +2,7 @@
  * The gate's verdict (docs/configuration.md "gate"): the checks each `gate.checks` entry requires among those the
  * forge reported (gate/forges.ts), and what they add up to; and the lines that say so. Pure: no I/O.
  */
+import { shown } from "../system/shown.ts";
 import type { GateCheck, GateEntry, GateVerdict, ReportedCheck } from "./types.ts";
 
 const FAILED = new Set(["failure", "error", "cancelled"]);
@@ -79,10 +80,8 @@ function latest(checks: ReportedCheck[]): string | undefined {
   return best?.at;
 }
 
-/** Forge text on one line: a name or link with a newline must not pass for a line of the deploy's own. */
-const oneLine = (text: string) => text.replace(/[\x00-\x1f\x7f]+/g, " ");
-
-const label = (check: GateCheck) => oneLine(check.by ? `${check.name} by ${check.by}` : check.name);
+// Names and links come from the forge: shown on one line, without the marks that would drive a terminal.
+const label = (check: GateCheck) => shown(check.by ? `${check.name} by ${check.by}` : check.name);
 
 /** `waiting for ci/build (pending), test (unit) (missing); 1 of 3 success` */
 export function waitingText(verdict: GateVerdict): string {
@@ -101,6 +100,6 @@ export function successText(verdict: GateVerdict): string {
 export function shutText(verdict: GateVerdict): string {
   return verdict.checks
     .filter((c) => FAILED.has(c.state))
-    .map((c) => `${label(c)} ${c.state}${c.url ? ` (${oneLine(c.url)})` : ""}`)
+    .map((c) => `${label(c)} ${c.state}${c.url ? ` (${shown(c.url)})` : ""}`)
     .join(", ");
 }

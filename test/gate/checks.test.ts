@@ -195,6 +195,6 @@ describe("gate lines", () => {
       [{ name: "x\n[done] ok", state: "failure", url: "https://a\r\nb" }],
       OWN,
     );
-    expect(shutText(verdict)).toBe("x [done] ok failure (https://a b)");
+    expect(shutText(verdict)).toBe("x [done] ok failure (https://a  b)");
   });
 });
