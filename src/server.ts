@@ -166,7 +166,7 @@ class Server {
 
   /** A deploy the service starts itself (admin API, poll; with a target, the API's rollback or a ref): its result is only logged. */
   private readonly queueDeploy: QueueDeploy = (app, request) => {
-    const { trigger, actor, target, force } = request;
+    const { trigger, actor, target, force, skipGate } = request;
     const id = crypto.randomUUID();
     let position = 0;
     const observed: DeploySink = (event) => {
@@ -176,7 +176,8 @@ class Server {
     const notices = this.reloader.problem ? [this.reloader.problem] : [];
     const deploy = { id, app: app.name, config: app, trigger, actor, cwd: this.cwd, sink, notices };
     const secrets = this.secrets();
-    this.track(id, this.deployer.deploy({ ...deploy, secrets, ...(target ? { target } : {}) }, { force }));
+    const asked = { ...deploy, secrets, ...(target ? { target } : {}), ...(skipGate ? { skipGate } : {}) };
+    this.track(id, this.deployer.deploy(asked, { force }));
     return { id, position };
   };
 

@@ -25,6 +25,8 @@ export interface DeployResult {
   target?: DeployTarget;
   /** Present when `allowedSigners` is set: whether the commit to deploy carries a good signature, and whose. */
   verify?: VerifyResult;
+  /** With `gate`: what it decided on the commit, or that it was skipped (docs/configuration.md "gate"). */
+  gate?: GateResult;
   /** With `releases` (docs/releases.md): the release this deploy built or switched to, and the one live before. */
   release?: ReleaseResult;
   /** True when a failed activate script or health check switched `current` back to the previous release. */
@@ -152,12 +154,31 @@ export interface CommitInfo {
   date: string;
 }
 
+/** What a gate decided on a commit (docs/configuration.md "gate"). */
+export interface GateResult {
+  ok: boolean;
+  /**
+   * open: every required check succeeded (and the bake passed); shut: one failed, or the forge refused to answer;
+   * timeout: `waitMs` passed; cancelled: `service cancel` ended the wait; skipped: `--skip-gate`.
+   */
+  outcome: "open" | "shut" | "timeout" | "cancelled" | "skipped";
+  /** The commit gated: the one the deploy then moved to. */
+  commit: string | null;
+  /** The required checks as last seen: name, state (`missing` when nothing matching is reported), URL. */
+  checks: { name: string; state: string; url?: string }[];
+  /** Why it shut, timed out, or was skipped. */
+  reason?: string;
+  /** With `bakeMs`: how long it waited after the checks turned success. */
+  bakedMs?: number;
+}
+
 export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll";
 /** `status` and `notify` lines record outbound calls (commit statuses, notifications). */
 export type Step =
   | "deploy"
   | "pull"
   | "verify"
+  | "gate"
   | "config"
   | "release"
   | "run"
@@ -183,6 +204,8 @@ export type DeployEvent =
   /** A line the service writes about the deploy (not output of git or the script). */
   | { type: "step"; step: Step; text: string }
   | { type: "output"; step: Step; stream: "stdout" | "stderr"; data: Uint8Array }
+  /** What the running deploy waits for now (`checks`: at its gate), null once it goes on; no line of its own. */
+  | { type: "waiting"; for: string | null }
   /** The last event; `cancelled` when a cancel (a request, a shutdown) ended the deploy. */
   | { type: "done"; result: DeployResult; cancelled?: boolean };
 

@@ -75,18 +75,20 @@ async function deployBody(
   app: ResolvedApp,
   request: Request,
   name: string,
-): Promise<{ value: string | undefined; force: boolean } | Response> {
+): Promise<{ value: string | undefined; force: boolean; skipGate: boolean } | Response> {
   const body = await jsonBody(request);
   if (body instanceof Response) return body;
   const value = field(body, name);
   if (value instanceof Response) return value;
   const force = flag(body, "force");
   if (force instanceof Response) return force;
-  return refusal(context, app, force) ?? { value, force };
+  const skipGate = flag(body, "skipGate");
+  if (skipGate instanceof Response) return skipGate;
+  return refusal(context, app, force) ?? { value, force, skipGate };
 }
 
 /**
- * `POST /api/apps/<app>/deploy` `{"ref"?, "force"?}`: a pull (no ref), or the commit a ref names (a tag, a branch,
+ * `POST /api/apps/<app>/deploy` `{"ref"?, "force"?, "skipGate"?}`: a pull (no ref), or the commit a ref names (a tag, a branch,
  * a commit, a deploy id: a retry), answered like an acknowledged deploy; 400 for a ref that names nothing, 403
  * for one `deployRefs` does not allow, 409 while paused (unless `force`).
  */
@@ -98,7 +100,7 @@ export async function deployAction(
 ): Promise<Response> {
   const asked = await deployBody(context, app, request, "ref");
   if (asked instanceof Response) return asked;
-  const { value: ref, force } = asked;
+  const { value: ref, force, skipGate } = asked;
   let target: RollbackTarget | undefined;
   if (ref !== undefined) {
     try {
@@ -110,7 +112,8 @@ export async function deployAction(
         : apiError(400, "unknown ref", error.message);
     }
   }
-  return context.deploy(app, { trigger: "api", actor, force, ...(target ? { target } : {}) });
+  const skip = skipGate ? { skipGate } : {};
+  return context.deploy(app, { trigger: "api", actor, force, ...skip, ...(target ? { target } : {}) });
 }
 
 /**

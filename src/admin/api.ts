@@ -35,6 +35,8 @@ export interface AdminDeploy {
   target?: RollbackTarget;
   /** Asked with `force: true`: not held by a pause. */
   force?: boolean;
+  /** Asked with `skipGate: true`: deployed without waiting for the app's gate. */
+  skipGate?: boolean;
 }
 
 export const appName = (app: ResolvedApp) => app.name ?? "default";

@@ -14,6 +14,8 @@ export interface RunningDeploy {
   trigger: Trigger;
   actor: string | null;
   since: string;
+  /** What it waits for now (`checks`: at its gate), null otherwise. */
+  waiting: string | null;
 }
 
 /** The counters of this process since it started; labels are app names from the configuration and HTTP statuses. */
@@ -23,6 +25,7 @@ export class Metrics {
   private readonly durations = new Map<string, { buckets: number[]; sum: number; count: number }>();
   private readonly last = new Map<string, number>();
   private readonly polls = new Map<string, number>();
+  private readonly gates = new Map<string, number>();
   /** The deploy each app runs now, from its `start` event to its `done` event. */
   readonly running = new Map<string, RunningDeploy>();
 
@@ -59,10 +62,18 @@ export class Metrics {
           trigger: event.trigger,
           actor: event.actor ?? null,
           since: event.startedAt.toISOString(),
+          waiting: null,
         });
+      if (event.type === "waiting") {
+        const running = this.running.get(app);
+        if (running) running.waiting = event.for;
+      }
       if (event.type === "done") {
         if (this.running.get(app)?.id === event.result.id) this.running.delete(app);
         this.deployEnded(app, outcomeOf(event.result, event.cancelled), event.result.durationMs);
+        const { gate } = event.result;
+        if (gate && gate.outcome !== "skipped" && gate.outcome !== "cancelled")
+          bump(this.gates, labels({ app, outcome: gate.outcome }));
       }
       sink?.(event);
     };
@@ -107,6 +118,15 @@ export class Metrics {
       "Polls of the remote, by app and result (deployed, unchanged, skipped, failed).",
     );
     for (const [key, n] of this.polls) out.push(`service_polls_total${key} ${n}`);
+    family("service_gate_waiting", "gauge", "1 while a deploy of the app waits at its gate for the forge's checks.");
+    for (const { name } of apps)
+      out.push(`service_gate_waiting${labels({ app: name })} ${this.running.get(name)?.waiting === "checks" ? 1 : 0}`);
+    family(
+      "service_gate_outcomes_total",
+      "counter",
+      "Gates passed by deploys, by app and outcome (open, shut, timeout).",
+    );
+    for (const [key, n] of this.gates) out.push(`service_gate_outcomes_total${key} ${n}`);
     family("service_paused", "gauge", "1 while an app's deploys are paused.");
     for (const { name, paused } of apps) out.push(`service_paused${labels({ app: name })} ${paused ? 1 : 0}`);
     return `${out.join("\n")}\n`;

@@ -90,6 +90,15 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
       deployAct("apps/" + encodeURIComponent(record.app || "default") + "/rollback", { to: record.id }, open);
     });
     again.addEventListener("click", function () { deployAgain(record, open); });
+    /** The gate's verdict: its outcome, then each required check with its state (and link). */
+    function gateText(gate) {
+      var span = el("span", { text: gate.outcome + (gate.reason && gate.outcome !== "open" ? ": " + gate.reason : "") });
+      (gate.checks || []).forEach(function (check) {
+        span.appendChild(el("span", { text: " · " + check.name + " " + check.state }));
+        if (check.url && /^https?:///.test(check.url)) span.appendChild(el("a", { href: check.url, text: " ↗", rel: "noreferrer" }));
+      });
+      return span;
+    }
     function show() {
       var result = record.result || {};
       var pull = result.pull || {};
@@ -109,6 +118,8 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
       if (result.target) field(info, "Tried commit", commitText(result.target));
       if (result.commit) field(info, "Live commit", commitText(result.commit));
       if (result.previousCommit) field(info, "Previous commit", commitText(result.previousCommit));
+      if (result.gate) field(info, "Gate", gateText(result.gate));
+      if (record.status === "running" && record.waiting) field(info, "Waiting", "for " + record.waiting);
       if (record.cancel) field(info, "Cancelled", (record.cancel.by ? "by " + record.cancel.by + ", " : "") + new Date(record.cancel.at).toLocaleString());
       if (result.error) field(info, "Error", result.error);
       cancel.hidden = record.status !== "running";

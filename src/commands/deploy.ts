@@ -37,6 +37,10 @@ export const deployCommand = defineCommand({
         "(a retry of the commit that deploy tried); the checkout stays on its branch",
     },
     force: { type: "boolean", description: "Deploy even while deploys are paused (service pause)" },
+    "skip-gate": {
+      type: "boolean",
+      description: "Deploy without waiting for the app's gate (the forge's checks); the record says so",
+    },
     cwd: cwdArg,
   },
   async run({ args }) {
@@ -52,6 +56,7 @@ export const deployCommand = defineCommand({
           trigger: "cli",
           actor: cliActor(),
           ...(target ? { target } : {}),
+          ...(args["skip-gate"] ? { skipGate: true } : {}),
           cwd,
           secrets: deploySecrets(config, apps, cwd, process.env),
           sink,
@@ -121,6 +126,7 @@ export async function printLive(start: (deployer: Deployer, sink: DeploySink) =>
     signals++;
     if (deployed) outboundCut.abort();
     deployer.processes.signal(signals > 1 ? "SIGKILL" : "SIGTERM");
+    deployer.stopWaits("by a signal (Ctrl-C)");
   };
   for (const signal of STOP_SIGNALS) process.on(signal, stop);
   let result: DeployResult;

@@ -67,7 +67,7 @@ function describe(status: AppStatus): string {
     [
       "running",
       running
-        ? `${running.id} (${running.trigger ?? "?"}${running.actor ? ` by ${running.actor}` : ""}) since ${running.since}`
+        ? `${running.id} (${running.trigger ?? "?"}${running.actor ? ` by ${running.actor}` : ""}) since ${running.since}${running.waiting ? `, waiting for ${running.waiting}` : ""}`
         : "none",
     ],
     ["waiting", String(status.waiting)],

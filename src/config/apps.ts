@@ -2,6 +2,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ChangeWatch } from "../system/change-watch.ts";
 import { ensurePrivateDir } from "../system/files.ts";
 import { resolveReleases } from "./releases.ts";
+import { resolveGate } from "./gate.ts";
 import { ConfigError, SERVICE_KEYS, type AppConfig, type ResolvedConfig, type ServiceKey } from "./schema.ts";
 import {
   CONFIGURED_SECRET,
@@ -52,7 +53,7 @@ export function collectApps(
     Object.entries(config).filter(([key]) => key !== "secret" && !(SERVICE_KEYS as readonly string[]).includes(key)),
   ) as Omit<ResolvedConfig, ServiceKey | "secret">;
   if (apps.length === 0) {
-    const short = topSecret && shortSecretError(topSecret, CONFIGURED_SECRET);
+    const short = (topSecret && shortSecretError(topSecret, CONFIGURED_SECRET)) || gateProblem(shared, "gate");
     return short
       ? { apps: [], problems: [short], clashes: [] }
       : { apps: [{ ...shared, secret: topSecret }], problems: [], clashes: [] };
@@ -80,8 +81,15 @@ export function collectApps(
     seenRoutes.set(route, app.name);
     const repoPath = isAbsolute(app.repoPath) ? app.repoPath : resolve(cwd, app.repoPath);
     const releases = app.releases ? resolveReleases(app.releases, cwd) : shared.releases;
-    const entry: ResolvedApp = { ...shared, secret: undefined, ...app, host, repoPath, releases };
+    const gate = app.gate ? resolveGate(app.gate) : shared.gate;
+    const entry: ResolvedApp = { ...shared, secret: undefined, ...app, host, repoPath, releases, gate };
     if (!releases) delete entry.releases;
+    if (!gate) delete entry.gate;
+    const noGate = gateProblem(entry, `${label}: gate`);
+    if (noGate) {
+      problems.push(noGate);
+      continue;
+    }
     const clash = releasesClash(resolved, entry, label);
     if (clash) {
       problems.push(clash);
@@ -91,6 +99,19 @@ export function collectApps(
     resolved.push(entry);
   }
   return { apps: resolved, problems, clashes };
+}
+
+/**
+ * A gate reads the forge that `status` names, with its token (docs/configuration.md "gate"): without `status` there
+ * is nothing to read. Bitbucket does not say who reported a status, so a check pinned with `by` could never pass there.
+ */
+function gateProblem(app: Pick<ResolvedApp, "gate" | "status">, label: string): string | undefined {
+  if (!app.gate) return undefined;
+  if (!app.status)
+    return `${label}: reads the checks through the forge of status: set status (provider, token) for this app, or remove gate`;
+  if (app.status.provider === "bitbucket" && app.gate.checks.some((check) => typeof check !== "string"))
+    return `${label}: Bitbucket does not say who reported a status: "by" cannot be checked there; name the check without it`;
+  return undefined;
 }
 
 /**

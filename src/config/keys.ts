@@ -7,6 +7,7 @@ import { ConfigError, MAX_TIMER_MS, SERVICE_KEYS, type AppConfig, type UserConfi
 import { normalizeNotify, normalizeStatus } from "./notify.ts";
 import { normalizeEnv } from "./env.ts";
 import { normalizeReleases, RELEASES_ENV, releasesFromEnv } from "./releases.ts";
+import { GATE_ENV, gateFromEnv, normalizeGate } from "./gate.ts";
 import { closestName } from "./suggest.ts";
 
 type Kind =
@@ -26,7 +27,8 @@ type Kind =
   | "env"
   | "queuePolicy"
   | "pullMode"
-  | "releases";
+  | "releases"
+  | "gate";
 
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
@@ -71,6 +73,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
     env: RELEASES_ENV.path,
     moreEnv: [RELEASES_ENV.keep, RELEASES_ENV.shared],
   },
+  gate: { kind: "gate", env: GATE_ENV.checks, moreEnv: [GATE_ENV.waitMs, GATE_ENV.bakeMs] },
   activateScript: { kind: "string", env: "SERVICE_ACTIVATE_SCRIPT" },
   apps: { kind: "apps", env: "" },
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
@@ -173,9 +176,10 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
       if (problems.length > 0) throw new ConfigError(problems);
       return out;
     }
-    case "releases": {
+    case "releases":
+    case "gate": {
       const problems: string[] = [];
-      const out = normalizeReleases(value, where, problems, fromEnv);
+      const out = (kind === "gate" ? normalizeGate : normalizeReleases)(value, where, problems, fromEnv);
       if (problems.length > 0) throw new ConfigError(problems);
       return out;
     }
@@ -269,7 +273,7 @@ export function envConfig(env: NodeJS.ProcessEnv = process.env, errors?: string[
     const { kind, env: name, min } = KEYS[key];
     if (!name) continue;
     // The key's fields have a variable each; together they make one value.
-    const value = kind === "releases" ? releasesFromEnv(env) : env[name];
+    const value = kind === "releases" ? releasesFromEnv(env) : kind === "gate" ? gateFromEnv(env) : env[name];
     if (value === undefined || value === "") continue;
     try {
       out[key] = coerce(kind, value, true, `environment variable ${name}`, min);

@@ -7,6 +7,7 @@ import { isAbsolute, resolve } from "node:path";
 import type * as Yaml from "yaml";
 import { envConfig, normalizeUserConfig } from "./keys.ts";
 import { RELEASES_ENV, resolveReleases } from "./releases.ts";
+import { GATE_ENV, resolveGate } from "./gate.ts";
 import { type ConfigError, defaultConfig, type ResolvedConfig, type UserConfig } from "./schema.ts";
 
 /** Where a value came from: the defaults, the caller's base, the config file, SERVICE_* variables, or a caller's layer over them. */
@@ -70,7 +71,7 @@ export function resolveConfig(input: ConfigInput): Resolution {
     for (const [key, value] of Object.entries(layer ?? {})) {
       if (value === undefined) continue;
       // The environment sets the fields of `releases` one by one: they change the releases of the layers below.
-      merged[key] = key === "releases" ? { ...(merged.releases as object | undefined), ...value } : value;
+      merged[key] = key === "releases" || key === "gate" ? { ...(merged[key] as object | undefined), ...value } : value;
       sources[key] = source;
     }
   }
@@ -84,6 +85,13 @@ export function resolveConfig(input: ConfigInput): Resolution {
     delete config.releases;
     delete sources.releases;
   } else if (config.releases) config.releases = resolveReleases(config.releases, input.cwd);
+  if (config.gate && config.gate.checks === undefined) {
+    envErrors.push(
+      `environment variable ${config.gate.waitMs !== undefined ? GATE_ENV.waitMs : GATE_ENV.bakeMs}: set without gate checks (set ${GATE_ENV.checks}, or gate.checks in the config file)`,
+    );
+    delete config.gate;
+    delete sources.gate;
+  } else if (config.gate) config.gate = resolveGate(config.gate);
   return {
     config,
     sources,

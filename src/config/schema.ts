@@ -57,6 +57,16 @@ export interface NotifyTarget {
   timeoutMs?: number;
 }
 
+/** Wait for the forge's checks on the commit before deploying it (key `gate`, top level or per app). */
+export interface GateSettings {
+  /** Statuses and check runs that must be success: names, globs (`*`), or `{ name, by }` pinned to a reporter. */
+  checks: (string | { name: string; by: string })[];
+  /** How long a deploy waits while a required check is pending or missing. @default 1800000 */
+  waitMs: number;
+  /** How long after the last of them turned success. @default 0 */
+  bakeMs: number;
+}
+
 /** Atomic releases (key `releases`, top level or per app; docs/releases.md). */
 export interface ReleaseSettings {
   /** Holds `releases/`, `current` and `shared/`; absolute, or relative to the working directory. */
@@ -166,6 +176,11 @@ export interface UserConfig {
    * (docs/releases.md). @default none (pull and run in repoPath)
    */
   releases?: ReleaseSettings;
+  /**
+   * Deploy a commit only once the forge's statuses and check runs named here are success on it (read through the
+   * `status` settings' forge and token). Never read from the repository's config file. @default none
+   */
+  gate?: Partial<GateSettings> & Pick<GateSettings, "checks">;
   /** With `releases`: run in `<path>/current` after the switch (a reload of the app). @default none */
   activateScript?: string;
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
@@ -228,6 +243,7 @@ export interface ResolvedConfig
       | "env"
       | "envFile"
       | "releases"
+      | "gate"
       | "activateScript"
       | "boundConnections"
     >
@@ -240,6 +256,8 @@ export interface ResolvedConfig
   envFile?: string;
   /** With its defaults, the path absolute. */
   releases?: ReleaseSettings;
+  /** With its defaults. */
+  gate?: GateSettings;
   activateScript?: string;
   status?: StatusSettings;
   notify?: NotifyTarget[];

@@ -29,7 +29,14 @@ export interface AppStatus {
   /** The last lift of this app's pause (the whole service's in single-app mode): who, when, the pause; or null. */
   resumed: Resume | null;
   /** The deploy running now: its id, how and by whom it was asked for, and since when (ISO). */
-  running: { id: string; trigger: string | null; actor: string | null; since: string } | null;
+  running: {
+    id: string;
+    trigger: string | null;
+    actor: string | null;
+    since: string;
+    /** What it waits for, when it does: `checks` (at the app's gate: "waiting for checks"). */
+    waiting: string | null;
+  } | null;
   /** Deploys of the repository waiting in its queue. */
   waiting: number;
   /** The newest deploy that ended: its id, outcome (as `service logs` says it), end time (ISO) and age in ms. */
@@ -130,7 +137,13 @@ async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[],
     paused: pauseOf(cwd, app.name) ?? null,
     resumed: lastResume(cwd, app.name) ?? null,
     running: current
-      ? { id: current.id, trigger: current.trigger, actor: current.actor, since: current.startedAt }
+      ? {
+          id: current.id,
+          trigger: current.trigger,
+          actor: current.actor,
+          since: current.startedAt,
+          waiting: current.waiting,
+        }
       : null,
     waiting: Math.max(0, tickets - (current ? 1 : 0)),
     poll: pollStatus(cwd, app, now),

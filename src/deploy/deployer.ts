@@ -8,7 +8,7 @@ import { queueKey } from "../queue/tickets.ts";
 import { cleanActor } from "../system/actor.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
 import { KILL_GRACE_MS, killGroup, RunningProcesses } from "../system/process.ts";
-import type { DeployResult } from "../types.ts";
+import type { DeployResult, DeploySink } from "../types.ts";
 import { runDeploy } from "./pipeline.ts";
 import { DeployRun, type Ending } from "./run.ts";
 import type { DeployOptions, OutboundSinks, PlannedDeploy } from "./types.ts";
@@ -56,6 +56,8 @@ export class Deployer {
   readonly processes = new RunningProcesses();
   /** The cancel requests (`service cancel`) for this deployer's deploys. */
   private readonly cancels = new CancelWatch();
+  /** Its deploys waiting at their gate (the waiting event), by id: what `stopWaits` ends. */
+  private readonly waits = new Map<string, Cancellation>();
 
   constructor(options: DeployerOptions = {}) {
     this.logger = options.logger ?? defaultLogger();
@@ -87,7 +89,8 @@ export class Deployer {
         return result;
       };
       const cancellation = new Cancellation();
-      const planned: PlannedDeploy = { ...options, cancellation };
+      const sink = this.waitingOf(id, cancellation, options.sink);
+      const planned: PlannedDeploy = { ...options, cancellation, ...(sink ? { sink } : {}) };
       const task = () => done(this.running(cancellation, () => runDeploy(planned)));
       const result = this.queue.run(key, task, {
         limit: options.config.queueLimit,
@@ -143,6 +146,26 @@ export class Deployer {
       }, KILL_GRACE_MS);
     });
     return promise.finally(() => clearTimeout(killer));
+  }
+
+  /** `sink`, noting whether the deploy `id` waits at its gate; a deploy without a sink has no one to stop it so. */
+  private waitingOf(id: string, cancellation: Cancellation, sink: DeploySink | undefined): DeploySink | undefined {
+    if (!sink) return undefined;
+    return (event) => {
+      if (event.type === "waiting") {
+        if (event.for === null) this.waits.delete(id);
+        else this.waits.set(id, cancellation);
+      } else if (event.type === "done") this.waits.delete(id);
+      sink(event);
+    };
+  }
+
+  /**
+   * Cancels the deploys that wait at their gate (a Ctrl-C of `service deploy`): no command of theirs runs that a
+   * signal could stop, and a wait of up to `gate.waitMs` must not outlast the one who asked to stop it.
+   */
+  stopWaits(by: string): void {
+    for (const cancellation of this.waits.values()) cancellation.cancel(by);
   }
 
   /** Ends every waiting deploy with a cancellation (logged); running deploys go on. */

@@ -10,7 +10,7 @@ import { rollBack } from "./rollback.ts";
 import { DeployRun } from "./run.ts";
 import { describeFailure, scriptStep } from "../steps/script.ts";
 import { DeployState } from "../steps/state.ts";
-import type { DeployContext } from "../steps/context.ts";
+import type { Asked, DeployContext } from "../steps/context.ts";
 import type { PlannedDeploy } from "./types.ts";
 import { pullAndVerify } from "../verify/stage.ts";
 import { checkoutStep } from "../verify/pushed.ts";
@@ -47,10 +47,14 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
       state.error = `the deploy's variables cannot be read: ${variables.problem}`;
       step("config", `${state.error}; nothing runs`);
     } else if (!(state.error = await checkoutStep(ctx))) {
-      if (ctx.config.releases) {
+      const gated = await passGate(ctx, state, options, run.actor);
+      const asked = { ...options, ...(gated ? { gated } : {}) };
+      if (gated === false) {
+        // The gate did not open: nothing live moved, nothing runs.
+      } else if (ctx.config.releases) {
         const { releaseFlow } = await import("../releases/flow.ts");
-        await releaseFlow(ctx, state, options);
-      } else await plainFlow(ctx, state, options);
+        await releaseFlow(ctx, state, asked);
+      } else await plainFlow(ctx, state, asked);
     }
   } catch (caught) {
     state.error = `internal error: ${(caught as Error).message}`;
@@ -69,8 +73,36 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   return run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, by ? "cancelled" : "done");
 }
 
+/**
+ * The gate (docs/configuration.md "gate"; gate/stage.ts, loaded only for an app that has one): the commit it passed,
+ * undefined when the deploy goes on without one, false when it did not open. A rollback restores what was live and
+ * never waits there; `skipGate` passes it, and the record says so.
+ */
+async function passGate(
+  ctx: DeployContext,
+  state: DeployState,
+  options: PlannedDeploy,
+  actor: string | null,
+): Promise<string | false | undefined> {
+  const { gate } = ctx.config;
+  if (!gate || (options.target && options.target.ref === undefined)) return undefined;
+  if (options.skipGate) {
+    const reason = `skipped on request (${actor ?? options.trigger})`;
+    ctx.run.step("gate", `${reason}: the checks are not read`);
+    state.gate = { ok: true, outcome: "skipped", commit: null, checks: [], reason };
+    return undefined;
+  }
+  const { gateStage } = await import("../gate/stage.ts");
+  const gated = await gateStage(ctx, gate, options);
+  state.gate = gated.result;
+  if (gated.commit) return gated.commit;
+  if (gated.result.outcome !== "cancelled")
+    state.error = `gate ${gated.result.outcome === "timeout" ? "timed out" : "shut"}: ${gated.result.reason}`;
+  return false;
+}
+
 /** A deploy without releases: pull (or reset) and the run script in repoPath, the health check, the rollback. */
-async function plainFlow(ctx: DeployContext, state: DeployState, options: PlannedDeploy): Promise<void> {
+async function plainFlow(ctx: DeployContext, state: DeployState, options: Asked): Promise<void> {
   const { config, run } = ctx;
   const verified = await pullAndVerify(ctx, state, options);
   // A service new to a checkout has no deploy on record: what it found checked out is what was live.
@@ -132,5 +164,7 @@ function contextOf(options: PlannedDeploy, run: DeployRun, appVariables: Record<
   if (options.app) variables.SERVICE_APP = options.app;
   const env = scriptEnv(processEnv, variables, appVariables);
   const cancelled = () => options.cancellation?.reason;
-  return { run, config: { ...options.config }, env, processEnv, cwd: options.cwd, app: options.app, cancelled };
+  const onCancel = (listener: (by: string) => void) => options.cancellation?.onCancel(listener);
+  const { cwd, app } = options;
+  return { run, config: { ...options.config }, env, processEnv, cwd, app, cancelled, onCancel };
 }

@@ -92,6 +92,12 @@ export class DeployRun implements RunTranscript {
   readonly step = (name: Step, text: string): void =>
     this.emit({ type: "step", step: name, text: this.redaction.text(text) });
 
+  /** What the deploy waits for now, in its running record (`service status` says it). */
+  waiting(what: string | undefined): void {
+    this.log.waiting(what);
+    this.emit({ type: "waiting", for: what ?? null });
+  }
+
   /** The output handler of a step: redacted, kept in `into`, and streamed. */
   output(name: Step, into: Captures): (stream: "stdout" | "stderr", data: Uint8Array) => void {
     const redactorFor = (stream: "stdout" | "stderr") => {
@@ -113,7 +119,7 @@ export class DeployRun implements RunTranscript {
    */
   end(produced: Produced, ending: Ending = "done", finishedAt = new Date()): DeployResult {
     const { redaction, log } = this;
-    const { rollback, healthCheck, target, verify, release, switchedBack } = produced;
+    const { rollback, healthCheck, target, verify, gate, release, switchedBack } = produced;
     const checked = (health: typeof healthCheck) =>
       health && { ...health, error: health.error && redaction.text(health.error) };
     const result: DeployResult = {
@@ -142,6 +148,7 @@ export class DeployRun implements RunTranscript {
           }
         : {}),
       ...(verify ? { verify: { ...verify, reason: verify.reason && redaction.text(verify.reason) } } : {}),
+      ...(gate ? { gate: { ...gate, ...(gate.reason ? { reason: redaction.text(gate.reason) } : {}) } } : {}),
       ...(release ? { release } : {}),
       ...(switchedBack ? { switchedBack } : {}),
       actor: this.actor,

@@ -22,6 +22,8 @@ export interface DeployOptions {
    * "`service rollback`", "Deploy a ref").
    */
   target?: RollbackTarget;
+  /** Deploy without waiting at the app's gate (`service deploy --skip-gate`, the API's `skipGate`); recorded. */
+  skipGate?: boolean;
   /** Set by the deployer when a deploy asked with force goes past a pause: that pause, described (`forced: true`). */
   forced?: string;
   /** The commit a forge's delivery names as pushed: after the pull, HEAD must be it or a descendant of it. */

@@ -39,6 +39,8 @@ export interface HistoryEntry {
   target: CommitInfo | null;
   /** A cancelled deploy: who cancelled it (null for a shutdown, and in older records). */
   cancelledBy: string | null;
+  /** While it runs: what it waits for (`checks`: at a gate); null otherwise. */
+  waiting: string | null;
   jsonPath: string;
   logPath: string;
   /** Why the JSON file could not be read (a crash mid-write, an edit by hand). */
@@ -73,6 +75,7 @@ export function entryOf(dir: string, stem: string, files: Set<string>): HistoryE
     commit: null,
     target: null,
     cancelledBy: null,
+    waiting: null,
     jsonPath,
     logPath,
   };
@@ -131,6 +134,7 @@ export function entryOf(dir: string, stem: string, files: Set<string>): HistoryE
     commit: commitOf(result?.commit),
     target: commitOf(result?.target),
     cancelledBy: textOf(record.cancel?.by),
+    waiting: record.status === "running" ? textOf(record.waiting) : null,
     // The outcome is known, but `service logs <id>` has nothing to show. A running deploy's .log may just not
     // be created yet (it comes right after the record).
     ...(files.has(".log") || record.status === "running" ? {} : { problem: "the .log file is missing" }),

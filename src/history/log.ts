@@ -116,6 +116,14 @@ export class DeployLog {
     this.writeBytes(this.transcript.render(event));
   }
 
+  /**
+   * What the running deploy waits for (`checks`: a gate), written into its running record so every process's
+   * `service status` sees it; undefined when it no longer waits.
+   */
+  waiting(what: string | undefined): void {
+    this.writeRecord(JSON.stringify(this.record(what === undefined ? {} : { waiting: what }), null, 2), true);
+  }
+
   /** The line for the deploy's stream saying why its log files are incomplete: once, when they are. */
   takeNotice(): string | undefined {
     if (!this.problem || this.noticed) return undefined;

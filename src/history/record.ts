@@ -53,6 +53,8 @@ export interface DeployRecord {
   ref?: string;
   forced?: boolean;
   pushed?: string;
+  /** While it runs: what it waits for (`checks`: at a gate, docs/configuration.md "gate"). */
+  waiting?: string;
   /** A cancelled deploy: who cancelled it, and when. */
   cancel?: { by: string | null; at: string };
   /** The forge event and delivery id (`X-GitHub-Event`, …); null when the request carried none, or from the CLI. */

@@ -21,6 +21,8 @@ export class Transcript {
       this.atLineStart = event.data[event.data.length - 1] === 10;
       return event.data;
     }
+    // A change of what the deploy waits for is said by its own lines (the gate's): it has none of its own.
+    if (event.type === "waiting") return undefined;
     return this.line(textOf(event));
   }
 
@@ -36,7 +38,7 @@ export class Transcript {
   }
 }
 
-function textOf(event: Exclude<DeployEvent, { type: "output" }>): string {
+function textOf(event: Exclude<DeployEvent, { type: "output" | "waiting" }>): string {
   switch (event.type) {
     case "queued":
       return `[queued] waiting; position=${event.position}`;

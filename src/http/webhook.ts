@@ -243,7 +243,7 @@ export function webhookHandler(
           secrets: secrets(),
           served,
         });
-        if (served && position > 0) latest.offer(key, { id, position, result, served });
+        if (served) latest.offer(key, { id, position, result, served });
       } catch (error) {
         deliveries?.log.forget(appName, delivery!);
         return queueFull(app, error);

@@ -172,8 +172,10 @@ export function outboundSink(ctx: OutboundDeploy, calls: OutboundCalls): DeployS
       const result = event.result;
       const outcome = notifyOutcome(result, event.cancelled ?? false);
       const [state, description] = finalStatus(result, outcome);
-      const after = pulled ?? Promise.resolve(NO_COMMITS);
-      // The final status goes on the commit that got `pending`: the one pulled. Before the pull there is none.
+      // The final status goes on the commit that got `pending`: the one pulled. Before the pull there is none, but
+      // a gate that did not open names the commit it refused: its status says why (gate/stage.ts).
+      const refused = result.gate?.commit && !result.gate.ok ? { before: null, after: result.gate.commit } : NO_COMMITS;
+      const after = pulled ?? Promise.resolve(refused);
       void calls.track(after.then((commits) => commits?.after && postStatus(commits.after, state, description)));
       void calls.track(after.then((commits) => notify(outcome, result, commits)));
       finished = true;

@@ -90,7 +90,16 @@ function appSettings(app: ResolvedApp): { label: string; value: string }[] {
     },
     { label: "rollback", value: app.rollbackOnFailure ? "on failure" : "off" },
     { label: "polling", value: app.pollIntervalMs === undefined ? "off" : `every ${seconds(app.pollIntervalMs)}` },
+    { label: "gate", value: describeGate(app.gate, seconds) },
   ];
+}
+
+/** The gate in force, as the check prints it: the checks (with who must report them), the wait and the bake. */
+function describeGate(gate: ResolvedApp["gate"], seconds: (ms: number) => string): string {
+  if (!gate) return "none";
+  const checks = gate.checks.map((check) => (typeof check === "string" ? check : `${check.name} (by ${check.by})`));
+  const bake = gate.bakeMs > 0 ? `, then bake ${seconds(gate.bakeMs)}` : "";
+  return `${checks.join(", ")} success (wait up to ${seconds(gate.waitMs)}${bake})`;
 }
 
 /** A URL as shown: a password in it is masked. */

@@ -6,6 +6,7 @@ const MAX_SERVED_DELIVERIES = 100;
 const MAX_DELIVERY_LENGTH = 200;
 
 interface Waiting {
+  key: string;
   id: string;
   position: number;
   result: Promise<DeployResult>;
@@ -17,7 +18,8 @@ interface Waiting {
  * `queuePolicy: latest` (docs/deploy-control.md "Queue"): a request that arrives while a deploy of the same repository waits in
  * this server joins that deploy instead of queueing one more: the waiting deploy pulls the newest commit anyway.
  * Every joined client gets the joined deploy's position, then its whole output and its `[done]` line. A deploy
- * can be joined only while it waits: once it started, it may have pulled before the newer push.
+ * can be joined only while it waits: once it started, it may have pulled before the newer push; a deploy waiting at
+ * its gate has pulled nothing yet, and is joined again (the gate then waits for the newer commit: gate/stage.ts).
  */
 export class LatestDeploys {
   private readonly waiting = new Map<string, Waiting>();
@@ -49,14 +51,19 @@ export class LatestDeploys {
     const waiting = this.byId.get(id);
     if (!waiting) return;
     for (const sink of waiting.joiners) deliver(sink, event);
-    if (event.type === "start" || event.type === "done") this.unjoinable(waiting);
+    if (event.type === "waiting" && event.for !== null && !this.waiting.has(waiting.key))
+      this.waiting.set(waiting.key, waiting);
+    else if (event.type === "start" || event.type === "done" || event.type === "waiting") this.unjoinable(waiting);
     if (event.type === "done") this.byId.delete(id);
   }
 
-  /** Deploy `id` waits at `position` for `key`: requests for `key` join it until it starts. */
+  /**
+   * Deploy `id` for `key` was queued at `position`: requests for `key` join it while it waits in the queue (a
+   * position above 0) or at its gate.
+   */
   offer(key: string, deploy: { id: string; position: number; result: Promise<DeployResult>; served: Served }): void {
-    const waiting: Waiting = { ...deploy, joiners: [] };
-    this.waiting.set(key, waiting);
+    const waiting: Waiting = { key, ...deploy, joiners: [] };
+    if (deploy.position > 0) this.waiting.set(key, waiting);
     this.byId.set(deploy.id, waiting);
     // A deploy that ends without a `done` event (an internal error) must not stay joinable, nor be remembered.
     void deploy.result

@@ -27,7 +27,7 @@ export type DeploySettings = Pick<
   | "branch"
 > &
   HealthSettings &
-  Partial<Pick<ResolvedConfig, "allowedSigners" | "env" | "envFile" | "releases" | "activateScript" | "pull">>;
+  Partial<Pick<ResolvedConfig, "allowedSigners" | "env" | "envFile" | "releases" | "activateScript" | "pull" | "gate">>;
 
 /** What a deploy was asked to move to: a commit of a rollback or a ref, or the commit a forge named as pushed. */
 export interface Asked {
@@ -35,6 +35,8 @@ export interface Asked {
   target?: RollbackTarget;
   /** The commit a forge's delivery names as pushed: after the pull, HEAD must be it or a descendant of it. */
   pushed?: string;
+  /** The commit a gate passed (gate/stage.ts): the pull moves exactly to it. */
+  gated?: string;
 }
 
 /** What a stage writes into the deploy's transcript (see run.ts). */
@@ -44,6 +46,8 @@ export interface RunTranscript {
   step(name: Step, text: string): void;
   /** The output handler of a step: redacted, kept in `into`, and streamed. */
   output(name: Step, into: Captures): (stream: "stdout" | "stderr", data: Uint8Array) => void;
+  /** What the deploy waits for now (`checks`), kept in its running record; undefined once it goes on. */
+  waiting?(what: string | undefined): void;
 }
 
 /** What every stage of one deploy works with. */
@@ -59,4 +63,6 @@ export interface DeployContext {
   app?: string;
   /** Who cancelled the deploy (`service cancel`), once someone did: what has not started does not start. */
   cancelled(): string | undefined;
+  /** Calls `listener` once the deploy is cancelled (at once when it already is): a wait ends then. */
+  onCancel(listener: (by: string) => void): void;
 }

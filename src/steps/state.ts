@@ -1,5 +1,6 @@
 import type {
   DeployResult,
+  GateResult,
   HealthCheckResult,
   ReleaseResult,
   RollbackResult,
@@ -29,6 +30,8 @@ export class DeployState {
   switchedBack = false;
   /** With `allowedSigners`: the verdict on the commit to deploy. */
   verify?: VerifyResult;
+  /** With `gate`: what the gate decided. */
+  gate?: GateResult;
   /** Set by a flow whose success does not rest on the run script (an instant switch runs none). */
   ok?: boolean;
   /** The commit live before the deploy (docs/deploy-control.md "What is live"), set before anything moves. */
@@ -60,12 +63,13 @@ export class DeployState {
 
   /** What the deploy produced; `cancelledBy` names who cancelled it, when someone did. */
   produced(cancelledBy: string | undefined): Omit<Produced, "commit" | "previousCommit" | "target"> {
-    const { pulled, ran, runOut, error, healthCheck, rollback, release, verify } = this;
+    const { pulled, ran, runOut, error, healthCheck, rollback, release, verify, gate } = this;
     const succeeded = this.ok ?? (pulled.success && ran.exitCode === 0 && error === null);
     return {
       ok: cancelledBy ? false : rollback ? rollback.ok : succeeded,
       ...(healthCheck ? { healthCheck } : {}),
       ...(verify ? { verify } : {}),
+      ...(gate ? { gate } : {}),
       pull: pulled.result(),
       run: { ...ran, stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },
       error: cancelledBy ? `cancelled ${cancelledBy}` : error,

@@ -81,6 +81,15 @@ export function gitResetHard(repoPath: string, commit: string, options: GitRunOp
   return runProcess(["git", "reset", "--hard", commit], { cwd: repoPath, ...options, env: gitEnv(options.env) });
 }
 
+/** `git merge --ff-only <commit>`: the branch moves to a commit already fetched, or nothing moves. */
+export function gitMergeFastForward(repoPath: string, commit: string, options: GitRunOptions): Promise<ProcessExit> {
+  return runProcess(["git", "merge", "--ff-only", "--no-edit", commit], {
+    cwd: repoPath,
+    ...options,
+    env: gitEnv(options.env),
+  });
+}
+
 /**
  * The commit `ref` (a full ref name) points at on `remote`, or null when the remote has no such ref. Throws with
  * git's own last line of error when the remote cannot be asked (unreachable, bad credentials, over `timeoutMs`).

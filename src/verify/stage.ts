@@ -119,7 +119,7 @@ export async function verifyStep(
 export async function pullAndVerify(ctx: DeployContext, state: DeployState, options: Asked): Promise<boolean> {
   const { target, pushed } = options;
   // A pull that failed still runs the script ("pulling → running, always"); a refusal does not.
-  state.error = target ? await resetStep(ctx, state.pulled, target) : await pullStep(ctx, state.pulled);
+  state.error = target ? await resetStep(ctx, state.pulled, target) : await pullStep(ctx, state.pulled, options.gated);
   // A pull whose outcome nothing may run on (a merge with a force-pushed branch, a conflict left in the tree).
   if (state.pulled.refused) return false;
   const refused = !state.error && pushed && !ctx.cancelled() && (await verifyPushStep(ctx, state.pulled, pushed));

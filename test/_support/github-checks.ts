@@ -1,0 +1,126 @@
+/**
+ * A local HTTP server that plays GitHub's commit status and check run APIs as documented: the statuses a token
+ * writes (`POST /repos/{owner}/{repo}/statuses/{sha}`, creator = the token's login), the list of a commit's statuses
+ * (`GET …/commits/{sha}/statuses`, newest first) and its check runs (`GET …/commits/{sha}/check-runs`). Each
+ * request is checked against the documented headers; anything else is 404. Loopback only; stopped after the tests.
+ */
+import { afterRun } from "./after-run.ts";
+
+export const OWNER_REPO = "acme/web";
+
+export interface GithubChecks {
+  /** The API base URL (the status settings' `apiUrl`). */
+  url: string;
+  /** Sets a status on a commit as `login` (CI, by default), with the time it changed. */
+  status(sha: string, context: string, state: "pending" | "success" | "failure" | "error", login?: string): void;
+  /** Sets a check run on a commit, reported by the app `app`. */
+  checkRun(sha: string, name: string, status: "queued" | "in_progress" | "completed", conclusion?: string): void;
+  /** The reads of the commit's checks so far. */
+  reads(): number;
+  /** The statuses written through the API, in order: `{ sha, context, state, by }`. */
+  written: { sha: string; context: string; state: string; by: string }[];
+  /** Requests refused as not documented or not authorized (a test expects none). */
+  refused: string[];
+  /** Answer every request with this status from now on (401, 500), or undefined to answer normally. */
+  failWith: number | undefined;
+}
+
+interface Status {
+  id: number;
+  context: string;
+  state: string;
+  target_url: string;
+  created_at: string;
+  updated_at: string;
+  creator: { login: string };
+}
+
+const servers: { stop(force?: boolean): unknown }[] = [];
+afterRun(() => {
+  for (const server of servers) server.stop(true);
+});
+
+/** `tokens` maps each token the API accepts to its login. */
+export function githubChecks(tokens: Record<string, string>): GithubChecks {
+  const statuses = new Map<string, Status[]>();
+  const runs = new Map<string, object[]>();
+  let id = 0;
+  let reads = 0;
+  const addStatus = (sha: string, context: string, state: string, login: string) => {
+    const now = new Date().toISOString();
+    const list = statuses.get(sha) ?? [];
+    list.unshift({
+      id: ++id,
+      context,
+      state,
+      target_url: `https://ci.example/${encodeURIComponent(context)}/${id}`,
+      created_at: now,
+      updated_at: now,
+      creator: { login },
+    });
+    statuses.set(sha, list);
+  };
+  const api: GithubChecks = {
+    url: "",
+    status: (sha, context, state, login = "ci-bot") => addStatus(sha, context, state, login),
+    checkRun(sha, name, status, conclusion) {
+      const now = new Date().toISOString();
+      const list = (runs.get(sha) ?? []).filter((run) => (run as { name: string }).name !== name);
+      list.push({
+        id: ++id,
+        name,
+        status,
+        conclusion: status === "completed" ? (conclusion ?? "success") : null,
+        html_url: `https://github.example/runs/${id}`,
+        started_at: now,
+        completed_at: status === "completed" ? now : null,
+        app: { slug: "github-actions" },
+      });
+      runs.set(sha, list);
+    },
+    reads: () => reads,
+    written: [],
+    refused: [],
+    failWith: undefined,
+  };
+  const json = (status: number, body: unknown) =>
+    new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const url = new URL(request.url);
+      const path = url.pathname;
+      const refuse = (status: number, why: string) => {
+        api.refused.push(`${request.method} ${path}: ${why}`);
+        return json(status, { message: why });
+      };
+      if (api.failWith)
+        return json(api.failWith, { message: api.failWith === 401 ? "Bad credentials" : "Server Error" });
+      const token = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+      const login = token && tokens[token];
+      if (!login) return refuse(401, "Bad credentials");
+      if (request.headers.get("x-github-api-version") !== "2022-11-28") return refuse(400, "missing API version");
+      if (!(request.headers.get("accept") ?? "").includes("application/vnd.github+json"))
+        return refuse(415, "accept must be application/vnd.github+json");
+      const prefix = `/repos/${OWNER_REPO}`;
+      const write = new RegExp(`^${prefix}/statuses/([0-9a-f]{40})$`).exec(path);
+      if (request.method === "POST" && write) {
+        const body = (await request.json()) as { state: string; context: string };
+        addStatus(write[1]!, body.context, body.state, login);
+        api.written.push({ sha: write[1]!, context: body.context, state: body.state, by: login });
+        return json(201, { id });
+      }
+      const read = new RegExp(`^${prefix}/commits/([0-9a-f]{40})/(statuses|check-runs)$`).exec(path);
+      if (request.method !== "GET" || !read) return refuse(404, "Not Found");
+      reads++;
+      const [, sha, what] = read as unknown as [string, string, string];
+      if (what === "statuses") return json(200, statuses.get(sha) ?? []);
+      const list = runs.get(sha) ?? [];
+      return json(200, { total_count: list.length, check_runs: list });
+    },
+  });
+  servers.push(server);
+  api.url = `http://127.0.0.1:${server.port}`;
+  return api;
+}
