@@ -95,7 +95,7 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
       var span = el("span", { text: gate.outcome + (gate.reason && gate.outcome !== "open" ? ": " + gate.reason : "") });
       (gate.checks || []).forEach(function (check) {
         span.appendChild(el("span", { text: " · " + check.name + " " + check.state }));
-        if (check.url && /^https?:///.test(check.url)) span.appendChild(el("a", { href: check.url, text: " ↗", rel: "noreferrer" }));
+        if (check.url && /^https?:/.test(check.url)) span.appendChild(el("a", { href: check.url, text: " ↗", rel: "noreferrer" }));
       });
       return span;
     }

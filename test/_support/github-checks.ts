@@ -4,7 +4,10 @@
  * (`GET …/commits/{sha}/statuses`, newest first) and its check runs (`GET …/commits/{sha}/check-runs`). Each
  * request is checked against the documented headers; anything else is 404. Loopback only; stopped after the tests.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterRun } from "./after-run.ts";
+import { makeRepo, SECRET, tempDir } from "./helpers.ts";
 
 export const OWNER_REPO = "acme/web";
 
@@ -123,4 +126,34 @@ export function githubChecks(tokens: Record<string, string>): GithubChecks {
   servers.push(server);
   api.url = `http://127.0.0.1:${server.port}`;
   return api;
+}
+
+/** The token the gated services below write statuses and read checks with (login `deploy-bot`). */
+export const GATE_TOKEN = "gate-token-0123456789abcdef";
+
+/**
+ * A service (its own directory) for a new repository, gated as `gate` (YAML) says, reading a GitHub-like forge;
+ * its run script appends the commit it deploys to `ran`. `extra` lines are added to its service.yaml.
+ */
+export function gatedService(gate: string, extra: string[] = [], apiUrl?: string) {
+  const repo = makeRepo();
+  const forge = githubChecks({ [GATE_TOKEN]: "deploy-bot" });
+  const cwd = tempDir("service-gate-");
+  const ran = join(cwd, "ran");
+  writeFileSync(
+    join(cwd, "service.yaml"),
+    [
+      `repoPath: ${repo.clone}`,
+      `runScript: git rev-parse HEAD >> ${ran}`,
+      "status:",
+      "  provider: github",
+      `  repo: ${OWNER_REPO}`,
+      `  apiUrl: ${apiUrl ?? forge.url}`,
+      `gate: ${gate}`,
+      ...extra,
+      "",
+    ].join("\n"),
+  );
+  const env = { SERVICE_SECRET: SECRET, SERVICE_STATUS_TOKEN: GATE_TOKEN, SERVICE_HOSTNAME: "127.0.0.1" };
+  return { repo, forge, cwd, ran, env };
 }

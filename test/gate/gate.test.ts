@@ -8,40 +8,14 @@ import { existsSync, lstatSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lastLine, makeRepo, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
 import { StreamReader } from "../_support/gate.ts";
-import { githubChecks, OWNER_REPO } from "../_support/github-checks.ts";
+import { GATE_TOKEN as TOKEN, gatedService } from "../_support/github-checks.ts";
 import { spawnDeploy } from "../_support/queueing.ts";
 import { closedUrl } from "../_support/outbound-fixtures.ts";
 import { deployRecords } from "../_support/webhook-fixtures.ts";
 
-const TOKEN = "gate-token-0123456789abcdef";
-
-/** A service (its own directory) for a new repository, gated as `gate` says, with a GitHub-like forge. */
-function setup(gate: string, extra: string[] = [], apiUrl?: string) {
-  const repo = makeRepo();
-  const forge = githubChecks({ [TOKEN]: "deploy-bot" });
-  const cwd = tempDir("service-gate-");
-  const ran = join(cwd, "ran");
-  writeFileSync(
-    join(cwd, "service.yaml"),
-    [
-      `repoPath: ${repo.clone}`,
-      `runScript: git rev-parse HEAD >> ${ran}`,
-      "status:",
-      "  provider: github",
-      `  repo: ${OWNER_REPO}`,
-      `  apiUrl: ${apiUrl ?? forge.url}`,
-      `gate: ${gate}`,
-      ...extra,
-      "",
-    ].join("\n"),
-  );
-  const env = { SERVICE_SECRET: SECRET, SERVICE_STATUS_TOKEN: TOKEN, SERVICE_HOSTNAME: "127.0.0.1" };
-  return { repo, forge, cwd, ran, env };
-}
-
 describe("the gate", () => {
   test("a push deploys only once its required checks are success on the commit, and nothing moves while it waits", async () => {
-    const s = setup("{ checks: [ci/build, 'test (*)'] }");
+    const s = gatedService("{ checks: [ci/build, 'test (*)'] }");
     const before = s.repo.head();
     const sha = s.repo.push({ "a.txt": "1" });
     s.forge.status(sha, "ci/build", "pending");
@@ -69,7 +43,7 @@ describe("the gate", () => {
   });
 
   test("the commit gated is the commit deployed: a push made while it waits is not deployed by it", async () => {
-    const s = setup("{ checks: [ci/build] }", ["pull: reset"]);
+    const s = gatedService("{ checks: [ci/build] }", ["pull: reset"]);
     const gated = s.repo.push({ "a.txt": "1" });
     await using server = await startServer(s.cwd, s.env);
     const out = new StreamReader(await post(`${server.url}/`, { secret: SECRET }));
@@ -84,7 +58,7 @@ describe("the gate", () => {
   });
 
   test("a failed check shuts the gate: nothing runs, and the stream, the record and the commit status name it", async () => {
-    const s = setup("{ checks: [ci/build] }");
+    const s = gatedService("{ checks: [ci/build] }");
     const before = s.repo.head();
     const sha = s.repo.push({ "a.txt": "1" });
     s.forge.status(sha, "ci/build", "failure");
@@ -106,7 +80,7 @@ describe("the gate", () => {
   });
 
   test("a gate whose checks stay pending times out after waitMs, and nothing runs", async () => {
-    const s = setup("{ checks: [ci/build], waitMs: 1000 }");
+    const s = gatedService("{ checks: [ci/build], waitMs: 1000 }");
     const sha = s.repo.push({ "a.txt": "1" });
     s.forge.status(sha, "ci/build", "pending");
     await using server = await startServer(s.cwd, s.env);
@@ -118,7 +92,7 @@ describe("the gate", () => {
   });
 
   test("a forge that answers 401 shuts the gate at once, with that reason", async () => {
-    const s = setup("{ checks: [ci/build] }");
+    const s = gatedService("{ checks: [ci/build] }");
     s.repo.push({ "a.txt": "1" });
     s.forge.failWith = 401;
     await using server = await startServer(s.cwd, s.env);
@@ -130,7 +104,7 @@ describe("the gate", () => {
   });
 
   test("a forge that cannot be reached is asked again until waitMs, then shuts the gate with the last error", async () => {
-    const s = setup("{ checks: [ci/build], waitMs: 1500 }", [], closedUrl());
+    const s = gatedService("{ checks: [ci/build], waitMs: 1500 }", [], closedUrl());
     s.repo.push({ "a.txt": "1" });
     await using server = await startServer(s.cwd, s.env);
     const text = await (await post(`${server.url}/`, { secret: SECRET })).text();
@@ -141,7 +115,7 @@ describe("the gate", () => {
   });
 
   test("service cancel ends a deploy waiting at the gate; nothing runs", async () => {
-    const s = setup("{ checks: [ci/build] }");
+    const s = gatedService("{ checks: [ci/build] }");
     const before = s.repo.head();
     s.repo.push({ "a.txt": "1" });
     await using server = await startServer(s.cwd, s.env);
@@ -159,7 +133,7 @@ describe("the gate", () => {
   });
 
   test("Ctrl-C of a service deploy waiting at the gate ends the wait, and the deploy is cancelled", async () => {
-    const s = setup("{ checks: [ci/build] }");
+    const s = gatedService("{ checks: [ci/build] }");
     const before = s.repo.head();
     s.repo.push({ "a.txt": "1" });
     await using cli = spawnDeploy(s.cwd, s.env);
@@ -174,7 +148,7 @@ describe("the gate", () => {
   });
 
   test("--skip-gate deploys without reading the checks, and the record says so; --force does not skip it", async () => {
-    const s = setup("{ checks: [ci/build] }");
+    const s = gatedService("{ checks: [ci/build] }");
     const sha = s.repo.push({ "a.txt": "1" });
     s.forge.status(sha, "ci/build", "failure");
     const forced = await runCli(["deploy", "--force"], { cwd: s.cwd, env: s.env });
@@ -191,7 +165,7 @@ describe("the gate", () => {
   });
 
   test("a rollback never waits at the gate", async () => {
-    const s = setup("{ checks: [ci/build] }");
+    const s = gatedService("{ checks: [ci/build] }");
     const first = s.repo.head();
     s.forge.status(first, "ci/build", "success");
     expect((await runCli(["deploy"], { cwd: s.cwd, env: s.env })).code).toBe(0);
@@ -210,7 +184,7 @@ describe("the gate", () => {
 
   test("with releases, current does not change while a deploy waits, and the release is made of the commit gated", async () => {
     const releases = tempDir("service-gate-releases-");
-    const s = setup("{ checks: [ci/build] }", ["releases:", `  path: ${releases}`]);
+    const s = gatedService("{ checks: [ci/build] }", ["releases:", `  path: ${releases}`]);
     expect((await runCli(["deploy", "--skip-gate"], { cwd: s.cwd, env: s.env })).code).toBe(0);
     const current = join(releases, "current");
     const live = readlinkSync(current);
@@ -246,7 +220,7 @@ describe("the gate's configuration", () => {
   });
 
   test("a gate in the repository's own config file neither adds nor drops a gate", async () => {
-    const s = setup("{ checks: [ci/build] }");
+    const s = gatedService("{ checks: [ci/build] }");
     const sha = s.repo.push({ "service.yaml": "gate: { checks: [never] }\nrunScript: echo from-repo\n" });
     s.forge.status(sha, "ci/build", "success");
     const deployed = await runCli(["deploy"], { cwd: s.cwd, env: s.env });
@@ -256,7 +230,7 @@ describe("the gate's configuration", () => {
   });
 
   test("SERVICE_GATE_CHECKS, SERVICE_GATE_WAIT_MS and SERVICE_GATE_BAKE_MS set the gate", async () => {
-    const s = setup("{ checks: [other] }");
+    const s = gatedService("{ checks: [other] }");
     const sha = s.repo.push({ "a.txt": "1" });
     s.forge.status(sha, "ci/build", "pending");
     const env = { ...s.env, SERVICE_GATE_CHECKS: "ci/build", SERVICE_GATE_WAIT_MS: "1000", SERVICE_GATE_BAKE_MS: "0" };
