@@ -6,6 +6,7 @@ import { isIP } from "node:net";
 import { ConfigError, MAX_TIMER_MS, SERVICE_KEYS, type AppConfig, type UserConfig } from "./schema.ts";
 import { normalizeNotify, normalizeStatus } from "./notify.ts";
 import { normalizeEnv } from "./env.ts";
+import { normalizeFreeze } from "./freeze.ts";
 import { normalizeReleases, RELEASES_ENV, releasesFromEnv } from "./releases.ts";
 import { closestName } from "./suggest.ts";
 
@@ -26,7 +27,8 @@ type Kind =
   | "env"
   | "queuePolicy"
   | "pullMode"
-  | "releases";
+  | "releases"
+  | "freeze";
 
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
@@ -72,6 +74,8 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
     moreEnv: [RELEASES_ENV.keep, RELEASES_ENV.shared],
   },
   activateScript: { kind: "string", env: "SERVICE_ACTIVATE_SCRIPT" },
+  freeze: { kind: "freeze", env: "SERVICE_FREEZE" },
+  catchUp: { kind: "boolean", env: "SERVICE_CATCH_UP" },
   apps: { kind: "apps", env: "" },
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
   adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
@@ -170,6 +174,12 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
       const problems: string[] = [];
       const normalize = { status: normalizeStatus, notify: normalizeNotify, env: normalizeEnv }[kind];
       const out = normalize(value, where, problems);
+      if (problems.length > 0) throw new ConfigError(problems);
+      return out;
+    }
+    case "freeze": {
+      const problems: string[] = [];
+      const out = normalizeFreeze(value, where, problems, fromEnv);
       if (problems.length > 0) throw new ConfigError(problems);
       return out;
     }
