@@ -9,6 +9,7 @@ import { Deployer } from "./deploy/deployer.ts";
 import { retentionDone } from "./deploy/run.ts";
 import { LatestDeploys } from "./queue/latest.ts";
 import { pauseNotices } from "./queue/pause.ts";
+import { freezeAt } from "./config/freeze.ts";
 import { queueKey, scanTickets, ticketDir } from "./queue/tickets.ts";
 import { markInterruptedDeploys } from "./queue/recovery.ts";
 import { ConfigReloader } from "./config/reload.ts";
@@ -219,6 +220,11 @@ class Server {
       apps.map((a) => a.name),
     ))
       logger.warn(line);
+    for (const app of apps) {
+      const freeze = freezeAt(app.freeze, new Date());
+      const whose = app.name === undefined ? "deploys" : `deploys of app "${app.name}"`;
+      if (freeze) logger.warn(`${whose} are frozen until ${freeze.until}: ${freeze.reason} (--force deploys anyway)`);
+    }
     markServiceDir(cwd);
     for (const id of markInterruptedDeploys(cwd, logger))
       logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);

@@ -5,6 +5,7 @@ import { gitQuery, headCommit, lsRemote, short } from "../system/git.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
 import type { Logger } from "../system/logger.ts";
 import { pauseOf } from "../queue/pause.ts";
+import { freezeOf, frozenText } from "../deploy/frozen.ts";
 
 /**
  * Polling: for servers a forge cannot reach, and for deliveries a forge dropped. Each app with `pollIntervalMs`
@@ -212,6 +213,8 @@ export class Poller {
     const { cwd } = this.options;
     const paused = pauseOf(cwd, app.name);
     if (paused) return { result: "skipped", detail: `paused: ${paused.reason}` };
+    const frozen = freezeOf({ config: app });
+    if (frozen) return { result: "skipped", detail: frozenText(frozen) };
     if (this.options.busy(app)) return { result: "skipped", detail: "a deploy runs or waits" };
     const target = await pollTarget(app.repoPath, app.branch);
     if (typeof target === "string") throw new Error(target);

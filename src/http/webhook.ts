@@ -22,7 +22,8 @@ import { forgeDelivery, skippedResponse, skipReason, wholeDeliveryId } from "./f
 import { branchOfPush, parsePayload, pusherOf } from "./payload.ts";
 import type { ConfigReloader } from "../config/reload.ts";
 import { requestPath, requestUrl } from "./request-url.ts";
-import { jsonResponse, jsonResult, pausedResponse, streamingResponse } from "./response.ts";
+import { frozenResponse, jsonResponse, jsonResult, pausedResponse, streamingResponse } from "./response.ts";
+import { freezeOf } from "../deploy/frozen.ts";
 import type { RequestControl } from "../runtime/types.ts";
 import type { DeliveryLog, duplicateResponse } from "./dedupe.ts";
 import { bodySigner, presentSignatures, verifyRequestSecret } from "./signature.ts";
@@ -176,7 +177,9 @@ export function webhookHandler(
     const forge = forgeDelivery(request.headers);
     const payload = parsePayload(body, request.headers.get("content-type"));
     const skip = skipReason(app, forge, payload);
-    const skipped = skip ? skippedResponse(skip, wantsJson) : pausedResponse(cwd, app.name, wantsJson);
+    const skipped = skip
+      ? skippedResponse(skip, wantsJson)
+      : (pausedResponse(cwd, app.name, wantsJson) ?? frozenResponse(freezeOf({ config: app }), wantsJson));
     const appName = app.name ?? "default";
     if (skipped) {
       metrics?.deployEnded(appName, "skipped");

@@ -27,7 +27,9 @@ export type DeploySettings = Pick<
   | "branch"
 > &
   HealthSettings &
-  Partial<Pick<ResolvedConfig, "allowedSigners" | "env" | "envFile" | "releases" | "activateScript" | "pull">>;
+  Partial<
+    Pick<ResolvedConfig, "allowedSigners" | "env" | "envFile" | "releases" | "activateScript" | "pull" | "freeze">
+  >;
 
 /** What a deploy was asked to move to: a commit of a rollback or a ref, or the commit a forge named as pushed. */
 export interface Asked {
