@@ -113,6 +113,7 @@ class Server {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly appsInForce: AppsInForce;
   private readonly polling: PollingWhenConfigured;
+  private catchUps: { stop(): void } | undefined;
   listener: Listener | undefined;
   /** The closing of the listeners, once a stop has begun it. */
   private closing: Promise<void> | undefined;
@@ -191,6 +192,25 @@ class Server {
     this.listener = await this.listenForWebhooks(initial);
     await this.openAdminOrClose(initial);
     this.polling.start();
+    await this.watchForCatchUps(apps);
+  }
+
+  /** With `catchUp` on an app: the watcher that deploys a push refused by a pause or a freeze once it ends. */
+  private async watchForCatchUps(apps: ResolvedApp[]): Promise<void> {
+    if (this.catchUps || !apps.some((app) => app.catchUp)) return;
+    const { CatchUpWatcher } = await import("./control/catch-up.ts");
+    const watcher = new CatchUpWatcher({
+      cwd: this.cwd,
+      logger: this.logger,
+      apps: this.apps,
+      busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
+      deploy: (app, actor) => {
+        this.queueDeploy(app, { trigger: "catch-up", actor });
+        this.metrics?.caughtUp(app.name ?? "default");
+      },
+    });
+    watcher.start();
+    this.catchUps = watcher;
   }
 
   /**
@@ -300,6 +320,8 @@ class Server {
     const { deployer } = this;
     this.draining = true;
     this.polling.stop();
+    this.catchUps?.stop();
+    this.catchUps = undefined;
     deployer.cancelWaiting("the service is shutting down");
     if (force) deployer.processes.stopAll("SIGKILL");
     try {

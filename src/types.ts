@@ -152,7 +152,7 @@ export interface CommitInfo {
   date: string;
 }
 
-export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll";
+export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll" | "catch-up";
 /** `status` and `notify` lines record outbound calls (commit statuses, notifications). */
 export type Step =
   | "deploy"

@@ -102,6 +102,7 @@ export async function deployAction(
   const { value: ref, force } = asked;
   const frozen = force ? undefined : freezeOf({ config: app });
   if (frozen) {
+    context.metrics.frozenRefused(appName(app));
     const what = app.name === undefined ? "deploys" : `deploys of app "${appName(app)}"`;
     return jsonResponse(409, {
       error: "frozen",

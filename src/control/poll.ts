@@ -5,6 +5,7 @@ import { gitQuery, headCommit, lsRemote, short } from "../system/git.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
 import type { Logger } from "../system/logger.ts";
 import { pauseOf } from "../queue/pause.ts";
+import { rememberRefusedPush } from "../queue/refused.ts";
 import { freezeOf, frozenText } from "../deploy/frozen.ts";
 
 /**
@@ -212,8 +213,10 @@ export class Poller {
   ): Promise<Omit<PollState, "at" | "intervalMs" | "failures" | "nextInMs">> {
     const { cwd } = this.options;
     const paused = pauseOf(cwd, app.name);
+    const frozen = paused ? undefined : freezeOf({ config: app });
+    // A poll stands for a push: with catchUp, the end of the pause or freeze deploys what it would have.
+    if ((paused || frozen) && app.catchUp) rememberRefusedPush(cwd, app.name, "poll");
     if (paused) return { result: "skipped", detail: `paused: ${paused.reason}` };
-    const frozen = freezeOf({ config: app });
     if (frozen) return { result: "skipped", detail: frozenText(frozen) };
     if (this.options.busy(app)) return { result: "skipped", detail: "a deploy runs or waits" };
     const target = await pollTarget(app.repoPath, app.branch);
