@@ -53,6 +53,8 @@ describe("freeze windows refuse every trigger", () => {
     expect(refused.body.message).toContain(`frozen until ${until}: release review`);
     expect(refused.body.frozen).toMatchObject({ reason: "release review", until });
     expect(logFiles(repo.clone)).toEqual([]);
+    const metrics = await (await fetch(`${server.admin}/metrics`)).text();
+    expect(metrics).toContain('service_frozen_refusals_total{app="default"} 3');
 
     const status = await runCli(["status"], { cwd: repo.clone, env });
     expect(status.stdout).toMatch(new RegExp(`frozen:\\s+until ${until}: release review`));
