@@ -7,7 +7,9 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readPollState } from "../../src/control/poll.ts";
+import { freezeAt } from "../../src/config/freeze.ts";
 import { bearer, startAdmin } from "../_support/admin-helpers.ts";
+import { StreamReader, startGated } from "../_support/gate.ts";
 import { lastLine, logFiles, makeRepo, post, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 import { pollingServer } from "../_support/poll-helpers.ts";
 import { deployRecords } from "../_support/webhook-fixtures.ts";
@@ -132,5 +134,26 @@ describe("freeze windows refuse every trigger", () => {
     expect(lastLine(await (await post(server.url, { secret: SECRET })).text())).toBe("[done] ok=true exitCode=0");
     const status = JSON.parse((await runCli(["status", "--json"], { cwd })).stdout);
     expect(status[0].frozen).toBeNull();
+  });
+
+  test("a deploy that waited in the queue until a freeze began is refused when its turn comes, with nothing run", async () => {
+    const iso = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}Z`;
+    const window = { from: iso(Date.now() + 4000), to: iso(Date.now() + 3_600_000), timeZone: "UTC", reason: "late" };
+    await using gated = await startGated({ SERVICE_FREEZE: JSON.stringify([window]) });
+    const { gate, server } = gated;
+    const first = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => gate.lines().length === 1, "the first deploy to start");
+    const second = new StreamReader(await post(server.url, { secret: SECRET }));
+    await waitFor(() => second.text.includes("[queued]"), "the second deploy to queue");
+    await waitFor(() => freezeAt([window], new Date()), "the freeze to begin", 30_000);
+    gate.open();
+    expect(lastLine(await first.done)).toBe("[done] ok=true exitCode=0");
+    const text = await second.done;
+    expect(text).toContain("not started: frozen until");
+    expect(lastLine(text)).toStartWith("[done] ok=false");
+    // Nothing more runs for it: a CLI run (a whole process start) later, the gate saw only the first deploy.
+    expect((await runCli(["logs"], { cwd: gated.repo.clone, env: gated.env })).code).toBe(0);
+    expect(gate.lines()).toHaveLength(2);
+    expect(deployRecords(gated.repo.clone).at(-1).result.pull.after).toBeNull();
   });
 });
