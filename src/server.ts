@@ -9,6 +9,7 @@ import { Deployer } from "./deploy/deployer.ts";
 import { retentionDone } from "./deploy/run.ts";
 import { LatestDeploys } from "./queue/latest.ts";
 import { pauseNotices } from "./queue/pause.ts";
+import { freezeAt } from "./config/freeze.ts";
 import { queueKey, scanTickets, ticketDir } from "./queue/tickets.ts";
 import { markInterruptedDeploys } from "./queue/recovery.ts";
 import { ConfigReloader } from "./config/reload.ts";
@@ -112,6 +113,7 @@ class Server {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly appsInForce: AppsInForce;
   private readonly polling: PollingWhenConfigured;
+  private catchUps: { stop(): void } | undefined;
   listener: Listener | undefined;
   /** The closing of the listeners, once a stop has begun it. */
   private closing: Promise<void> | undefined;
@@ -191,6 +193,25 @@ class Server {
     this.listener = await this.listenForWebhooks(initial);
     await this.openAdminOrClose(initial);
     this.polling.start();
+    await this.watchForCatchUps(apps);
+  }
+
+  /** With `catchUp` on an app: the watcher that deploys a push refused by a pause or a freeze once it ends. */
+  private async watchForCatchUps(apps: ResolvedApp[]): Promise<void> {
+    if (this.catchUps || !apps.some((app) => app.catchUp)) return;
+    const { CatchUpWatcher } = await import("./control/catch-up.ts");
+    const watcher = new CatchUpWatcher({
+      cwd: this.cwd,
+      logger: this.logger,
+      apps: this.apps,
+      busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
+      deploy: (app, actor) => {
+        this.queueDeploy(app, { trigger: "catch-up", actor });
+        this.metrics?.caughtUp(app.name ?? "default");
+      },
+    });
+    watcher.start();
+    this.catchUps = watcher;
   }
 
   /**
@@ -220,6 +241,11 @@ class Server {
       apps.map((a) => a.name),
     ))
       logger.warn(line);
+    for (const app of apps) {
+      const freeze = freezeAt(app.freeze, new Date());
+      const whose = app.name === undefined ? "deploys" : `deploys of app "${app.name}"`;
+      if (freeze) logger.warn(`${whose} are frozen until ${freeze.until}: ${freeze.reason} (--force deploys anyway)`);
+    }
     markServiceDir(cwd);
     for (const id of markInterruptedDeploys(cwd, logger))
       logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
@@ -295,6 +321,8 @@ class Server {
     const { deployer } = this;
     this.draining = true;
     this.polling.stop();
+    this.catchUps?.stop();
+    this.catchUps = undefined;
     deployer.cancelWaiting("the service is shutting down");
     if (force) deployer.processes.stopAll("SIGKILL");
     try {

@@ -172,7 +172,7 @@ export interface GateResult {
   bakedMs?: number;
 }
 
-export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll";
+export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll" | "catch-up";
 /** `status` and `notify` lines record outbound calls (commit statuses, notifications). */
 export type Step =
   | "deploy"

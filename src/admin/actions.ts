@@ -2,6 +2,7 @@ import { readBody } from "../http/body.ts";
 import type { ResolvedApp } from "../config/apps.ts";
 import { cancelDeploy, cancelledBy } from "../queue/cancel.ts";
 import { pause, pauseOf, resume } from "../queue/pause.ts";
+import { freezeOf, frozenText } from "../deploy/frozen.ts";
 import { deployRefTarget, DeployRefError } from "../control/deploy-ref.ts";
 import { rollbackTarget, RollbackTargetError } from "../control/rollback.ts";
 import { jsonResponse } from "../http/response.ts";
@@ -101,6 +102,16 @@ export async function deployAction(
   const asked = await deployBody(context, app, request, "ref");
   if (asked instanceof Response) return asked;
   const { value: ref, force, skipGate } = asked;
+  const frozen = force ? undefined : freezeOf({ config: app });
+  if (frozen) {
+    context.metrics.frozenRefused(appName(app));
+    const what = app.name === undefined ? "deploys" : `deploys of app "${appName(app)}"`;
+    return jsonResponse(409, {
+      error: "frozen",
+      message: `${what} are ${frozenText(frozen)}; send {"force": true} to deploy anyway`,
+      frozen: { reason: frozen.reason, until: frozen.until, end: frozen.end.toISOString() },
+    });
+  }
   let target: RollbackTarget | undefined;
   if (ref !== undefined) {
     try {

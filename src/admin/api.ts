@@ -9,7 +9,7 @@ import type { RollbackTarget } from "../types.ts";
 import { findDeploy, isDeployRef, listDeploys, newestDeploys, type HistoryEntry } from "../history/read.ts";
 import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
 import { pauseOf } from "../queue/pause.ts";
-import { liveOf, pollStatus, releasesStatus } from "../control/status.ts";
+import { freezeStatus, liveOf, pollStatus, releasesStatus } from "../control/status.ts";
 import type { Metrics } from "./metrics.ts";
 
 /** What the API needs of the service around it. */
@@ -75,6 +75,7 @@ export async function listApps(context: AdminContext): Promise<Response> {
             }
           : null,
         paused: pauseOf(context.cwd, app.name) ?? false,
+        ...freezeStatus(app, Date.now()),
         poll: pollStatus(context.cwd, app, Date.now()),
         releases,
       };

@@ -58,6 +58,7 @@ const COMMON_JS = `"use strict";
           var error = new Error(answer.message || answer.error || "HTTP " + res.status);
           error.code = answer.error;
           error.paused = answer.paused;
+          error.frozen = answer.frozen;
           throw error;
         }
         return answer;
@@ -67,12 +68,15 @@ const COMMON_JS = `"use strict";
   function act(path, data, done) {
     return post(path, data).then(done, function (error) { fail(error.message); });
   }
-  // A deploy or a rollback while paused is refused (409 "paused"): asked again, it is sent with force.
+  // A deploy or a rollback while paused, or a deploy while frozen, is refused (409 "paused", "frozen"): asked
+  // again, it is sent with force.
   function deployAct(path, data, done) {
     return post(path, data).then(done, function (error) {
       var paused = error.code === "paused" && error.paused;
-      var question = paused && "Deploys are paused: " + paused.reason + " (by " + paused.by + ", since " + new Date(paused.since).toLocaleString() + "). Deploy anyway?";
-      if (!paused || !window.confirm(question)) return fail(error.message);
+      var frozen = error.code === "frozen" && error.frozen;
+      var question = paused ? "Deploys are paused: " + paused.reason + " (by " + paused.by + ", since " + new Date(paused.since).toLocaleString() + "). Deploy anyway?"
+        : frozen && "Deploys are frozen until " + frozen.until + ": " + frozen.reason + ". Deploy anyway?";
+      if (!question || !window.confirm(question)) return fail(error.message);
       return act(path, Object.assign({}, data, { force: true }), done);
     });
   }

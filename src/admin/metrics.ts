@@ -26,6 +26,8 @@ export class Metrics {
   private readonly last = new Map<string, number>();
   private readonly polls = new Map<string, number>();
   private readonly gates = new Map<string, number>();
+  private readonly frozen = new Map<string, number>();
+  private readonly catchUps = new Map<string, number>();
   /** The deploy each app runs now, from its `start` event to its `done` event. */
   readonly running = new Map<string, RunningDeploy>();
 
@@ -51,6 +53,16 @@ export class Metrics {
   /** A poll of the app's remote that ended (see poll.ts). */
   pollEnded(app: string, result: PollResult): void {
     bump(this.polls, labels({ app, result }));
+  }
+
+  /** A deploy refused by a freeze window (a webhook request, an API call). */
+  frozenRefused(app: string): void {
+    bump(this.frozen, labels({ app }));
+  }
+
+  /** A catch-up deploy queued after a pause or a freeze. */
+  caughtUp(app: string): void {
+    bump(this.catchUps, labels({ app }));
   }
 
   /** `sink` wrapped so the counters hear every deploy of `app` start and end. */
@@ -127,6 +139,10 @@ export class Metrics {
       "Gates passed by deploys, by app and outcome (open, shut, timeout).",
     );
     for (const [key, n] of this.gates) out.push(`service_gate_outcomes_total${key} ${n}`);
+    family("service_frozen_refusals_total", "counter", "Deploys refused by a freeze window, by app.");
+    for (const [key, n] of this.frozen) out.push(`service_frozen_refusals_total${key} ${n}`);
+    family("service_catch_ups_total", "counter", "Catch-up deploys queued after a pause or a freeze, by app.");
+    for (const [key, n] of this.catchUps) out.push(`service_catch_ups_total${key} ${n}`);
     family("service_paused", "gauge", "1 while an app's deploys are paused.");
     for (const { name, paused } of apps) out.push(`service_paused${labels({ app: name })} ${paused ? 1 : 0}`);
     return `${out.join("\n")}\n`;

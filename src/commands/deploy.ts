@@ -8,6 +8,7 @@ import type { DeployResult, DeploySink } from "../types.ts";
 import { Deployer } from "../deploy/deployer.ts";
 import { retentionDone } from "../deploy/run.ts";
 import { pauseOf, resumeHint } from "../queue/pause.ts";
+import { freezeOf, frozenText } from "../deploy/frozen.ts";
 import { queueKey } from "../queue/tickets.ts";
 import { OutboundCalls } from "../notify/outbound.ts";
 import { outboundSinks } from "../notify/sink.ts";
@@ -36,7 +37,7 @@ export const deployCommand = defineCommand({
         "Deploy exactly this instead of pulling: a tag, a branch (as the remote has it now), a commit, or a deploy id " +
         "(a retry of the commit that deploy tried); the checkout stays on its branch",
     },
-    force: { type: "boolean", description: "Deploy even while deploys are paused (service pause)" },
+    force: { type: "boolean", description: "Deploy even while deploys are paused (service pause) or frozen (freeze)" },
     "skip-gate": {
       type: "boolean",
       description: "Deploy without waiting for the app's gate (the forge's checks); the record says so",
@@ -46,6 +47,7 @@ export const deployCommand = defineCommand({
   async run({ args }) {
     const { cwd, config, apps, app } = chooseApp(args);
     refuseWhilePaused(cwd, app, args.force);
+    refuseWhileFrozen(app, args.force);
     // Resolved before anything is queued: a ref that names nothing is one error line.
     const target = args.ref === undefined ? undefined : await deployRefTarget(cwd, app, args.ref, process.env);
     await printLive((deployer, sink) =>
@@ -86,6 +88,12 @@ export function refuseWhilePaused(cwd: string, app: ResolvedApp, force: boolean 
     throw new Error(
       `deploys are paused: ${paused.reason} (since ${paused.since}, by ${paused.by}; ${resumeHint(paused)} lifts the pause; --force deploys anyway)`,
     );
+}
+
+/** Refuses a deploy while a freeze window holds the app, unless `--force` (the record then says `forced`). */
+function refuseWhileFrozen(app: ResolvedApp, force: boolean | undefined): void {
+  const freeze = freezeOf({ config: app });
+  if (freeze && !force) throw new Error(`deploys are ${frozenText(freeze)} (--force deploys anyway)`);
 }
 
 /** Long enough for three tries of a 10-second call and their backoff. */

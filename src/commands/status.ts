@@ -64,6 +64,10 @@ function describe(status: AppStatus): string {
     ["live", liveText(status)],
     ...(status.checkedOut !== status.commit ? [["clone", `${short(status.checkedOut)} checked out (not live)`]] : []),
     ["paused", pausedText(status)],
+    ...(status.frozen ? [["frozen", `until ${status.frozen.until}: ${status.frozen.reason}`]] : []),
+    ...(status.nextFreeze
+      ? [["next freeze", `${status.nextFreeze.start} until ${status.nextFreeze.until}: ${status.nextFreeze.reason}`]]
+      : []),
     [
       "running",
       running

@@ -6,6 +6,7 @@ import { isIP } from "node:net";
 import { ConfigError, MAX_TIMER_MS, SERVICE_KEYS, type AppConfig, type UserConfig } from "./schema.ts";
 import { normalizeNotify, normalizeStatus } from "./notify.ts";
 import { normalizeEnv } from "./env.ts";
+import { normalizeFreeze } from "./freeze.ts";
 import { normalizeReleases, RELEASES_ENV, releasesFromEnv } from "./releases.ts";
 import { GATE_ENV, gateFromEnv, normalizeGate } from "./gate.ts";
 import { closestName } from "./suggest.ts";
@@ -28,7 +29,8 @@ type Kind =
   | "queuePolicy"
   | "pullMode"
   | "releases"
-  | "gate";
+  | "gate"
+  | "freeze";
 
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
@@ -75,6 +77,8 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   },
   gate: { kind: "gate", env: GATE_ENV.checks, moreEnv: [GATE_ENV.waitMs, GATE_ENV.bakeMs] },
   activateScript: { kind: "string", env: "SERVICE_ACTIVATE_SCRIPT" },
+  freeze: { kind: "freeze", env: "SERVICE_FREEZE" },
+  catchUp: { kind: "boolean", env: "SERVICE_CATCH_UP" },
   apps: { kind: "apps", env: "" },
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
   adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
@@ -176,10 +180,12 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
       if (problems.length > 0) throw new ConfigError(problems);
       return out;
     }
+    case "freeze":
     case "releases":
     case "gate": {
       const problems: string[] = [];
-      const out = (kind === "gate" ? normalizeGate : normalizeReleases)(value, where, problems, fromEnv);
+      const normalize = { freeze: normalizeFreeze, releases: normalizeReleases, gate: normalizeGate }[kind];
+      const out = normalize(value, where, problems, fromEnv);
       if (problems.length > 0) throw new ConfigError(problems);
       return out;
     }

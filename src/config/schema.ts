@@ -2,6 +2,8 @@
  * What a configuration is: its types and defaults, and the error a value it cannot use raises. How a value
  * written in a file or the environment is checked is config-keys.ts; how the layers resolve is resolve-config.ts.
  */
+import type { FreezeWindow } from "./freeze.ts";
+
 /** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -183,6 +185,13 @@ export interface UserConfig {
   gate?: Partial<GateSettings> & Pick<GateSettings, "checks">;
   /** With `releases`: run in `<path>/current` after the switch (a reload of the app). @default none */
   activateScript?: string;
+  /**
+   * Freeze windows: no deploy starts while one holds, unless forced (docs/deploy-control.md "Freeze windows");
+   * weekly (`Fri 16:00` → `Mon 08:00`) or dated. Read from the service's own config only. @default none
+   */
+  freeze?: FreezeWindow[];
+  /** When a pause or a freeze ends, deploy the newest push refused during it, once. @default false */
+  catchUp?: boolean;
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
   /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
@@ -246,8 +255,10 @@ export interface ResolvedConfig
       | "gate"
       | "activateScript"
       | "boundConnections"
+      | "freeze"
     >
   > {
+  freeze?: FreezeWindow[];
   /** Unset: bounded unless `hostname` is a loopback address (`boundedPort`). */
   boundConnections?: boolean;
   pollIntervalMs?: number;
@@ -299,6 +310,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     apps: [],
     adminHostname: "127.0.0.1",
     httpsPrompt: true,
+    catchUp: false,
   };
 }
 

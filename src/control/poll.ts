@@ -5,6 +5,8 @@ import { gitQuery, headCommit, lsRemote, short } from "../system/git.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
 import type { Logger } from "../system/logger.ts";
 import { pauseOf } from "../queue/pause.ts";
+import { rememberRefusedPush } from "../queue/refused.ts";
+import { freezeOf, frozenText } from "../deploy/frozen.ts";
 
 /**
  * Polling: for servers a forge cannot reach, and for deliveries a forge dropped. Each app with `pollIntervalMs`
@@ -211,7 +213,11 @@ export class Poller {
   ): Promise<Omit<PollState, "at" | "intervalMs" | "failures" | "nextInMs">> {
     const { cwd } = this.options;
     const paused = pauseOf(cwd, app.name);
+    const frozen = paused ? undefined : freezeOf({ config: app });
+    // A poll stands for a push: with catchUp, the end of the pause or freeze deploys what it would have.
+    if ((paused || frozen) && app.catchUp) rememberRefusedPush(cwd, app.name, "poll");
     if (paused) return { result: "skipped", detail: `paused: ${paused.reason}` };
+    if (frozen) return { result: "skipped", detail: frozenText(frozen) };
     if (this.options.busy(app)) return { result: "skipped", detail: "a deploy runs or waits" };
     const target = await pollTarget(app.repoPath, app.branch);
     if (typeof target === "string") throw new Error(target);

@@ -1,4 +1,5 @@
 import type { ResolvedApp } from "../config/apps.ts";
+import { freezeAt, nextFreeze, type Freeze } from "../config/freeze.ts";
 import { leftLive, ofApp } from "../history/live.ts";
 import type { CommitInfo } from "../types.ts";
 import { commitInfos, headCommit } from "../system/git.ts";
@@ -28,6 +29,10 @@ export interface AppStatus {
   paused: Pause | null;
   /** The last lift of this app's pause (the whole service's in single-app mode): who, when, the pause; or null. */
   resumed: Resume | null;
+  /** The freeze window in force (docs/deploy-control.md "Freeze windows"): its reason and end; or null. */
+  frozen: FreezeStatus | null;
+  /** The next freeze window to start: its reason, start and end; or null. */
+  nextFreeze: (FreezeStatus & { start: string }) | null;
   /** The deploy running now: its id, how and by whom it was asked for, and since when (ISO). */
   running: {
     id: string;
@@ -58,6 +63,24 @@ export interface AppStatus {
   } | null;
   /** With `releases` (docs/releases.md): the live release and the kept ones; null without. */
   releases: ReleasesView | null;
+}
+
+/** A freeze as status gives it: why, until when as shown in its time zone, and its end (ISO). */
+export interface FreezeStatus {
+  reason: string;
+  until: string;
+  end: string;
+}
+
+/** The freeze in force for `app` and the next one, as `service status` and the admin API give them. */
+export function freezeStatus(app: ResolvedApp, now: number): Pick<AppStatus, "frozen" | "nextFreeze"> {
+  const shown = (freeze: Freeze) => ({ reason: freeze.reason, until: freeze.until, end: freeze.end.toISOString() });
+  const frozen = freezeAt(app.freeze, new Date(now));
+  const next = nextFreeze(app.freeze, new Date(now));
+  return {
+    frozen: frozen ? shown(frozen) : null,
+    nextFreeze: next ? { ...shown(next), start: next.start.toISOString() } : null,
+  };
 }
 
 /** The live commit in words ("" for words git cannot give), and the deploy that made it live. */
@@ -136,6 +159,7 @@ async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[],
     ...(await liveOf(app, mine, releases)),
     paused: pauseOf(cwd, app.name) ?? null,
     resumed: lastResume(cwd, app.name) ?? null,
+    ...freezeStatus(app, now),
     running: current
       ? {
           id: current.id,

@@ -9,6 +9,7 @@ import { cleanActor } from "../system/actor.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
 import { KILL_GRACE_MS, killGroup, RunningProcesses } from "../system/process.ts";
 import type { DeployResult, DeploySink } from "../types.ts";
+import { forcedText, freezeOf } from "./frozen.ts";
 import { runDeploy } from "./pipeline.ts";
 import { DeployRun, type Ending } from "./run.ts";
 import type { DeployOptions, OutboundSinks, PlannedDeploy } from "./types.ts";
@@ -71,11 +72,14 @@ export class Deployer {
     // mark its log.
     // Force matters only while a pause holds the app: then the record says it went past that pause.
     const pause = control.force ? pauseOf(requested.cwd, requested.app) : undefined;
+    const freeze = control.force ? freezeOf(requested) : undefined;
     const options: PlannedDeploy = {
       logger: this.logger,
       outbound: this.outbound,
       ...requested,
       ...(pause ? { forced: `${pause.reason} (since ${pause.since}, by ${pause.by})` } : {}),
+      ...(freeze ? { forcedFreeze: forcedText(freeze) } : {}),
+      ...(control.force ? { force: true } : {}),
       id: requested.id ?? crypto.randomUUID(),
     };
     const key = queueKey(options.config.repoPath);

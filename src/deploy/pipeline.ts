@@ -8,6 +8,7 @@ import { healthStep } from "../steps/health.ts";
 import { reloadFromRepo } from "../steps/repo-config.ts";
 import { rollBack } from "./rollback.ts";
 import { DeployRun } from "./run.ts";
+import { frozenRefusal } from "./frozen.ts";
 import { describeFailure, scriptStep } from "../steps/script.ts";
 import { DeployState } from "../steps/state.ts";
 import type { Asked, DeployContext } from "../steps/context.ts";
@@ -29,6 +30,8 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   const { step } = run;
   run.start();
   if (options.forced) step("deploy", `forced: deploys are paused: ${options.forced}`);
+  const frozen = frozenRefusal(options, run);
+  if (frozen) return frozen;
   for (const notice of options.notices ?? []) step("config", notice);
   const state = new DeployState(ctx.config.runScript);
   // In place, what is live is what the history says (the releases flow reads `current` instead).

@@ -18,7 +18,7 @@ export { Metrics };
 /** A deploy the service queues itself (the API's, a poll's): its id and its place in the queue. Throws QueueFullError. */
 export type QueueDeploy = (
   app: ResolvedApp,
-  request: Omit<AdminDeploy, "trigger"> & { trigger: AdminDeploy["trigger"] | "poll" },
+  request: Omit<AdminDeploy, "trigger"> & { trigger: AdminDeploy["trigger"] | "poll" | "catch-up" },
 ) => { id: string; position: number };
 
 export interface AdminContext {

@@ -1,4 +1,6 @@
 import { Transcript } from "../history/transcript.ts";
+import type { Freeze } from "../config/freeze.ts";
+import { frozenText } from "../deploy/frozen.ts";
 import { pauseOf, resumeHint } from "../queue/pause.ts";
 import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
 
@@ -165,6 +167,22 @@ export function pausedResponse(cwd: string, app: string | undefined, json: boole
   if (json) return jsonResponse(200, { skipped: true, paused: true, reason: paused.reason, ...appPause });
   const hint = paused.app === undefined ? "" : ` (${resumeHint(paused)} lifts it)`;
   return new Response(`[skipped] paused: ${paused.reason}${hint}\n`, {
+    headers: { "content-type": "text/plain; charset=utf-8" },
+  });
+}
+
+/** The webhook's answer while a freeze window holds the app: 200, like a pause's, with the window's reason and end. */
+export function frozenResponse(freeze: Freeze | undefined, json: boolean): Response | undefined {
+  if (!freeze) return undefined;
+  if (json)
+    return jsonResponse(200, {
+      skipped: true,
+      frozen: true,
+      reason: freeze.reason,
+      until: freeze.until,
+      end: freeze.end.toISOString(),
+    });
+  return new Response(`[skipped] ${frozenText(freeze)}\n`, {
     headers: { "content-type": "text/plain; charset=utf-8" },
   });
 }

@@ -22,7 +22,9 @@ import { forgeDelivery, skippedResponse, skipReason, wholeDeliveryId } from "./f
 import { branchOfPush, parsePayload, pusherOf } from "./payload.ts";
 import type { ConfigReloader } from "../config/reload.ts";
 import { requestPath, requestUrl } from "./request-url.ts";
-import { jsonResponse, jsonResult, pausedResponse, streamingResponse } from "./response.ts";
+import { frozenResponse, jsonResponse, jsonResult, pausedResponse, streamingResponse } from "./response.ts";
+import { freezeOf } from "../deploy/frozen.ts";
+import { rememberRefusedPush } from "../queue/refused.ts";
 import type { RequestControl } from "../runtime/types.ts";
 import type { DeliveryLog, duplicateResponse } from "./dedupe.ts";
 import { bodySigner, presentSignatures, verifyRequestSecret } from "./signature.ts";
@@ -34,6 +36,8 @@ export interface WebhookCounters {
   webhookRequest(app: string, status: number): void;
   /** A request answered "skipped": it never became a deploy. */
   deployEnded(app: string, outcome: "skipped"): void;
+  /** A request refused by a freeze window. */
+  frozenRefused(app: string): void;
   /** `sink` wrapped so the counters hear the deploy of `app` start and end. */
   observe(app: string, sink: DeploySink | undefined): DeploySink;
 }
@@ -176,16 +180,21 @@ export function webhookHandler(
     const forge = forgeDelivery(request.headers);
     const payload = parsePayload(body, request.headers.get("content-type"));
     const skip = skipReason(app, forge, payload);
-    const skipped = skip ? skippedResponse(skip, wantsJson) : pausedResponse(cwd, app.name, wantsJson);
+    const paused = skip ? undefined : pausedResponse(cwd, app.name, wantsJson);
+    const freeze = skip || paused ? undefined : freezeOf({ config: app });
+    const skipped = skip ? skippedResponse(skip, wantsJson) : (paused ?? frozenResponse(freeze, wantsJson));
     const appName = app.name ?? "default";
-    if (skipped) {
-      metrics?.deployEnded(appName, "skipped");
-      return skipped;
-    }
     // Who pushed, from the authenticated body; a request that names nobody (curl) is known by its address.
-    const actor =
+    const actor = () =>
       pusherOf(payload) ??
       `webhook@${clientAddress(request.headers, () => control.remoteAddress(request), current.trustProxy)}`;
+    if (skipped) {
+      metrics?.deployEnded(appName, "skipped");
+      if (freeze) metrics?.frozenRefused(appName);
+      // With catchUp, the end of the pause or freeze deploys the newest push it refused.
+      if ((paused || freeze) && app.catchUp) rememberRefusedPush(cwd, app.name, actor());
+      return skipped;
+    }
     // With the branch filter on, the commit the push names is checked after the pull (verify/pushed.ts).
     const pushedRef = app.branch ? branchOfPush(payload, app.branch) : undefined;
     const pushed = pushedRef && pushedRef.branch === app.branch ? pushedRef.commit : undefined;
@@ -234,7 +243,7 @@ export function webhookHandler(
           app: app.name,
           config: app,
           trigger: "webhook",
-          actor,
+          actor: actor(),
           ...(pushed ? { pushed } : {}),
           ...forge,
           cwd,

@@ -9,6 +9,7 @@ import type { OutboundSettings } from "../notify/inspect.ts";
 import { resolveConfig, type Source as ValueSource } from "../config/resolve.ts";
 import { SECRET_FILE, weakSecretWarning } from "../config/secret.ts";
 import { describeEnv } from "../config/env.ts";
+import { describeFreeze } from "../config/freeze.ts";
 import { cloneFindings, featuresOf, releasesProblems, repoProblems } from "./check-app.ts";
 import { guardFindings, type GuardedApp } from "./check-guard.ts";
 import { describeBoundConnections, listenerWarnings } from "./check-listeners.ts";
@@ -43,6 +44,8 @@ export interface ConfigReport {
     allowedSigners?: string;
     /** The releases in force (docs/releases.md), described. */
     releases?: string;
+    /** The app's freeze windows, described. */
+    freeze?: string;
   }[];
   /** Everything that is wrong; the server would refuse, fall back, or fail its deploys. */
   problems: string[];
@@ -149,15 +152,17 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
           ? (describeEnv(config, cwd) ?? "(none)")
           : key === "releases"
             ? describeReleases(config.releases)
-            : key === "boundConnections"
-              ? describeBoundConnections(config)
-              : value === undefined
-                ? "(none)"
-                : key === "adminToken"
-                  ? mask(String(value))
-                  : key === "healthCheckUrl"
-                    ? withoutPassword(String(value))
-                    : String(value);
+            : key === "freeze"
+              ? describeFreeze(config.freeze)
+              : key === "boundConnections"
+                ? describeBoundConnections(config)
+                : value === undefined
+                  ? "(none)"
+                  : key === "adminToken"
+                    ? mask(String(value))
+                    : key === "healthCheckUrl"
+                      ? withoutPassword(String(value))
+                      : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   warnings.push(...listenerWarnings(config, cwd));
@@ -199,6 +204,7 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
         ...(app.env || app.envFile ? { env: describeEnv(app, cwd) } : {}),
         ...(app.allowedSigners ? { allowedSigners: resolve(cwd, app.allowedSigners) } : {}),
         ...(app.releases ? { releases: describeReleases(app.releases) } : {}),
+        ...(app.freeze?.length ? { freeze: describeFreeze(app.freeze) } : {}),
       });
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) warnings.push(weak);

@@ -27,7 +27,12 @@ export type DeploySettings = Pick<
   | "branch"
 > &
   HealthSettings &
-  Partial<Pick<ResolvedConfig, "allowedSigners" | "env" | "envFile" | "releases" | "activateScript" | "pull" | "gate">>;
+  Partial<
+    Pick<
+      ResolvedConfig,
+      "allowedSigners" | "env" | "envFile" | "releases" | "activateScript" | "pull" | "gate" | "freeze"
+    >
+  >;
 
 /** What a deploy was asked to move to: a commit of a rollback or a ref, or the commit a forge named as pushed. */
 export interface Asked {
