@@ -70,15 +70,18 @@ export class Deployer {
   deploy(requested: DeployOptions, control: { force?: boolean } = {}): Promise<DeployResult> {
     // The id is made here, once, before the queue: its ticket names it, so a process that finds it interrupted can
     // mark its log.
-    // Force matters only while a pause holds the app: then the record says it went past that pause.
+    // Force matters only while a pause or a freeze holds the app: then the record says it went past them.
     const pause = control.force ? pauseOf(requested.cwd, requested.app) : undefined;
     const freeze = control.force ? freezeOf(requested) : undefined;
+    const forced = [
+      ...(pause ? [`deploys are paused: ${pause.reason} (since ${pause.since}, by ${pause.by})`] : []),
+      ...(freeze ? [forcedText(freeze)] : []),
+    ].join("; ");
     const options: PlannedDeploy = {
       logger: this.logger,
       outbound: this.outbound,
       ...requested,
-      ...(pause ? { forced: `${pause.reason} (since ${pause.since}, by ${pause.by})` } : {}),
-      ...(freeze ? { forcedFreeze: forcedText(freeze) } : {}),
+      ...(forced ? { forced } : {}),
       ...(control.force ? { force: true } : {}),
       id: requested.id ?? crypto.randomUUID(),
     };

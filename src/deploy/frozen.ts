@@ -4,8 +4,6 @@
  * (a target without a ref) is never frozen.
  */
 import { freezeAt, type Freeze } from "../config/freeze.ts";
-import type { DeployResult } from "../types.ts";
-import type { DeployRun } from "./run.ts";
 import type { DeployOptions, PlannedDeploy } from "./types.ts";
 
 /** A rollback puts back what was live: never frozen. */
@@ -24,29 +22,17 @@ export const frozenText = (freeze: Freeze) => `frozen until ${freeze.until}: ${f
 export const forcedText = (freeze: Freeze) => `deploys are frozen: ${freeze.reason} (until ${freeze.until})`;
 
 /**
- * At the start of a deploy: its ending when a freeze holds it (`[done] ok=false`, nothing run), or undefined when
- * it goes on (no freeze, a rollback, or asked with force: then its `forced` line says so).
+ * When a deploy leaves a wait (the queue at its start, the gate): why a freeze refuses it now, or null when it goes
+ * on (no freeze, a rollback, or asked with force: then a freeze that began meanwhile is said as gone past).
  */
-export function frozenRefusal(options: PlannedDeploy, run: DeployRun): DeployResult | undefined {
+export function frozenNow(options: PlannedDeploy, step: (step: "deploy", text: string) => void): string | null {
   const freeze = freezeOf(options);
-  if (!freeze) return undefined;
+  if (!freeze) return null;
   if (options.force) {
-    run.step("deploy", `forced: ${forcedText(freeze)}`);
-    return undefined;
+    if (!options.forced?.includes(forcedText(freeze))) step("deploy", `forced: ${forcedText(freeze)}`);
+    return null;
   }
   const error = frozenText(freeze);
-  run.step("deploy", `not started: ${error}`);
-  return run.end(
-    {
-      ok: false,
-      pull: { success: false, stdout: "", stderr: "", before: null, after: null },
-      run: { stdout: "", stderr: "", exitCode: null, timedOut: false, script: options.config.runScript },
-      error,
-      rolledBack: false,
-      commit: null,
-      previousCommit: null,
-    },
-    "done",
-    run.startedAt,
-  );
+  step("deploy", `not started: ${error}; nothing runs`);
+  return error;
 }

@@ -8,7 +8,7 @@ import { healthStep } from "../steps/health.ts";
 import { reloadFromRepo } from "../steps/repo-config.ts";
 import { rollBack } from "./rollback.ts";
 import { DeployRun } from "./run.ts";
-import { frozenRefusal } from "./frozen.ts";
+import { frozenNow, isRollback } from "./frozen.ts";
 import { describeFailure, scriptStep } from "../steps/script.ts";
 import { DeployState } from "../steps/state.ts";
 import type { Asked, DeployContext } from "../steps/context.ts";
@@ -29,9 +29,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   const ctx = contextOf(options, run, variables.vars);
   const { step } = run;
   run.start();
-  if (options.forced) step("deploy", `forced: deploys are paused: ${options.forced}`);
-  const frozen = frozenRefusal(options, run);
-  if (frozen) return frozen;
+  if (options.forced) step("deploy", `forced: ${options.forced}`);
   for (const notice of options.notices ?? []) step("config", notice);
   const state = new DeployState(ctx.config.runScript);
   // In place, what is live is what the history says (the releases flow reads `current` instead).
@@ -49,11 +47,13 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     if (variables.problem) {
       state.error = `the deploy's variables cannot be read: ${variables.problem}`;
       step("config", `${state.error}; nothing runs`);
+    } else if ((state.error = frozenNow(options, step))) {
+      // A freeze began while it waited in the queue (docs/deploy-control.md "Freeze windows"): nothing runs.
     } else if (!(state.error = await checkoutStep(ctx))) {
       const gated = await passGate(ctx, state, options, run.actor);
       const asked = { ...options, ...(gated ? { gated } : {}) };
-      if (gated === false) {
-        // The gate did not open: nothing live moved, nothing runs.
+      if (gated === false || (gated && (state.error = frozenNow(options, step)))) {
+        // The gate did not open, or a freeze began while it waited there: nothing live moved, nothing runs.
       } else if (ctx.config.releases) {
         const { releaseFlow } = await import("../releases/flow.ts");
         await releaseFlow(ctx, state, asked);
@@ -88,7 +88,7 @@ async function passGate(
   actor: string | null,
 ): Promise<string | false | undefined> {
   const { gate } = ctx.config;
-  if (!gate || (options.target && options.target.ref === undefined)) return undefined;
+  if (!gate || isRollback(options)) return undefined;
   if (options.skipGate) {
     const reason = `skipped on request (${actor ?? options.trigger})`;
     ctx.run.step("gate", `${reason}: the checks are not read`);

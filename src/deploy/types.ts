@@ -24,12 +24,13 @@ export interface DeployOptions {
   target?: RollbackTarget;
   /** Deploy without waiting at the app's gate (`service deploy --skip-gate`, the API's `skipGate`); recorded. */
   skipGate?: boolean;
-  /** Set by the deployer when a deploy asked with force goes past a pause: that pause, described (`forced: true`). */
-  forced?: string;
   /** Asked with force: it goes past a pause or a freeze (deploy/frozen.ts looks again when its turn comes). */
   force?: boolean;
-  /** Set by the deployer when a deploy asked with force goes past a freeze: that freeze, described. */
-  forcedFreeze?: string;
+  /**
+   * Set by the deployer when a deploy asked with force goes past a pause or a freeze: what it went past, described
+   * (`deploys are paused: …`; the record says `forced: true`).
+   */
+  forced?: string;
   /** The commit a forge's delivery names as pushed: after the pull, HEAD must be it or a descendant of it. */
   pushed?: string;
   /** The forge event and delivery id of a webhook deploy (recorded, and given to the script). */

@@ -92,3 +92,25 @@ describe("queuePolicy latest and the gate", () => {
     expect(records[0].result.gate).toMatchObject({ outcome: "open", commit: newer });
   });
 });
+
+describe("a freeze and the gate", () => {
+  test("a deploy that waited at the gate into a freeze is refused when the gate opens; nothing runs", async () => {
+    // The window begins while the deploy waits: 8 s from now, for an hour.
+    const from = new Date(Date.now() + 8_000);
+    const to = new Date(from.getTime() + 3_600_000);
+    const window = `{ from: "${from.toISOString()}", to: "${to.toISOString()}", reason: release freeze }`;
+    const s = gatedService("{ checks: [ci/build] }", [`freeze: [${window}]`]);
+    const before = s.repo.head();
+    const sha = s.repo.push({ "a.txt": "1" });
+    await using server = await startServer(s.cwd, s.env);
+    const out = new StreamReader(await post(`${server.url}/`, { secret: SECRET }));
+    await waitFor(() => out.text.includes("[gate] waiting for ci/build (missing)"), "the wait");
+    await waitFor(() => Date.now() > from.getTime(), "the freeze to begin", 30_000);
+    s.forge.status(sha, "ci/build", "success");
+    await out.done;
+    expect(out.text).toContain("[gate] ci/build success on");
+    expect(out.text).toMatch(/\[deploy\] not started: frozen until .*: release freeze; nothing runs/);
+    expect(lastLine(out.text)).toBe("[done] ok=false exitCode=null");
+    expect(s.repo.head()).toBe(before);
+  });
+});
