@@ -3,7 +3,8 @@
  * `SERVICE_TEST_CHROMIUM` names another binary; where there is none the browser tests are skipped, saying so.
  */
 import { existsSync } from "node:fs";
-import type { BrowserContext, Locator } from "playwright-core";
+import type { BrowserContext, Locator, Page } from "playwright-core";
+import { ADMIN_TOKEN } from "./admin-helpers.ts";
 import { tempDir, waitFor } from "./helpers.ts";
 
 export const CHROMIUM = process.env.SERVICE_TEST_CHROMIUM ?? "/usr/bin/chromium";
@@ -49,3 +50,13 @@ export const shown = (locator: Locator) => locator.waitFor({ state: "visible" })
 /** Waits until `locator`'s text passes `check`. */
 export const hasText = (locator: Locator, check: (text: string) => boolean) =>
   waitFor(async () => check((await locator.textContent()) ?? ""), `${locator} to have the text`);
+
+/** The context's page, logged in on the dashboard at `admin` with `token` (20 s for every wait). */
+export async function loggedIn(context: BrowserContext, admin: string, token = ADMIN_TOKEN): Promise<Page> {
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(20_000);
+  await page.goto(`${admin}/`);
+  await page.getByLabel("Admin token").fill(token);
+  await page.getByRole("button", { name: "Log in" }).click();
+  return page;
+}

@@ -4,8 +4,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
-import { hasBrowser, hasText, launchBrowser } from "../_support/browser.ts";
+import { startAdmin } from "../_support/admin-helpers.ts";
+import { hasBrowser, hasText, launchBrowser, loggedIn } from "../_support/browser.ts";
 import { git, makeRepo, runCli } from "../_support/helpers.ts";
 import { deployIdOf } from "../_support/ops-helpers.ts";
 
@@ -31,11 +31,7 @@ describe("text from outside on the dashboard", () => {
       expect((await runCli(["pause", "--reason", `freeze ${HOSTILE}`], { cwd: repo.clone, env })).code).toBe(0);
       await using server = await startAdmin(repo.clone, env);
       await using context = await launchBrowser();
-      const page = context.pages()[0] ?? (await context.newPage());
-      page.setDefaultTimeout(20_000);
-      await page.goto(`${server.admin}/`);
-      await page.getByLabel("Admin token").fill(ADMIN_TOKEN);
-      await page.getByRole("button", { name: "Log in" }).click();
+      const page = await loggedIn(context, server.admin);
       const card = page.getByRole("region", { name: "default" });
       await hasText(card.locator("dl"), (text) => text.includes(`paused: freeze ${SHOWN}`));
       expect(await card.locator("dl").textContent()).not.toMatch(MARKS);

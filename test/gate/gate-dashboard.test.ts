@@ -3,8 +3,8 @@
  * deploy's page says how the gate ended, each required check with its state and its link.
  */
 import { describe, expect, test } from "bun:test";
-import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
-import { hasBrowser, hasText, launchBrowser, shown } from "../_support/browser.ts";
+import { startAdmin } from "../_support/admin-helpers.ts";
+import { hasBrowser, hasText, launchBrowser, loggedIn, shown } from "../_support/browser.ts";
 import { StreamReader } from "../_support/gate.ts";
 import { gatedService } from "../_support/github-checks.ts";
 import { lastLine, post, SECRET, waitFor } from "../_support/helpers.ts";
@@ -22,11 +22,7 @@ describe("the gate on the dashboard", () => {
       await waitFor(() => out.text.includes("[gate] waiting for ci/build (missing)"), "the wait");
 
       await using context = await launchBrowser({ viewport: { width: 1300, height: 800 } });
-      const page = context.pages()[0] ?? (await context.newPage());
-      page.setDefaultTimeout(20_000);
-      await page.goto(`${server.admin}/`);
-      await page.getByLabel("Admin token").fill(ADMIN_TOKEN);
-      await page.getByRole("button", { name: "Log in" }).click();
+      const page = await loggedIn(context, server.admin);
       const card = page.getByRole("region", { name: "default" });
       await hasText(card, (text) => text.includes("waiting for checks"));
 
