@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { lastLine, makeRepo, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
+import { git, lastLine, makeRepo, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
 import { StreamReader } from "../_support/gate.ts";
 import { GATE_TOKEN as TOKEN, gatedService } from "../_support/github-checks.ts";
 import { spawnDeploy } from "../_support/queueing.ts";
@@ -162,6 +162,27 @@ describe("the gate", () => {
     expect(s.repo.head()).toBe(sha);
     const last = deployRecords(s.cwd).at(-1);
     expect(last.result.gate).toMatchObject({ ok: true, outcome: "skipped" });
+  });
+
+  test("a deploy of a ref (a tag here) waits at the gate for the commit the ref names, not the branch's tip", async () => {
+    const s = gatedService("{ checks: [ci/build] }");
+    const before = s.repo.head();
+    const named = s.repo.push({ "a.txt": "1" });
+    const tip = s.repo.push({ "a.txt": "2" });
+    s.forge.status(tip, "ci/build", "success");
+    s.forge.status(named, "ci/build", "failure");
+    const pusher = join(s.repo.dir, "pusher");
+    git(pusher, "tag", "v1", named);
+    git(pusher, "push", "--quiet", "origin", "v1");
+    const refused = await runCli(["deploy", "--ref", "v1"], { cwd: s.cwd, env: s.env });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(`[gate] shut: ci/build failure (https://ci.example/`);
+    expect(refused.stdout).toContain(`on ${named.slice(0, 12)}; nothing runs`);
+    expect(s.repo.head()).toBe(before);
+    s.forge.status(named, "ci/build", "success");
+    const deployed = await runCli(["deploy", "--ref", "v1"], { cwd: s.cwd, env: s.env });
+    expect(deployed.code).toBe(0);
+    expect(s.repo.head()).toBe(named);
   });
 
   test("a rollback never waits at the gate", async () => {
