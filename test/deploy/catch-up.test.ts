@@ -34,7 +34,7 @@ const catchUps = (cwd: string) => deployRecords(cwd).filter((r) => r.trigger ===
 describe("catch-up after a pause or a freeze", () => {
   test("a push refused during a freeze is deployed once when the freeze ends, with trigger catch-up and the pusher as actor", async () => {
     const repo = makeRepo();
-    const { json } = shortWindow(4);
+    const { json } = shortWindow(8);
     const env = {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: "echo deployed",
@@ -60,7 +60,7 @@ describe("catch-up after a pause or a freeze", () => {
 
   test("a refusal outlives a restart: a server started after the window ended catches up", async () => {
     const repo = makeRepo();
-    const { window, json } = shortWindow(3);
+    const { window, json } = shortWindow(8);
     const env = {
       SERVICE_SECRET: SECRET,
       SERVICE_RUN_SCRIPT: "echo deployed",

@@ -138,7 +138,7 @@ describe("freeze windows refuse every trigger", () => {
 
   test("a deploy that waited in the queue until a freeze began is refused when its turn comes, with nothing run", async () => {
     const iso = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}Z`;
-    const window = { from: iso(Date.now() + 4000), to: iso(Date.now() + 3_600_000), timeZone: "UTC", reason: "late" };
+    const window = { from: iso(Date.now() + 10_000), to: iso(Date.now() + 3_600_000), timeZone: "UTC", reason: "late" };
     await using gated = await startGated({ SERVICE_FREEZE: JSON.stringify([window]) });
     const { gate, server } = gated;
     const first = new StreamReader(await post(server.url, { secret: SECRET }));

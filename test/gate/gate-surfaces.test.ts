@@ -95,8 +95,8 @@ describe("queuePolicy latest and the gate", () => {
 
 describe("a freeze and the gate", () => {
   test("a deploy that waited at the gate into a freeze is refused when the gate opens; nothing runs", async () => {
-    // The window begins while the deploy waits: 8 s from now, for an hour.
-    const from = new Date(Date.now() + 8_000);
+    // The window begins while the deploy waits: 10 s from now, for an hour.
+    const from = new Date(Date.now() + 10_000);
     const to = new Date(from.getTime() + 3_600_000);
     const window = `{ from: "${from.toISOString()}", to: "${to.toISOString()}", reason: release freeze }`;
     const s = gatedService("{ checks: [ci/build] }", [`freeze: [${window}]`]);
