@@ -17,6 +17,7 @@ const LAYERS = [
   "admin",
   "http",
   "control",
+  "triggers",
   "notify",
   "deploy",
   "gate",
