@@ -138,8 +138,10 @@ class Server {
       apps: this.apps,
       // The queue's tickets: this process's deploys of the repository and every other process's (`service deploy`).
       busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
-      deploy: (app) => void this.queueDeploy(app, { trigger: "poll", actor: "poll" }),
+      deploy: (app, paths) =>
+        void this.queueDeploy(app, { trigger: "poll", actor: "poll", ...(paths ? { paths } : {}) }),
       counted: (app, result) => this.metrics?.pollEnded(app, result),
+      skippedPush: (app, reason) => this.metrics?.skippedPush(app, reason),
     });
   }
 
@@ -168,7 +170,7 @@ class Server {
 
   /** A deploy the service starts itself (admin API, poll; with a target, the API's rollback or a ref): its result is only logged. */
   private readonly queueDeploy: QueueDeploy = (app, request) => {
-    const { trigger, actor, target, force, skipGate } = request;
+    const { trigger, actor, target, force, skipGate, paths } = request;
     const id = crypto.randomUUID();
     let position = 0;
     const observed: DeploySink = (event) => {
@@ -178,7 +180,13 @@ class Server {
     const notices = this.reloader.problem ? [this.reloader.problem] : [];
     const deploy = { id, app: app.name, config: app, trigger, actor, cwd: this.cwd, sink, notices };
     const secrets = this.secrets();
-    const asked = { ...deploy, secrets, ...(target ? { target } : {}), ...(skipGate ? { skipGate } : {}) };
+    const asked = {
+      ...deploy,
+      secrets,
+      ...(target ? { target } : {}),
+      ...(skipGate ? { skipGate } : {}),
+      ...(paths ? { paths } : {}),
+    };
     this.track(id, this.deployer.deploy(asked, { force }));
     return { id, position };
   };

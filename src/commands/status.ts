@@ -77,11 +77,12 @@ function describe(status: AppStatus): string {
     ["waiting", String(status.waiting)],
     ["last", last ? `${last.outcome} ${last.id} ${age(last.ageMs)}` : "none"],
     ...(status.poll ? [["polling", describePoll(status.poll)]] : []),
+    ...(status.lastSkipped ? [["last skipped push", `${status.lastSkipped.at}: ${status.lastSkipped.text}`]] : []),
     ...(status.releases ? describeReleases(status.releases) : []),
   ];
   const title = status.app ? `app ${status.app} (${status.repoPath})` : `repo ${status.repoPath}`;
   // Actors, pause reasons, poll details come from outside: shown without the marks that reorder or hide text.
-  return `${shown(title)}\n${rows.map(([key, value]) => `  ${(key ? `${key}:` : "").padEnd(9)}${shown(value!)}`).join("\n")}\n`;
+  return `${shown(title)}\n${rows.map(([key, value]) => `  ${(key ? `${key}:` : "").padEnd(Math.max(9, (key ?? "").length + 2))}${shown(value!)}`).join("\n")}\n`;
 }
 
 /** The live release, then every kept one (newest first) with its commit and the deploy that built it. */

@@ -30,7 +30,8 @@ type Kind =
   | "pullMode"
   | "releases"
   | "gate"
-  | "freeze";
+  | "freeze"
+  | "markers";
 
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
@@ -79,6 +80,8 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   activateScript: { kind: "string", env: "SERVICE_ACTIVATE_SCRIPT" },
   freeze: { kind: "freeze", env: "SERVICE_FREEZE" },
   catchUp: { kind: "boolean", env: "SERVICE_CATCH_UP" },
+  paths: { kind: "names", env: "SERVICE_PATHS" },
+  skipMarkers: { kind: "markers", env: "SERVICE_SKIP_MARKERS" },
   apps: { kind: "apps", env: "" },
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
   adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
@@ -189,6 +192,14 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
       if (problems.length > 0) throw new ConfigError(problems);
       return out;
     }
+    case "markers":
+      // true (the default markers), false, or a list of markers of its own (the environment: comma-separated).
+      if (
+        typeof value === "boolean" ||
+        (typeof value === "string" && /^\s*(1|0|true|false|yes|no|on|off)\s*$/i.test(value))
+      )
+        return coerce("boolean", value, fromEnv, where);
+      return coerce("names", value, fromEnv, where);
     case "queuePolicy":
       if (value === "fifo" || value === "latest") return value;
       return fail('"fifo" or "latest"');

@@ -192,6 +192,16 @@ export interface UserConfig {
   freeze?: FreezeWindow[];
   /** When a pause or a freeze ends, deploy the newest push refused during it, once. @default false */
   catchUp?: boolean;
+  /**
+   * Deploy a push only when the change since the live commit touches a file matching one of these globs (`**`, `*`,
+   * `?`, relative to the repository's root). Read from the service's own config only. @default none (every push)
+   */
+  paths?: string[];
+  /**
+   * Skip a push whose head commit's message says `[skip deploy]`, `[deploy skip]`, `[skip cd]` or `[no deploy]`
+   * (any case); a list replaces those markers. Read from the service's own config only. @default false
+   */
+  skipMarkers?: boolean | string[];
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
   /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
@@ -256,9 +266,13 @@ export interface ResolvedConfig
       | "activateScript"
       | "boundConnections"
       | "freeze"
+      | "paths"
+      | "skipMarkers"
     >
   > {
   freeze?: FreezeWindow[];
+  paths?: string[];
+  skipMarkers?: boolean | string[];
   /** Unset: bounded unless `hostname` is a loopback address (`boundedPort`). */
   boundConnections?: boolean;
   pollIntervalMs?: number;

@@ -7,6 +7,8 @@ import type { Logger } from "../system/logger.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { rememberRefusedPush } from "../queue/refused.ts";
 import { freezeOf, frozenText } from "../deploy/frozen.ts";
+import { decidePush, decidesPushes } from "../triggers/decide.ts";
+import type { TriggerSkip } from "../triggers/types.ts";
 
 /**
  * Polling: for servers a forge cannot reach, and for deliveries a forge dropped. Each app with `pollIntervalMs`
@@ -52,10 +54,12 @@ export interface PollerOptions {
   apps(): ResolvedApp[];
   /** Whether a deploy of the app runs or waits: no poll then. */
   busy(app: ResolvedApp): boolean;
-  /** Queues a deploy of the app with trigger "poll"; throws when the queue refuses it. */
-  deploy(app: ResolvedApp): void;
+  /** Queues a deploy of the app with trigger "poll" (with `paths`: the files that matched); throws when the queue refuses it. */
+  deploy(app: ResolvedApp, paths?: { matched: string[] }): void;
   /** Each poll's result, for the metrics. */
   counted(app: string, result: PollResult): void;
+  /** A remote commit not deployed for its paths or a skip marker (triggers/), counted once per commit. */
+  skippedPush?(app: string, reason: TriggerSkip["reason"]): void;
   /** Internal, for tests: poll this often whatever `pollIntervalMs` says (the key's minimum is 5000). */
   everyMs?: number;
 }
@@ -136,6 +140,8 @@ interface Loop {
   tried?: string;
   /** The state file could not be written: said once, not at every poll. */
   unwritable?: boolean;
+  /** The last remote commit skipped for its paths or a marker, and why: not fetched and counted again. */
+  skipped?: { commit: string; text: string };
 }
 
 /** One loop per app that has `pollIntervalMs`; apps added or changed by a reload are picked up within a minute. */
@@ -232,7 +238,18 @@ export class Poller {
     if (commit !== loop.tried) {
       // A commit a webhook or `service deploy` pulled and that was rolled back since is not new either.
       if (!deployThatPulled(cwd, app, commit)) {
-        this.options.deploy(app);
+        if (loop.skipped?.commit === commit) return { result: "skipped", commit, detail: loop.skipped.text };
+        // paths and skip markers: the tip fetched into a private ref, looked at as a webhook's push would be.
+        const decision = decidesPushes(app)
+          ? await decidePush(cwd, app, undefined, { fetch: true, logger: this.options.logger })
+          : {};
+        if (decision.skip) {
+          loop.skipped = { commit, text: decision.skip.text };
+          this.options.skippedPush?.(nameOf(app), decision.skip.reason);
+          return { result: "skipped", commit, detail: decision.skip.text };
+        }
+        if (this.stopped) return { result: "skipped", commit, detail: "the service is stopping" };
+        this.options.deploy(app, decision.paths);
         loop.tried = commit;
         return { result: "deployed", commit };
       }

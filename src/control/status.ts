@@ -10,6 +10,7 @@ import { readPollState, type PollResult } from "./poll.ts";
 import { queueKey, scanTickets, ticketDir } from "../queue/tickets.ts";
 import { listDeploys, resultLabel, readDeployRecord, type HistoryEntry } from "../history/read.ts";
 import type { ReleasesView } from "../releases/files.ts";
+import { lastSkippedPush, type LastSkipped } from "../triggers/last-skipped.ts";
 
 /**
  * One app's state, as `service status --json`, `server.status()` and the admin listener give it: plain data,
@@ -63,6 +64,8 @@ export interface AppStatus {
   } | null;
   /** With `releases` (docs/releases.md): the live release and the kept ones; null without. */
   releases: ReleasesView | null;
+  /** The last push skipped for its `paths` or a skip marker: when, why (`paths`, `marker`) and the answer's text. */
+  lastSkipped: LastSkipped | null;
 }
 
 /** A freeze as status gives it: why, until when as shown in its time zone, and its end (ISO). */
@@ -172,6 +175,7 @@ async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[],
     waiting: Math.max(0, tickets - (current ? 1 : 0)),
     poll: pollStatus(cwd, app, now),
     releases,
+    lastSkipped: lastSkippedPush(cwd, app.name),
     last:
       ended && finishedAt
         ? { id: ended.id, outcome: resultLabel(ended), finishedAt, ageMs: Math.max(0, now - Date.parse(finishedAt)) }

@@ -48,6 +48,7 @@ export class DeployRun implements RunTranscript {
         ...(ref !== undefined ? { ref: this.redaction.text(ref) } : {}),
         ...(options.forced ? { forced: true } : {}),
         ...(options.pushed ? { pushed: options.pushed } : {}),
+        ...(options.paths ? { paths: options.paths } : {}),
         repoPath: config.repoPath,
         runScript: this.redaction.text(config.runScript),
         app: options.app,

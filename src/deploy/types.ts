@@ -33,6 +33,8 @@ export interface DeployOptions {
   forced?: string;
   /** The commit a forge's delivery names as pushed: after the pull, HEAD must be it or a descendant of it. */
   pushed?: string;
+  /** With `paths`: the changed files that matched them (the first 20), recorded. */
+  paths?: { matched: string[] };
   /** The forge event and delivery id of a webhook deploy (recorded, and given to the script). */
   event?: string | null;
   delivery?: string | null;

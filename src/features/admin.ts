@@ -18,7 +18,11 @@ export { Metrics };
 /** A deploy the service queues itself (the API's, a poll's): its id and its place in the queue. Throws QueueFullError. */
 export type QueueDeploy = (
   app: ResolvedApp,
-  request: Omit<AdminDeploy, "trigger"> & { trigger: AdminDeploy["trigger"] | "poll" | "catch-up" },
+  request: Omit<AdminDeploy, "trigger"> & {
+    trigger: AdminDeploy["trigger"] | "poll" | "catch-up";
+    /** A poll's deploy with `paths`: the files that matched. */
+    paths?: { matched: string[] };
+  },
 ) => { id: string; position: number };
 
 export interface AdminContext {

@@ -33,6 +33,8 @@ export interface DeployRecordHeader {
   forced?: boolean;
   /** The commit the forge's delivery said was pushed (checked after the pull). */
   pushed?: string;
+  /** With `paths`: the changed files that matched them (the first 20). */
+  paths?: { matched: string[] };
   /** The forge event and delivery id of a webhook deploy. */
   event?: string | null;
   delivery?: string | null;
@@ -53,6 +55,7 @@ export interface DeployRecord {
   ref?: string;
   forced?: boolean;
   pushed?: string;
+  paths?: { matched: string[] };
   /** While it runs: what it waits for (`checks`: at a gate, docs/configuration.md "gate"). */
   waiting?: string;
   /** A cancelled deploy: who cancelled it, and when. */

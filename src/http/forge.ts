@@ -65,6 +65,8 @@ function listed(events: readonly string[], event: string): boolean {
 export interface Skip extends ForgeDelivery {
   message: string;
   ref?: string;
+  /** A push skipped by triggers/ (paths, a marker): its text again, as `reason`. */
+  reason?: string;
 }
 
 /**

@@ -30,6 +30,9 @@ import type { DeliveryLog, duplicateResponse } from "./dedupe.ts";
 import { bodySigner, presentSignatures, verifyRequestSecret } from "./signature.ts";
 import { clientAddress, FailureThrottle } from "./throttle.ts";
 import type { Logger } from "../system/logger.ts";
+import type { TriggerSkip } from "../triggers/types.ts";
+import { decidePush, decidesPushes } from "../triggers/decide.ts";
+import { headMessageOf } from "../triggers/markers.ts";
 
 /** What the webhook tells the counters (the admin listener's metrics, admin/metrics.ts). */
 export interface WebhookCounters {
@@ -38,6 +41,8 @@ export interface WebhookCounters {
   deployEnded(app: string, outcome: "skipped"): void;
   /** A request refused by a freeze window. */
   frozenRefused(app: string): void;
+  /** A push that did not deploy, by why (triggers/types.ts). */
+  skippedPush(app: string, reason: TriggerSkip["reason"]): void;
   /** `sink` wrapped so the counters hear the deploy of `app` start and end. */
   observe(app: string, sink: DeploySink | undefined): DeploySink;
 }
@@ -195,6 +200,13 @@ export function webhookHandler(
       if ((paused || freeze) && app.catchUp) rememberRefusedPush(cwd, app.name, actor());
       return skipped;
     }
+    // paths and skip markers (triggers/): decided only for an app that sets them, after the cheaper answers above.
+    const trigger = decidesPushes(app) ? await decidePush(cwd, app, headMessageOf(payload), { logger }) : undefined;
+    if (trigger?.skip) {
+      metrics?.deployEnded(appName, "skipped");
+      metrics?.skippedPush(appName, trigger.skip.reason);
+      return skippedResponse({ ...forge, message: trigger.skip.text, reason: trigger.skip.text }, wantsJson);
+    }
     // With the branch filter on, the commit the push names is checked after the pull (verify/pushed.ts).
     const pushedRef = app.branch ? branchOfPush(payload, app.branch) : undefined;
     const pushed = pushedRef && pushedRef.branch === app.branch ? pushedRef.commit : undefined;
@@ -245,6 +257,7 @@ export function webhookHandler(
           trigger: "webhook",
           actor: actor(),
           ...(pushed ? { pushed } : {}),
+          ...(trigger?.paths ? { paths: trigger.paths } : {}),
           ...forge,
           cwd,
           sink: metrics ? metrics.observe(appName, sink) : sink,
