@@ -31,7 +31,6 @@ import { bodySigner, presentSignatures, verifyRequestSecret } from "./signature.
 import { clientAddress, FailureThrottle } from "./throttle.ts";
 import type { Logger } from "../system/logger.ts";
 import type { TriggerSkip } from "../triggers/types.ts";
-import { decidePush, decidesPushes } from "../triggers/decide.ts";
 import { headMessageOf } from "../triggers/markers.ts";
 
 /** What the webhook tells the counters (the admin listener's metrics, admin/metrics.ts). */
@@ -201,7 +200,11 @@ export function webhookHandler(
       return skipped;
     }
     // paths and skip markers (triggers/): decided only for an app that sets them, after the cheaper answers above.
-    const trigger = decidesPushes(app) ? await decidePush(cwd, app, headMessageOf(payload), { logger }) : undefined;
+    // Loaded only then: a plain app's answer runs no git and loads none of it.
+    const trigger =
+      app.paths?.length || app.skipMarkers
+        ? await (await import("../triggers/decide.ts")).decidePush(cwd, app, headMessageOf(payload), { logger })
+        : undefined;
     if (trigger?.skip) {
       metrics?.deployEnded(appName, "skipped");
       metrics?.skippedPush(appName, trigger.skip.reason);

@@ -12,6 +12,7 @@ import { describeEnv } from "../config/env.ts";
 import { describeFreeze } from "../config/freeze.ts";
 import { cloneFindings, featuresOf, releasesProblems, repoProblems } from "./check-app.ts";
 import { guardFindings, type GuardedApp } from "./check-guard.ts";
+import { pathsWarnings, sharedCloneWarnings, triggerSettings } from "../triggers/check.ts";
 import { describeBoundConnections, listenerWarnings } from "./check-listeners.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
 
@@ -94,6 +95,7 @@ function appSettings(app: ResolvedApp): { label: string; value: string }[] {
     { label: "rollback", value: app.rollbackOnFailure ? "on failure" : "off" },
     { label: "polling", value: app.pollIntervalMs === undefined ? "off" : `every ${seconds(app.pollIntervalMs)}` },
     { label: "gate", value: describeGate(app.gate, seconds) },
+    ...triggerSettings(app),
   ];
 }
 
@@ -184,6 +186,7 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
     const clone = await cloneFindings("", config, env);
     problems.push(...clone.problems);
     warnings.push(...clone.warnings);
+    warnings.push(...(await pathsWarnings(cwd, "", config, env)));
     const releases = releasesProblems("", config, features.releaseFiles);
     problems.push(...releases.problems);
     warnings.push(...releases.warnings);
@@ -212,6 +215,7 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
       const clone = await cloneFindings(`app "${app.name}": `, app, env);
       problems.push(...clone.problems);
       warnings.push(...clone.warnings);
+      warnings.push(...(await pathsWarnings(cwd, `app "${app.name}": `, app, env)));
       const releases = releasesProblems(`app "${app.name}": `, app, features.releaseFiles);
       problems.push(...releases.problems);
       warnings.push(...releases.warnings);
@@ -219,6 +223,7 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
       guarded.push(app);
     }
   }
+  warnings.push(...sharedCloneWarnings(valid.apps));
   for (const settings of outbound) problems.push(...(features.outbound?.outboundProblems(settings, cwd, env) ?? []));
   for (const app of guarded) {
     const found = guardFindings(app, cwd);

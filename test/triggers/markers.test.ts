@@ -15,7 +15,7 @@ import { hookJson, MONOREPO, serviceDir } from "./_fixtures.ts";
 /** A GitHub push whose commits say `messages` (the last one is the head), their ids made up. */
 function githubPushSaying(...messages: string[]): Record<string, unknown> {
   const payload = githubPush("refs/heads/main", messages.length - 1) as { commits: Record<string, unknown>[] };
-  payload.commits.forEach((commit, i) => (commit.message = messages[i]));
+  for (const [i, commit] of payload.commits.entries()) commit.message = messages[i];
   return { ...payload, head_commit: payload.commits.at(-1) };
 }
 
