@@ -1,6 +1,7 @@
 import { closeSync, readSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ResolvedApp } from "../config/apps.ts";
+import { lastSkippedPush } from "../triggers/last-skipped.ts";
 import { processAlive } from "../system/liveness.ts";
 import { Redaction } from "../system/redact.ts";
 import { entryOutcome, type HistoryFilter, keeps, parseFilter } from "../history/filter.ts";
@@ -78,6 +79,7 @@ export async function listApps(context: AdminContext): Promise<Response> {
         ...freezeStatus(app, Date.now()),
         poll: pollStatus(context.cwd, app, Date.now()),
         releases,
+        lastSkipped: lastSkippedPush(context.cwd, app.name),
       };
     }),
   );

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { adminUrl } from "../_support/admin-helpers.ts";
 import { forcePush } from "../_support/force-push.ts";
-import { git, makeRepo, runCli, SECRET, startServer } from "../_support/helpers.ts";
+import { git, makeRepo, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 import { deployRecords, postAs, writeServiceYaml } from "../_support/webhook-fixtures.ts";
 import { hookJson, MONOREPO, pushRevert, serviceDir } from "./_fixtures.ts";
 
@@ -191,5 +191,27 @@ describe("paths: the change since the live commit", () => {
     expect((await hookJson(server.url)).ok).toBe(true);
     expect(repo.head()).toBe(tip);
     expect(git(repo.clone, "for-each-ref", "refs/service")).toBe("");
+  });
+});
+
+describe("paths: the admin API", () => {
+  test("the admin API deploys whatever the paths say, and GET /api/apps shows the last skipped push", async () => {
+    const repo = makeRepo(MONOREPO);
+    await using server = await pathsServer(repo.clone, "apps/web/**", {
+      SERVICE_ADMIN_PORT: "0",
+      SERVICE_ADMIN_TOKEN: "admin-token-0123456789abcdef",
+    });
+    const auth = { authorization: "Bearer admin-token-0123456789abcdef" };
+    expect((await hookJson(server.url)).ok).toBe(true);
+    const tip = repo.push({ "README.md": "readme 2\n" });
+    const skipped = await hookJson(server.url);
+    expect(skipped).toMatchObject({ skipped: true });
+    const admin = adminUrl(server);
+    const apps = (await (await fetch(`${admin}/api/apps`, { headers: auth })).json()).apps;
+    expect(apps[0].lastSkipped).toMatchObject({ reason: "paths", text: skipped.reason });
+    const asked = await fetch(`${admin}/api/apps/default/deploy`, { method: "POST", headers: auth });
+    expect(asked.status).toBeLessThan(300);
+    await waitFor(() => repo.head() === tip && deployRecords(server.cwd).at(-1)?.status === "done", "the API's deploy");
+    expect(deployRecords(server.cwd).at(-1)).toMatchObject({ trigger: "api", result: { ok: true } });
   });
 });
