@@ -2,6 +2,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { outcomeOf } from "../history/record.ts";
 import type { DeploySink, Outcome, Trigger } from "../types.ts";
 import type { PollResult } from "../control/poll.ts";
+import type { TriggerSkip } from "../triggers/types.ts";
 
 /** How a deploy ended, as the metrics name it; `skipped`: a delivery that deployed nothing. */
 export type CountedOutcome = Outcome | "skipped";
@@ -28,6 +29,7 @@ export class Metrics {
   private readonly gates = new Map<string, number>();
   private readonly frozen = new Map<string, number>();
   private readonly catchUps = new Map<string, number>();
+  private readonly skippedPushes = new Map<string, number>();
   /** The deploy each app runs now, from its `start` event to its `done` event. */
   readonly running = new Map<string, RunningDeploy>();
 
@@ -63,6 +65,11 @@ export class Metrics {
   /** A catch-up deploy queued after a pause or a freeze. */
   caughtUp(app: string): void {
     bump(this.catchUps, labels({ app }));
+  }
+
+  /** A push a trigger did not deploy (a tag outside `tags`, …), by its reason. */
+  skippedPush(app: string, reason: TriggerSkip["reason"]): void {
+    bump(this.skippedPushes, labels({ app, reason }));
   }
 
   /** `sink` wrapped so the counters hear every deploy of `app` start and end. */
@@ -143,6 +150,8 @@ export class Metrics {
     for (const [key, n] of this.frozen) out.push(`service_frozen_refusals_total${key} ${n}`);
     family("service_catch_ups_total", "counter", "Catch-up deploys queued after a pause or a freeze, by app.");
     for (const [key, n] of this.catchUps) out.push(`service_catch_ups_total${key} ${n}`);
+    family("service_skipped_pushes_total", "counter", "Pushes a trigger did not deploy, by app and reason.");
+    for (const [key, n] of this.skippedPushes) out.push(`service_skipped_pushes_total${key} ${n}`);
     family("service_paused", "gauge", "1 while an app's deploys are paused.");
     for (const { name, paused } of apps) out.push(`service_paused${labels({ app: name })} ${paused ? 1 : 0}`);
     return `${out.join("\n")}\n`;

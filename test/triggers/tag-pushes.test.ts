@@ -1,0 +1,153 @@
+/**
+ * Release tags as a trigger (docs/forges.md "Tag pushes"): with `tags` a glob or a semver range, a pushed tag
+ * deploys its commit like `service deploy --ref` (the record's ref is `refs/tags/<name>`), a branch push is skipped
+ * unless `branch` is set too, a tag on a commit off `branch` is refused, a range never goes below the live tag, and
+ * a request naming no ref deploys the highest matching tag on the remote.
+ */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { startAdmin } from "../_support/admin-helpers.ts";
+import { git, makeRepo, post, type Repo, SECRET, startServer } from "../_support/helpers.ts";
+import { atCommit, deployRecords, githubPush, gitlabHeaders, gitlabTagPush } from "../_support/webhook-fixtures.ts";
+
+const pusherOf = (repo: Repo) => join(repo.dir, "pusher");
+
+/** An annotated tag `name` on the pusher's HEAD, pushed; returns its commit. */
+function pushTagHere(repo: Repo, name: string): string {
+  git(pusherOf(repo), "tag", "-a", name, "-m", name);
+  git(pusherOf(repo), "push", "--quiet", "origin", `refs/tags/${name}`);
+  return git(pusherOf(repo), "rev-parse", "HEAD");
+}
+
+/** A new commit on main (pushed) tagged `name` (tag pushed too); returns the commit. */
+function release(repo: Repo, name: string): string {
+  repo.push({ "version.txt": `${name}\n` }, `release ${name}`);
+  return pushTagHere(repo, name);
+}
+
+/** A GitHub push delivery of `ref` with the plain secret, answered as JSON. */
+async function deliver(url: string, ref: string, commit?: string) {
+  const payload = commit ? atCommit(githubPush(ref), commit) : githubPush(ref);
+  const response = await post(`${url}/?format=json`, {
+    headers: { "x-service-secret": SECRET, "x-github-event": "push", "content-type": "application/json" },
+    body: JSON.stringify(payload),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+const start = (repo: Repo, env: Record<string, string>) =>
+  startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed", ...env });
+
+describe("tags: release tags as a trigger", () => {
+  test("with a glob, a pushed tag matching it deploys that tag's commit; another tag and a branch push are skipped and counted", async () => {
+    const repo = makeRepo();
+    const tagged = release(repo, "v1.0.0");
+    repo.push({ "later.txt": "x\n" }, "after the release");
+    await using server = await startAdmin(repo.clone, { SERVICE_TAGS: "v*", SERVICE_RUN_SCRIPT: "echo deployed" });
+
+    const deployed = await deliver(server.url, "refs/tags/v1.0.0");
+    expect(deployed.body).toMatchObject({ ok: true });
+    expect(repo.head()).toBe(tagged);
+    const record = deployRecords(repo.clone).at(-1);
+    expect(record).toMatchObject({ ref: "refs/tags/v1.0.0", status: "done" });
+    expect(record.result.target).toMatchObject({ commit: tagged, ref: "refs/tags/v1.0.0", tag: "v1.0.0" });
+
+    pushTagHere(repo, "release-2");
+    const other = await deliver(server.url, "refs/tags/release-2");
+    expect(other.body).toMatchObject({
+      skipped: true,
+      message: "tag release-2 does not match v*; this app deploys tags (v*)",
+    });
+    const branch = await deliver(server.url, "refs/heads/main");
+    expect(branch.body).toMatchObject({ skipped: true, message: "a push to main: this app deploys tags (v*)" });
+    expect(repo.head()).toBe(tagged);
+    expect(deployRecords(repo.clone)).toHaveLength(1);
+
+    // A GitLab tag push, streamed: the same trigger.
+    const rc = release(repo, "v1.1.0");
+    const text = await post(server.url, {
+      headers: { ...gitlabHeaders(), "x-gitlab-event": "Tag Push Hook", "x-gitlab-token": SECRET },
+      body: JSON.stringify(gitlabTagPush("v1.1.0")),
+    }).then((r) => r.text());
+    expect(text).toContain("[done] ok=true");
+    expect(repo.head()).toBe(rc);
+
+    const metrics = await fetch(`${server.admin}/metrics`).then((r) => r.text());
+    expect(metrics).toContain('service_skipped_pushes_total{app="default",reason="tag"} 1');
+  });
+
+  test("with a branch too, a branch push deploys by branch and a tag on a commit not on that branch is refused naming both", async () => {
+    const repo = makeRepo();
+    await using server = await start(repo, { SERVICE_TAGS: "v*", SERVICE_BRANCH: "main" });
+    const tip = repo.push({ "a.txt": "a\n" }, "on main");
+    const pushed = await deliver(server.url, "refs/heads/main", tip);
+    expect(pushed.body).toMatchObject({ ok: true });
+    expect(repo.head()).toBe(tip);
+
+    const pusher = pusherOf(repo);
+    git(pusher, "checkout", "--quiet", "-b", "unmerged");
+    git(pusher, "commit", "--quiet", "--allow-empty", "-m", "not reviewed");
+    const unmerged = pushTagHere(repo, "v1.5.0");
+    git(pusher, "checkout", "--quiet", "main");
+    const refused = await deliver(server.url, "refs/tags/v1.5.0");
+    expect(refused.body).toMatchObject({
+      skipped: true,
+      message: `tag v1.5.0 (${unmerged.slice(0, 12)}) is not on main`,
+    });
+    expect(repo.head()).toBe(tip);
+
+    const onMain = release(repo, "v1.6.0");
+    const deployed = await deliver(server.url, "refs/tags/v1.6.0");
+    expect(deployed.body).toMatchObject({ ok: true });
+    expect(repo.head()).toBe(onMain);
+    // The check's scratch ref is gone: nothing is left in the clone.
+    expect(git(repo.clone, "for-each-ref", "refs/service")).toBe("");
+  });
+
+  test("with a semver range, a late lower tag, a tag outside the range and a pre-release are skipped with the reason", async () => {
+    const repo = makeRepo();
+    const v142 = release(repo, "v1.4.2");
+    release(repo, "v1.4.1");
+    release(repo, "v2.0.0");
+    release(repo, "v1.5.0-rc.1");
+    await using server = await start(repo, { SERVICE_TAGS: "^1.4" });
+
+    expect((await deliver(server.url, "refs/tags/v1.4.2")).body).toMatchObject({ ok: true });
+    expect(repo.head()).toBe(v142);
+    expect((await deliver(server.url, "refs/tags/v1.4.1")).body).toMatchObject({
+      skipped: true,
+      message: "tag v1.4.1 is lower than v1.4.2, which is live",
+    });
+    expect((await deliver(server.url, "refs/tags/v2.0.0")).body).toMatchObject({
+      skipped: true,
+      message: "tag v2.0.0 is not in the range ^1.4",
+    });
+    expect((await deliver(server.url, "refs/tags/v1.5.0-rc.1")).body).toMatchObject({
+      skipped: true,
+      message: "tag v1.5.0-rc.1 is not in the range ^1.4",
+    });
+    expect(repo.head()).toBe(v142);
+  });
+
+  test("a range naming a pre-release deploys a pre-release of that version", async () => {
+    const repo = makeRepo();
+    const rc = release(repo, "v1.5.0-rc.1");
+    repo.push({ "later.txt": "x\n" }, "after the release candidate");
+    await using server = await start(repo, { SERVICE_TAGS: "^1.5.0-rc.0" });
+    expect((await deliver(server.url, "refs/tags/v1.5.0-rc.1")).body).toMatchObject({ ok: true });
+    expect(repo.head()).toBe(rc);
+  });
+
+  test("a request naming no ref deploys the highest matching tag on the remote, in version order", async () => {
+    const repo = makeRepo();
+    release(repo, "v1.2.0");
+    const v1100 = release(repo, "v1.10.0");
+    release(repo, "v1.9.0");
+    release(repo, "vnext");
+    await using server = await start(repo, { SERVICE_TAGS: "v*" });
+    const response = await post(`${server.url}/?format=json`, { secret: SECRET });
+    expect(await response.json()).toMatchObject({ ok: true });
+    expect(repo.head()).toBe(v1100);
+    expect(deployRecords(repo.clone).at(-1)).toMatchObject({ ref: "refs/tags/v1.10.0" });
+  });
+});
