@@ -138,7 +138,8 @@ class Server {
       apps: this.apps,
       // The queue's tickets: this process's deploys of the repository and every other process's (`service deploy`).
       busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
-      deploy: (app) => void this.queueDeploy(app, { trigger: "poll", actor: "poll" }),
+      deploy: (app, target) =>
+        void this.queueDeploy(app, { trigger: "poll", actor: "poll", ...(target ? { target } : {}) }),
       counted: (app, result) => this.metrics?.pollEnded(app, result),
     });
   }

@@ -2,11 +2,13 @@ import { resolve } from "node:path";
 import type { ResolvedApp } from "../config/apps.ts";
 import { listDeploys, readDeployRecord, type HistoryEntry } from "../history/read.ts";
 import { gitQuery, headCommit, lsRemote, short } from "../system/git.ts";
+import { liveCommitOf } from "../history/live.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
 import type { Logger } from "../system/logger.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { rememberRefusedPush } from "../queue/refused.ts";
 import { freezeOf, frozenText } from "../deploy/frozen.ts";
+import type { RollbackTarget } from "../types.ts";
 
 /**
  * Polling: for servers a forge cannot reach, and for deliveries a forge dropped. Each app with `pollIntervalMs`
@@ -52,8 +54,8 @@ export interface PollerOptions {
   apps(): ResolvedApp[];
   /** Whether a deploy of the app runs or waits: no poll then. */
   busy(app: ResolvedApp): boolean;
-  /** Queues a deploy of the app with trigger "poll"; throws when the queue refuses it. */
-  deploy(app: ResolvedApp): void;
+  /** Queues a deploy of the app with trigger "poll" (of a tag with `tags`); throws when the queue refuses it. */
+  deploy(app: ResolvedApp, target?: RollbackTarget): void;
   /** Each poll's result, for the metrics. */
   counted(app: string, result: PollResult): void;
   /** Internal, for tests: poll this often whatever `pollIntervalMs` says (the key's minimum is 5000). */
@@ -219,6 +221,7 @@ export class Poller {
     if (paused) return { result: "skipped", detail: `paused: ${paused.reason}` };
     if (frozen) return { result: "skipped", detail: frozenText(frozen) };
     if (this.options.busy(app)) return { result: "skipped", detail: "a deploy runs or waits" };
+    if (app.tags) return this.pollTags(app, loop);
     const target = await pollTarget(app.repoPath, app.branch);
     if (typeof target === "string") throw new Error(target);
     const commit = await lsRemote(app.repoPath, target.remote, target.ref, process.env, LS_REMOTE_TIMEOUT_MS);
@@ -240,6 +243,31 @@ export class Poller {
     }
     const at = head ? `HEAD stays at ${short(head)}` : "HEAD stays";
     return { result: "unchanged", commit, detail: `${short(commit)} was deployed already; ${at} until a new push` };
+  }
+
+  /**
+   * A poll of an app with `tags`: the remote's highest matching tag (triggers/tags.ts) deploys when its commit is
+   * new, by the same rules as a branch's (not live, not tried, not pulled by an earlier deploy).
+   */
+  private async pollTags(
+    app: ResolvedApp,
+    loop: Loop,
+  ): Promise<Omit<PollState, "at" | "intervalMs" | "failures" | "nextInMs">> {
+    const { tagTrigger } = await import("../triggers/tags.ts");
+    const decision = await tagTrigger(this.options.cwd, { ...app, tags: app.tags! }, undefined, process.env);
+    if ("skip" in decision) return { result: "skipped", detail: decision.skip.text };
+    const { commit, tag } = decision.target;
+    if (this.options.busy(app)) return { result: "skipped", commit, detail: "a deploy runs or waits" };
+    if (this.stopped) return { result: "skipped", commit, detail: "the service is stopping" };
+    const live = liveCommitOf(this.options.cwd, app.name)?.sha ?? (await headCommit(app.repoPath, process.env));
+    if (commit === live) return { result: "unchanged", commit, detail: `tag ${tag} is live` };
+    if (commit === loop.tried || deployThatPulled(this.options.cwd, app, commit)) {
+      loop.tried = commit;
+      return { result: "unchanged", commit, detail: `tag ${tag} (${short(commit)}) was deployed already` };
+    }
+    this.options.deploy(app, decision.target);
+    loop.tried = commit;
+    return { result: "deployed", commit, detail: `tag ${tag}` };
   }
 
   private record(app: ResolvedApp, loop: Loop, outcome: Omit<PollState, "at" | "intervalMs">): void {
