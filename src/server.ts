@@ -206,8 +206,8 @@ class Server {
       logger: this.logger,
       apps: this.apps,
       busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
-      deploy: (app, actor) => {
-        this.queueDeploy(app, { trigger: "catch-up", actor });
+      deploy: (app, actor, target) => {
+        this.queueDeploy(app, { trigger: "catch-up", actor, ...(target ? { target } : {}) });
         this.metrics?.caughtUp(app.name ?? "default");
       },
     });

@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { startAdmin } from "../_support/admin-helpers.ts";
-import { git, makeRepo, post, type Repo, SECRET, startServer } from "../_support/helpers.ts";
+import { git, makeRepo, post, type Repo, runCli, SECRET, startServer } from "../_support/helpers.ts";
 import { atCommit, deployRecords, githubPush, gitlabHeaders, gitlabTagPush } from "../_support/webhook-fixtures.ts";
 
 const pusherOf = (repo: Repo) => join(repo.dir, "pusher");
@@ -149,5 +149,22 @@ describe("tags: release tags as a trigger", () => {
     expect(await response.json()).toMatchObject({ ok: true });
     expect(repo.head()).toBe(v1100);
     expect(deployRecords(repo.clone).at(-1)).toMatchObject({ ref: "refs/tags/v1.10.0" });
+  });
+
+  test("service deploy without --ref deploys the highest tag in the range; with none in it, one error line and nothing deployed", async () => {
+    const repo = makeRepo();
+    const v13 = release(repo, "v1.3.0");
+    release(repo, "v2.0.0");
+    repo.push({ "later.txt": "x\n" }, "after the releases");
+    const env = { SERVICE_TAGS: "^1.0", SERVICE_RUN_SCRIPT: "true" };
+    const deployed = await runCli(["deploy"], { cwd: repo.clone, env });
+    expect(deployed.code).toBe(0);
+    expect(deployed.stdout).toContain(`[pull] ref refs/tags/v1.3.0: git reset --hard ${v13.slice(0, 12)}`);
+    expect(repo.head()).toBe(v13);
+
+    const none = await runCli(["deploy"], { cwd: repo.clone, env: { ...env, SERVICE_TAGS: "^3" } });
+    expect(none.code).toBe(1);
+    expect(none.stderr + none.stdout).toContain("[error] tags ^3: no tag on the remote matches ^3");
+    expect(deployRecords(repo.clone)).toHaveLength(1);
   });
 });
