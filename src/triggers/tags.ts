@@ -7,8 +7,7 @@
  * `service deploy --ref` builds (control/deploy-ref.ts): reset to the tag's commit, its signature checked with
  * `allowedSigners`.
  */
-import { readDeployRecord } from "../history/read.ts";
-import { leftLive, ofApp } from "../history/live.ts";
+import { leftLive, ofApp, tagOf } from "../history/live.ts";
 import { newestDeploys } from "../history/read.ts";
 import { defaultRemote, gitQuery, short } from "../system/git.ts";
 import type { RollbackTarget } from "../types.ts";
@@ -88,10 +87,7 @@ export function newestTag(rule: TagsRule, names: string[]): string | { problem: 
  */
 export function liveTagOf(cwd: string, app: string | undefined): string | undefined {
   const entry = newestDeploys(cwd, 1, (e) => ofApp(e, app) && leftLive(e))[0];
-  if (!entry || entry.rolledBack) return undefined;
-  const target = (readDeployRecord(entry.jsonPath)?.result as { target?: { tag?: unknown } } | undefined)?.target;
-  if (typeof target?.tag === "string") return target.tag;
-  return entry.ref?.startsWith("refs/tags/") ? entry.ref.slice(10) : undefined;
+  return entry && tagOf(entry);
 }
 
 /**

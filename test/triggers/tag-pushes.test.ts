@@ -74,6 +74,11 @@ describe("tags: release tags as a trigger", () => {
 
     const metrics = await fetch(`${server.admin}/metrics`).then((r) => r.text());
     expect(metrics).toContain('service_skipped_pushes_total{app="default",reason="tag"} 1');
+
+    const status = await runCli(["status"], { cwd: repo.clone, env: { SERVICE_TAGS: "v*" } });
+    expect(status.stdout).toMatch(/live: .* \(tag v1\.1\.0\)/);
+    const json = await runCli(["status", "--json"], { cwd: repo.clone, env: { SERVICE_TAGS: "v*" } });
+    expect(JSON.parse(json.stdout)).toMatchObject([{ liveTag: "v1.1.0", commit: rc }]);
   });
 
   test("with a branch too, a branch push deploys by branch and a tag on a commit not on that branch is refused naming both", async () => {
