@@ -6,8 +6,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { startAdmin } from "../_support/admin-helpers.ts";
-import { git, makeRepo, post, type Repo, runCli, SECRET, startServer } from "../_support/helpers.ts";
+import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
+import { git, makeRepo, post, type Repo, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 import { atCommit, deployRecords, githubPush, gitlabHeaders, gitlabTagPush } from "../_support/webhook-fixtures.ts";
 
 const pusherOf = (repo: Repo) => join(repo.dir, "pusher");
@@ -60,6 +60,10 @@ describe("tags: release tags as a trigger", () => {
     });
     const branch = await deliver(server.url, "refs/heads/main");
     expect(branch.body).toMatchObject({ skipped: true, message: "a push to main: this app deploys tags (v*)" });
+    // A branch named like a tag is a branch: refs are matched in full.
+    git(pusherOf(repo), "push", "--quiet", "origin", "HEAD:refs/heads/v1.0");
+    const lookalike = await deliver(server.url, "refs/heads/v1.0");
+    expect(lookalike.body).toMatchObject({ skipped: true, message: "a push to v1.0: this app deploys tags (v*)" });
     expect(repo.head()).toBe(tagged);
     expect(deployRecords(repo.clone)).toHaveLength(1);
 
@@ -171,5 +175,21 @@ describe("tags: release tags as a trigger", () => {
     expect(none.code).toBe(1);
     expect(none.stderr + none.stdout).toContain("[error] tags ^3: no tag on the remote matches ^3");
     expect(deployRecords(repo.clone)).toHaveLength(1);
+  });
+
+  test("the admin API's deploy without a ref deploys the highest matching tag", async () => {
+    const repo = makeRepo();
+    const v2 = release(repo, "v2.1.0");
+    release(repo, "v1.9.0");
+    repo.push({ "later.txt": "x\n" }, "after the releases");
+    await using server = await startAdmin(repo.clone, { SERVICE_TAGS: "v*", SERVICE_RUN_SCRIPT: "true" });
+    const response = await fetch(`${server.admin}/api/apps/default/deploy`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(response.status).toBe(200);
+    const record = await waitFor(() => deployRecords(repo.clone).find((r) => r.status === "done"), "the API's deploy");
+    expect(record).toMatchObject({ trigger: "api", ref: "refs/tags/v2.1.0" });
+    expect(repo.head()).toBe(v2);
   });
 });
