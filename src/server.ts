@@ -138,8 +138,7 @@ class Server {
       apps: this.apps,
       // The queue's tickets: this process's deploys of the repository and every other process's (`service deploy`).
       busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
-      deploy: (app, paths) =>
-        void this.queueDeploy(app, { trigger: "poll", actor: "poll", ...(paths ? { paths } : {}) }),
+      deploy: (app, asked) => void this.queueDeploy(app, { trigger: "poll", actor: "poll", ...asked }),
       counted: (app, result) => this.metrics?.pollEnded(app, result),
       skippedPush: (app, reason) => this.metrics?.skippedPush(app, reason),
     });
@@ -213,8 +212,8 @@ class Server {
       logger: this.logger,
       apps: this.apps,
       busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
-      deploy: (app, actor) => {
-        this.queueDeploy(app, { trigger: "catch-up", actor });
+      deploy: (app, actor, target) => {
+        this.queueDeploy(app, { trigger: "catch-up", actor, ...(target ? { target } : {}) });
         this.metrics?.caughtUp(app.name ?? "default");
       },
     });

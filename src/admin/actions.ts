@@ -3,7 +3,7 @@ import type { ResolvedApp } from "../config/apps.ts";
 import { cancelDeploy, cancelledBy } from "../queue/cancel.ts";
 import { pause, pauseOf, resume } from "../queue/pause.ts";
 import { freezeOf, frozenText } from "../deploy/frozen.ts";
-import { deployRefTarget, DeployRefError } from "../control/deploy-ref.ts";
+import { DeployRefError, deployRefTarget, tagsTarget } from "../control/deploy-ref.ts";
 import { rollbackTarget, RollbackTargetError } from "../control/rollback.ts";
 import { jsonResponse } from "../http/response.ts";
 import type { RollbackTarget } from "../types.ts";
@@ -113,15 +113,17 @@ export async function deployAction(
     });
   }
   let target: RollbackTarget | undefined;
-  if (ref !== undefined) {
-    try {
-      target = await deployRefTarget(context.cwd, app, ref, process.env);
-    } catch (error) {
-      if (!(error instanceof DeployRefError)) throw error;
-      return error.notAllowed
-        ? apiError(403, "ref not allowed", error.message)
-        : apiError(400, "unknown ref", error.message);
-    }
+  try {
+    // With `tags` and no ref: the highest matching tag on the remote.
+    target =
+      ref === undefined
+        ? await tagsTarget(context.cwd, app, process.env)
+        : await deployRefTarget(context.cwd, app, ref, process.env);
+  } catch (error) {
+    if (!(error instanceof DeployRefError)) throw error;
+    return error.notAllowed
+      ? apiError(403, "ref not allowed", error.message)
+      : apiError(400, "unknown ref", error.message);
   }
   const skip = skipGate ? { skipGate } : {};
   return context.deploy(app, { trigger: "api", actor, force, ...skip, ...(target ? { target } : {}) });

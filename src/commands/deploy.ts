@@ -13,7 +13,7 @@ import { queueKey } from "../queue/tickets.ts";
 import { OutboundCalls } from "../notify/outbound.ts";
 import { outboundSinks } from "../notify/sink.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
-import { deployRefTarget } from "../control/deploy-ref.ts";
+import { deployRefTarget, tagsTarget } from "../control/deploy-ref.ts";
 import { cliActor } from "../system/actor.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
@@ -49,7 +49,11 @@ export const deployCommand = defineCommand({
     refuseWhilePaused(cwd, app, args.force);
     refuseWhileFrozen(app, args.force);
     // Resolved before anything is queued: a ref that names nothing is one error line.
-    const target = args.ref === undefined ? undefined : await deployRefTarget(cwd, app, args.ref, process.env);
+    // With `tags` and no ref: the highest matching tag on the remote.
+    const target =
+      args.ref === undefined
+        ? await tagsTarget(cwd, app, process.env)
+        : await deployRefTarget(cwd, app, args.ref, process.env);
     await printLive((deployer, sink) =>
       deployer.deploy(
         {

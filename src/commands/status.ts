@@ -48,13 +48,15 @@ function pausedText({ paused, resumed }: AppStatus): string {
 }
 
 /** The live commit: its short hash, subject, author and age, and the deploy that made it live. */
-function liveText({ live }: AppStatus): string {
+function liveText(status: AppStatus): string {
+  const { live } = status;
   if (!live) return "none known (no deploy yet, and no commit checked out)";
   const words = live.subject ? ` "${live.subject}"` : "";
   const by = live.author ? ` by ${live.author}` : "";
   const when = live.date ? `, ${age(Math.max(0, Date.now() - Date.parse(live.date)))}` : "";
   const how = live.deployId ? ` (deploy ${live.deployId.slice(0, 8)})` : " (found checked out; no deploy on record)";
-  return `${short(live.sha)}${words}${by}${when}${how}`;
+  const tag = status.liveTag ? ` (tag ${status.liveTag})` : "";
+  return `${short(live.sha)}${words}${by}${when}${how}${tag}`;
 }
 
 /** One app as a few aligned lines. */

@@ -53,6 +53,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   branch: { kind: "string", env: "SERVICE_BRANCH" },
   events: { kind: "names", env: "SERVICE_EVENTS" },
   deployRefs: { kind: "names", env: "SERVICE_DEPLOY_REFS" },
+  tags: { kind: "string", env: "SERVICE_TAGS" },
   dedupeDeliveries: { kind: "boolean", env: "SERVICE_DEDUPE_DELIVERIES" },
   acknowledge: { kind: "boolean", env: "SERVICE_ACKNOWLEDGE" },
   maxBodyBytes: { kind: "positiveInt", env: "SERVICE_MAX_BODY_BYTES" },

@@ -125,6 +125,12 @@ export interface UserConfig {
    */
   deployRefs?: string[];
   /**
+   * Deploy release tags: a glob (`v*`: a pushed tag matching it deploys that tag) or a semver range (`^1.4`: the
+   * highest tag in it, never one lower than the live tag). Branch pushes are skipped unless `branch` is set too.
+   * @default none
+   */
+  tags?: string;
+  /**
    * Answer a delivery id already seen for the app in the last 24 hours (a forge's retry) with `[skipped]
    * duplicate delivery`, and deploy nothing. @default false
    */
@@ -250,6 +256,7 @@ export interface ResolvedConfig
       | "branch"
       | "events"
       | "deployRefs"
+      | "tags"
       | "apps"
       | "adminPort"
       | "adminToken"
@@ -295,6 +302,7 @@ export interface ResolvedConfig
   branch?: string;
   events?: string[];
   deployRefs?: string[];
+  tags?: string;
   /** The `apps` entries as written (validated per field); empty in single-app mode. */
   apps: AppConfig[];
 }

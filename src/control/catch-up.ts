@@ -5,6 +5,8 @@ import { pauseOf } from "../queue/pause.ts";
 import { forgetRefusedPush, refusedPush } from "../queue/refused.ts";
 import { headCommit, lsRemote, short } from "../system/git.ts";
 import type { Logger } from "../system/logger.ts";
+import type { RollbackTarget } from "../types.ts";
+import { DeployRefError, tagsTarget } from "./deploy-ref.ts";
 import { pollTarget } from "./poll.ts";
 
 /**
@@ -21,8 +23,8 @@ export interface CatchUpOptions {
   apps(): ResolvedApp[];
   /** Whether a deploy of the app runs or waits: looked at again once it is over. */
   busy(app: ResolvedApp): boolean;
-  /** Queues the catch-up deploy of `app` on behalf of `actor`; throws when the queue refuses it. */
-  deploy(app: ResolvedApp, actor: string): void;
+  /** Queues the catch-up deploy of `app` on behalf of `actor` (of a tag with `tags`); throws when the queue refuses it. */
+  deploy(app: ResolvedApp, actor: string, target?: RollbackTarget): void;
   /** @internal Tests: look this often. */
   everyMs?: number;
 }
@@ -65,9 +67,9 @@ export class CatchUpWatcher {
     if (!push || pauseOf(cwd, app.name) || freezeAt(app.freeze, new Date()) || this.options.busy(app)) return;
     const label = app.name ? `app "${app.name}"` : "the app";
     try {
-      const target = await pollTarget(app.repoPath, app.branch);
-      if (typeof target === "string") throw new Error(target);
-      const tip = await lsRemote(app.repoPath, target.remote, target.ref, process.env, LS_REMOTE_TIMEOUT_MS);
+      // With `tags`, what a push would have deployed is the highest matching tag.
+      const tagged = await tagsTarget(cwd, app, process.env);
+      const tip = tagged ? tagged.commit : await this.branchTip(app);
       const live = liveCommitOf(cwd, app.name)?.sha ?? (await headCommit(app.repoPath, process.env));
       if (this.stopped || this.options.busy(app)) return;
       forgetRefusedPush(cwd, app.name);
@@ -75,11 +77,24 @@ export class CatchUpWatcher {
         logger.info(`catch-up of ${label} skipped: ${short(tip)}, the branch's tip, is live already`);
         return;
       }
-      this.options.deploy(app, push.actor);
+      this.options.deploy(app, push.actor, tagged);
       logger.info(`catching up ${label}: deploying the push of ${push.actor} refused at ${push.at}`);
     } catch (error) {
+      // No tag may deploy (none matches, or it is below the live one): nothing to catch up, and nothing to retry.
+      if (error instanceof DeployRefError && error.cause === undefined) {
+        forgetRefusedPush(cwd, app.name);
+        logger.info(`catch-up of ${label} skipped: ${error.message}`);
+        return;
+      }
       // The memory stays: the next look tries again.
       logger.warn(`catch-up of ${label} cannot start: ${(error as Error).message}`);
     }
+  }
+
+  /** The remote's commit of the branch a push would have deployed. */
+  private async branchTip(app: ResolvedApp): Promise<string | null> {
+    const target = await pollTarget(app.repoPath, app.branch);
+    if (typeof target === "string") throw new Error(target);
+    return lsRemote(app.repoPath, target.remote, target.ref, process.env, LS_REMOTE_TIMEOUT_MS);
   }
 }

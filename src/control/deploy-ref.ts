@@ -105,6 +105,26 @@ export async function deployRefTarget(
   return { commit: found.commit, deployId: null, ref, ...(tag ? { tag } : {}) };
 }
 
+/**
+ * What a deploy that names no ref deploys for an app with `tags`: the highest matching tag on the remote
+ * (triggers/tags.ts), checked like a pushed one; undefined without `tags` (a pull). Throws DeployRefError when no
+ * tag may deploy, or the remote cannot be asked.
+ */
+export async function tagsTarget(
+  cwd: string,
+  app: Pick<ResolvedApp, "repoPath" | "name" | "branch" | "tags">,
+  env: NodeJS.ProcessEnv,
+): Promise<(RollbackTarget & { ref: string }) | undefined> {
+  if (!app.tags) return undefined;
+  const { tagTrigger } = await import("../triggers/tags.ts");
+  const decision = await tagTrigger(cwd, { ...app, tags: app.tags }, undefined, env).catch((error: Error) => {
+    // The cause says the remote could not be asked: a catch-up tries again, unlike for a tag that may not deploy.
+    throw Object.assign(new DeployRefError(`tags ${app.tags}: ${error.message}`), { cause: error });
+  });
+  if ("skip" in decision) throw new DeployRefError(`tags ${app.tags}: ${decision.skip.text}`);
+  return decision.target;
+}
+
 /** A ref resolved: its commit, and the full ref of the branch or tag it named (none for a commit). */
 interface Resolved {
   commit: string;

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { ResolvedApp } from "../config/apps.ts";
 import { listDeploys, readDeployRecord, type HistoryEntry } from "../history/read.ts";
 import { gitQuery, headCommit, lsRemote, short } from "../system/git.ts";
+import { liveCommitOf } from "../history/live.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
 import type { Logger } from "../system/logger.ts";
 import { pauseOf } from "../queue/pause.ts";
@@ -9,6 +10,7 @@ import { rememberRefusedPush } from "../queue/refused.ts";
 import { freezeOf, frozenText } from "../deploy/frozen.ts";
 import { decidePush, decidesPushes } from "../triggers/decide.ts";
 import type { TriggerSkip } from "../triggers/types.ts";
+import type { RollbackTarget } from "../types.ts";
 
 /**
  * Polling: for servers a forge cannot reach, and for deliveries a forge dropped. Each app with `pollIntervalMs`
@@ -54,8 +56,11 @@ export interface PollerOptions {
   apps(): ResolvedApp[];
   /** Whether a deploy of the app runs or waits: no poll then. */
   busy(app: ResolvedApp): boolean;
-  /** Queues a deploy of the app with trigger "poll" (with `paths`: the files that matched); throws when the queue refuses it. */
-  deploy(app: ResolvedApp, paths?: { matched: string[] }): void;
+  /**
+   * Queues a deploy of the app with trigger "poll": of a tag with `tags`, with the files that matched with `paths`;
+   * throws when the queue refuses it.
+   */
+  deploy(app: ResolvedApp, asked?: { target?: RollbackTarget; paths?: { matched: string[] } }): void;
   /** Each poll's result, for the metrics. */
   counted(app: string, result: PollResult): void;
   /** A remote commit not deployed for its paths or a skip marker (triggers/), counted once per commit. */
@@ -225,6 +230,7 @@ export class Poller {
     if (paused) return { result: "skipped", detail: `paused: ${paused.reason}` };
     if (frozen) return { result: "skipped", detail: frozenText(frozen) };
     if (this.options.busy(app)) return { result: "skipped", detail: "a deploy runs or waits" };
+    if (app.tags) return this.pollTags(app, loop);
     const target = await pollTarget(app.repoPath, app.branch);
     if (typeof target === "string") throw new Error(target);
     const commit = await lsRemote(app.repoPath, target.remote, target.ref, process.env, LS_REMOTE_TIMEOUT_MS);
@@ -249,7 +255,7 @@ export class Poller {
           return { result: "skipped", commit, detail: decision.skip.text };
         }
         if (this.stopped) return { result: "skipped", commit, detail: "the service is stopping" };
-        this.options.deploy(app, decision.paths);
+        this.options.deploy(app, decision.paths ? { paths: decision.paths } : undefined);
         loop.tried = commit;
         return { result: "deployed", commit };
       }
@@ -257,6 +263,31 @@ export class Poller {
     }
     const at = head ? `HEAD stays at ${short(head)}` : "HEAD stays";
     return { result: "unchanged", commit, detail: `${short(commit)} was deployed already; ${at} until a new push` };
+  }
+
+  /**
+   * A poll of an app with `tags`: the remote's highest matching tag (triggers/tags.ts) deploys when its commit is
+   * new, by the same rules as a branch's (not live, not tried, not pulled by an earlier deploy).
+   */
+  private async pollTags(
+    app: ResolvedApp,
+    loop: Loop,
+  ): Promise<Omit<PollState, "at" | "intervalMs" | "failures" | "nextInMs">> {
+    const { tagTrigger } = await import("../triggers/tags.ts");
+    const decision = await tagTrigger(this.options.cwd, { ...app, tags: app.tags! }, undefined, process.env);
+    if ("skip" in decision) return { result: "skipped", detail: decision.skip.text };
+    const { commit, tag } = decision.target;
+    if (this.options.busy(app)) return { result: "skipped", commit, detail: "a deploy runs or waits" };
+    if (this.stopped) return { result: "skipped", commit, detail: "the service is stopping" };
+    const live = liveCommitOf(this.options.cwd, app.name)?.sha ?? (await headCommit(app.repoPath, process.env));
+    if (commit === live) return { result: "unchanged", commit, detail: `tag ${tag} is live` };
+    if (commit === loop.tried || deployThatPulled(this.options.cwd, app, commit)) {
+      loop.tried = commit;
+      return { result: "unchanged", commit, detail: `tag ${tag} (${short(commit)}) was deployed already` };
+    }
+    this.options.deploy(app, { target: decision.target });
+    loop.tried = commit;
+    return { result: "deployed", commit, detail: `tag ${tag}` };
   }
 
   private record(app: ResolvedApp, loop: Loop, outcome: Omit<PollState, "at" | "intervalMs">): void {

@@ -1,6 +1,6 @@
 import type { ResolvedApp } from "../config/apps.ts";
 import { freezeAt, nextFreeze, type Freeze } from "../config/freeze.ts";
-import { leftLive, ofApp } from "../history/live.ts";
+import { leftLive, ofApp, tagOf } from "../history/live.ts";
 import type { CommitInfo } from "../types.ts";
 import { commitInfos, headCommit } from "../system/git.ts";
 import { processAlive } from "../system/liveness.ts";
@@ -24,6 +24,8 @@ export interface AppStatus {
   commit: string | null;
   /** The live commit in words, and the deploy that made it live (null: found checked out, before any deploy). */
   live: LiveCommit | null;
+  /** The tag the deploy that made it live deployed (`--ref v1.4.2`, a tag push with `tags`); null when none. */
+  liveTag: string | null;
   /** The commit checked out in repoPath (the clone's HEAD); null when there is none. It differs from the live one with releases, and after a deploy that failed in place. */
   checkedOut: string | null;
   /** The pause in force (reason, since, by), or null. */
@@ -100,21 +102,23 @@ export async function liveOf(
   app: Pick<ResolvedApp, "name" | "repoPath">,
   history: HistoryEntry[],
   releases: ReleasesView | null,
-): Promise<{ commit: string | null; live: LiveCommit | null; checkedOut: string | null }> {
+): Promise<{ commit: string | null; live: LiveCommit | null; liveTag: string | null; checkedOut: string | null }> {
   const checkedOut = await headCommit(app.repoPath, process.env).catch(() => null);
   const deployed = history.find((entry) => ofApp(entry, app.name) && leftLive(entry));
   let live: { sha: string; deployId: string | null } | null;
   if (releases) live = releases.live?.commit ? { sha: releases.live.commit, deployId: releases.live.deployId } : null;
   else if (deployed?.commit) live = { sha: deployed.commit.sha, deployId: deployed.id };
   else live = checkedOut ? { sha: checkedOut, deployId: null } : null;
-  if (!live) return { commit: null, live: null, checkedOut };
+  if (!live) return { commit: null, live: null, liveTag: null, checkedOut };
   const sha = live.sha;
   const recorded = history.find((entry) => entry.commit?.sha === sha)?.commit;
   const words =
     recorded ??
     (await commitInfos(app.repoPath, [sha], process.env).catch(() => undefined))?.get(sha) ??
     ({ sha, subject: "", author: "", date: "" } satisfies CommitInfo);
-  return { commit: sha, live: { ...words, sha, deployId: live.deployId }, checkedOut };
+  const by = live.deployId ? history.find((entry) => entry.id === live.deployId) : undefined;
+  const liveTag = (by && tagOf(by)) ?? null;
+  return { commit: sha, live: { ...words, sha, deployId: live.deployId }, liveTag, checkedOut };
 }
 
 /** An app's releases, read only when it has them (the module is not loaded otherwise). */

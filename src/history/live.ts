@@ -5,7 +5,7 @@
  */
 import type { CommitInfo } from "../types.ts";
 import type { HistoryEntry } from "./entry.ts";
-import { newestDeploys } from "./read.ts";
+import { newestDeploys, readDeployRecord } from "./read.ts";
 
 /** Whether `entry` is a deploy of `app` (a name; undefined in single-app mode, where every deploy is the app's). */
 export const ofApp = (entry: HistoryEntry, app: string | undefined) => app === undefined || entry.app === app;
@@ -13,6 +13,17 @@ export const ofApp = (entry: HistoryEntry, app: string | undefined) => app === u
 /** Whether the deploy left its commit live: it ended ok, or rolled back (the commit it returned to is live). */
 export const leftLive = (entry: HistoryEntry) =>
   entry.status === "done" && (entry.ok === true || entry.rolledBack) && entry.commit !== null;
+
+/**
+ * The tag a deploy that left its commit live deployed (its target's tag: `--ref v1.4.2`, a tag push); undefined
+ * when it named none, or was rolled back (what is live is then an earlier deploy's commit).
+ */
+export function tagOf(entry: HistoryEntry): string | undefined {
+  if (entry.rolledBack) return undefined;
+  const target = (readDeployRecord(entry.jsonPath)?.result as { target?: { tag?: unknown } } | undefined)?.target;
+  if (typeof target?.tag === "string") return target.tag;
+  return entry.ref?.startsWith("refs/tags/") ? entry.ref.slice(10) : undefined;
+}
 
 /** The live commit of `app` from the logs of `cwd`, reading records only as far back as it takes. */
 export function liveCommitOf(cwd: string, app: string | undefined): CommitInfo | null {

@@ -76,21 +76,32 @@ export interface Skip extends ForgeDelivery {
  * `events` leaves it alone, and `branch` only looks at a ref its body names.
  */
 export function skipReason(
-  app: { branch?: string; events?: readonly string[] },
+  app: { branch?: string; events?: readonly string[]; tags?: string },
   delivery: ForgeDelivery,
   payload: Payload | undefined,
 ): Skip | undefined {
-  if (!app.branch && !app.events) return undefined;
+  if (!app.branch && !app.events && !app.tags) return undefined;
   const { event } = delivery;
   if (event !== null && !(app.events ? listed(app.events, event) : isPush(event))) {
     // A forge sends a ping when the webhook is created: answered 200, so the forge shows it green.
     if (event.toLowerCase() === "ping") return { ...delivery, message: "ping: the webhook works" };
-    const deploys = app.events ? `on ${app.events.join(", ")}` : `pushes to branch ${app.branch}`;
+    const deploys = app.events
+      ? `on ${app.events.join(", ")}`
+      : app.branch
+        ? `pushes to branch ${app.branch}`
+        : `pushes of tags (${app.tags})`;
     return { ...delivery, message: `${event} event; this app deploys ${deploys} only` };
   }
-  if (!app.branch) return undefined;
+  if (!app.branch && !app.tags) return undefined;
   const pushed = branchOfPush(payload, app.branch);
-  if (!pushed || pushed.branch === app.branch) return undefined;
+  // With `tags`, a tag push is the tag trigger's to judge (triggers/tags.ts); a branch push deploys only by `branch`.
+  if (!pushed || pushed.branch === app.branch || (app.tags && pushed.ref.startsWith("refs/tags/"))) return undefined;
+  if (!app.branch)
+    return {
+      ...delivery,
+      ref: pushed.ref,
+      message: `a push to ${pushed.ref.replace(/^refs\/(heads|tags)\//, "")}: this app deploys tags (${app.tags})`,
+    };
   const [kind, name] = pushed.ref.startsWith("refs/tags/")
     ? ["tag", pushed.ref.slice(10)]
     : pushed.ref.startsWith("refs/heads/")

@@ -32,6 +32,7 @@ import { clientAddress, FailureThrottle } from "./throttle.ts";
 import type { Logger } from "../system/logger.ts";
 import type { TriggerSkip } from "../triggers/types.ts";
 import { headMessageOf } from "../triggers/markers.ts";
+import { tagDelivery } from "./tag-delivery.ts";
 
 /** What the webhook tells the counters (the admin listener's metrics, admin/metrics.ts). */
 export interface WebhookCounters {
@@ -156,12 +157,12 @@ export function webhookHandler(
     // filter needs it or it costs no more than hashing it (who pushed is read from it); otherwise it is hashed as
     // it streams in.
     let body: Uint8Array | undefined;
-    if (signed || app.branch) {
+    if (signed || app.branch || app.tags) {
       const signer = signed ? bodySigner(request.headers, secret) : undefined;
       const small = (declaredLength(request) ?? Infinity) <= STREAMED_BODY_CHARGE_BYTES;
       const read = await readBody(request, {
         limit: app.maxBodyBytes,
-        keep: !signer || Boolean(app.branch) || small,
+        keep: !signer || Boolean(app.branch || app.tags) || small,
         budget: signer && unauthenticatedBodies,
         onChunk: signer?.update,
       });
@@ -183,7 +184,15 @@ export function webhookHandler(
     const wantsJson = query.get("format") === "json";
     const forge = forgeDelivery(request.headers);
     const payload = parsePayload(body, request.headers.get("content-type"));
-    const skip = skipReason(app, forge, payload);
+    let skip = skipReason(app, forge, payload);
+    // With `tags`: a tag push, or a request naming no ref, deploys a tag (triggers/tags.ts) or is skipped.
+    const tagged = app.tags && !skip ? await tagDelivery(cwd, app, forge, payload) : undefined;
+    if (tagged instanceof Response) return tagged;
+    if (tagged && "skip" in tagged) {
+      skip = tagged.skip;
+      metrics?.skippedPush(app.name ?? "default", "tag");
+    }
+    const target = tagged && "target" in tagged ? tagged.target : undefined;
     const paused = skip ? undefined : pausedResponse(cwd, app.name, wantsJson);
     const freeze = skip || paused ? undefined : freezeOf({ config: app });
     const skipped = skip ? skippedResponse(skip, wantsJson) : (paused ?? frozenResponse(freeze, wantsJson));
@@ -238,7 +247,9 @@ export function webhookHandler(
     // queuePolicy latest: a deploy waiting for this repository serves this request too (latest.ts).
     const key = `${app.name ?? ""}\0${queueKey(app.repoPath)}`;
     const joined =
-      app.queuePolicy === "latest" ? latest.join(key, forge.delivery, (event) => stream?.sink(event)) : undefined;
+      app.queuePolicy === "latest" && !target
+        ? latest.join(key, forge.delivery, (event) => stream?.sink(event))
+        : undefined;
     const id = joined?.id ?? crypto.randomUUID();
     deliveries?.log.remember(appName, delivery!, id);
     let position = joined?.position ?? 0;
@@ -252,7 +263,7 @@ export function webhookHandler(
     else
       try {
         const notices = reloader.problem ? [reloader.problem] : [];
-        const served = app.queuePolicy === "latest" ? latest.served(forge.delivery) : undefined;
+        const served = app.queuePolicy === "latest" && !target ? latest.served(forge.delivery) : undefined;
         result = deployer.deploy({
           id,
           app: app.name,
@@ -261,6 +272,7 @@ export function webhookHandler(
           actor: actor(),
           ...(pushed ? { pushed } : {}),
           ...(trigger?.paths ? { paths: trigger.paths } : {}),
+          ...(target ? { target } : {}),
           ...forge,
           cwd,
           sink: metrics ? metrics.observe(appName, sink) : sink,

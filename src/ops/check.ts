@@ -84,6 +84,7 @@ function appSettings(app: ResolvedApp): { label: string; value: string }[] {
   return [
     { label: "run", value: scriptLines(app.runScript).join("; ") },
     { label: "branch", value: app.branch ?? "any" },
+    { label: "tags", value: app.tags ?? "none" },
     { label: "pull", value: app.pull },
     { label: "events", value: app.events?.length ? app.events.join(", ") : "any" },
     {
@@ -105,6 +106,16 @@ function describeGate(gate: ResolvedApp["gate"], seconds: (ms: number) => string
   const checks = gate.checks.map((check) => (typeof check === "string" ? check : `${check.name} (by ${check.by})`));
   const bake = gate.bakeMs > 0 ? `, then bake ${seconds(gate.bakeMs)}` : "";
   return `${checks.join(", ")} success (wait up to ${seconds(gate.waitMs)}${bake})`;
+}
+
+/** A `tags` that is no rule (a range that does not parse); triggers/tags.ts is loaded only for an app that has one. */
+async function tagsProblems(apps: { name?: string; tags?: string }[]): Promise<string[]> {
+  if (!apps.some((app) => app.tags !== undefined)) return [];
+  const { tagsRule } = await import("../triggers/tags.ts");
+  return apps.flatMap((app) => {
+    const rule = app.tags === undefined ? undefined : tagsRule(app.tags);
+    return typeof rule === "string" ? [`${app.name ? `app "${app.name}": ` : ""}${rule}`] : [];
+  });
 }
 
 /** A URL as shown: a password in it is masked. */
@@ -230,5 +241,6 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
     problems.push(...found.problems);
     warnings.push(...found.warnings);
   }
+  problems.push(...(await tagsProblems(config.apps.length === 0 ? [config] : valid.apps)));
   return { file, values, apps, problems, warnings, outbound, guarded };
 }
