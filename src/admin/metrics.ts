@@ -28,6 +28,7 @@ export class Metrics {
   private readonly gates = new Map<string, number>();
   private readonly frozen = new Map<string, number>();
   private readonly catchUps = new Map<string, number>();
+  private readonly skippedPushes = new Map<string, number>();
   /** The deploy each app runs now, from its `start` event to its `done` event. */
   readonly running = new Map<string, RunningDeploy>();
 
@@ -58,6 +59,11 @@ export class Metrics {
   /** A deploy refused by a freeze window (a webhook request, an API call). */
   frozenRefused(app: string): void {
     bump(this.frozen, labels({ app }));
+  }
+
+  /** A delivery a trigger rule skipped (triggers/types.ts): by its reason. */
+  skippedPush(app: string, reason: string): void {
+    bump(this.skippedPushes, labels({ app, reason }));
   }
 
   /** A catch-up deploy queued after a pause or a freeze. */
@@ -143,6 +149,8 @@ export class Metrics {
     for (const [key, n] of this.frozen) out.push(`service_frozen_refusals_total${key} ${n}`);
     family("service_catch_ups_total", "counter", "Catch-up deploys queued after a pause or a freeze, by app.");
     for (const [key, n] of this.catchUps) out.push(`service_catch_ups_total${key} ${n}`);
+    family("service_skipped_pushes_total", "counter", "Deliveries a trigger rule skipped, by app and reason.");
+    for (const [key, n] of this.skippedPushes) out.push(`service_skipped_pushes_total${key} ${n}`);
     family("service_paused", "gauge", "1 while an app's deploys are paused.");
     for (const { name, paused } of apps) out.push(`service_paused${labels({ app: name })} ${paused ? 1 : 0}`);
     return `${out.join("\n")}\n`;

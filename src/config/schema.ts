@@ -192,6 +192,19 @@ export interface UserConfig {
   freeze?: FreezeWindow[];
   /** When a pause or a freeze ends, deploy the newest push refused during it, once. @default false */
   catchUp?: boolean;
+  /**
+   * Deploy a GitHub `deployment` event's commit (for `environment`, a ref that is `branch` or in `deployRefs`), and
+   * post that deployment's statuses. @default false
+   */
+  deploymentEvents?: boolean;
+  /** The forge's environment this app deploys: deployment events for another are skipped. @default "production" */
+  environment?: string;
+  /** With deploymentEvents: only deployments created by these logins deploy. @default anyone */
+  deploymentCreators?: string[];
+  /** The dashboard's public URL (`https://deploy.example.com/admin`): a deployment status links to a deploy's page. @default none */
+  adminPublicUrl?: string;
+  /** The deployed app's URL, given to the forge's deployment statuses. @default none */
+  environmentUrl?: string;
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
   /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
@@ -256,8 +269,14 @@ export interface ResolvedConfig
       | "activateScript"
       | "boundConnections"
       | "freeze"
+      | "deploymentCreators"
+      | "adminPublicUrl"
+      | "environmentUrl"
     >
   > {
+  deploymentCreators?: string[];
+  adminPublicUrl?: string;
+  environmentUrl?: string;
   freeze?: FreezeWindow[];
   /** Unset: bounded unless `hostname` is a loopback address (`boundedPort`). */
   boundConnections?: boolean;
@@ -311,6 +330,8 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     adminHostname: "127.0.0.1",
     httpsPrompt: true,
     catchUp: false,
+    deploymentEvents: false,
+    environment: "production",
   };
 }
 

@@ -218,6 +218,7 @@ export class DeployLog {
       ...(this.header.ref !== undefined ? { ref: this.header.ref } : {}),
       ...(this.header.forced ? { forced: true } : {}),
       ...(this.header.pushed ? { pushed: this.header.pushed } : {}),
+      ...(this.header.deployment ? { deployment: this.header.deployment } : {}),
       event: this.header.event ?? null,
       delivery: this.header.delivery ?? null,
       repoPath: this.header.repoPath,

@@ -4,7 +4,7 @@
  */
 import { closeSync } from "node:fs";
 import { join } from "node:path";
-import type { DeployResult, Outcome, Served, Trigger } from "../types.ts";
+import type { DeploymentInfo, DeployResult, Outcome, Served, Trigger } from "../types.ts";
 import { openForAppend, readNoFollow, writeAll, writeFileAtomic } from "../system/files.ts";
 
 /** Log directory, relative to the working directory. */
@@ -33,6 +33,8 @@ export interface DeployRecordHeader {
   forced?: boolean;
   /** The commit the forge's delivery said was pushed (checked after the pull). */
   pushed?: string;
+  /** A GitHub deployment event's deployment. */
+  deployment?: DeploymentInfo;
   /** The forge event and delivery id of a webhook deploy. */
   event?: string | null;
   delivery?: string | null;
@@ -53,6 +55,7 @@ export interface DeployRecord {
   ref?: string;
   forced?: boolean;
   pushed?: string;
+  deployment?: DeploymentInfo;
   /** While it runs: what it waits for (`checks`: at a gate, docs/configuration.md "gate"). */
   waiting?: string;
   /** A cancelled deploy: who cancelled it, and when. */

@@ -36,6 +36,8 @@ export interface WebhookCounters {
   webhookRequest(app: string, status: number): void;
   /** A request answered "skipped": it never became a deploy. */
   deployEnded(app: string, outcome: "skipped"): void;
+  /** A delivery a trigger rule skipped (triggers/types.ts), by its reason. */
+  skippedPush(app: string, reason: string): void;
   /** A request refused by a freeze window. */
   frozenRefused(app: string): void;
   /** `sink` wrapped so the counters hear the deploy of `app` start and end. */
@@ -157,7 +159,7 @@ export function webhookHandler(
       const small = (declaredLength(request) ?? Infinity) <= STREAMED_BODY_CHARGE_BYTES;
       const read = await readBody(request, {
         limit: app.maxBodyBytes,
-        keep: !signer || Boolean(app.branch) || small,
+        keep: !signer || Boolean(app.branch || app.deploymentEvents) || small,
         budget: signer && unauthenticatedBodies,
         onChunk: signer?.update,
       });
@@ -179,13 +181,21 @@ export function webhookHandler(
     const wantsJson = query.get("format") === "json";
     const forge = forgeDelivery(request.headers);
     const payload = parsePayload(body, request.headers.get("content-type"));
-    const skip = skipReason(app, forge, payload);
+    // With deploymentEvents, a deployment event is decided by its own rules (loaded only then), not the events filter.
+    const deployment =
+      app.deploymentEvents && forge.event?.toLowerCase() === "deployment"
+        ? await import("../triggers/deployment.ts").then((m) => m.deploymentTrigger(app, payload, process.env))
+        : undefined;
+    const triggerSkip = deployment && "skip" in deployment ? deployment.skip : undefined;
+    if (triggerSkip) metrics?.skippedPush(app.name ?? "default", triggerSkip.reason);
+    const skip = deployment ? triggerSkip && { ...forge, message: triggerSkip.text } : skipReason(app, forge, payload);
     const paused = skip ? undefined : pausedResponse(cwd, app.name, wantsJson);
     const freeze = skip || paused ? undefined : freezeOf({ config: app });
     const skipped = skip ? skippedResponse(skip, wantsJson) : (paused ?? frozenResponse(freeze, wantsJson));
     const appName = app.name ?? "default";
     // Who pushed, from the authenticated body; a request that names nobody (curl) is known by its address.
     const actor = () =>
+      (deployment && "actor" in deployment ? deployment.actor : undefined) ??
       pusherOf(payload) ??
       `webhook@${clientAddress(request.headers, () => control.remoteAddress(request), current.trustProxy)}`;
     if (skipped) {
@@ -223,7 +233,9 @@ export function webhookHandler(
     // queuePolicy latest: a deploy waiting for this repository serves this request too (latest.ts).
     const key = `${app.name ?? ""}\0${queueKey(app.repoPath)}`;
     const joined =
-      app.queuePolicy === "latest" ? latest.join(key, forge.delivery, (event) => stream?.sink(event)) : undefined;
+      app.queuePolicy === "latest" && !deployment
+        ? latest.join(key, forge.delivery, (event) => stream?.sink(event))
+        : undefined;
     const id = joined?.id ?? crypto.randomUUID();
     deliveries?.log.remember(appName, delivery!, id);
     let position = joined?.position ?? 0;
@@ -237,7 +249,8 @@ export function webhookHandler(
     else
       try {
         const notices = reloader.problem ? [reloader.problem] : [];
-        const served = app.queuePolicy === "latest" ? latest.served(forge.delivery) : undefined;
+        // A deployment deploys its own commit: it neither joins nor serves another request.
+        const served = app.queuePolicy === "latest" && !deployment ? latest.served(forge.delivery) : undefined;
         result = deployer.deploy({
           id,
           app: app.name,
@@ -245,6 +258,9 @@ export function webhookHandler(
           trigger: "webhook",
           actor: actor(),
           ...(pushed ? { pushed } : {}),
+          ...(deployment && "target" in deployment
+            ? { target: deployment.target, deployment: deployment.deployment }
+            : {}),
           ...forge,
           cwd,
           sink: metrics ? metrics.observe(appName, sink) : sink,

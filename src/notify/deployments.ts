@@ -34,28 +34,46 @@ export function createDeploymentRequest(
   };
 }
 
+/** A deployment status: GitHub's states (`pending` is said `in_progress`, as the deploy is running then). */
+export type DeploymentState = "queued" | "in_progress" | "success" | "failure" | "error" | "inactive";
+
+/** What a deployment status links to: the deploy's page, the environment, and (for our own) its environment name. */
+export interface DeploymentLinks {
+  log_url?: string;
+  environment_url?: string;
+  environment?: string;
+}
+
+/** `POST /repos/{owner}/{repo}/deployments/{deployment_id}/statuses`. */
 export function deploymentStatusRequest(
   target: StatusTarget,
   id: number,
-  state: StatusState,
+  state: StatusState | DeploymentState,
   description: string,
-  url: string | undefined,
-  environment: string,
+  links: DeploymentLinks,
 ): OutboundRequest {
   const deploymentState = state === "pending" ? "in_progress" : state;
   return {
     url: `${target.apiUrl}/repos/${repoPath(target.repo)}/deployments/${id}/statuses`,
     headers: { ...HEADERS, authorization: `Bearer ${target.token}` },
-    body: JSON.stringify({
-      state: deploymentState,
-      description: clipDescription(description),
-      environment,
-      ...(url ? { log_url: url } : {}),
-    }),
+    body: JSON.stringify({ state: deploymentState, description: clipDescription(description), ...links }),
   };
 }
 
-type Send = (what: string, request: OutboundRequest) => Promise<OutboundAnswer | undefined>;
+/** The links of a deploy's deployment statuses: its dashboard page (`adminPublicUrl`) and `environmentUrl`. */
+export function deployLinks(
+  config: { adminPublicUrl?: string; environmentUrl?: string },
+  id: string,
+): Pick<DeploymentLinks, "log_url" | "environment_url"> {
+  return {
+    ...(config.adminPublicUrl
+      ? { log_url: `${config.adminPublicUrl.replace(/\/+$/, "")}/deploys/${encodeURIComponent(id)}` }
+      : {}),
+    ...(config.environmentUrl ? { environment_url: config.environmentUrl } : {}),
+  };
+}
+
+export type Send = (what: string, request: OutboundRequest) => Promise<OutboundAnswer | undefined>;
 
 /** One deploy's Deployment: created with the first (pending) status, updated with each later one. */
 export class GithubDeployment {
@@ -65,6 +83,7 @@ export class GithubDeployment {
     private readonly target: StatusTarget,
     private readonly environment: string,
     private readonly send: Send,
+    private readonly environmentUrl?: string,
   ) {}
 
   async post(sha: string, state: StatusState, description: string, url: string | undefined): Promise<void> {
@@ -77,7 +96,12 @@ export class GithubDeployment {
     }
     if (this.id === undefined) return;
     const label = `deployment ${state === "pending" ? "in_progress" : state}`;
-    await this.send(label, deploymentStatusRequest(this.target, this.id, state, description, url, this.environment));
+    const links = {
+      environment: this.environment,
+      ...(url ? { log_url: url } : {}),
+      ...(this.environmentUrl ? { environment_url: this.environmentUrl } : {}),
+    };
+    await this.send(label, deploymentStatusRequest(this.target, this.id, state, description, links));
   }
 }
 

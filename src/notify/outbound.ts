@@ -5,6 +5,8 @@
  */
 
 export interface OutboundRequest {
+  /** @default "POST" (GitLab updates a deployment with PUT) */
+  method?: "POST" | "PUT";
   url: string;
   headers: Record<string, string>;
   body: string;
@@ -143,7 +145,7 @@ async function once(
   stop.addEventListener("abort", onStop, { once: true });
   try {
     const response = await fetch(request.url, {
-      method: "POST",
+      method: request.method ?? "POST",
       headers: { "user-agent": "service-deploy-webhook", ...request.headers },
       body: request.body,
       redirect: "manual",
