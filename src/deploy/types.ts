@@ -75,7 +75,7 @@ export interface OutboundDeploy {
   forced?: true;
   cwd: string;
   repoPath: string;
-  config: Pick<DeploySettings, "status" | "notify" | "environment" | "environmentUrl" | "adminPublicUrl">;
+  config: Pick<DeploySettings, "status" | "notify" | "branch" | "environment" | "environmentUrl" | "adminPublicUrl">;
   env: NodeJS.ProcessEnv;
   /** The deploy's log files: outcomes are written back into them. */
   log: DeployLog;

@@ -105,7 +105,8 @@ export class GithubDeployment {
   }
 }
 
-function idOf(body: string | undefined): number | undefined {
+/** The id of a created deployment (GitHub's, GitLab's), from its answer. */
+export function idOf(body: string | undefined): number | undefined {
   try {
     const id = (JSON.parse(body ?? "") as { id?: unknown }).id;
     return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;

@@ -74,8 +74,8 @@ export function outboundProblems(app: OutboundSettings, cwd: string, env: NodeJS
   const label = app.name ? `app "${app.name}": ` : "";
   const target = statusTarget(app.status, originOf(app.repoPath), app.name, cwd, env);
   if ("problem" in target) return [`${label}${target.problem}`];
-  if (app.status.deployments && target.provider !== "github")
-    return [`${label}status: deployments is GitHub's only; ${target.provider} gets commit statuses alone`];
+  if (app.status.deployments && target.provider !== "github" && target.provider !== "gitlab")
+    return [`${label}status: deployments is GitHub's and GitLab's only; ${target.provider} gets commit statuses alone`];
   return [];
 }
 

@@ -5,11 +5,12 @@
  */
 import type { OutboundDeploy, OutboundSinks, QueuedDeploy } from "../deploy/types.ts";
 import type { CommitInfo, DeployEvent, DeployResult, DeploySink } from "../types.ts";
-import { commitInfos, gitQuery } from "../system/git.ts";
+import { commitInfos, currentBranch, fullRefName, gitQuery } from "../system/git.ts";
 import { appendOutbound, type OutboundEntry } from "../history/record.ts";
 import { Redaction } from "../system/redact.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";
 import { GithubDeployment } from "./deployments.ts";
+import { GitlabDeployment } from "./gitlab-deployments.ts";
 import { EventDeployment, queuedStatus, resolveTarget, type EarlyOutcome } from "./deployment-event.ts";
 import { notifyPayload, notifyRequest, notifyOutcome, Tail } from "./payloads.ts";
 import type { OutboundCalls, OutboundRequest } from "./outbound.ts";
@@ -54,6 +55,7 @@ export function outboundSink(
   const resolvedTarget = () => (target ??= resolveTarget(ctx));
   let problemSaid = false;
   let deployment: GithubDeployment | undefined;
+  let gitlabDeployment: GitlabDeployment | undefined;
   /** Outcomes written to the .log while the deploy ran; the record gets them once it is finished. */
   const held: OutboundEntry[] = [];
 
@@ -150,14 +152,16 @@ export function outboundSink(
           settings.timeoutMs,
         );
         // A deploy a deployment event started has its deployment already: never a second one.
-        if (resolved.provider === "github" && settings.deployments && !ctx.deployment) {
-          deployment ??= new GithubDeployment(
-            resolved,
-            settings.environment ?? ctx.app ?? "production",
-            (what, request) => send("status", "github", what, request, settings.timeoutMs),
-            ctx.config.environmentUrl,
-          );
+        if (!settings.deployments || ctx.deployment) return;
+        const environment = settings.environment ?? ctx.app ?? "production";
+        const sendAs = (what: string, request: OutboundRequest) =>
+          send("status", resolved.provider, what, request, settings.timeoutMs);
+        if (resolved.provider === "github") {
+          deployment ??= new GithubDeployment(resolved, environment, sendAs, ctx.config.environmentUrl);
           await deployment.post(sha, state, description, url);
+        } else if (resolved.provider === "gitlab") {
+          gitlabDeployment ??= new GitlabDeployment(resolved, environment, () => deployedRef(ctx), sendAs);
+          await gitlabDeployment.post(sha, state);
         }
       }),
     );
@@ -257,4 +261,11 @@ async function revParse(repoPath: string, commit: string, env: NodeJS.ProcessEnv
   if (!commit) return null;
   const { code, stdout } = await gitQuery(repoPath, ["rev-parse", "--verify", "--quiet", `${commit}^{commit}`], env);
   return code === 0 && stdout ? stdout : null;
+}
+
+/** The branch or tag a deploy deployed (GitLab records it with the deployment): the ref named, else the branch. */
+async function deployedRef(ctx: OutboundDeploy): Promise<{ ref: string; tag: boolean }> {
+  const ref = ctx.ref ?? ctx.config.branch ?? (await currentBranch(ctx.repoPath, ctx.env)) ?? "HEAD";
+  const full = await fullRefName(ctx.repoPath, ref, ctx.env);
+  return full?.startsWith("refs/tags/") ? { ref: full.slice(10), tag: true } : { ref, tag: false };
 }

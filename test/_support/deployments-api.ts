@@ -76,6 +76,12 @@ export function deploymentsApi(): DeploymentsApi {
     if (request.headers.get("private-token") !== DEPLOY_TOKEN) return refuse(request, path, "token", 401);
     if (!request.headers.get("content-type")?.startsWith("application/json")) return refuse(request, path, "type");
     const project = `/projects/${encodeURIComponent(OWNER_REPO)}/deployments`;
+    // The commit status posted beside it (`POST /projects/:id/statuses/:sha`).
+    const commit = new RegExp(`^/projects/${encodeURIComponent(OWNER_REPO)}/statuses/([0-9a-f]{40})$`).exec(path);
+    if (request.method === "POST" && commit && typeof body.state === "string" && typeof body.name === "string") {
+      api.commitStatuses.push({ sha: commit[1]!, state: body.state });
+      return json(201, { id: nextId++, status: body.state });
+    }
     if (request.method === "POST" && path === project) {
       for (const key of ["environment", "sha", "ref"])
         if (typeof body[key] !== "string" || !body[key]) return refuse(request, path, `body ${key}`);
