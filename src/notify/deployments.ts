@@ -78,6 +78,7 @@ export type Send = (what: string, request: OutboundRequest) => Promise<OutboundA
 /** One deploy's Deployment: created with the first (pending) status, updated with each later one. */
 export class GithubDeployment {
   private id: number | undefined;
+  private sha: string | undefined;
 
   constructor(
     private readonly target: StatusTarget,
@@ -93,15 +94,65 @@ export class GithubDeployment {
         createDeploymentRequest(this.target, sha, this.environment, description),
       );
       this.id = created?.ok ? idOf(created.body) : undefined;
+      this.sha = sha;
     }
     if (this.id === undefined) return;
     const label = `deployment ${state === "pending" ? "in_progress" : state}`;
-    const links = {
+    await this.send(label, deploymentStatusRequest(this.target, this.id, state, description, this.links(url)));
+  }
+
+  /**
+   * A failed deploy rolled back to `to`: a new Deployment for the commit live again (success), and this deploy's
+   * marked `inactive`. Posted, not left to GitHub's `auto_inactive` (which its docs limit to non-production
+   * environments unless a preview media type is sent).
+   */
+  async rolledBack(to: string, url: string | undefined): Promise<void> {
+    const from = this.id;
+    const description = `Live again after a rollback: ${to.slice(0, 7)}`;
+    const created = await this.send(
+      "deployment",
+      createDeploymentRequest(this.target, to, this.environment, description),
+    );
+    const id = created?.ok ? idOf(created.body) : undefined;
+    if (id !== undefined)
+      await this.send(
+        "deployment success",
+        deploymentStatusRequest(this.target, id, "success", description, this.links(url)),
+      );
+    if (from !== undefined) await this.inactive(from, to, url);
+  }
+
+  /**
+   * A rollback (`service rollback`) made this Deployment's commit live again: the Deployments of the commit it
+   * rolled back from, in this environment, are marked `inactive`
+   * (`GET /repos/{owner}/{repo}/deployments?sha=…&environment=…`).
+   */
+  async replaced(from: string, url: string | undefined): Promise<void> {
+    const query = new URLSearchParams({ sha: from, environment: this.environment, per_page: "10" });
+    const listed = await this.send("deployments of the commit rolled back from", {
+      method: "GET",
+      url: `${this.target.apiUrl}/repos/${repoPath(this.target.repo)}/deployments?${query}`,
+      headers: { ...HEADERS, authorization: `Bearer ${this.target.token}` },
+      body: "",
+    });
+    if (!listed?.ok || this.id === undefined) return;
+    for (const id of idsOf(listed.body)) if (id !== this.id) await this.inactive(id, this.sha ?? "", url);
+  }
+
+  private inactive(id: number, to: string, url: string | undefined) {
+    const description = `Rolled back to ${to.slice(0, 7)}`;
+    return this.send(
+      "deployment inactive",
+      deploymentStatusRequest(this.target, id, "inactive", description, this.links(url)),
+    );
+  }
+
+  private links(url: string | undefined): DeploymentLinks {
+    return {
       environment: this.environment,
       ...(url ? { log_url: url } : {}),
       ...(this.environmentUrl ? { environment_url: this.environmentUrl } : {}),
     };
-    await this.send(label, deploymentStatusRequest(this.target, this.id, state, description, links));
   }
 }
 
@@ -112,5 +163,18 @@ export function idOf(body: string | undefined): number | undefined {
     return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** The ids of a list of deployments (a few: the list asked for is bounded). */
+function idsOf(body: string | undefined): number[] {
+  try {
+    const list = JSON.parse(body ?? "") as unknown;
+    if (!Array.isArray(list)) return [];
+    return list
+      .map((item) => (item && typeof item === "object" ? (item as { id?: unknown }).id : undefined))
+      .filter((id): id is number => typeof id === "number" && Number.isSafeInteger(id));
+  } catch {
+    return [];
   }
 }

@@ -5,8 +5,8 @@
  */
 
 export interface OutboundRequest {
-  /** @default "POST" (GitLab updates a deployment with PUT) */
-  method?: "POST" | "PUT";
+  /** @default "POST" (GitLab updates a deployment with PUT; a GET sends no body) */
+  method?: "POST" | "PUT" | "GET";
   url: string;
   headers: Record<string, string>;
   body: string;
@@ -147,7 +147,7 @@ async function once(
     const response = await fetch(request.url, {
       method: request.method ?? "POST",
       headers: { "user-agent": "service-deploy-webhook", ...request.headers },
-      body: request.body,
+      body: request.method === "GET" ? undefined : request.body,
       redirect: "manual",
       signal: controller.signal,
     });

@@ -127,7 +127,13 @@ export function outboundSink(
     }
   };
 
-  const postStatus = (sha: string, state: StatusState, description: string) => {
+  /** `then`: what the deploy's GitHub Deployment does after its final status (a rollback's, see deployments.ts). */
+  const postStatus = (
+    sha: string,
+    state: StatusState,
+    description: string,
+    then?: (deployment: GithubDeployment, url: string | undefined) => Promise<void> | undefined,
+  ) => {
     const settings = ctx.config.status;
     if (!settings) return;
     // In order: a slow `pending` must not land after the final state.
@@ -159,6 +165,7 @@ export function outboundSink(
         if (resolved.provider === "github") {
           deployment ??= new GithubDeployment(resolved, environment, sendAs, ctx.config.environmentUrl);
           await deployment.post(sha, state, description, url);
+          await then?.(deployment, url);
         } else if (resolved.provider === "gitlab") {
           gitlabDeployment ??= new GitlabDeployment(resolved, environment, () => deployedRef(ctx), sendAs);
           await gitlabDeployment.post(sha, state);
@@ -209,7 +216,17 @@ export function outboundSink(
       // a gate that did not open names the commit it refused: its status says why (gate/stage.ts).
       const refused = result.gate?.commit && !result.gate.ok ? { before: null, after: result.gate.commit } : NO_COMMITS;
       const after = pulled ?? Promise.resolve(refused);
-      void calls.track(after.then((commits) => commits?.after && postStatus(commits.after, state, description)));
+      // After a rollback, GitHub is told which commit is live again (a new Deployment) and which is not (inactive).
+      const rolledBackTo = result.rollback?.ok ? result.rollback.to : undefined;
+      const then = (commits: Commits) => (deployment: GithubDeployment, url: string | undefined) =>
+        rolledBackTo
+          ? deployment.rolledBack(rolledBackTo, url)
+          : ctx.trigger === "rollback" && state === "success" && commits.before && commits.before !== commits.after
+            ? deployment.replaced(commits.before, url)
+            : undefined;
+      void calls.track(
+        after.then((commits) => commits?.after && postStatus(commits.after, state, description, then(commits))),
+      );
       eventDeployment?.post(state, description);
       void calls.track(after.then((commits) => notify(outcome, result, commits)));
       finished = true;

@@ -1,7 +1,8 @@
 /**
  * A local HTTP server that plays GitHub's Deployments API and GitLab's deployments API as documented, and checks
  * every request: method, path, headers, token, body. GitHub: `POST /repos/{owner}/{repo}/deployments`,
- * `POST …/deployments/{deployment_id}/statuses` (and the commit statuses posted beside them). GitLab: `POST /projects/:id/deployments`,
+ * `POST …/deployments/{deployment_id}/statuses`, `GET …/deployments?sha=&environment=` (and the commit statuses
+ * posted beside them). GitLab: `POST /projects/:id/deployments`,
  * `PUT /projects/:id/deployments/:deployment_id`. Anything else is 404 and listed in `refused` (a test expects
  * none). Loopback only; stopped after the tests.
  */
@@ -41,11 +42,21 @@ export function deploymentsApi(): DeploymentsApi {
     return json(status, { message: status === 401 ? "Bad credentials" : "Not Found" });
   };
 
-  function github(request: Request, path: string, body: Record<string, unknown>): Response {
+  function github(request: Request, path: string, body: Record<string, unknown>, query: URLSearchParams): Response {
     const h = request.headers;
     if (h.get("authorization") !== `Bearer ${DEPLOY_TOKEN}`) return refuse(request, path, "token", 401);
     if (h.get("accept") !== "application/vnd.github+json") return refuse(request, path, "accept");
     if (h.get("x-github-api-version") !== "2022-11-28") return refuse(request, path, "api version");
+    // `GET /repos/{owner}/{repo}/deployments?sha=…&environment=…`: the list, newest first.
+    if (request.method === "GET" && path === `/repos/${OWNER_REPO}/deployments`) {
+      const listed = api.created.filter(
+        (d) => d.ref === (query.get("sha") ?? d.ref) && d.environment === (query.get("environment") ?? d.environment),
+      );
+      return json(
+        200,
+        listed.reverse().map((d) => ({ id: d.id, sha: d.ref, ref: d.ref, environment: d.environment })),
+      );
+    }
     if (!h.get("content-type")?.startsWith("application/json")) return refuse(request, path, "content type");
     if (request.method !== "POST") return refuse(request, path, "method");
     if (path === `/repos/${OWNER_REPO}/deployments`) {
@@ -114,7 +125,7 @@ export function deploymentsApi(): DeploymentsApi {
         return refuse(request, path, "body is not JSON", 400);
       }
       if (path.startsWith("/api/v4/")) return gitlab(request, path.slice(7), body);
-      return github(request, path, body);
+      return github(request, path, body, url.searchParams);
     },
   });
   servers.push(server);
