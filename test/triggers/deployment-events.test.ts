@@ -3,6 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { git, makeRepo, post, SECRET, startServer, tempDir, waitFor, type RunningServer } from "../_support/helpers.ts";
 import type { Repo } from "../_support/repo.ts";
+import { ADMIN_TOKEN, adminUrl } from "../_support/admin-helpers.ts";
 import { deployRecords, githubHeaders, hmacHex, writeServiceYaml } from "../_support/webhook-fixtures.ts";
 import { DEPLOY_TOKEN, deploymentsApi, OWNER_REPO, type DeploymentsApi } from "../_support/deployments-api.ts";
 
@@ -79,7 +80,7 @@ async function serve(repo: Repo, api: DeploymentsApi, extra: Record<string, unkn
     status: { provider: "github", repo: OWNER_REPO, apiUrl: api.url, token: DEPLOY_TOKEN },
     ...extra,
   });
-  return { cwd, server: await startServer(cwd) };
+  return { cwd, server: await startServer(cwd, { SERVICE_ADMIN_PORT: "0", SERVICE_ADMIN_TOKEN: ADMIN_TOKEN }) };
 }
 
 describe("deploymentEvents: true", () => {
@@ -154,7 +155,7 @@ describe("deploymentEvents: true", () => {
     expect(api.refused).toEqual([]);
   });
 
-  test("a deployment for another environment is skipped and deploys nothing", async () => {
+  test("a deployment for another environment is skipped, deploys nothing, and is counted in service_skipped_pushes_total", async () => {
     const before = deployRecords(cwd).length;
     const response = await deliver(server, deploymentEvent(43, tip, { environment: "staging" }));
     expect(response.status).toBe(200);
@@ -163,6 +164,8 @@ describe("deploymentEvents: true", () => {
     );
     expect(deployRecords(cwd).length).toBe(before);
     expect(statesOf(43)).toEqual([]);
+    const metrics = await fetch(`${adminUrl(server)}/metrics`).then((r) => r.text());
+    expect(metrics).toContain('service_skipped_pushes_total{app="default",reason="environment"} 1');
   });
 
   test("a deployment of a ref that is neither the branch nor in deployRefs is refused, naming the ref", async () => {
