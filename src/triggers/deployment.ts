@@ -43,8 +43,11 @@ export async function deploymentTrigger(
   // GitHub sends `created` only; anything else is not a request to deploy.
   if (action !== undefined && action !== "created") return skip(`deployment ${id}: action ${String(action)}`);
   const environment = typeof d.environment === "string" ? d.environment : "";
-  if (environment !== app.environment)
-    return skip(`deployment ${id} is for environment ${environment || "(none)"}; this app deploys ${app.environment}`);
+  if (environment !== app.environment) {
+    // Said back in the answer: printable and short, whatever the payload holds.
+    const named = environment.replace(/[^\x20-\x7e]/g, "?").slice(0, 100) || "(none)";
+    return skip(`deployment ${id} is for environment ${named}; this app deploys ${app.environment}`);
+  }
   const creator = cleanActor((d.creator as Payload | undefined)?.login) ?? undefined;
   if (app.deploymentCreators && !(creator && app.deploymentCreators.includes(creator)))
     return skip(
@@ -58,14 +61,18 @@ export async function deploymentTrigger(
 
   const branch = app.branch ?? (await currentBranch(app.repoPath, env)) ?? undefined;
   const candidates = ref.startsWith("refs/") ? [ref] : [`refs/heads/${ref}`, `refs/tags/${ref}`];
-  // The kinds of ref the app may deploy. (A tag that `tags` allows joins these, beside deployRefs.)
+  // The refs the app may deploy: its branch, or what deployRefs allows. Hook: a tag that `tags` allows (release
+  // tags) is to be accepted here too, beside deployRefs.
   const allowed = candidates.filter(
     (full) => (branch !== undefined && full === `refs/heads/${branch}`) || refAllowed(app.deployRefs ?? [], ref, full),
   );
   if (allowed.length === 0)
     return skip(`deployment ${id}: ref ${ref} is not the app's branch (${branch ?? "none"}) nor in deployRefs`);
 
-  const contained = await onRemoteTip(app.repoPath, allowed, sha, id, env);
+  // A git that cannot even start (a removed repoPath) refuses the deployment; it never fails the request.
+  const contained = await onRemoteTip(app.repoPath, allowed, sha, id, env).catch(
+    (error: Error) => `${allowed[0]} could not be checked: ${error.message}`,
+  );
   if (contained !== true) return skip(`deployment ${id}: ${contained}`);
   return {
     target: { commit: sha, deployId: null, ref },
