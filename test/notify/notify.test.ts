@@ -312,6 +312,11 @@ describe("service check and shutdown", () => {
       ),
     });
     expect(fourth.stdout).toContain("status: deployments is GitHub's and GitLab's only");
+    const fifth = await runCli(["check"], {
+      cwd: serviceDir(`deploymentEvents: true\nstatus: { provider: gitlab, repo: 7, token: forge-token-abcdef }\n`),
+    });
+    expect(fifth.code).toBe(1);
+    expect(fifth.stdout).toContain("deploymentEvents: deployment events are GitHub's; status names gitlab");
   });
 
   test("check masks the status token and shows no notify URL path or header value", async () => {
