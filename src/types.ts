@@ -108,6 +108,13 @@ export interface VerifyResult {
   tag?: { name: string; signer: string | null };
 }
 
+/** The forge deployment a deploy was started by (a GitHub `deployment` event): its statuses are posted to it. */
+export interface DeploymentInfo {
+  id: number;
+  environment: string;
+  task: string;
+}
+
 /** What a `service rollback`, or a deploy of a ref (`service deploy --ref`), deploys. */
 export interface RollbackTarget {
   /** The full commit reset to. */

@@ -83,6 +83,12 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   catchUp: { kind: "boolean", env: "SERVICE_CATCH_UP" },
   paths: { kind: "names", env: "SERVICE_PATHS" },
   skipMarkers: { kind: "markers", env: "SERVICE_SKIP_MARKERS" },
+  // GitHub deployment events (triggers/deployment.ts) and what their statuses link to.
+  deploymentEvents: { kind: "boolean", env: "SERVICE_DEPLOYMENT_EVENTS" },
+  environment: { kind: "string", env: "SERVICE_ENVIRONMENT" },
+  deploymentCreators: { kind: "names", env: "SERVICE_DEPLOYMENT_CREATORS" },
+  adminPublicUrl: { kind: "httpUrl", env: "SERVICE_ADMIN_PUBLIC_URL" },
+  environmentUrl: { kind: "httpUrl", env: "SERVICE_ENVIRONMENT_URL" },
   apps: { kind: "apps", env: "" },
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
   adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },

@@ -208,6 +208,19 @@ export interface UserConfig {
    * (any case); a list replaces those markers. Read from the service's own config only. @default false
    */
   skipMarkers?: boolean | string[];
+  /**
+   * Deploy a GitHub `deployment` event's commit (for `environment`, a ref that is `branch` or in `deployRefs`), and
+   * post that deployment's statuses. @default false
+   */
+  deploymentEvents?: boolean;
+  /** The forge's environment this app deploys: deployment events for another are skipped. @default "production" */
+  environment?: string;
+  /** With deploymentEvents: only deployments created by these logins deploy. @default anyone */
+  deploymentCreators?: string[];
+  /** The dashboard's public URL (`https://deploy.example.com/admin`): a deployment status links to a deploy's page. @default none */
+  adminPublicUrl?: string;
+  /** The deployed app's URL, given to the forge's deployment statuses. @default none */
+  environmentUrl?: string;
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
   /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
@@ -275,8 +288,14 @@ export interface ResolvedConfig
       | "freeze"
       | "paths"
       | "skipMarkers"
+      | "deploymentCreators"
+      | "adminPublicUrl"
+      | "environmentUrl"
     >
   > {
+  deploymentCreators?: string[];
+  adminPublicUrl?: string;
+  environmentUrl?: string;
   freeze?: FreezeWindow[];
   paths?: string[];
   skipMarkers?: boolean | string[];
@@ -333,6 +352,8 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     adminHostname: "127.0.0.1",
     httpsPrompt: true,
     catchUp: false,
+    deploymentEvents: false,
+    environment: "production",
   };
 }
 

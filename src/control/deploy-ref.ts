@@ -9,6 +9,9 @@ import { readDeployRecord } from "../history/read.ts";
 import { defaultRemote, fullRefName, gitQuery, resolveCommit } from "../system/git.ts";
 import type { RollbackTarget } from "../types.ts";
 import { appDeploy } from "./rollback.ts";
+import { refAllowed } from "../triggers/refs.ts";
+
+export { refAllowed };
 
 /** A ref that cannot be deployed: it names nothing, or `deployRefs` does not allow it. Nothing was queued. */
 export class DeployRefError extends Error {
@@ -24,23 +27,6 @@ export class DeployRefError extends Error {
 
 /** Longest ref accepted: a branch or tag name, a commit, a deploy id. */
 const MAX_REF_CHARS = 250;
-
-/**
- * Whether the ref may be deployed under the `deployRefs` patterns (`*` any characters, `?` one). A pattern written
- * `refs/tags/…` or `refs/heads/…` matches only that kind: `full` is the tag's or branch's full ref the ref named
- * (undefined for a commit); a bare pattern matches a tag or a branch by its name, or a commit as named.
- */
-export function refAllowed(patterns: readonly string[], ref: string, full: string | undefined): boolean {
-  const name = full ? full.replace(/^refs\/(heads|tags)\//, "") : ref;
-  return patterns.some((pattern) => {
-    const source = pattern
-      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-      .replace(/\*/g, ".*")
-      .replace(/\?/g, ".");
-    const regex = new RegExp(`^${source}$`);
-    return pattern.startsWith("refs/") ? full !== undefined && regex.test(full) : regex.test(name);
-  });
-}
 
 /** The commit a deploy tried (its pull's or reset's), whatever it ended as: what a retry deploys again. */
 function commitTriedBy(jsonPath: string): string | null {

@@ -5,7 +5,7 @@ import type { DeployLog } from "../history/log.ts";
 import type { Cancellation } from "../queue/cancel.ts";
 import type { DeploySettings } from "../steps/context.ts";
 import type { Logger } from "../system/logger.ts";
-import type { DeploySink, ForgeDelivery, RollbackTarget, Served, Trigger } from "../types.ts";
+import type { DeploymentInfo, DeploySink, ForgeDelivery, RollbackTarget, Served, Trigger } from "../types.ts";
 
 export interface DeployOptions {
   /** The configuration in force when the deploy was requested. */
@@ -35,6 +35,8 @@ export interface DeployOptions {
   pushed?: string;
   /** With `paths`: the changed files that matched them (the first 20), recorded. */
   paths?: { matched: string[] };
+  /** A GitHub deployment event's deployment (triggers/deployment.ts): recorded, and its statuses posted. */
+  deployment?: DeploymentInfo;
   /** The forge event and delivery id of a webhook deploy (recorded, and given to the script). */
   event?: string | null;
   delivery?: string | null;
@@ -75,7 +77,7 @@ export interface OutboundDeploy {
   forced?: true;
   cwd: string;
   repoPath: string;
-  config: Pick<DeploySettings, "status" | "notify">;
+  config: Pick<DeploySettings, "status" | "notify" | "branch" | "environment" | "environmentUrl" | "adminPublicUrl">;
   env: NodeJS.ProcessEnv;
   /** The deploy's log files: outcomes are written back into them. */
   log: DeployLog;
@@ -83,7 +85,19 @@ export interface OutboundDeploy {
   secrets: string[];
   /** The forge's event and delivery id, when a forge sent the deploy. */
   forge?: ForgeDelivery;
+  /** A GitHub deployment event's deployment: its statuses are posted, and no Deployment is created. */
+  deployment?: DeploymentInfo;
 }
 
-/** Makes the outbound sink of one deploy; undefined when the deploy has nothing to send. */
-export type OutboundSinks = (deploy: OutboundDeploy) => DeploySink | undefined;
+/** What the queue knows of a deploy a deployment event started, before it runs (no log files yet). */
+export type QueuedDeploy = Pick<OutboundDeploy, "id" | "app" | "cwd" | "repoPath" | "config" | "env"> & {
+  deployment: DeploymentInfo;
+};
+
+/**
+ * Makes the outbound sink of one deploy; undefined when the deploy has nothing to send. `queued` hears a deploy a
+ * deployment event started wait in the queue (its deployment's `queued` status).
+ */
+export type OutboundSinks = ((deploy: OutboundDeploy) => DeploySink | undefined) & {
+  queued?: (deploy: QueuedDeploy) => void;
+};

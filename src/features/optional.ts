@@ -4,7 +4,7 @@
  * poller, the crash cleanup of releases, the admin listener (features/admin.ts). What stays loaded is the check.
  */
 import type { ResolvedApp } from "../config/apps.ts";
-import type { OutboundDeploy, OutboundSinks } from "../deploy/types.ts";
+import type { OutboundDeploy, OutboundSinks, QueuedDeploy } from "../deploy/types.ts";
 import type { PollerOptions } from "../control/poll.ts";
 import type { OutboundCalls } from "../notify/outbound.ts";
 import type { DeployEvent, DeploySink } from "../types.ts";
@@ -17,23 +17,35 @@ import type { DeployEvent, DeploySink } from "../types.ts";
 export class LazyOutbound {
   private loaded: Promise<{ calls: OutboundCalls; sinks: OutboundSinks }> | undefined;
 
-  readonly sinks: OutboundSinks = (deploy: OutboundDeploy) => {
-    if (!deploy.config.status && (deploy.config.notify ?? []).length === 0) return undefined;
+  private load() {
     this.loaded ??= Promise.all([import("../notify/outbound.ts"), import("../notify/sink.ts")]).then(
       ([{ OutboundCalls }, { outboundSinks }]) => {
         const calls = new OutboundCalls();
         return { calls, sinks: outboundSinks(calls) };
       },
     );
-    let sink: DeploySink | undefined;
-    let held: DeployEvent[] | undefined = [];
-    void this.loaded.then(({ sinks }) => {
-      sink = sinks(deploy);
-      for (const event of held ?? []) sink?.(event);
-      held = undefined;
-    });
-    return (event) => (held ? held.push(event) : sink?.(event));
-  };
+    return this.loaded;
+  }
+
+  readonly sinks: OutboundSinks = Object.assign(
+    (deploy: OutboundDeploy) => {
+      if (!deploy.config.status && (deploy.config.notify ?? []).length === 0) return undefined;
+      let sink: DeploySink | undefined;
+      let held: DeployEvent[] | undefined = [];
+      void this.load().then(({ sinks }) => {
+        sink = sinks(deploy);
+        for (const event of held ?? []) sink?.(event);
+        held = undefined;
+      });
+      return (event: DeployEvent) => (held ? held.push(event) : sink?.(event));
+    },
+    {
+      // Loaded before the deploy's sink asks for it: the sink finds the `queued` status it follows.
+      queued: (deploy: QueuedDeploy) => {
+        if (deploy.config.status) void this.load().then(({ sinks }) => sinks.queued?.(deploy));
+      },
+    },
+  );
 
   /** Waits at most `graceMs` for the calls still in flight (a stop); the rest are recorded as not sent. */
   async settle(graceMs: number): Promise<void> {

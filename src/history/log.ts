@@ -219,6 +219,7 @@ export class DeployLog {
       ...(this.header.forced ? { forced: true } : {}),
       ...(this.header.pushed ? { pushed: this.header.pushed } : {}),
       ...(this.header.paths ? { paths: this.header.paths } : {}),
+      ...(this.header.deployment ? { deployment: this.header.deployment } : {}),
       event: this.header.event ?? null,
       delivery: this.header.delivery ?? null,
       repoPath: this.header.repoPath,

@@ -4,7 +4,7 @@
  */
 import { closeSync } from "node:fs";
 import { join } from "node:path";
-import type { DeployResult, Outcome, Served, Trigger } from "../types.ts";
+import type { DeploymentInfo, DeployResult, Outcome, Served, Trigger } from "../types.ts";
 import { openForAppend, readNoFollow, writeAll, writeFileAtomic } from "../system/files.ts";
 
 /** Log directory, relative to the working directory. */
@@ -35,6 +35,8 @@ export interface DeployRecordHeader {
   pushed?: string;
   /** With `paths`: the changed files that matched them (the first 20). */
   paths?: { matched: string[] };
+  /** A GitHub deployment event's deployment. */
+  deployment?: DeploymentInfo;
   /** The forge event and delivery id of a webhook deploy. */
   event?: string | null;
   delivery?: string | null;
@@ -56,6 +58,7 @@ export interface DeployRecord {
   forced?: boolean;
   pushed?: string;
   paths?: { matched: string[] };
+  deployment?: DeploymentInfo;
   /** While it runs: what it waits for (`checks`: at a gate, docs/configuration.md "gate"). */
   waiting?: string;
   /** A cancelled deploy: who cancelled it, and when. */

@@ -162,7 +162,7 @@ export function webhookHandler(
       const small = (declaredLength(request) ?? Infinity) <= STREAMED_BODY_CHARGE_BYTES;
       const read = await readBody(request, {
         limit: app.maxBodyBytes,
-        keep: !signer || Boolean(app.branch || app.tags) || small,
+        keep: !signer || Boolean(app.branch || app.tags || app.deploymentEvents) || small,
         budget: signer && unauthenticatedBodies,
         onChunk: signer?.update,
       });
@@ -184,21 +184,35 @@ export function webhookHandler(
     const wantsJson = query.get("format") === "json";
     const forge = forgeDelivery(request.headers);
     const payload = parsePayload(body, request.headers.get("content-type"));
-    let skip = skipReason(app, forge, payload);
+    // With deploymentEvents, a deployment event is decided by its own rules (loaded only then), not the events filter.
+    const deployment =
+      app.deploymentEvents && forge.event?.toLowerCase() === "deployment"
+        ? await import("../triggers/deployment.ts").then((m) => m.deploymentTrigger(app, payload, process.env))
+        : undefined;
+    const triggerSkip = deployment && "skip" in deployment ? deployment.skip : undefined;
+    if (triggerSkip) metrics?.skippedPush(app.name ?? "default", triggerSkip.reason);
+    let skip = deployment ? triggerSkip && { ...forge, message: triggerSkip.text } : skipReason(app, forge, payload);
     // With `tags`: a tag push, or a request naming no ref, deploys a tag (triggers/tags.ts) or is skipped.
-    const tagged = app.tags && !skip ? await tagDelivery(cwd, app, forge, payload) : undefined;
+    const tagged = app.tags && !skip && !deployment ? await tagDelivery(cwd, app, forge, payload) : undefined;
     if (tagged instanceof Response) return tagged;
     if (tagged && "skip" in tagged) {
       skip = tagged.skip;
       metrics?.skippedPush(app.name ?? "default", "tag");
     }
-    const target = tagged && "target" in tagged ? tagged.target : undefined;
+    // A deployment or a tag names its commit: it neither joins nor serves another request (queuePolicy latest).
+    const target =
+      deployment && "target" in deployment
+        ? deployment.target
+        : tagged && "target" in tagged
+          ? tagged.target
+          : undefined;
     const paused = skip ? undefined : pausedResponse(cwd, app.name, wantsJson);
     const freeze = skip || paused ? undefined : freezeOf({ config: app });
     const skipped = skip ? skippedResponse(skip, wantsJson) : (paused ?? frozenResponse(freeze, wantsJson));
     const appName = app.name ?? "default";
     // Who pushed, from the authenticated body; a request that names nobody (curl) is known by its address.
     const actor = () =>
+      (deployment && "actor" in deployment ? deployment.actor : undefined) ??
       pusherOf(payload) ??
       `webhook@${clientAddress(request.headers, () => control.remoteAddress(request), current.trustProxy)}`;
     if (skipped) {
@@ -273,6 +287,7 @@ export function webhookHandler(
           ...(pushed ? { pushed } : {}),
           ...(trigger?.paths ? { paths: trigger.paths } : {}),
           ...(target ? { target } : {}),
+          ...(deployment && "deployment" in deployment ? { deployment: deployment.deployment } : {}),
           ...forge,
           cwd,
           sink: metrics ? metrics.observe(appName, sink) : sink,

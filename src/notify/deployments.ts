@@ -34,37 +34,57 @@ export function createDeploymentRequest(
   };
 }
 
+/** A deployment status: GitHub's states (`pending` is said `in_progress`, as the deploy is running then). */
+export type DeploymentState = "queued" | "in_progress" | "success" | "failure" | "error" | "inactive";
+
+/** What a deployment status links to: the deploy's page, the environment, and (for our own) its environment name. */
+export interface DeploymentLinks {
+  log_url?: string;
+  environment_url?: string;
+  environment?: string;
+}
+
+/** `POST /repos/{owner}/{repo}/deployments/{deployment_id}/statuses`. */
 export function deploymentStatusRequest(
   target: StatusTarget,
   id: number,
-  state: StatusState,
+  state: StatusState | DeploymentState,
   description: string,
-  url: string | undefined,
-  environment: string,
+  links: DeploymentLinks,
 ): OutboundRequest {
   const deploymentState = state === "pending" ? "in_progress" : state;
   return {
     url: `${target.apiUrl}/repos/${repoPath(target.repo)}/deployments/${id}/statuses`,
     headers: { ...HEADERS, authorization: `Bearer ${target.token}` },
-    body: JSON.stringify({
-      state: deploymentState,
-      description: clipDescription(description),
-      environment,
-      ...(url ? { log_url: url } : {}),
-    }),
+    body: JSON.stringify({ state: deploymentState, description: clipDescription(description), ...links }),
   };
 }
 
-type Send = (what: string, request: OutboundRequest) => Promise<OutboundAnswer | undefined>;
+/** The links of a deploy's deployment statuses: its dashboard page (`adminPublicUrl`) and `environmentUrl`. */
+export function deployLinks(
+  config: { adminPublicUrl?: string; environmentUrl?: string },
+  id: string,
+): Pick<DeploymentLinks, "log_url" | "environment_url"> {
+  return {
+    ...(config.adminPublicUrl
+      ? { log_url: `${config.adminPublicUrl.replace(/\/+$/, "")}/deploys/${encodeURIComponent(id)}` }
+      : {}),
+    ...(config.environmentUrl ? { environment_url: config.environmentUrl } : {}),
+  };
+}
+
+export type Send = (what: string, request: OutboundRequest) => Promise<OutboundAnswer | undefined>;
 
 /** One deploy's Deployment: created with the first (pending) status, updated with each later one. */
 export class GithubDeployment {
   private id: number | undefined;
+  private sha: string | undefined;
 
   constructor(
     private readonly target: StatusTarget,
     private readonly environment: string,
     private readonly send: Send,
+    private readonly environmentUrl?: string,
   ) {}
 
   async post(sha: string, state: StatusState, description: string, url: string | undefined): Promise<void> {
@@ -74,18 +94,87 @@ export class GithubDeployment {
         createDeploymentRequest(this.target, sha, this.environment, description),
       );
       this.id = created?.ok ? idOf(created.body) : undefined;
+      this.sha = sha;
     }
     if (this.id === undefined) return;
     const label = `deployment ${state === "pending" ? "in_progress" : state}`;
-    await this.send(label, deploymentStatusRequest(this.target, this.id, state, description, url, this.environment));
+    await this.send(label, deploymentStatusRequest(this.target, this.id, state, description, this.links(url)));
+  }
+
+  /**
+   * A failed deploy rolled back to `to`: a new Deployment for the commit live again (success), and this deploy's
+   * marked `inactive`. Posted, not left to GitHub's `auto_inactive` (which its docs limit to non-production
+   * environments unless a preview media type is sent).
+   */
+  async rolledBack(to: string, url: string | undefined): Promise<void> {
+    const from = this.id;
+    const description = `Live again after a rollback: ${to.slice(0, 7)}`;
+    const created = await this.send(
+      "deployment",
+      createDeploymentRequest(this.target, to, this.environment, description),
+    );
+    const id = created?.ok ? idOf(created.body) : undefined;
+    if (id !== undefined)
+      await this.send(
+        "deployment success",
+        deploymentStatusRequest(this.target, id, "success", description, this.links(url)),
+      );
+    if (from !== undefined) await this.inactive(from, to, url);
+  }
+
+  /**
+   * A rollback (`service rollback`) made this Deployment's commit live again: the Deployments of the commit it
+   * rolled back from, in this environment, are marked `inactive`
+   * (`GET /repos/{owner}/{repo}/deployments?sha=…&environment=…`).
+   */
+  async replaced(from: string, url: string | undefined): Promise<void> {
+    const query = new URLSearchParams({ sha: from, environment: this.environment, per_page: "10" });
+    const listed = await this.send("deployments of the commit rolled back from", {
+      method: "GET",
+      url: `${this.target.apiUrl}/repos/${repoPath(this.target.repo)}/deployments?${query}`,
+      headers: { ...HEADERS, authorization: `Bearer ${this.target.token}` },
+      body: "",
+    });
+    if (!listed?.ok || this.id === undefined) return;
+    for (const id of idsOf(listed.body)) if (id !== this.id) await this.inactive(id, this.sha ?? "", url);
+  }
+
+  private inactive(id: number, to: string, url: string | undefined) {
+    const description = `Rolled back to ${to.slice(0, 7)}`;
+    return this.send(
+      "deployment inactive",
+      deploymentStatusRequest(this.target, id, "inactive", description, this.links(url)),
+    );
+  }
+
+  private links(url: string | undefined): DeploymentLinks {
+    return {
+      environment: this.environment,
+      ...(url ? { log_url: url } : {}),
+      ...(this.environmentUrl ? { environment_url: this.environmentUrl } : {}),
+    };
   }
 }
 
-function idOf(body: string | undefined): number | undefined {
+/** The id of a created deployment (GitHub's, GitLab's), from its answer. */
+export function idOf(body: string | undefined): number | undefined {
   try {
     const id = (JSON.parse(body ?? "") as { id?: unknown }).id;
     return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** The ids of a list of deployments (a few: the list asked for is bounded). */
+function idsOf(body: string | undefined): number[] {
+  try {
+    const list = JSON.parse(body ?? "") as unknown;
+    if (!Array.isArray(list)) return [];
+    return list
+      .map((item) => (item && typeof item === "object" ? (item as { id?: unknown }).id : undefined))
+      .filter((id): id is number => typeof id === "number" && Number.isSafeInteger(id));
+  } catch {
+    return [];
   }
 }

@@ -16,6 +16,7 @@ export interface OutboundSettings {
   repoPath: string;
   status?: StatusSettings;
   notify?: NotifyTarget[];
+  deploymentEvents?: boolean;
 }
 
 const hidden = (secret: string) => `set (${secret.length} characters, hidden)`;
@@ -74,8 +75,11 @@ export function outboundProblems(app: OutboundSettings, cwd: string, env: NodeJS
   const label = app.name ? `app "${app.name}": ` : "";
   const target = statusTarget(app.status, originOf(app.repoPath), app.name, cwd, env);
   if ("problem" in target) return [`${label}${target.problem}`];
-  if (app.status.deployments && target.provider !== "github")
-    return [`${label}status: deployments is GitHub's only; ${target.provider} gets commit statuses alone`];
+  // The deployments of deployment events get their statuses through the status settings' forge.
+  if (app.deploymentEvents && target.provider !== "github")
+    return [`${label}deploymentEvents: deployment events are GitHub's; status names ${target.provider}`];
+  if (app.status.deployments && target.provider !== "github" && target.provider !== "gitlab")
+    return [`${label}status: deployments is GitHub's and GitLab's only; ${target.provider} gets commit statuses alone`];
   return [];
 }
 

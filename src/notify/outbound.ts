@@ -5,6 +5,8 @@
  */
 
 export interface OutboundRequest {
+  /** @default "POST" (GitLab updates a deployment with PUT; a GET sends no body) */
+  method?: "POST" | "PUT" | "GET";
   url: string;
   headers: Record<string, string>;
   body: string;
@@ -143,9 +145,9 @@ async function once(
   stop.addEventListener("abort", onStop, { once: true });
   try {
     const response = await fetch(request.url, {
-      method: "POST",
+      method: request.method ?? "POST",
       headers: { "user-agent": "service-deploy-webhook", ...request.headers },
-      body: request.body,
+      body: request.method === "GET" ? undefined : request.body,
       redirect: "manual",
       signal: controller.signal,
     });

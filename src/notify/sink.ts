@@ -3,30 +3,46 @@
  * `[done]` line: calls go out in the background, and each outcome is written back into the deploy's log
  * (while it runs, as a line of its transcript; after it finished, appended to both files).
  */
-import type { OutboundDeploy, OutboundSinks } from "../deploy/types.ts";
+import type { OutboundDeploy, OutboundSinks, QueuedDeploy } from "../deploy/types.ts";
 import type { CommitInfo, DeployEvent, DeployResult, DeploySink } from "../types.ts";
-import { commitInfos, gitQuery, originUrl } from "../system/git.ts";
+import { commitInfos, currentBranch, fullRefName, gitQuery } from "../system/git.ts";
 import { appendOutbound, type OutboundEntry } from "../history/record.ts";
 import { Redaction } from "../system/redact.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";
 import { GithubDeployment } from "./deployments.ts";
+import { GitlabDeployment } from "./gitlab-deployments.ts";
+import { EventDeployment, queuedStatus, resolveTarget, type EarlyOutcome } from "./deployment-event.ts";
 import { notifyPayload, notifyRequest, notifyOutcome, Tail } from "./payloads.ts";
 import type { OutboundCalls, OutboundRequest } from "./outbound.ts";
 import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent } from "../config/schema.ts";
 import { fillTemplate, statusRequest, type StatusState } from "./commit-status.ts";
-import { statusTarget, type StatusTarget } from "../config/forge.ts";
+import type { StatusTarget } from "../config/forge.ts";
 
 /** The outbound sinks of an owner's deploys (a server's, a `service deploy`'s), their calls tracked by `calls`. */
-export const outboundSinks =
-  (calls: OutboundCalls): OutboundSinks =>
-  (deploy) =>
-    outboundSink(deploy, calls);
+export function outboundSinks(calls: OutboundCalls): OutboundSinks {
+  /** The `queued` statuses posted while deploys waited: each deploy's sink writes its outcome into its log. */
+  const queued = new Map<string, Promise<EarlyOutcome | undefined>>();
+  const sinks = (deploy: OutboundDeploy) => {
+    const early = queued.get(deploy.id);
+    queued.delete(deploy.id);
+    return outboundSink(deploy, calls, early);
+  };
+  return Object.assign(sinks, {
+    queued: (deploy: QueuedDeploy) => {
+      if (deploy.config.status) queued.set(deploy.id, queuedStatus(deploy, calls));
+    },
+  });
+}
 
 /**
  * The sink of one deploy, its calls tracked by `calls` (its server's, or its `service deploy`'s); undefined when
  * neither `status` nor `notify` is set.
  */
-export function outboundSink(ctx: OutboundDeploy, calls: OutboundCalls): DeploySink | undefined {
+export function outboundSink(
+  ctx: OutboundDeploy,
+  calls: OutboundCalls,
+  early?: Promise<EarlyOutcome | undefined>,
+): DeploySink | undefined {
   const targets = ctx.config.notify ?? [];
   if (!ctx.config.status && targets.length === 0) return undefined;
   const redaction = new Redaction([...ctx.secrets, ...outboundCredentials(ctx.config, ctx.cwd, ctx.env)]);
@@ -36,8 +52,10 @@ export function outboundSink(ctx: OutboundDeploy, calls: OutboundCalls): DeployS
   let pulled: Promise<Commits | undefined> | undefined;
   let statusChain: Promise<unknown> = Promise.resolve();
   let target: Promise<StatusTarget | { problem: string }> | undefined;
+  const resolvedTarget = () => (target ??= resolveTarget(ctx));
   let problemSaid = false;
   let deployment: GithubDeployment | undefined;
+  let gitlabDeployment: GitlabDeployment | undefined;
   /** Outcomes written to the .log while the deploy ran; the record gets them once it is finished. */
   const held: OutboundEntry[] = [];
 
@@ -109,16 +127,19 @@ export function outboundSink(ctx: OutboundDeploy, calls: OutboundCalls): DeployS
     }
   };
 
-  const postStatus = (sha: string, state: StatusState, description: string) => {
+  /** `then`: what the deploy's GitHub Deployment does after its final status (a rollback's, see deployments.ts). */
+  const postStatus = (
+    sha: string,
+    state: StatusState,
+    description: string,
+    then?: (deployment: GithubDeployment, url: string | undefined) => Promise<void> | undefined,
+  ) => {
     const settings = ctx.config.status;
     if (!settings) return;
-    target ??= originUrl(ctx.repoPath, ctx.env).then((origin) =>
-      statusTarget(settings, origin, ctx.app, ctx.cwd, ctx.env),
-    );
     // In order: a slow `pending` must not land after the final state.
     statusChain = calls.track(
       statusChain.then(async () => {
-        const resolved = await target!;
+        const resolved = await resolvedTarget();
         if ("problem" in resolved) {
           // Said once: the final state would only repeat it.
           if (!problemSaid)
@@ -136,19 +157,38 @@ export function outboundSink(ctx: OutboundDeploy, calls: OutboundCalls): DeployS
           statusRequest(resolved, sha, state, description, url),
           settings.timeoutMs,
         );
-        if (resolved.provider === "github" && settings.deployments) {
-          deployment ??= new GithubDeployment(
-            resolved,
-            settings.environment ?? ctx.app ?? "production",
-            (what, request) => send("status", "github", what, request, settings.timeoutMs),
-          );
+        // A deploy a deployment event started has its deployment already: never a second one.
+        if (!settings.deployments || ctx.deployment) return;
+        const environment = settings.environment ?? ctx.app ?? "production";
+        const sendAs = (what: string, request: OutboundRequest) =>
+          send("status", resolved.provider, what, request, settings.timeoutMs);
+        if (resolved.provider === "github") {
+          deployment ??= new GithubDeployment(resolved, environment, sendAs, ctx.config.environmentUrl);
           await deployment.post(sha, state, description, url);
+          await then?.(deployment, url);
+        } else if (resolved.provider === "gitlab") {
+          gitlabDeployment ??= new GitlabDeployment(resolved, environment, () => deployedRef(ctx), sendAs);
+          await gitlabDeployment.post(sha, state);
         }
       }),
     );
   };
 
+  const settings = ctx.config.status;
+  const eventDeployment =
+    ctx.deployment && settings
+      ? new EventDeployment(
+          ctx,
+          ctx.deployment,
+          resolvedTarget,
+          (what, request) => send("status", "github", what, request, settings.timeoutMs),
+          calls,
+          early?.then((said) => said && record("status", "github", said.what, said.answer.ok, said.answer.detail)),
+        )
+      : undefined;
+
   return (event: DeployEvent) => {
+    if (event.type === "start") eventDeployment?.post("in_progress", "Deploying…");
     if (event.type === "output") tail.add(event.data);
     else if (event.type === "step") tail.add(`[${event.step}] ${event.text}\n`);
     if (event.type === "step" && event.step === "pull" && !pulled) {
@@ -176,7 +216,18 @@ export function outboundSink(ctx: OutboundDeploy, calls: OutboundCalls): DeployS
       // a gate that did not open names the commit it refused: its status says why (gate/stage.ts).
       const refused = result.gate?.commit && !result.gate.ok ? { before: null, after: result.gate.commit } : NO_COMMITS;
       const after = pulled ?? Promise.resolve(refused);
-      void calls.track(after.then((commits) => commits?.after && postStatus(commits.after, state, description)));
+      // After a rollback, GitHub is told which commit is live again (a new Deployment) and which is not (inactive).
+      const rolledBackTo = result.rollback?.ok ? result.rollback.to : undefined;
+      const then = (commits: Commits) => (deployment: GithubDeployment, url: string | undefined) =>
+        rolledBackTo
+          ? deployment.rolledBack(rolledBackTo, url)
+          : ctx.trigger === "rollback" && state === "success" && commits.before && commits.before !== commits.after
+            ? deployment.replaced(commits.before, url)
+            : undefined;
+      void calls.track(
+        after.then((commits) => commits?.after && postStatus(commits.after, state, description, then(commits))),
+      );
+      eventDeployment?.post(state, description);
       void calls.track(after.then((commits) => notify(outcome, result, commits)));
       finished = true;
       // The record is finished right after this event: the outcomes so far join it then.
@@ -227,4 +278,11 @@ async function revParse(repoPath: string, commit: string, env: NodeJS.ProcessEnv
   if (!commit) return null;
   const { code, stdout } = await gitQuery(repoPath, ["rev-parse", "--verify", "--quiet", `${commit}^{commit}`], env);
   return code === 0 && stdout ? stdout : null;
+}
+
+/** The branch or tag a deploy deployed (GitLab records it with the deployment): the ref named, else the branch. */
+async function deployedRef(ctx: OutboundDeploy): Promise<{ ref: string; tag: boolean }> {
+  const ref = ctx.ref ?? ctx.config.branch ?? (await currentBranch(ctx.repoPath, ctx.env)) ?? "HEAD";
+  const full = await fullRefName(ctx.repoPath, ref, ctx.env);
+  return full?.startsWith("refs/tags/") ? { ref: full.slice(10), tag: true } : { ref, tag: false };
 }

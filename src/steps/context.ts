@@ -30,7 +30,18 @@ export type DeploySettings = Pick<
   Partial<
     Pick<
       ResolvedConfig,
-      "allowedSigners" | "env" | "envFile" | "releases" | "activateScript" | "pull" | "gate" | "freeze"
+      | "allowedSigners"
+      | "env"
+      | "envFile"
+      | "releases"
+      | "activateScript"
+      | "pull"
+      | "gate"
+      | "freeze"
+      // What a forge's deployment statuses say (notify/deployments.ts).
+      | "environment"
+      | "environmentUrl"
+      | "adminPublicUrl"
     >
   >;
 

@@ -307,9 +307,16 @@ describe("service check and shutdown", () => {
     const third = await runCli(["check"], { cwd: serviceDir(`status:\n  token: forge-token-abcdef\n`) });
     expect(third.stdout).toContain("status: set provider (github, gitlab, gitea, bitbucket)");
     const fourth = await runCli(["check"], {
-      cwd: serviceDir(`status: { provider: gitlab, repo: 7, token: forge-token-abcdef, deployments: true }\n`),
+      cwd: serviceDir(
+        `status: { provider: gitea, apiUrl: "https://git.example.com/api/v1", repo: acme/web, token: forge-token-abcdef, deployments: true }\n`,
+      ),
     });
-    expect(fourth.stdout).toContain("status: deployments is GitHub's only");
+    expect(fourth.stdout).toContain("status: deployments is GitHub's and GitLab's only");
+    const fifth = await runCli(["check"], {
+      cwd: serviceDir(`deploymentEvents: true\nstatus: { provider: gitlab, repo: 7, token: forge-token-abcdef }\n`),
+    });
+    expect(fifth.code).toBe(1);
+    expect(fifth.stdout).toContain("deploymentEvents: deployment events are GitHub's; status names gitlab");
   });
 
   test("check masks the status token and shows no notify URL path or header value", async () => {
