@@ -99,6 +99,12 @@ export function webhookHandler(
     return answer instanceof Response ? count(request, answer) : answer.then((response) => count(request, response));
   };
 
+  /** A push a trigger rule did not deploy: counted, and kept as the app's last skipped push (`service status`). */
+  async function skippedPush(app: ResolvedApp, skip: TriggerSkip): Promise<void> {
+    metrics?.skippedPush(app.name ?? "default", skip.reason);
+    (await import("../triggers/last-skipped.ts")).rememberSkippedPush(cwd, app.name, skip);
+  }
+
   /**
    * Route, refuse or authenticate. A refusal (404, 401, 413, 429) is answered at once from the configuration as
    * last seen (files watched: LOOK_AGAIN_MS old at most); a request that may deploy (a right secret, or a signature
@@ -190,14 +196,14 @@ export function webhookHandler(
         ? await import("../triggers/deployment.ts").then((m) => m.deploymentTrigger(app, payload, process.env))
         : undefined;
     const triggerSkip = deployment && "skip" in deployment ? deployment.skip : undefined;
-    if (triggerSkip) metrics?.skippedPush(app.name ?? "default", triggerSkip.reason);
+    if (triggerSkip) await skippedPush(app, triggerSkip);
     let skip = deployment ? triggerSkip && { ...forge, message: triggerSkip.text } : skipReason(app, forge, payload);
     // With `tags`: a tag push, or a request naming no ref, deploys a tag (triggers/tags.ts) or is skipped.
     const tagged = app.tags && !skip && !deployment ? await tagDelivery(cwd, app, forge, payload) : undefined;
     if (tagged instanceof Response) return tagged;
     if (tagged && "skip" in tagged) {
       skip = tagged.skip;
-      metrics?.skippedPush(app.name ?? "default", "tag");
+      await skippedPush(app, { reason: "tag", text: tagged.skip.message });
     }
     // A deployment or a tag names its commit: it neither joins nor serves another request (queuePolicy latest).
     const target =
