@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { cleanActor } from "../system/actor.ts";
-import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
+import { readJsonRecord, writeJsonRecord } from "../system/files.ts";
 
 /**
  * A push refused by a pause or a freeze (docs/deploy-control.md "Catch-up"): the newest one per app, kept in
@@ -23,19 +23,13 @@ const fileOf = (cwd: string, app: string | undefined) => resolve(cwd, REFUSED_DI
 export function rememberRefusedPush(cwd: string, app: string | undefined, actor: string): void {
   const push: RefusedPush = { actor: cleanActor(actor) ?? "unknown", at: new Date().toISOString() };
   try {
-    ensurePrivateDir(resolve(cwd, REFUSED_DIR));
-    writeFileAtomic(fileOf(cwd, app), `${JSON.stringify(push, null, 2)}\n`);
+    writeJsonRecord(fileOf(cwd, app), push);
   } catch {}
 }
 
 /** The newest refused push of `app`, or undefined. */
 export function refusedPush(cwd: string, app: string | undefined): RefusedPush | undefined {
-  try {
-    const push = JSON.parse(readNoFollow(fileOf(cwd, app))) as RefusedPush;
-    return push && typeof push.actor === "string" && typeof push.at === "string" ? push : undefined;
-  } catch {
-    return undefined;
-  }
+  return readJsonRecord<RefusedPush>(fileOf(cwd, app), (v) => typeof v.actor === "string" && typeof v.at === "string");
 }
 
 /** Forgets the refused push of `app` (its catch-up is queued, or not needed). */

@@ -15,7 +15,7 @@ import {
   statSync,
   writeSync,
 } from "node:fs";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { processAlive } from "./liveness.ts";
 
 /**
@@ -203,5 +203,24 @@ export function removeStaleTemps(dir: string, names?: string[]): void {
       pid !== undefined ? Number(pid) === process.pid || !processAlive(Number(pid)) : OLD_TEMP_NAME.test(name);
     // rm unlinks a link itself, never its target.
     if (stale) rmSync(join(dir, name), { force: true });
+  }
+}
+
+/**
+ * A small record of the service's own under `.service/` (a pause, a refused push, the last skipped push): written
+ * atomically into its private directory; throws when it cannot be written.
+ */
+export function writeJsonRecord(file: string, value: unknown): void {
+  ensurePrivateDir(dirname(file));
+  writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Such a record read without following a link, when it is there, parses and `valid` accepts it. */
+export function readJsonRecord<T>(file: string, valid: (value: Partial<T>) => boolean): T | undefined {
+  try {
+    const value = JSON.parse(readNoFollow(file)) as T | null;
+    return value && typeof value === "object" && valid(value) ? value : undefined;
+  } catch {
+    return undefined;
   }
 }

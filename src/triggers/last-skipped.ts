@@ -4,7 +4,7 @@
  * in a private directory, read without following a link.
  */
 import { join, resolve } from "node:path";
-import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
+import { readJsonRecord, writeJsonRecord } from "../system/files.ts";
 import type { TriggerSkip } from "./types.ts";
 
 export const SKIPPED_DIR = join(".service", "skipped");
@@ -22,19 +22,15 @@ const fileOf = (cwd: string, app: string | undefined) => resolve(cwd, SKIPPED_DI
 export function rememberSkippedPush(cwd: string, app: string | undefined, skip: TriggerSkip): void {
   const last: LastSkipped = { at: new Date().toISOString(), reason: skip.reason, text: skip.text };
   try {
-    ensurePrivateDir(resolve(cwd, SKIPPED_DIR));
-    writeFileAtomic(fileOf(cwd, app), `${JSON.stringify(last, null, 2)}\n`);
+    writeJsonRecord(fileOf(cwd, app), last);
   } catch {}
 }
 
 /** The last skipped push of `app`, or null. */
 export function lastSkippedPush(cwd: string, app: string | undefined): LastSkipped | null {
-  try {
-    const last = JSON.parse(readNoFollow(fileOf(cwd, app))) as LastSkipped;
-    return last && typeof last.at === "string" && typeof last.reason === "string" && typeof last.text === "string"
-      ? { at: last.at, reason: last.reason, text: last.text }
-      : null;
-  } catch {
-    return null;
-  }
+  const last = readJsonRecord<LastSkipped>(
+    fileOf(cwd, app),
+    (v) => typeof v.at === "string" && typeof v.reason === "string" && typeof v.text === "string",
+  );
+  return last ? { at: last.at, reason: last.reason, text: last.text } : null;
 }
