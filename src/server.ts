@@ -20,7 +20,7 @@ import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
 import { deploySecrets } from "./config/deploy-secrets.ts";
 import { envFileWarnings } from "./config/env.ts";
 import type { Metrics, QueueDeploy, StartedAdmin } from "./features/admin.ts";
-import { LazyOutbound, PollingWhenConfigured, recoverAppReleases } from "./features/optional.ts";
+import { LazyOutbound, PollingWhenConfigured, recoverAppReleases, recoverLimitGroups } from "./features/optional.ts";
 
 export interface ServiceServerOptions {
   /** @default consola.withTag("service") */
@@ -257,6 +257,7 @@ class Server {
     for (const id of markInterruptedDeploys(cwd, logger))
       logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
     await recoverAppReleases(cwd, apps, logger);
+    await recoverLimitGroups(apps, logger);
   }
 
   /** The webhook port: the routes of docs/http.md and nothing else. */

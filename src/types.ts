@@ -25,6 +25,8 @@ export interface DeployResult {
   target?: DeployTarget;
   /** Present when `allowedSigners` is set: whether the commit to deploy carries a good signature, and whose. */
   verify?: VerifyResult;
+  /** Under `limits.memory`: the kernel killed the run script for memory (docs/production.md "Limits"). */
+  killedBy?: "memory";
   /** With `gate`: what it decided on the commit, or that it was skipped (docs/configuration.md "gate"). */
   gate?: GateResult;
   /** With `releases` (docs/releases.md): the release this deploy built or switched to, and the one live before. */

@@ -27,6 +27,7 @@ export class Metrics {
   private readonly last = new Map<string, number>();
   private readonly polls = new Map<string, number>();
   private readonly gates = new Map<string, number>();
+  private readonly kills = new Map<string, number>();
   private readonly frozen = new Map<string, number>();
   private readonly catchUps = new Map<string, number>();
   private readonly skippedPushes = new Map<string, number>();
@@ -90,7 +91,8 @@ export class Metrics {
       if (event.type === "done") {
         if (this.running.get(app)?.id === event.result.id) this.running.delete(app);
         this.deployEnded(app, outcomeOf(event.result, event.cancelled), event.result.durationMs);
-        const { gate } = event.result;
+        const { gate, killedBy } = event.result;
+        if (killedBy) bump(this.kills, labels({ app, limit: killedBy }));
         if (gate && gate.outcome !== "skipped" && gate.outcome !== "cancelled")
           bump(this.gates, labels({ app, outcome: gate.outcome }));
       }
@@ -156,6 +158,12 @@ export class Metrics {
       "Pushes that did not deploy, by app and reason (paths, marker, tag, environment).",
     );
     for (const [key, n] of this.skippedPushes) out.push(`service_skipped_pushes_total${key} ${n}`);
+    family(
+      "service_limit_kills_total",
+      "counter",
+      "Run scripts the kernel killed for a deploy's limits, by app and limit.",
+    );
+    for (const [key, n] of this.kills) out.push(`service_limit_kills_total${key} ${n}`);
     family("service_paused", "gauge", "1 while an app's deploys are paused.");
     for (const { name, paused } of apps) out.push(`service_paused${labels({ app: name })} ${paused ? 1 : 0}`);
     return `${out.join("\n")}\n`;

@@ -9,6 +9,7 @@ import { normalizeEnv } from "./env.ts";
 import { normalizeFreeze } from "./freeze.ts";
 import { normalizeReleases, RELEASES_ENV, releasesFromEnv } from "./releases.ts";
 import { GATE_ENV, gateFromEnv, normalizeGate } from "./gate.ts";
+import { LIMITS_ENV, limitsFromEnv, normalizeLimits } from "./limits.ts";
 import { closestName } from "./suggest.ts";
 
 type Kind =
@@ -30,6 +31,7 @@ type Kind =
   | "pullMode"
   | "releases"
   | "gate"
+  | "limits"
   | "freeze"
   | "markers";
 
@@ -78,6 +80,11 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
     moreEnv: [RELEASES_ENV.keep, RELEASES_ENV.shared],
   },
   gate: { kind: "gate", env: GATE_ENV.checks, moreEnv: [GATE_ENV.waitMs, GATE_ENV.bakeMs] },
+  limits: {
+    kind: "limits",
+    env: LIMITS_ENV.memory,
+    moreEnv: [LIMITS_ENV.cpu, LIMITS_ENV.tasks, LIMITS_ENV.nice, LIMITS_ENV.ioNice],
+  },
   activateScript: { kind: "string", env: "SERVICE_ACTIVATE_SCRIPT" },
   freeze: { kind: "freeze", env: "SERVICE_FREEZE" },
   catchUp: { kind: "boolean", env: "SERVICE_CATCH_UP" },
@@ -192,9 +199,15 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
     }
     case "freeze":
     case "releases":
-    case "gate": {
+    case "gate":
+    case "limits": {
       const problems: string[] = [];
-      const normalize = { freeze: normalizeFreeze, releases: normalizeReleases, gate: normalizeGate }[kind];
+      const normalize = {
+        freeze: normalizeFreeze,
+        releases: normalizeReleases,
+        gate: normalizeGate,
+        limits: normalizeLimits,
+      }[kind];
       const out = normalize(value, where, problems, fromEnv);
       if (problems.length > 0) throw new ConfigError(problems);
       return out;
@@ -297,7 +310,8 @@ export function envConfig(env: NodeJS.ProcessEnv = process.env, errors?: string[
     const { kind, env: name, min } = KEYS[key];
     if (!name) continue;
     // The key's fields have a variable each; together they make one value.
-    const value = kind === "releases" ? releasesFromEnv(env) : kind === "gate" ? gateFromEnv(env) : env[name];
+    const fromFields = { releases: releasesFromEnv, gate: gateFromEnv, limits: limitsFromEnv }[kind as string];
+    const value = fromFields ? fromFields(env) : env[name];
     if (value === undefined || value === "") continue;
     try {
       out[key] = coerce(kind, value, true, `environment variable ${name}`, min);

@@ -71,7 +71,9 @@ export function resolveConfig(input: ConfigInput): Resolution {
     for (const [key, value] of Object.entries(layer ?? {})) {
       if (value === undefined) continue;
       // The environment sets the fields of `releases` one by one: they change the releases of the layers below.
-      merged[key] = key === "releases" || key === "gate" ? { ...(merged[key] as object | undefined), ...value } : value;
+      merged[key] = ["releases", "gate", "limits"].includes(key)
+        ? { ...(merged[key] as object | undefined), ...value }
+        : value;
       sources[key] = source;
     }
   }

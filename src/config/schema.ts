@@ -59,6 +59,20 @@ export interface NotifyTarget {
   timeoutMs?: number;
 }
 
+/** Limits on the scripts a deploy runs (key `limits`, top level or per app; system/limits.ts). */
+export interface LimitsSettings {
+  /** Bytes the scripts' process tree may use together, swap included; over it the kernel kills it. */
+  memory?: number;
+  /** CPUs' worth of time. */
+  cpu?: number;
+  /** Processes and threads. */
+  tasks?: number;
+  /** Niceness 0-19 of the scripts. */
+  nice?: number;
+  /** I/O class: `idle`, `best-effort` or `best-effort:<0-7>`. */
+  ioNice?: string;
+}
+
 /** Wait for the forge's checks on the commit before deploying it (key `gate`, top level or per app). */
 export interface GateSettings {
   /** Statuses and check runs that must be success: names, globs (`*`), or `{ name, by }` pinned to a reporter. */
@@ -189,6 +203,11 @@ export interface UserConfig {
    * `status` settings' forge and token). Never read from the repository's config file. @default none
    */
   gate?: Partial<GateSettings> & Pick<GateSettings, "checks">;
+  /**
+   * Limits on the run script, the activate script and a command health check: `memory`, `cpu`, `tasks` through the
+   * kernel's cgroups, `nice`, `ioNice`. Never read from the repository's config file. @default none
+   */
+  limits?: LimitsSettings;
   /** With `releases`: run in `<path>/current` after the switch (a reload of the app). @default none */
   activateScript?: string;
   /**
@@ -283,6 +302,7 @@ export interface ResolvedConfig
       | "envFile"
       | "releases"
       | "gate"
+      | "limits"
       | "activateScript"
       | "boundConnections"
       | "freeze"
@@ -309,6 +329,7 @@ export interface ResolvedConfig
   releases?: ReleaseSettings;
   /** With its defaults. */
   gate?: GateSettings;
+  limits?: LimitsSettings;
   activateScript?: string;
   status?: StatusSettings;
   notify?: NotifyTarget[];

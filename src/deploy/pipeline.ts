@@ -54,6 +54,8 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
       const asked = { ...options, ...(gated ? { gated } : {}) };
       if (gated === false || (gated && (state.error = frozenNow(options, step)))) {
         // The gate did not open, or a freeze began while it waited there: nothing live moved, nothing runs.
+      } else if ((state.error = await applyLimits(ctx))) {
+        // Limits that cannot be enforced: nothing runs, never silently unlimited.
       } else if (ctx.config.releases) {
         const { releaseFlow } = await import("../releases/flow.ts");
         await releaseFlow(ctx, state, asked);
@@ -63,6 +65,11 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     state.error = `internal error: ${(caught as Error).message}`;
     step("deploy", state.error);
   }
+  // What a script left running on purpose (a daemon) leaves the deploy's limits with it: production never runs
+  // under a build's cap, nor dies because a build ended.
+  const moved = ctx.limits?.close() ?? [];
+  if (moved.length > 0)
+    step("deploy", `left running, moved out of the deploy's limits into the service's own group: ${moved.join(", ")}`);
   // Nothing follows the `[done]` line: a cancel that comes while the deploy ends changes nothing.
   ended = true;
   const by = ctx.cancelled();
@@ -102,6 +109,24 @@ async function passGate(
   if (gated.result.outcome !== "cancelled")
     state.error = `gate ${gated.result.outcome === "timeout" ? "timed out" : "shut"}: ${gated.result.reason}`;
   return false;
+}
+
+/**
+ * The deploy's `limits` (steps/limits.ts, loaded only for an app that has them): its cgroup made and said, or why
+ * they cannot be enforced (then nothing runs).
+ */
+async function applyLimits(ctx: DeployContext): Promise<string | null> {
+  const settings = ctx.config.limits;
+  if (!settings) return null;
+  const { DeployLimits } = await import("../steps/limits.ts");
+  const opened = await DeployLimits.open(settings, ctx.run.id);
+  if ("problem" in opened) {
+    ctx.run.step("deploy", `${opened.problem}; nothing runs`);
+    return opened.problem;
+  }
+  ctx.limits = opened;
+  ctx.run.step("deploy", `limits: ${opened.describe()}`);
+  return null;
 }
 
 /** A deploy without releases: pull (or reset) and the run script in repoPath, the health check, the rollback. */

@@ -122,7 +122,7 @@ export class DeployRun implements RunTranscript {
    */
   end(produced: Produced, ending: Ending = "done", finishedAt = new Date()): DeployResult {
     const { redaction, log } = this;
-    const { rollback, healthCheck, target, verify, gate, release, switchedBack } = produced;
+    const { rollback, healthCheck, target, verify, gate, release, switchedBack, killedBy } = produced;
     const checked = (health: typeof healthCheck) =>
       health && { ...health, error: health.error && redaction.text(health.error) };
     const result: DeployResult = {
@@ -153,6 +153,7 @@ export class DeployRun implements RunTranscript {
       ...(verify ? { verify: { ...verify, reason: verify.reason && redaction.text(verify.reason) } } : {}),
       ...(gate ? { gate: { ...gate, ...(gate.reason ? { reason: redaction.text(gate.reason) } : {}) } } : {}),
       ...(release ? { release } : {}),
+      ...(killedBy ? { killedBy } : {}),
       ...(switchedBack ? { switchedBack } : {}),
       actor: this.actor,
       commit: redactedCommit(produced.commit, redaction),

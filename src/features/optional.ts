@@ -99,6 +99,17 @@ export class PollingWhenConfigured {
  * docs/releases.md "Crashes": what a killed deploy left in a releases directory is cleaned up at start, and said.
  * The releases code is loaded only when an app has releases.
  */
+/** The cgroups of deploys a dead process left (limits): what still runs in them is killed, and they are removed. */
+export async function recoverLimitGroups(apps: ResolvedApp[], logger: { warn(message: string): void }): Promise<void> {
+  const limited = apps.filter(
+    (app) => app.limits && (app.limits.memory ?? app.limits.cpu ?? app.limits.tasks) !== undefined,
+  );
+  if (limited.length === 0) return;
+  const { removeGroupsLeft } = await import("../steps/limits.ts");
+  for (const group of await removeGroupsLeft(limited.map((app) => app.limits!)))
+    logger.warn(`removed the cgroup ${group} of a deploy whose process died, and what still ran in it`);
+}
+
 export async function recoverAppReleases(
   cwd: string,
   apps: ResolvedApp[],

@@ -15,6 +15,7 @@ import { guardFindings, type GuardedApp } from "./check-guard.ts";
 import { pathsWarnings, sharedCloneWarnings, triggerSettings } from "../triggers/check.ts";
 import { describeBoundConnections, listenerWarnings } from "./check-listeners.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
+import { describeLimits, limitsProblem } from "../steps/limits.ts";
 
 export type Source = ValueSource | "secret file" | "generated at start";
 
@@ -96,6 +97,7 @@ function appSettings(app: ResolvedApp): { label: string; value: string }[] {
     { label: "rollback", value: app.rollbackOnFailure ? "on failure" : "off" },
     { label: "polling", value: app.pollIntervalMs === undefined ? "off" : `every ${seconds(app.pollIntervalMs)}` },
     { label: "gate", value: describeGate(app.gate, seconds) },
+    { label: "limits", value: describeLimits(app.limits) || "none" },
     ...triggerSettings(app),
   ];
 }
@@ -194,6 +196,8 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
     const weak = config.secret && weakSecretWarning(config.secret);
     if (weak) warnings.push(weak);
     problems.push(...repoProblems("", config, features.poll));
+    const limits = limitsProblem(config.limits);
+    if (limits) problems.push(limits);
     const clone = await cloneFindings("", config, env);
     problems.push(...clone.problems);
     warnings.push(...clone.warnings);
@@ -223,6 +227,8 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) warnings.push(weak);
       problems.push(...repoProblems(`app "${app.name}": `, app, features.poll));
+      const limits = limitsProblem(app.limits);
+      if (limits) problems.push(`app "${app.name}": ${limits}`);
       const clone = await cloneFindings(`app "${app.name}": `, app, env);
       problems.push(...clone.problems);
       warnings.push(...clone.warnings);

@@ -85,6 +85,8 @@ KillSignal=SIGTERM
 # Descriptors: the ports hold connections up to a bound below this limit and keep the rest for deploys
 # (see "connection floods" in docs/reliability.md); without it a unit may start with a soft limit of 1024.
 LimitNOFILE=${UNIT_NOFILE}
+# The service's cgroup is its own to divide: each deploy with \`limits\` gets a child group (docs/production.md).
+Delegate=yes
 # The longest a deploy can take (pull and run script each up to runTimeoutMs, a rollback's run too, plus 60 s),
 # so a running deploy can finish before systemd kills it.
 TimeoutStopSec=${stopSeconds}

@@ -5,6 +5,7 @@
 import type { ResolvedConfig } from "../config/schema.ts";
 import type { RollbackTarget, Step } from "../types.ts";
 import type { Captures } from "./capture.ts";
+import type { DeployLimits } from "./limits.ts";
 
 /** The health check keys; the time keys take their defaults when unset (settings built by hand, as a library). */
 export type HealthSettings = Partial<
@@ -38,6 +39,7 @@ export type DeploySettings = Pick<
       | "pull"
       | "gate"
       | "freeze"
+      | "limits"
       // What a forge's deployment statuses say (notify/deployments.ts).
       | "environment"
       | "environmentUrl"
@@ -79,6 +81,8 @@ export interface DeployContext {
   app?: string;
   /** Who cancelled the deploy (`service cancel`), once someone did: what has not started does not start. */
   cancelled(): string | undefined;
+  /** The deploy's `limits` (limits.ts), once made: every script of the deploy runs under them. */
+  limits?: DeployLimits;
   /** Calls `listener` once the deploy is cancelled (at once when it already is): a wait ends then. */
   onCancel(listener: (by: string) => void): void;
 }

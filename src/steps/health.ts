@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { defaultConfig } from "../config/schema.ts";
 import type { HealthCheckResult, Step } from "../types.ts";
-import { deployInterrupted, type Leftovers } from "../system/process.ts";
+import { deployInterrupted, type Leftovers, type ScriptLimits } from "../system/process.ts";
 import { describeLeftovers, runScript } from "./script.ts";
 import type { HealthSettings } from "./context.ts";
 
@@ -20,6 +20,8 @@ export interface HealthCheckOptions {
   env: Record<string, string | undefined>;
   /** A `[health]` line of the stream. */
   say: (text: string) => void;
+  /** The deploy's `limits`: a command health check runs under them. */
+  limits?: ScriptLimits;
 }
 
 /** Whether the settings ask for a health check at all (neither key: today's behaviour, no check). */
@@ -162,6 +164,7 @@ async function attempt(
       timeoutMs: Math.max(1, deadline - Date.now()),
       onOutput: () => {},
       leaveNothing: id ? [`SERVICE_DEPLOY_ID=${id}`, marker] : [marker],
+      ...(options.limits ? { limits: options.limits } : {}),
     });
     if (ran.left) left = { left: ran.left };
     if (ran.error) return { problem: ran.error, ...left };
@@ -208,6 +211,7 @@ export async function healthStep(
     config: HealthSettings & { repoPath: string };
     env: Record<string, string | undefined>;
     run: { step: (name: Step, text: string) => void };
+    limits?: ScriptLimits;
   },
   cwd = ctx.config.repoPath,
 ): Promise<HealthCheckResult | undefined> {
@@ -216,5 +220,6 @@ export async function healthStep(
     cwd,
     env: ctx.env,
     say: (text) => ctx.run.step("health", text),
+    ...(ctx.limits ? { limits: ctx.limits } : {}),
   });
 }

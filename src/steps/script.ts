@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import type { StopReport } from "../system/groups.ts";
-import { runProcess, type Leftovers, type ProcessExit } from "../system/process.ts";
+import { runProcess, scriptLimits, type Leftovers, type ProcessExit, type ScriptLimits } from "../system/process.ts";
 import type { RunResult, Step } from "../types.ts";
 import type { DeployContext } from "./context.ts";
 
@@ -132,6 +132,8 @@ export interface ScriptOptions {
   onLine?: (line: string) => void;
   /** Each line must leave nothing running (see ProcessOptions.leaveNothing). */
   leaveNothing?: string[];
+  /** The deploy's `limits` (limits.ts): each line joins its group and takes its priority first. */
+  limits?: ScriptLimits;
 }
 
 export interface ScriptExit extends ProcessExit {
@@ -161,7 +163,8 @@ export async function runScript(script: string, options: ScriptOptions): Promise
   };
   for (const line of scriptLines(script)) {
     options.onLine?.(line);
-    outcome = withLeft(await runProcess(planLine(line).argv, { ...options, deadline }));
+    const start = () => runProcess(planLine(line).argv, { ...options, deadline });
+    outcome = withLeft(await (options.limits ? scriptLimits.run(options.limits, start) : start()));
     if (outcome.exitCode !== 0) return { ...outcome, failedLine: line };
   }
   return outcome;
@@ -219,7 +222,11 @@ export function describeLeftovers(left: Leftovers): string {
 }
 
 /** How one run of the script went, without its output (kept by the caller). */
-export type StepRun = Omit<RunResult, "stdout" | "stderr"> & { error?: string };
+export type StepRun = Omit<RunResult, "stdout" | "stderr"> & { error?: string; killedBy?: "memory" };
+
+/** The line of a script the kernel killed for memory under `limits.memory`. */
+export const killedText = (limits: { memoryText: string } | undefined) =>
+  `killed: out of memory (limit ${limits?.memoryText ?? "?"})`;
 
 /** Why a run of the script failed, when it did not exit non-zero on its own (it could not start, it timed out). */
 export function describeFailure(run: StepRun): string | null {
@@ -247,15 +254,18 @@ export async function scriptStep(
     timeoutMs: config.runTimeoutMs,
     onOutput,
     onLine: (line) => run.step(name, `$ ${line}`),
+    ...(ctx.limits ? { limits: ctx.limits } : {}),
   });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const killed = outcome.killedBy === "memory" ? killedText(ctx.limits) : undefined;
   if (outcome.error) run.step(name, outcome.error);
+  else if (killed) run.step(name, `${killed}; exit code ${outcome.exitCode} after ${seconds} s`);
   else if (outcome.timedOut) run.step(name, describeTimeout(config.runTimeoutMs, outcome.stopped));
   else run.step(name, `exit code ${outcome.exitCode} after ${seconds} s`);
   return {
     exitCode: outcome.exitCode,
     timedOut: outcome.timedOut,
     script,
-    ...(outcome.error ? { error: outcome.error } : {}),
+    ...(outcome.error ? { error: outcome.error } : killed ? { error: killed, killedBy: "memory" as const } : {}),
   };
 }

@@ -70,6 +70,7 @@ export class DeployState {
       ...(healthCheck ? { healthCheck } : {}),
       ...(verify ? { verify } : {}),
       ...(gate ? { gate } : {}),
+      ...(ran.killedBy ? { killedBy: ran.killedBy } : {}),
       pull: pulled.result(),
       run: { ...ran, stdout: runOut.stdout.toString(), stderr: runOut.stderr.toString() },
       error: cancelledBy ? `cancelled ${cancelledBy}` : error,

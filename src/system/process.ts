@@ -7,6 +7,17 @@ import type { Child } from "../runtime/types.ts";
 import { collectGarbage } from "../runtime/gc.ts";
 import { deployGroups, groupOf, snapshot, stopLeftovers, type StopReport } from "./groups.ts";
 
+/** What a deploy's limits do to a script it starts (steps/limits.ts): wrap its command, count its memory kills. */
+export interface ScriptLimits {
+  /** The command started so that it joins the deploy's group and takes its priority before it runs anything. */
+  wrap(argv: string[]): string[];
+  /** How many processes of the deploy the kernel killed for memory so far. */
+  oomKills(): number;
+}
+
+/** The limits of the script running in the current async context (steps/script.ts sets them around it). */
+export const scriptLimits = new AsyncLocalStorage<ScriptLimits>();
+
 /** How long a process group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 3000;
 /** After the process exits, how long its pipes may still deliver output (from children it left behind). */
@@ -41,6 +52,8 @@ export interface ProcessExit {
   error?: string;
   /** With `leaveNothing`: what it had left running (only when it left something). */
   left?: Leftovers;
+  /** Under a deploy's `limits.memory`: the kernel killed it (or a process of it) for memory. */
+  killedBy?: "memory";
 }
 
 /**
@@ -162,8 +175,10 @@ const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
  */
 export async function runProcess(argv: string[], options: ProcessOptions): Promise<ProcessExit> {
   let proc: Child;
+  const limits = scriptLimits.getStore();
+  const killsBefore = limits?.oomKills() ?? 0;
   try {
-    proc = await runtime.spawn(argv, { cwd: options.cwd, env: options.env });
+    proc = await runtime.spawn(limits ? limits.wrap(argv) : argv, { cwd: options.cwd, env: options.env });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOEXEC" && argv[0] !== "/bin/sh") return runProcess(shellFallback(argv, options), options);
@@ -225,7 +240,14 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
   }
   const signal = ended.signal as NodeJS.Signals | null;
   const exitCode = ended.exitCode ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null);
-  return { exitCode, timedOut, ...(stopped ? { stopped } : {}), ...(left ? { left } : {}) };
+  const killedBy = limits && exitCode !== 0 && limits.oomKills() > killsBefore ? ("memory" as const) : undefined;
+  return {
+    exitCode,
+    timedOut,
+    ...(stopped ? { stopped } : {}),
+    ...(left ? { left } : {}),
+    ...(killedBy ? { killedBy } : {}),
+  };
 }
 
 /** The markers that find a command's processes outside its group: its own, else its deploy's. */

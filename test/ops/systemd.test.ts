@@ -16,6 +16,8 @@ describe("service systemd (a ready unit for the current config)", () => {
     expect(stdout).toMatch(/^ExecStart=\S+/m);
     expect(stdout).toContain("Restart=on-failure\n");
     expect(stdout).toContain("KillMode=mixed\n");
+    // The cgroup is the service's to divide among the deploys with limits (docs/production.md "Limits").
+    expect(stdout).toContain("Delegate=yes\n");
     expect(stdout).toContain("Environment=SERVICE_SKIP_HTTPS_PROMPT=1\n");
     const stop = Number(/^TimeoutStopSec=(\d+)$/m.exec(stdout)![1]);
     expect(stop * 1000).toBeGreaterThan(600_000);

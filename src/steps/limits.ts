@@ -1,0 +1,110 @@
+/**
+ * A deploy's limits on the scripts it runs (docs/production.md "Limits"): its own cgroup for `memory`, `cpu` and
+ * `tasks` (system/cgroups.ts), and the niceness and I/O class of `nice` and `ioNice`. Every script goes through one
+ * spawn (system/process.ts `runProcess`), which asks `scriptLimits` for the limits of the script it starts
+ * (script.ts sets them): the script's first act is to join the group and take its priority, before it runs anything,
+ * so nothing it starts escapes them.
+ */
+import { formatBytes } from "../config/limits.ts";
+import type { LimitsSettings } from "../config/schema.ts";
+import { type Controller, DeployGroup, findHierarchy, removeDeadGroups } from "../system/cgroups.ts";
+import type { ScriptLimits } from "../system/process.ts";
+
+/** The controllers `limits` needs; none for `nice` and `ioNice` alone. */
+export function controllersOf(limits: LimitsSettings | undefined): Controller[] {
+  if (!limits) return [];
+  return [
+    ...(limits.memory !== undefined ? (["memory"] as const) : []),
+    ...(limits.cpu !== undefined ? (["cpu"] as const) : []),
+    ...(limits.tasks !== undefined ? (["pids"] as const) : []),
+  ];
+}
+
+/** Why `limits` cannot be enforced by this process, or undefined when they can (`service check`, the start). */
+export function limitsProblem(limits: LimitsSettings | undefined): string | undefined {
+  const wanted = controllersOf(limits);
+  if (wanted.length === 0) return undefined;
+  const found = findHierarchy(wanted);
+  return "problem" in found ? found.problem : undefined;
+}
+
+/** `limits` as one line: `memory 2G, cpu 1.5, tasks 512, nice 10, ioNice idle`; empty without any. */
+export function describeLimits(limits: LimitsSettings | undefined): string {
+  const { memory, cpu, tasks, nice, ioNice } = limits ?? {};
+  return [
+    memory !== undefined && `memory ${formatBytes(memory)}`,
+    cpu !== undefined && `cpu ${cpu}`,
+    tasks !== undefined && `tasks ${tasks}`,
+    nice !== undefined && `nice ${nice}`,
+    ioNice !== undefined && `ioNice ${ioNice}`,
+  ]
+    .filter(Boolean)
+    .join(", ");
+}
+
+/** The groups of deploys whose process died, in the hierarchies `limits` use: removed (cgroups.ts). */
+export async function removeGroupsLeft(limits: LimitsSettings[]): Promise<string[]> {
+  const removed: string[] = [];
+  for (const settings of limits) {
+    const hierarchy = findHierarchy(controllersOf(settings));
+    if (!("problem" in hierarchy)) removed.push(...(await removeDeadGroups(hierarchy)));
+  }
+  return removed;
+}
+
+export class DeployLimits implements ScriptLimits {
+  private constructor(
+    readonly settings: LimitsSettings,
+    private readonly group: DeployGroup | undefined,
+  ) {}
+
+  /**
+   * The limits of deploy `id`: its group made (and the groups a dead process left removed first), or why the
+   * limits cannot be enforced: then nothing may run, never silently unlimited.
+   */
+  static async open(settings: LimitsSettings, id: string): Promise<DeployLimits | { problem: string }> {
+    const wanted = controllersOf(settings);
+    if (wanted.length === 0) return new DeployLimits(settings, undefined);
+    const hierarchy = findHierarchy(wanted);
+    if ("problem" in hierarchy) return hierarchy;
+    try {
+      await removeDeadGroups(hierarchy);
+      return new DeployLimits(settings, DeployGroup.make(hierarchy, id, settings));
+    } catch (error) {
+      return { problem: `limits: the deploy's cgroup cannot be made: ${(error as Error).message}` };
+    }
+  }
+
+  /** `argv` started so that it joins the group and takes its priority first. */
+  wrap(argv: string[]): string[] {
+    const { nice, ioNice } = this.settings;
+    const steps = ['while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift'];
+    if (nice !== undefined) steps.push(`renice -n ${nice} -p $$ >/dev/null || exit 125`);
+    if (ioNice !== undefined) {
+      const [kind, level] = ioNice.split(":");
+      steps.push(`ionice ${kind === "idle" ? "-c 3" : `-c 2${level ? ` -n ${level}` : ""}`} -p $$ || exit 125`);
+    }
+    steps.push('exec "$@"');
+    return ["/bin/sh", "-c", steps.join("; "), "sh", ...(this.group?.procsFiles ?? []), "--", ...argv];
+  }
+
+  /** How many of its processes the kernel killed for memory so far. */
+  oomKills(): number {
+    return this.group?.oomKills() ?? 0;
+  }
+
+  /** The memory limit as said: `2G`. */
+  get memoryText(): string {
+    return this.settings.memory === undefined ? "" : formatBytes(this.settings.memory);
+  }
+
+  /** The limits, one line. */
+  describe(): string {
+    return describeLimits(this.settings);
+  }
+
+  /** Removes the group; returns the pids of what a script left running, moved out into the service's own group. */
+  close(): number[] {
+    return this.group?.close() ?? [];
+  }
+}
