@@ -25,6 +25,8 @@ export interface DeployResult {
   target?: DeployTarget;
   /** Present when `allowedSigners` is set: whether the commit to deploy carries a good signature, and whose. */
   verify?: VerifyResult;
+  /** Where the deploy spent its time: the queue wait, then each phase (docs/log-files.md "Phases"). */
+  phases?: DeployPhase[];
   /** Under `limits.memory`: the kernel killed the run script for memory (docs/production.md "Limits"). */
   killedBy?: "memory";
   /** With `gate`: what it decided on the commit, or that it was skipped (docs/configuration.md "gate"). */
@@ -163,6 +165,14 @@ export interface CommitInfo {
   date: string;
 }
 
+/** One phase of a deploy's time (the record's `phases`): the queue wait, then the stages as they ran. */
+export interface DeployPhase {
+  /** `queue`, or the step of the stage: slot, gate, pull, verify, release (prepare, switch, activate), run, health, rollback. */
+  name: string;
+  startedAt: string;
+  ms: number;
+}
+
 /** What a gate decided on a commit (docs/configuration.md "gate"). */
 export interface GateResult {
   ok: boolean;
@@ -188,6 +198,7 @@ export type Step =
   | "pull"
   | "verify"
   | "gate"
+  | "slot"
   | "config"
   | "release"
   | "run"

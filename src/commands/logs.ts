@@ -14,8 +14,11 @@ import {
   missingLogDir,
   neverStarted,
   queuedMessage,
+  readDeployRecord,
   type HistoryEntry,
 } from "../history/read.ts";
+import { phasesLine } from "../deploy/phases.ts";
+import type { DeployResult } from "../types.ts";
 import { keeps, OUTCOMES, parseFilter } from "../history/filter.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 import { endsWhenOutputCloses } from "./_guard.ts";
@@ -225,6 +228,11 @@ export const logsCommand = defineCommand({
       }
       process.stdout.write(readBytesNoFollow(file));
       if (entry.problem) process.stderr.write(`note: ${entry.problem}\n`);
+      // Where its time went, beside the transcript (which ends with its `[done]` line).
+      const phases = args.json
+        ? undefined
+        : (readDeployRecord(entry.jsonPath)?.result as DeployResult | undefined)?.phases;
+      if (phases?.length) process.stderr.write(`phases: ${phasesLine(phases)}\n`);
       return;
     }
     const limit = Number(args.limit);

@@ -83,6 +83,7 @@ export class Deployer {
       ...requested,
       ...(forced ? { forced } : {}),
       ...(control.force ? { force: true } : {}),
+      requestedAt: Date.now(),
       id: requested.id ?? crypto.randomUUID(),
     };
     const key = queueKey(options.config.repoPath);

@@ -8,6 +8,7 @@ import { OutputRedactor, Redaction } from "../system/redact.ts";
 import type { RunTranscript } from "../steps/context.ts";
 import type { Produced } from "../steps/state.ts";
 import type { DeployOptions, PlannedDeploy } from "./types.ts";
+import { Phases } from "./phases.ts";
 
 /** How a deploy's record ends: it ran (whatever its result), or it was cancelled before it started. */
 export type Ending = Extract<DeployRecord["status"], "done" | "cancelled">;
@@ -26,12 +27,15 @@ export class DeployRun implements RunTranscript {
   readonly actor: string | null;
   private readonly log: DeployLog;
   private readonly sinks: DeploySink[];
+  /** Where its time goes (phases.ts), marked by its own lines. */
+  private readonly phases: Phases;
   /** Output held back by redactors (a secret may span two chunks), released before each line of the service. */
   private readonly redactors: OutputRedactor[] = [];
 
   constructor(private readonly options: PlannedDeploy) {
     const { config } = options;
     this.id = options.id;
+    this.phases = new Phases(options.requestedAt, this.startedAt.getTime());
     this.redaction = Redaction.of(options.secrets ?? []);
     this.forge = forgeOf(options, this.redaction);
     const actor = cleanActor(options.actor);
@@ -162,6 +166,7 @@ export class DeployRun implements RunTranscript {
       startedAt: this.startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),
       durationMs: finishedAt.getTime() - this.startedAt.getTime(),
+      phases: this.phases.end(finishedAt.getTime()),
     };
     this.emit({ type: "done", result, ...(ending === "cancelled" ? { cancelled: true } : {}) });
     const pruned = new Promise<void>((resolve) =>
@@ -178,6 +183,7 @@ export class DeployRun implements RunTranscript {
   private emit(event: DeployEvent): void {
     // The service's own lines come after the output before them: release what the redactors still hold.
     if (event.type !== "output") for (const redactor of this.redactors) redactor.flush();
+    if (event.type === "step" || event.type === "output") this.phases.saw(event.step);
     this.log.write(event);
     // The record is final before the client reads `[done]`, and a record that could not be kept is said before it.
     if (event.type === "done")

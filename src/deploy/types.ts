@@ -22,6 +22,8 @@ export interface DeployOptions {
    * "`service rollback`", "Deploy a ref").
    */
   target?: RollbackTarget;
+  /** When the deploy was asked for (Date.now()): its wait in the queue is a phase of its record. Set by the deployer. */
+  requestedAt?: number;
   /** Deploy without waiting at the app's gate (`service deploy --skip-gate`, the API's `skipGate`); recorded. */
   skipGate?: boolean;
   /** Asked with force: it goes past a pause or a freeze (deploy/frozen.ts looks again when its turn comes). */

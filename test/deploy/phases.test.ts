@@ -1,0 +1,26 @@
+/**
+ * docs/log-files.md "Phases": a deploy's record says where its time went: the wait in the queue, then each phase
+ * as its lines mark it; `service logs <id>` prints them in one line beside the transcript.
+ */
+import { describe, expect, test } from "bun:test";
+import { makeRepo, runCli } from "../_support/helpers.ts";
+import { deployRecords } from "../_support/webhook-fixtures.ts";
+
+describe("phases", () => {
+  test("the record lists the queue wait, pull, run and health check with their times; service logs prints them", async () => {
+    const repo = makeRepo();
+    const env = { SERVICE_RUN_SCRIPT: "sleep 0.3", SERVICE_HEALTH_CHECK: "true" };
+    expect((await runCli(["deploy"], { cwd: repo.clone, env })).code).toBe(0);
+    const [record] = deployRecords(repo.clone);
+    const phases = record.result.phases as { name: string; startedAt: string; ms: number }[];
+    expect(phases.map((p) => p.name)).toEqual(["queue", "pull", "run", "health"]);
+    // A lower bound only: the script sleeps 0.3 s, so its phase cannot be shorter.
+    expect(phases[2]!.ms).toBeGreaterThanOrEqual(300);
+    for (const phase of phases) expect(Date.parse(phase.startedAt)).toBeGreaterThan(0);
+    const total = phases.reduce((sum, p) => sum + p.ms, 0);
+    expect(total).toBeLessThanOrEqual(record.durationMs + phases[0]!.ms);
+    const logs = await runCli(["logs", record.id.slice(0, 8)], { cwd: repo.clone, env });
+    expect(logs.stderr).toMatch(/^phases: queue \d+\.\d s · pull \d+\.\d s · run \d+\.\d s · health \d+\.\d s$/m);
+    expect(logs.stdout.trimEnd().endsWith("[done] ok=true exitCode=0")).toBe(true);
+  });
+});
