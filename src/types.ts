@@ -186,6 +186,7 @@ export type Step =
   | "pull"
   | "verify"
   | "gate"
+  | "slot"
   | "config"
   | "release"
   | "run"
