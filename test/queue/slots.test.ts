@@ -75,6 +75,31 @@ describe("build slots", () => {
     expect(await cli.proc.exited).toBe(0);
   });
 
+  test("a service rollback takes a build slot too", async () => {
+    const s = slotService(["a", "b"], ["maxConcurrentDeploys: 1"]);
+    await using server = await startServer(s.cwd, s.env);
+    using _ = defer(s.openAll);
+    s.apps.b!.gate.open();
+    for (const n of ["1", "2"]) {
+      s.apps.b!.repo.push({ "b.txt": n });
+      expect(lastLine(await (await post(`${server.url}/b`, { secret: SECRET })).text())).toBe(
+        "[done] ok=true exitCode=0",
+      );
+    }
+    const a = new StreamReader(await post(`${server.url}/a`, { secret: SECRET }));
+    await waitFor(() => s.started().includes("a"), "a's script");
+    await using cli = spawnDeploy(s.cwd, {}, ["rollback", "--app", "b", "--cwd", s.cwd]);
+    await waitFor(
+      () => cli.out.text.includes("[slot] waiting for a build slot (1 of 1 in use: a)"),
+      "the rollback's wait",
+    );
+    expect(s.apps.b!.gate.starts()).toHaveLength(2);
+    s.apps.a!.gate.open();
+    expect(await cli.proc.exited).toBe(0);
+    expect(s.apps.b!.gate.starts()).toHaveLength(3);
+    expect(lastLine(await a.done)).toBe("[done] ok=true exitCode=0");
+  });
+
   test("a server killed -9 while it holds a slot frees it: a service deploy waiting on it proceeds", async () => {
     const s = slotService(["a", "b"], ["maxConcurrentDeploys: 1"]);
     const server = await startServer(s.cwd, s.env);
