@@ -10,7 +10,7 @@ import type { RollbackTarget } from "../types.ts";
 import { findDeploy, isDeployRef, listDeploys, newestDeploys, type HistoryEntry } from "../history/read.ts";
 import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
 import { pauseOf } from "../queue/pause.ts";
-import { freezeStatus, liveOf, pollStatus, releasesStatus } from "../control/status.ts";
+import { freezeStatus, liveOf, pollStatus, releasesStatus, slotsStatus } from "../control/status.ts";
 import type { Metrics } from "./metrics.ts";
 
 /** What the API needs of the service around it. */
@@ -83,7 +83,8 @@ export async function listApps(context: AdminContext): Promise<Response> {
       };
     }),
   );
-  return redactedJson(context, 200, { apps });
+  const slots = slotsStatus(context.cwd, context.apps()[0]?.maxConcurrentDeploys ?? 0);
+  return redactedJson(context, 200, { apps, slots });
 }
 
 /** Single-app records name no app: they are the `default` app's. */

@@ -1,5 +1,6 @@
 import type { ConsolaInstance } from "consola";
 import { pauseOf } from "../queue/pause.ts";
+import { slotsStatus } from "../control/status.ts";
 import { readBody } from "../http/body.ts";
 import { requestUrl } from "../http/request-url.ts";
 import { jsonResponse } from "../http/response.ts";
@@ -141,7 +142,9 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
         waiting: options.waiting(app),
         paused: pauseOf(options.cwd, app.name) !== undefined,
       }));
-      return new Response(options.metrics.render(apps), {
+      const inForce = options.apps();
+      const slots = slotsStatus(options.cwd, inForce[0]?.maxConcurrentDeploys ?? 0);
+      return new Response(options.metrics.render(apps, slots), {
         headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
       });
     }

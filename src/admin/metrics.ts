@@ -3,6 +3,7 @@ import { outcomeOf } from "../history/record.ts";
 import type { DeploySink, Outcome, Trigger } from "../types.ts";
 import type { PollResult } from "../control/poll.ts";
 import type { TriggerSkip } from "../triggers/types.ts";
+import type { Slots } from "../control/status.ts";
 
 /** How a deploy ended, as the metrics name it; `skipped`: a delivery that deployed nothing. */
 export type CountedOutcome = Outcome | "skipped";
@@ -100,8 +101,8 @@ export class Metrics {
     };
   }
 
-  /** Prometheus text format 0.0.4; `waiting` and `paused` are each configured app's now. */
-  render(apps: { name: string; waiting: number; paused: boolean }[]): string {
+  /** Prometheus text format 0.0.4; `waiting` and `paused` are each configured app's now, `slots` the service's. */
+  render(apps: { name: string; waiting: number; paused: boolean }[], slots?: Slots): string {
     const out: string[] = [];
     const family = (name: string, type: string, help: string) =>
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -131,6 +132,21 @@ export class Metrics {
       out.push(`service_deploys_running${labels({ app: name })} ${this.running.has(name) ? 1 : 0}`);
     family("service_deploys_waiting", "gauge", "Deploys waiting in the queue.");
     for (const { name, waiting } of apps) out.push(`service_deploys_waiting${labels({ app: name })} ${waiting}`);
+    if (slots) {
+      family(
+        "service_build_slots_in_use",
+        "gauge",
+        "Build slots held now, by every process of this service directory.",
+      );
+      out.push(`service_build_slots_in_use ${slots.inUse}`);
+      family("service_build_slots_limit", "gauge", "Build slots of the service (maxConcurrentDeploys; 0: no limit).");
+      out.push(`service_build_slots_limit ${slots.limit}`);
+    }
+    family("service_deploys_waiting_for_slot", "gauge", "1 while a deploy of the app waits for a build slot.");
+    for (const { name } of apps)
+      out.push(
+        `service_deploys_waiting_for_slot${labels({ app: name })} ${this.running.get(name)?.waiting === "slot" ? 1 : 0}`,
+      );
     family("service_last_deploy_timestamp_seconds", "gauge", "When the last deploy of each outcome ended (Unix time).");
     for (const [key, at] of this.last) out.push(`service_last_deploy_timestamp_seconds${key} ${at}`);
     family(

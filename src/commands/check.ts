@@ -23,7 +23,7 @@ export const checkCommand = defineCommand({
     const cwd = serviceDir(args.cwd);
     const report = await checkConfig(cwd);
     const lines = [`config file: ${report.file ?? "none (defaults and environment only)"}`, ""];
-    lines.push(...valueTable(report.values));
+    lines.push(...valueTable(report.values), "", `build slots: ${report.slots}`);
     for (const app of report.apps) {
       lines.push(
         "",

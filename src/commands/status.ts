@@ -3,6 +3,7 @@ import { resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { short } from "../system/git.ts";
 import { shown } from "../system/shown.ts";
+import { slotText } from "../queue/slots.ts";
 import { readStatus, selectApps, type AppStatus } from "../control/status.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
 
@@ -21,9 +22,17 @@ export const statusCommand = defineCommand({
     const cwd = controlDir(args.cwd);
     const apps = selectApps(resolveApps(loadConfig({ cwd }), cwd), args.app);
     const status = await readStatus(cwd, apps);
-    process.stdout.write(args.json ? `${JSON.stringify(status, null, 2)}\n` : status.map(describe).join("\n"));
+    process.stdout.write(
+      args.json ? `${JSON.stringify(status, null, 2)}\n` : [slotsLine(status), ...status.map(describe)].join("\n"),
+    );
   },
 });
+
+/** The service's build slots, one line above the apps: they are shared by all of them. */
+function slotsLine(status: AppStatus[]): string {
+  const slots = status[0]?.slots;
+  return slots ? `slots: ${slotText(slots)}\n` : "";
+}
 
 function age(ms: number): string {
   if (ms < 60_000) return `${Math.round(ms / 1000)} s ago`;
@@ -59,6 +68,11 @@ function liveText(status: AppStatus): string {
   return `${short(live.sha)}${words}${by}${when}${how}${tag}`;
 }
 
+/** What a running deploy waits for, in words: `checks` at its gate, `slot` for a build slot. */
+function waitingText(what: string): string {
+  return what === "slot" ? "a build slot" : what;
+}
+
 /** One app as a few aligned lines. */
 function describe(status: AppStatus): string {
   const { running, last } = status;
@@ -73,7 +87,7 @@ function describe(status: AppStatus): string {
     [
       "running",
       running
-        ? `${running.id} (${running.trigger ?? "?"}${running.actor ? ` by ${running.actor}` : ""}) since ${running.since}${running.waiting ? `, waiting for ${running.waiting}` : ""}`
+        ? `${running.id} (${running.trigger ?? "?"}${running.actor ? ` by ${running.actor}` : ""}) since ${running.since}${running.waiting ? `, waiting for ${waitingText(running.waiting)}` : ""}`
         : "none",
     ],
     ["waiting", String(status.waiting)],

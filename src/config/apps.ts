@@ -19,6 +19,8 @@ export interface ResolvedApp extends Omit<ResolvedConfig, ServiceKey> {
   name?: string;
   /** Host matched against the request (lower case); undefined = any host (single-app mode). */
   host?: string;
+  /** The service's build slots (a service key, the same for every app): what its deploys share. */
+  maxConcurrentDeploys: number;
 }
 
 /** Where a generated app secret lives: `.service/secrets/<name>.secret` in the working directory, mode 0600. */
@@ -48,7 +50,7 @@ export function collectApps(
   cwd: string,
 ): { apps: ResolvedApp[]; problems: string[]; clashes: string[] } {
   // The service's keys are not an app's: the admin token must not travel with a deploy.
-  const { apps, secret: topSecret } = config;
+  const { apps, secret: topSecret, maxConcurrentDeploys } = config;
   const shared = Object.fromEntries(
     Object.entries(config).filter(([key]) => key !== "secret" && !(SERVICE_KEYS as readonly string[]).includes(key)),
   ) as Omit<ResolvedConfig, ServiceKey | "secret">;
@@ -56,7 +58,7 @@ export function collectApps(
     const short = (topSecret && shortSecretError(topSecret, CONFIGURED_SECRET)) || gateProblem(shared, "gate");
     return short
       ? { apps: [], problems: [short], clashes: [] }
-      : { apps: [{ ...shared, secret: topSecret }], problems: [], clashes: [] };
+      : { apps: [{ ...shared, secret: topSecret, maxConcurrentDeploys }], problems: [], clashes: [] };
   }
   const seenNames = new Map<string, number>();
   const seenRoutes = new Map<string, string>();
@@ -82,7 +84,16 @@ export function collectApps(
     const repoPath = isAbsolute(app.repoPath) ? app.repoPath : resolve(cwd, app.repoPath);
     const releases = app.releases ? resolveReleases(app.releases, cwd) : shared.releases;
     const gate = app.gate ? resolveGate(app.gate) : shared.gate;
-    const entry: ResolvedApp = { ...shared, secret: undefined, ...app, host, repoPath, releases, gate };
+    const entry: ResolvedApp = {
+      ...shared,
+      secret: undefined,
+      ...app,
+      host,
+      repoPath,
+      releases,
+      gate,
+      maxConcurrentDeploys,
+    };
     if (!releases) delete entry.releases;
     if (!gate) delete entry.gate;
     const noGate = gateProblem(entry, `${label}: gate`);

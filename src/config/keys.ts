@@ -97,6 +97,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   adminPublicUrl: { kind: "httpUrl", env: "SERVICE_ADMIN_PUBLIC_URL" },
   environmentUrl: { kind: "httpUrl", env: "SERVICE_ENVIRONMENT_URL" },
   apps: { kind: "apps", env: "" },
+  maxConcurrentDeploys: { kind: "count", env: "SERVICE_MAX_CONCURRENT_DEPLOYS" },
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
   adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
   adminToken: { kind: "string", env: "SERVICE_ADMIN_TOKEN" },

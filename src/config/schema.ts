@@ -2,6 +2,7 @@
  * What a configuration is: its types and defaults, and the error a value it cannot use raises. How a value
  * written in a file or the environment is checked is config-keys.ts; how the layers resolve is resolve-config.ts.
  */
+import { availableParallelism } from "node:os";
 import type { FreezeWindow } from "./freeze.ts";
 
 /** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
@@ -242,6 +243,11 @@ export interface UserConfig {
   environmentUrl?: string;
   /** Multi-app mode: several apps, each with its own host, path, repository, run script and secret. */
   apps?: AppConfig[];
+  /**
+   * Build slots: at most this many deploys do their work at once across every app of this service directory (and
+   * the `service deploy` / `service rollback` run in it); 0: no limit. @default the CPUs of the machine, at least 2
+   */
+  maxConcurrentDeploys?: number;
   /** Port of the admin listener (`/healthz`, `/metrics`, `/api/`); unset: no admin listener. @default none */
   adminPort?: number;
   /** Address of the admin listener. @default "127.0.0.1" */
@@ -272,6 +278,7 @@ export const SERVICE_KEYS = [
   "trustProxy",
   "boundConnections",
   "apps",
+  "maxConcurrentDeploys",
   "adminPort",
   "adminHostname",
   "adminToken",
@@ -347,6 +354,11 @@ export interface ResolvedConfig
   apps: AppConfig[];
 }
 
+/** The build slots of a service that does not set `maxConcurrentDeploys`: one per CPU, at least 2. */
+export function defaultSlots(): number {
+  return Math.max(2, availableParallelism());
+}
+
 export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
   return {
     port: 3141,
@@ -357,6 +369,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     pull: "pull",
     path: "/",
     queueLimit: 100,
+    maxConcurrentDeploys: defaultSlots(),
     queuePolicy: "fifo",
     hostname: "0.0.0.0",
     heartbeatMs: 15_000,

@@ -8,6 +8,7 @@ import { isActiveHere } from "../history/log.ts";
 import { lastResume, pauseOf, type Pause, type Resume } from "../queue/pause.ts";
 import { readPollState, type PollResult } from "./poll.ts";
 import { queueKey, scanTickets, ticketDir } from "../queue/tickets.ts";
+import { readSlots, type SlotHolder } from "../queue/slots.ts";
 import { listDeploys, resultLabel, readDeployRecord, type HistoryEntry } from "../history/read.ts";
 import type { ReleasesView } from "../releases/files.ts";
 import { lastSkippedPush, type LastSkipped } from "../triggers/last-skipped.ts";
@@ -47,6 +48,8 @@ export interface AppStatus {
   } | null;
   /** Deploys of the repository waiting in its queue. */
   waiting: number;
+  /** The service's build slots (the same for every app): how many are in use, the limit (0: none), and who holds them. */
+  slots: Slots;
   /** The newest deploy that ended: its id, outcome (as `service logs` says it), end time (ISO) and age in ms. */
   last: { id: string; outcome: string; finishedAt: string; ageMs: number } | null;
   /**
@@ -68,6 +71,19 @@ export interface AppStatus {
   releases: ReleasesView | null;
   /** The last push skipped for its `paths` or a skip marker: when, why (`paths`, `marker`) and the answer's text. */
   lastSkipped: LastSkipped | null;
+}
+
+/** The build slots of a service directory, as status, the admin API and /metrics give them. */
+export interface Slots {
+  inUse: number;
+  limit: number;
+  holders: SlotHolder[];
+}
+
+/** The build slots of the service in `cwd` now, across processes (queue/slots.ts). */
+export function slotsStatus(cwd: string, limit: number): Slots {
+  const { inUse, holders } = readSlots(cwd, limit);
+  return { inUse, limit, holders };
 }
 
 /** A freeze as status gives it: why, until when as shown in its time zone, and its end (ISO). */
@@ -149,10 +165,16 @@ function stillRunning(entry: HistoryEntry): boolean {
 /** The status of each app in the service directory `cwd`. */
 export async function readStatus(cwd: string, apps: ResolvedApp[], now = Date.now()): Promise<AppStatus[]> {
   const history = listDeploys(cwd);
-  return Promise.all(apps.map((app) => appStatus(cwd, app, history, now)));
+  const slots = slotsStatus(cwd, apps[0]?.maxConcurrentDeploys ?? 0);
+  return Promise.all(apps.map(async (app) => ({ ...(await appStatus(cwd, app, history, now)), slots })));
 }
 
-async function appStatus(cwd: string, app: ResolvedApp, history: HistoryEntry[], now: number): Promise<AppStatus> {
+async function appStatus(
+  cwd: string,
+  app: ResolvedApp,
+  history: HistoryEntry[],
+  now: number,
+): Promise<Omit<AppStatus, "slots">> {
   const mine = history.filter((entry) => (app.name ? entry.app === app.name : true));
   const current = mine.find(stillRunning);
   const ended = mine.find((entry) => entry.status !== "running");

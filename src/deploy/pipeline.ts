@@ -8,6 +8,7 @@ import { healthStep } from "../steps/health.ts";
 import { reloadFromRepo } from "../steps/repo-config.ts";
 import { rollBack } from "./rollback.ts";
 import { DeployRun } from "./run.ts";
+import { inSlot } from "./slot.ts";
 import { frozenNow, isRollback } from "./frozen.ts";
 import { describeFailure, scriptStep } from "../steps/script.ts";
 import { DeployState } from "../steps/state.ts";
@@ -56,10 +57,16 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
         // The gate did not open, or a freeze began while it waited there: nothing live moved, nothing runs.
       } else if ((state.error = await applyLimits(ctx))) {
         // Limits that cannot be enforced: nothing runs, never silently unlimited.
-      } else if (ctx.config.releases) {
-        const { releaseFlow } = await import("../releases/flow.ts");
-        await releaseFlow(ctx, state, asked);
-      } else await plainFlow(ctx, state, asked);
+      } else {
+        // Everything heavy runs inside a build slot (deploy/slot.ts); a wait for checks held none.
+        const refused = await inSlot(ctx, run.id, async () => {
+          if (ctx.config.releases) {
+            const { releaseFlow } = await import("../releases/flow.ts");
+            await releaseFlow(ctx, state, asked);
+          } else await plainFlow(ctx, state, asked);
+        });
+        if (refused) state.error = refused;
+      }
     }
   } catch (caught) {
     state.error = `internal error: ${(caught as Error).message}`;

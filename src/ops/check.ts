@@ -30,6 +30,8 @@ export interface ConfigReport {
   /** The config file in force, if any. */
   file?: string;
   values: CheckedValue[];
+  /** The build slots in words: `2 (the CPUs of this machine)`, `3`, `no limit`. */
+  slots: string;
   /** `status` and `notify` of an app, described (tokens masked), when it has them. */
   apps: {
     name: string;
@@ -248,5 +250,12 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
     warnings.push(...found.warnings);
   }
   problems.push(...(await tagsProblems(config.apps.length === 0 ? [config] : valid.apps)));
-  return { file, values, apps, problems, warnings, outbound, guarded };
+  const limit = config.maxConcurrentDeploys;
+  const slots =
+    limit === 0
+      ? "no limit"
+      : sources.maxConcurrentDeploys === "default"
+        ? `${limit} (the CPUs of this machine)`
+        : String(limit);
+  return { file, values, slots, apps, problems, warnings, outbound, guarded };
 }

@@ -14,7 +14,7 @@ import {
 } from "./tickets.ts";
 
 /** How often a waiter looks at the other processes' tickets (same-process hand-overs are immediate). */
-const POLL_MS = 100;
+export const POLL_MS = 100;
 
 interface Entry {
   ticket: string;

@@ -45,6 +45,9 @@ export interface TicketContent {
   logs?: string;
   /** The process groups of the deploy's commands running now. */
   groups: Group[];
+  /** A build slot's ticket (slots.ts): the app of the deploy, and whether it holds its slot now. */
+  app?: string;
+  holding?: boolean;
 }
 
 export interface TicketScan {

@@ -44,6 +44,8 @@ export type DeploySettings = Pick<
       | "environment"
       | "environmentUrl"
       | "adminPublicUrl"
+      // The service's build slots (deploy/slot.ts); a library's settings without it get the default.
+      | "maxConcurrentDeploys"
     >
   >;
 

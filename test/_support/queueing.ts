@@ -7,9 +7,12 @@ import { queueKey, readTicket, ticketDir } from "../../src/queue/tickets.ts";
 import { StreamReader } from "./gate.ts";
 import { baseEnv, CLI, waitFor } from "./helpers.ts";
 
-/** `await using cli = spawnDeploy(cwd, env)`: `service deploy` with its stdout read as it comes; killed when the block ends. */
-export function spawnDeploy(cwd: string, env: Record<string, string>) {
-  const proc = Bun.spawn([...CLI, "deploy"], {
+/**
+ * `await using cli = spawnDeploy(cwd, env)`: `service deploy` (or the command `args` name) with its stdout read as it
+ * comes; killed when the block ends.
+ */
+export function spawnDeploy(cwd: string, env: Record<string, string>, args: string[] = ["deploy"]) {
+  const proc = Bun.spawn([...CLI, ...args], {
     cwd,
     env: baseEnv(env),
     stdin: "ignore",

@@ -1,0 +1,61 @@
+/**
+ * The build slot of a deploy (docs/deploy-control.md "Build slots"): taken after the queue, the checkout's check, the
+ * gate and the freeze check, before anything heavy (the pull, the build, activate, health, rollback), and given back
+ * when the deploy ends. A wait is said, kept in the running record (`waiting: "slot"`), and ended by a cancel.
+ */
+import { defaultSlots } from "../config/schema.ts";
+import { type Slot, slotText, takeSlot } from "../queue/slots.ts";
+import type { DeployContext } from "../steps/context.ts";
+
+/** A waiting line is said when it changes, and not more often than this. */
+const SAY_EVERY_MS = 10_000;
+
+/** The slots a deploy's settings name: the service's, or the default for settings built by hand. */
+export function slotLimit(config: DeployContext["config"]): number {
+  return config.maxConcurrentDeploys ?? defaultSlots();
+}
+
+/**
+ * Runs `work` inside a build slot. A deploy cancelled while it waits runs nothing (resolves without calling it). When
+ * no slot can be asked for (the slot directory cannot be written), nothing runs: the error is said and returned.
+ */
+export async function inSlot(ctx: DeployContext, id: string, work: () => Promise<void>): Promise<string | undefined> {
+  const { run } = ctx;
+  const started = Date.now();
+  let said = { text: "", at: 0 };
+  let waited = false;
+  const slot = await takeSlot(
+    ctx.cwd,
+    slotLimit(ctx.config),
+    { id, app: ctx.app },
+    {
+      onWait: (use) => {
+        if (!waited) run.waiting?.("slot");
+        waited = true;
+        const text = `waiting for a build slot (${slotText(use)})`;
+        const now = Date.now();
+        if (text === said.text || (said.at && now - said.at < SAY_EVERY_MS)) return;
+        said = { text, at: now };
+        run.step("slot", text);
+      },
+      abort: (end) => ctx.onCancel(end),
+    },
+  ).catch((error: Error) => `cannot take a build slot in ${ctx.cwd}: ${error.message}`);
+  if (waited) run.waiting?.(undefined);
+  if (typeof slot === "string") {
+    run.step("slot", `${slot}; nothing runs`);
+    return slot;
+  }
+  if (!slot) return undefined;
+  if (waited) run.step("slot", `got a build slot after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  await holding(slot, work);
+  return undefined;
+}
+
+async function holding(slot: Slot, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+  } finally {
+    slot.release();
+  }
+}
