@@ -5,10 +5,11 @@
  * pipeline.ts only when `releases` is set.
  */
 import { join } from "node:path";
-import { resolveReleases } from "../config/releases.ts";
+import { type ResolvedReleases, resolveReleases } from "../config/releases.ts";
 import { short } from "../system/git.ts";
 import type { ReleaseResult, RollbackTarget } from "../types.ts";
 import { goLive, releaseEnv, type WentLive } from "./activate.ts";
+import { carryInto, trackedCarry } from "./carry.ts";
 import { captures } from "../steps/capture.ts";
 import {
   isDirectory,
@@ -57,15 +58,16 @@ export async function releaseFlow(ctx: DeployContext, state: DeployState, option
   for (const line of await recoverReleases(layout, config.repoPath, ctx.env)) say(`cleaned up: ${line}`);
   const previous = liveRelease(layout);
   state.liveBefore = previous?.commit || null;
-  try {
-    const kept = target && keptFor(layout, target, previous);
-    if (kept) await instantSwitch(ctx, state, layout, kept, previous);
-    else await buildAndSwitch(ctx, state, layout, settings.shared, previous, options);
-  } finally {
+  // Pruning follows the deploy's `[done]` line, still in its queue turn (pipeline.ts): never a rollback, a switch
+  // back or the next deploy's carry while a release is being removed, and the line never waits for it.
+  state.prune = async () => {
     const protect = [liveReleaseId(layout), previous?.id, state.release?.id];
     const pruned = await pruneReleases(layout, settings.keep, protect, config.repoPath, ctx.env);
-    if (pruned.length > 0) say(`pruned ${pruned.join(", ")} (keep ${settings.keep})`);
-  }
+    return { pruned, keep: settings.keep };
+  };
+  const kept = target && keptFor(layout, target, previous);
+  if (kept) await instantSwitch(ctx, state, layout, kept, previous);
+  else await buildAndSwitch(ctx, state, layout, settings, previous, options);
 }
 
 /** Pull (or, for a rollback to a pruned release, reset), prepare, build, switch, activate. */
@@ -73,7 +75,7 @@ async function buildAndSwitch(
   ctx: DeployContext,
   state: DeployState,
   layout: ReleaseLayout,
-  shared: string[],
+  settings: ResolvedReleases,
   previous: Release | null,
   options: Asked,
 ): Promise<void> {
@@ -92,8 +94,15 @@ async function buildAndSwitch(
   }
   if (!verified) return;
   reloadFromRepo(config, ctx.cwd, ctx.processEnv, run.step, ctx.app);
+  const refused = await carryRefused(ctx, settings.carry, commit);
+  if (refused) {
+    state.error = refused;
+    say(`failed: ${refused}; ${stays}`);
+    return;
+  }
   const what = { commit, deployId: run.id, app: ctx.app, repoPath: config.repoPath, env: ctx.env };
-  const prepared = await prepareRelease(layout, shared, what, say, run.output("release", captures()));
+  const output = run.output("release", captures());
+  const prepared = await prepareRelease(layout, settings.shared, what, say, output);
   if (typeof prepared === "string") {
     state.error = prepared;
     say(`failed: ${prepared}; ${stays}`);
@@ -101,6 +110,20 @@ async function buildAndSwitch(
   }
   const release: Release = { id: prepared.id, dir: prepared.dir, commit };
   state.release = resultOf(release, previous, true);
+  if (settings.carry.length > 0) {
+    const deadline = Date.now() + config.runTimeoutMs;
+    const carry = { env: ctx.env, deadline, noCarry: options.noCarry };
+    const carried = await carryInto(settings.carry, previous, release.dir, carry, say, output).catch(
+      (error: Error) => `carrying failed: ${error.message}`,
+    );
+    if (typeof carried === "string") {
+      state.error = carried;
+      await removeRelease(layout, release.id, config.repoPath, ctx.env);
+      say(`failed: ${carried}: removed release ${release.id}; ${stays}`);
+      return;
+    }
+    Object.assign(state.release, carried);
+  }
   say(`building release ${release.id}: the run script in ${release.dir}`);
   const env = releaseEnv(ctx, layout, release);
   state.ran = await scriptStep(ctx, "run", run.output("run", state.runOut), { cwd: release.dir, env });
@@ -239,6 +262,18 @@ async function switchBack(
   const went = await goLive(ctx, layout, previous, "rollback", out);
   run.step("rollback", went.error ? "failed" : "succeeded");
   state.rollback = result(went);
+}
+
+/** Why the commit cannot be built with `carry`: a carried path it tracks (docs/releases.md "Carrying a build cache"). */
+async function carryRefused(ctx: DeployContext, carry: string[], commit: string): Promise<string | undefined> {
+  try {
+    const tracked = await trackedCarry(ctx.config.repoPath, commit, carry, ctx.env);
+    return tracked === undefined
+      ? undefined
+      : `releases.carry: ${tracked} is tracked in commit ${short(commit)}: a carried cache must not overwrite the repository's files (remove it from releases.carry, or from the repository)`;
+  } catch (error) {
+    return `releases.carry: cannot tell whether commit ${short(commit)} tracks a carried path: ${(error as Error).message}`;
+  }
 }
 
 /** The release `current` names, when it is one of the releases directory's. */
