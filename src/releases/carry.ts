@@ -5,6 +5,8 @@
  */
 import { lstatSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
+import type { DeployContext } from "../steps/context.ts";
+import { short } from "../system/git.ts";
 import { runProcess } from "../system/process.ts";
 import { releaseGit } from "./prune.ts";
 
@@ -25,6 +27,37 @@ export interface CarryResult {
 }
 
 const bare = (entry: string) => entry.replace(/\/+$/, "");
+
+/** Why the commit cannot be built with `carry`: a carried path it tracks (docs/releases.md "Carrying a build cache"). */
+export async function carryRefused(ctx: DeployContext, carry: string[], commit: string): Promise<string | undefined> {
+  try {
+    const tracked = await trackedCarry(ctx.config.repoPath, commit, carry, ctx.env);
+    return tracked === undefined
+      ? undefined
+      : `releases.carry: ${tracked} is tracked in commit ${short(commit)}: a carried cache must not overwrite the repository's files (remove it from releases.carry, or from the repository)`;
+  } catch (error) {
+    return `releases.carry: cannot tell whether commit ${short(commit)} tracks a carried path: ${(error as Error).message}`;
+  }
+}
+
+/**
+ * The carry of a deploy (releases/flow.ts): into the release just prepared at `dir`, from the live one, within the run
+ * script's timeout. What was carried, or why the release cannot be built.
+ */
+export function carryStep(
+  ctx: DeployContext,
+  carry: string[],
+  live: { id: string; dir: string } | null,
+  dir: string,
+  noCarry: boolean | undefined,
+  onOutput: (stream: "stdout" | "stderr", data: Uint8Array) => void,
+): Promise<CarryResult | string> {
+  const options = { env: ctx.env, deadline: Date.now() + ctx.config.runTimeoutMs, noCarry };
+  const say = (text: string) => ctx.run.step("release", text);
+  return carryInto(carry, live, dir, options, say, onOutput).catch(
+    (error: Error) => `carrying failed: ${error.message}`,
+  );
+}
 
 /**
  * The first carry path the commit tracks (or tracks something inside), or undefined: a cache copied there would

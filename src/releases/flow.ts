@@ -1,7 +1,7 @@
 /**
  * A deploy with releases (docs/releases.md "A deploy with releases"): pull in repoPath as always, prepare
- * `releases/<id>`, build there, switch `current` in one rename, activate and health-check, switch back when that
- * fails, prune. A rollback to a release still kept is an instant switch: no pull, no build. Loaded by
+ * `releases/<id>` (carrying the cache of the live one, carry.ts), build there, switch `current` in one rename, activate
+ * and health-check, switch back when that fails; prune after the `[done]` line (state.prune). A rollback to a release still kept is an instant switch: no pull, no build. Loaded by
  * pipeline.ts only when `releases` is set.
  */
 import { join } from "node:path";
@@ -9,7 +9,7 @@ import { type ResolvedReleases, resolveReleases } from "../config/releases.ts";
 import { short } from "../system/git.ts";
 import type { ReleaseResult, RollbackTarget } from "../types.ts";
 import { goLive, releaseEnv, type WentLive } from "./activate.ts";
-import { carryInto, trackedCarry } from "./carry.ts";
+import { carryRefused, carryStep } from "./carry.ts";
 import { captures } from "../steps/capture.ts";
 import {
   isDirectory,
@@ -111,11 +111,7 @@ async function buildAndSwitch(
   const release: Release = { id: prepared.id, dir: prepared.dir, commit };
   state.release = resultOf(release, previous, true);
   if (settings.carry.length > 0) {
-    const deadline = Date.now() + config.runTimeoutMs;
-    const carry = { env: ctx.env, deadline, noCarry: options.noCarry };
-    const carried = await carryInto(settings.carry, previous, release.dir, carry, say, output).catch(
-      (error: Error) => `carrying failed: ${error.message}`,
-    );
+    const carried = await carryStep(ctx, settings.carry, previous, release.dir, options.noCarry, output);
     if (typeof carried === "string") {
       state.error = carried;
       await removeRelease(layout, release.id, config.repoPath, ctx.env);
@@ -262,18 +258,6 @@ async function switchBack(
   const went = await goLive(ctx, layout, previous, "rollback", out);
   run.step("rollback", went.error ? "failed" : "succeeded");
   state.rollback = result(went);
-}
-
-/** Why the commit cannot be built with `carry`: a carried path it tracks (docs/releases.md "Carrying a build cache"). */
-async function carryRefused(ctx: DeployContext, carry: string[], commit: string): Promise<string | undefined> {
-  try {
-    const tracked = await trackedCarry(ctx.config.repoPath, commit, carry, ctx.env);
-    return tracked === undefined
-      ? undefined
-      : `releases.carry: ${tracked} is tracked in commit ${short(commit)}: a carried cache must not overwrite the repository's files (remove it from releases.carry, or from the repository)`;
-  } catch (error) {
-    return `releases.carry: cannot tell whether commit ${short(commit)} tracks a carried path: ${(error as Error).message}`;
-  }
 }
 
 /** The release `current` names, when it is one of the releases directory's. */
