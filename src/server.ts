@@ -169,7 +169,7 @@ class Server {
 
   /** A deploy the service starts itself (admin API, poll; with a target, the API's rollback or a ref): its result is only logged. */
   private readonly queueDeploy: QueueDeploy = (app, request) => {
-    const { trigger, actor, target, force, skipGate, paths } = request;
+    const { trigger, actor, target, force, skipGate, noCarry, paths } = request;
     const id = crypto.randomUUID();
     let position = 0;
     const observed: DeploySink = (event) => {
@@ -184,6 +184,7 @@ class Server {
       secrets,
       ...(target ? { target } : {}),
       ...(skipGate ? { skipGate } : {}),
+      ...(noCarry ? { noCarry } : {}),
       ...(paths ? { paths } : {}),
     };
     this.track(id, this.deployer.deploy(asked, { force }));

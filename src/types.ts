@@ -152,6 +152,12 @@ export interface ReleaseResult {
   live: boolean;
   /** The activate script's exit code (null: it could not start, or timed out), when it ran. */
   activate?: { exitCode: number | null; timedOut: boolean };
+  /** With `releases.carry`: what was copied from the live release before the build (files and bytes of each path). */
+  carried?: { path: string; files: number; bytes: number }[];
+  /** True when the deploy was asked not to carry anything (`service deploy --no-carry`, the API's `carry: false`). */
+  noCarry?: true;
+  /** The releases pruned after the deploy's end (written into the record once the pruning finished). */
+  pruned?: string[];
 }
 
 /** A commit as a record names it: what went live, in words a person recognises. */

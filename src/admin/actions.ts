@@ -76,7 +76,7 @@ async function deployBody(
   app: ResolvedApp,
   request: Request,
   name: string,
-): Promise<{ value: string | undefined; force: boolean; skipGate: boolean } | Response> {
+): Promise<{ value: string | undefined; force: boolean; skipGate: boolean; noCarry: boolean } | Response> {
   const body = await jsonBody(request);
   if (body instanceof Response) return body;
   const value = field(body, name);
@@ -85,11 +85,14 @@ async function deployBody(
   if (force instanceof Response) return force;
   const skipGate = flag(body, "skipGate");
   if (skipGate instanceof Response) return skipGate;
-  return refusal(context, app, force) ?? { value, force, skipGate };
+  // `carry: false` (with releases.carry): this release is built from nothing; absent or true, it carries as set.
+  const carry = body.carry === undefined || body.carry === null ? true : flag(body, "carry");
+  if (carry instanceof Response) return carry;
+  return refusal(context, app, force) ?? { value, force, skipGate, noCarry: !carry };
 }
 
 /**
- * `POST /api/apps/<app>/deploy` `{"ref"?, "force"?, "skipGate"?}`: a pull (no ref), or the commit a ref names (a tag, a branch,
+ * `POST /api/apps/<app>/deploy` `{"ref"?, "force"?, "skipGate"?, "carry"?}`: a pull (no ref), or the commit a ref names (a tag, a branch,
  * a commit, a deploy id: a retry), answered like an acknowledged deploy; 400 for a ref that names nothing, 403
  * for one `deployRefs` does not allow, 409 while paused (unless `force`).
  */
@@ -101,7 +104,7 @@ export async function deployAction(
 ): Promise<Response> {
   const asked = await deployBody(context, app, request, "ref");
   if (asked instanceof Response) return asked;
-  const { value: ref, force, skipGate } = asked;
+  const { value: ref, force, skipGate, noCarry } = asked;
   const frozen = force ? undefined : freezeOf({ config: app });
   if (frozen) {
     context.metrics.frozenRefused(appName(app));
@@ -125,7 +128,7 @@ export async function deployAction(
       ? apiError(403, "ref not allowed", error.message)
       : apiError(400, "unknown ref", error.message);
   }
-  const skip = skipGate ? { skipGate } : {};
+  const skip = { ...(skipGate ? { skipGate } : {}), ...(noCarry ? { noCarry } : {}) };
   return context.deploy(app, { trigger: "api", actor, force, ...skip, ...(target ? { target } : {}) });
 }
 

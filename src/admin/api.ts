@@ -38,6 +38,8 @@ export interface AdminDeploy {
   force?: boolean;
   /** Asked with `skipGate: true`: deployed without waiting for the app's gate. */
   skipGate?: boolean;
+  /** Asked with `carry: false`: the release is built without carrying anything (releases.carry). */
+  noCarry?: boolean;
 }
 
 export const appName = (app: ResolvedApp) => app.name ?? "default";

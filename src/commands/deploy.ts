@@ -15,6 +15,7 @@ import { outboundSinks } from "../notify/sink.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 import { deployRefTarget, tagsTarget } from "../control/deploy-ref.ts";
 import { cliActor } from "../system/actor.ts";
+import { consola } from "../system/logger.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
 export const deployCommand = defineCommand({
@@ -42,6 +43,12 @@ export const deployCommand = defineCommand({
       type: "boolean",
       description: "Deploy without waiting for the app's gate (the forge's checks); the record says so",
     },
+    carry: {
+      type: "boolean",
+      default: true,
+      description:
+        "With releases.carry: --no-carry builds this release from nothing (a cache gone bad); the record says so",
+    },
     cwd: cwdArg,
   },
   async run({ args }) {
@@ -63,6 +70,7 @@ export const deployCommand = defineCommand({
           actor: cliActor(),
           ...(target ? { target } : {}),
           ...(args["skip-gate"] ? { skipGate: true } : {}),
+          ...(args.carry === false ? { noCarry: true } : {}),
           cwd,
           secrets: deploySecrets(config, apps, cwd, process.env),
           sink,
@@ -128,7 +136,10 @@ export async function printLive(start: (deployer: Deployer, sink: DeploySink) =>
   const transcript = new Transcript();
   const stdoutOpen = survivesClosedOutput();
   const outbound = new OutboundCalls();
-  const deployer = new Deployer({ outbound: outboundSinks(outbound) });
+  // stdout is the deploy's stream, which ends with its `[done]` line: what is said after it (the releases pruned)
+  // goes to stderr, as the deploy's own warnings do.
+  const logger = consola.create({ stdout: process.stderr }).withTag("service");
+  const deployer = new Deployer({ outbound: outboundSinks(outbound), logger });
   let signals = 0;
   // Once the deploy is over, a signal ends the wait for its notifications (they are recorded as not sent);
   // one during the deploy stops the script only, and the failure is still announced.

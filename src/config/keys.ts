@@ -77,7 +77,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   releases: {
     kind: "releases",
     env: RELEASES_ENV.path,
-    moreEnv: [RELEASES_ENV.keep, RELEASES_ENV.shared],
+    moreEnv: [RELEASES_ENV.keep, RELEASES_ENV.shared, RELEASES_ENV.carry],
   },
   gate: { kind: "gate", env: GATE_ENV.checks, moreEnv: [GATE_ENV.waitMs, GATE_ENV.bakeMs] },
   limits: {

@@ -15,9 +15,10 @@ export const RELEASES_ENV = {
   path: "SERVICE_RELEASES_PATH",
   keep: "SERVICE_RELEASES_KEEP",
   shared: "SERVICE_RELEASES_SHARED",
+  carry: "SERVICE_RELEASES_CARRY",
 } as const;
 
-const FIELDS = ["path", "keep", "shared"];
+const FIELDS = ["path", "keep", "shared", "carry"];
 
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
@@ -34,7 +35,7 @@ export function normalizeReleases(
 ): Partial<ReleaseSettings> {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     problems.push(
-      `${where}: expected a mapping (path, keep, shared), got ${Array.isArray(value) ? "a list" : show(value)}`,
+      `${where}: expected a mapping (path, keep, shared, carry), got ${Array.isArray(value) ? "a list" : show(value)}`,
     );
     return {};
   }
@@ -56,17 +57,33 @@ export function normalizeReleases(
       if (typeof n === "number" && Number.isSafeInteger(n) && n >= MIN_KEEP) out.keep = n;
       else problems.push(`${at}: expected a whole number of releases, at least ${MIN_KEEP}, got ${show(item)}`);
     } else {
-      const shared = sharedList(item, at, problems);
-      if (shared) out.shared = shared;
+      const list = pathList(item, at, problems);
+      if (list) out[key as "shared" | "carry"] = list;
     }
   }
+  const overlap = carryOverlap(out);
+  if (overlap) problems.push(`${partial ? `environment variable ${RELEASES_ENV.carry}` : where}: ${overlap}`);
   if (!partial && out.path === undefined && !problems.some((p) => p.startsWith(where)))
     problems.push(`${where}: "path" is required (the directory that holds releases/, current and shared/)`);
   return out;
 }
 
-/** The `shared` entries: paths relative to a release, without `..`; a trailing `/` names a directory. */
-function sharedList(value: unknown, where: string, problems: string[]): string[] | undefined {
+/**
+ * Why `carry` cannot go with `shared`, or undefined: a carried path copied over a shared link (or into it) would write
+ * into `<path>/shared/`, which every release uses.
+ */
+export function carryOverlap(releases: Pick<ReleaseSettings, "shared" | "carry">): string | undefined {
+  const bare = (entry: string) => entry.replace(/\/+$/, "");
+  const within = (a: string, b: string) => a === b || a.startsWith(`${b}/`);
+  for (const carried of releases.carry ?? [])
+    for (const shared of releases.shared ?? [])
+      if (within(bare(carried), bare(shared)) || within(bare(shared), bare(carried)))
+        return `releases.carry: ${JSON.stringify(carried)} overlaps the shared path ${JSON.stringify(shared)}: a carried path must be apart from the shared ones`;
+  return undefined;
+}
+
+/** The `shared` and `carry` entries: paths relative to a release, without `..`; a trailing `/` names a directory. */
+function pathList(value: unknown, where: string, problems: string[]): string[] | undefined {
   const items = typeof value === "string" ? value.split(",") : value;
   if (!Array.isArray(items) || !items.every((item) => typeof item === "string")) {
     problems.push(
@@ -113,6 +130,7 @@ export interface ResolvedReleases {
   path: string;
   keep: number;
   shared: string[];
+  carry: string[];
 }
 
 export function resolveReleases(settings: ReleaseSettings, cwd: string): ResolvedReleases {
@@ -120,5 +138,6 @@ export function resolveReleases(settings: ReleaseSettings, cwd: string): Resolve
     path: normalize(resolve(cwd, settings.path)).replace(/(.)\/+$/, "$1"),
     keep: settings.keep ?? DEFAULT_KEEP,
     shared: settings.shared ?? [],
+    carry: settings.carry ?? [],
   };
 }

@@ -6,7 +6,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type * as Yaml from "yaml";
 import { envConfig, normalizeUserConfig } from "./keys.ts";
-import { RELEASES_ENV, resolveReleases } from "./releases.ts";
+import { carryOverlap, RELEASES_ENV, resolveReleases } from "./releases.ts";
 import { GATE_ENV, resolveGate } from "./gate.ts";
 import { type ConfigError, defaultConfig, type ResolvedConfig, type UserConfig } from "./schema.ts";
 
@@ -84,6 +84,11 @@ export function resolveConfig(input: ConfigInput): Resolution {
     envErrors.push(
       `environment variable ${set[0] ?? RELEASES_ENV.keep}: set without a releases path (set ${RELEASES_ENV.path}, or releases.path in the config file)`,
     );
+    delete config.releases;
+    delete sources.releases;
+  } else if (config.releases && carryOverlap(config.releases)) {
+    // Each layer was checked alone: the file's `shared` and the environment's `carry` may still overlap.
+    envErrors.push(`environment variable ${RELEASES_ENV.carry}: ${carryOverlap(config.releases)}`);
     delete config.releases;
     delete sources.releases;
   } else if (config.releases) config.releases = resolveReleases(config.releases, input.cwd);

@@ -92,6 +92,11 @@ export interface ReleaseSettings {
   keep?: number;
   /** Paths linked into every release from `<path>/shared/`; a name ending in `/` is a directory. @default [] */
   shared?: string[];
+  /**
+   * Paths copied from the live release into each new one before its build (a build cache: node_modules, vendor);
+   * never tracked ones, never overlapping `shared`. @default []
+   */
+  carry?: string[];
 }
 
 /** Options as a user writes them: every key optional. */

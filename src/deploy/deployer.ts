@@ -98,7 +98,10 @@ export class Deployer {
       };
       const cancellation = new Cancellation();
       const sink = this.waitingOf(id, cancellation, options.sink);
-      const planned: PlannedDeploy = { ...options, cancellation, ...(sink ? { sink } : {}) };
+      // The result goes to the caller with the `[done]` line; what follows it (pruning releases) keeps the turn.
+      let ended: (result: DeployResult) => void = () => {};
+      const early = new Promise<DeployResult>((resolve) => (ended = resolve));
+      const planned: PlannedDeploy = { ...options, cancellation, ...(sink ? { sink } : {}), ended };
       const task = () => done(this.running(cancellation, () => runDeploy(planned)));
       const result = this.queue.run(key, task, {
         limit: options.config.queueLimit,
@@ -135,7 +138,7 @@ export class Deployer {
         if (!this.queue.cancelOne(id, by)) cancellation.cancel(by, mark);
       });
       void result.finally(unwatch).catch(() => {});
-      return result;
+      return Promise.race([early, result]);
     } catch (error) {
       if (error instanceof QueueFullError) throw error;
       // No ticket, no turn: running anyway could overlap another deploy of the repository. The user's usual

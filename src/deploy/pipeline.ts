@@ -87,7 +87,10 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     tried: state.triedCommit(options.target),
   });
   const target = commits.tried && { ...commits.tried, ...options.target };
-  return run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, by ? "cancelled" : "done");
+  const result = run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, by ? "cancelled" : "done");
+  // Old releases are pruned after the `[done]` line, still in the deploy's queue turn (docs/releases.md step 7).
+  if (state.prune) await run.afterDone(result, state.prune);
+  return result;
 }
 
 /**

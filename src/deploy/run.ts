@@ -2,8 +2,9 @@ import type { Captures } from "../steps/capture.ts";
 import type { CommitInfo, DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step } from "../types.ts";
 import { pruneLogs } from "../history/retention.ts";
 import { DeployLog } from "../history/log.ts";
-import type { DeployRecord } from "../history/record.ts";
+import { amendRecord, type DeployRecord } from "../history/record.ts";
 import { cleanActor } from "../system/actor.ts";
+import { defaultLogger } from "../system/logger.ts";
 import { OutputRedactor, Redaction } from "../system/redact.ts";
 import type { RunTranscript } from "../steps/context.ts";
 import type { Produced } from "../steps/state.ts";
@@ -169,6 +170,7 @@ export class DeployRun implements RunTranscript {
       phases: this.phases.end(finishedAt.getTime()),
     };
     this.emit({ type: "done", result, ...(ending === "cancelled" ? { cancelled: true } : {}) });
+    this.options.ended?.(result);
     const pruned = new Promise<void>((resolve) =>
       setTimeout(() => {
         this.prune();
@@ -178,6 +180,36 @@ export class DeployRun implements RunTranscript {
     pendingRetention.add(pruned);
     void pruned.finally(() => pendingRetention.delete(pruned));
     return result;
+  }
+
+  /**
+   * The pruning of old releases, after the `[done]` line: nothing of it goes to the stream or the `.log` (nothing
+   * follows `[done]`); the service's logger says what was removed, and the record's `result.release.pruned` (so
+   * `result` too) names it once it is over. A process that exits waits for it (retentionDone). Never throws.
+   */
+  async afterDone(result: DeployResult, prune: () => Promise<{ pruned: string[]; keep: number }>): Promise<void> {
+    const logger = this.options.logger ?? defaultLogger();
+    const app = this.options.app ? `app ${this.options.app}, ` : "";
+    const work = prune().then(
+      ({ pruned, keep }) => {
+        if (pruned.length === 0) return;
+        const what = `release${pruned.length > 1 ? "s" : ""} ${pruned.join(", ")}`;
+        logger.info(`${app}deploy ${this.id}: pruned ${what} (keep ${keep})`);
+        if (!result.release) return;
+        result.release.pruned = pruned;
+        amendRecord(result.log.json, (record) => {
+          if (record.result && "release" in record.result && record.result.release)
+            record.result.release.pruned = pruned;
+        });
+      },
+      (error: Error) => logger.warn(`${app}deploy ${this.id}: pruning old releases failed: ${error.message}`),
+    );
+    pendingRetention.add(work);
+    try {
+      await work;
+    } finally {
+      pendingRetention.delete(work);
+    }
   }
 
   private emit(event: DeployEvent): void {

@@ -5,7 +5,15 @@ import type { DeployLog } from "../history/log.ts";
 import type { Cancellation } from "../queue/cancel.ts";
 import type { DeploySettings } from "../steps/context.ts";
 import type { Logger } from "../system/logger.ts";
-import type { DeploymentInfo, DeploySink, ForgeDelivery, RollbackTarget, Served, Trigger } from "../types.ts";
+import type {
+  DeployResult,
+  DeploymentInfo,
+  DeploySink,
+  ForgeDelivery,
+  RollbackTarget,
+  Served,
+  Trigger,
+} from "../types.ts";
 
 export interface DeployOptions {
   /** The configuration in force when the deploy was requested. */
@@ -26,6 +34,8 @@ export interface DeployOptions {
   requestedAt?: number;
   /** Deploy without waiting at the app's gate (`service deploy --skip-gate`, the API's `skipGate`); recorded. */
   skipGate?: boolean;
+  /** With `releases.carry`: build from nothing this once (`service deploy --no-carry`, the API's `carry: false`); recorded. */
+  noCarry?: boolean;
   /** Asked with force: it goes past a pause or a freeze (deploy/frozen.ts looks again when its turn comes). */
   force?: boolean;
   /**
@@ -65,8 +75,11 @@ export interface DeployOptions {
   outbound?: OutboundSinks;
 }
 
-/** A deploy's options once its id is fixed: the deployer makes the id, before the queue, and only there. */
-export type PlannedDeploy = DeployOptions & { id: string };
+/**
+ * A deploy's options once its id is fixed: the deployer makes the id, before the queue, and only there. `ended` hears
+ * the result as the `[done]` line goes out, while what follows it (pruning) still holds the queue's turn.
+ */
+export type PlannedDeploy = DeployOptions & { id: string; ended?: (result: DeployResult) => void };
 
 /** What an outbound sink is told of the deploy it follows (see notify/sink.ts). */
 export interface OutboundDeploy {

@@ -125,6 +125,18 @@ export function appendOutbound(jsonPath: string, logPath: string, lines: string[
   } catch {}
 }
 
+/**
+ * Changes a final record after the deploy's end (what ran after its `[done]` line, as pruning old releases):
+ * replaced atomically, never through a link; a record that is gone (pruned) stays gone.
+ */
+export function amendRecord(jsonPath: string, change: (record: DeployRecord) => void): void {
+  try {
+    const record = JSON.parse(readNoFollow(jsonPath)) as DeployRecord;
+    change(record);
+    writeFileAtomic(jsonPath, `${JSON.stringify(record, null, 2)}\n`);
+  } catch {}
+}
+
 /** How a deploy that ended counts, for the metrics, the API and notifications: a rollback is not a success. */
 export function outcomeOf(result: Pick<DeployResult, "ok" | "rolledBack">, cancelled = false): Outcome {
   if (cancelled) return "cancelled";

@@ -67,7 +67,8 @@ const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
 export function describeReleases(releases: ReleaseSettings | undefined): string {
   if (!releases) return "(none: pull and run in repoPath)";
   const shared = releases.shared?.length ? `, shared: ${releases.shared.join(", ")}` : "";
-  return `${releases.path} (keep ${releases.keep}${shared})`;
+  const carry = releases.carry?.length ? `, carry: ${releases.carry.join(", ")}` : "";
+  return `${releases.path} (keep ${releases.keep}${shared}${carry})`;
 }
 
 function secretSource(

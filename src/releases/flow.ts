@@ -1,14 +1,15 @@
 /**
  * A deploy with releases (docs/releases.md "A deploy with releases"): pull in repoPath as always, prepare
- * `releases/<id>`, build there, switch `current` in one rename, activate and health-check, switch back when that
- * fails, prune. A rollback to a release still kept is an instant switch: no pull, no build. Loaded by
+ * `releases/<id>` (carrying the cache of the live one, carry.ts), build there, switch `current` in one rename, activate
+ * and health-check, switch back when that fails; prune after the `[done]` line (state.prune). A rollback to a release still kept is an instant switch: no pull, no build. Loaded by
  * pipeline.ts only when `releases` is set.
  */
 import { join } from "node:path";
-import { resolveReleases } from "../config/releases.ts";
+import { type ResolvedReleases, resolveReleases } from "../config/releases.ts";
 import { short } from "../system/git.ts";
 import type { ReleaseResult, RollbackTarget } from "../types.ts";
 import { goLive, releaseEnv, type WentLive } from "./activate.ts";
+import { carryRefused, carryStep } from "./carry.ts";
 import { captures } from "../steps/capture.ts";
 import {
   isDirectory,
@@ -57,15 +58,16 @@ export async function releaseFlow(ctx: DeployContext, state: DeployState, option
   for (const line of await recoverReleases(layout, config.repoPath, ctx.env)) say(`cleaned up: ${line}`);
   const previous = liveRelease(layout);
   state.liveBefore = previous?.commit || null;
-  try {
-    const kept = target && keptFor(layout, target, previous);
-    if (kept) await instantSwitch(ctx, state, layout, kept, previous);
-    else await buildAndSwitch(ctx, state, layout, settings.shared, previous, options);
-  } finally {
+  // Pruning follows the deploy's `[done]` line, still in its queue turn (pipeline.ts): never a rollback, a switch
+  // back or the next deploy's carry while a release is being removed, and the line never waits for it.
+  state.prune = async () => {
     const protect = [liveReleaseId(layout), previous?.id, state.release?.id];
     const pruned = await pruneReleases(layout, settings.keep, protect, config.repoPath, ctx.env);
-    if (pruned.length > 0) say(`pruned ${pruned.join(", ")} (keep ${settings.keep})`);
-  }
+    return { pruned, keep: settings.keep };
+  };
+  const kept = target && keptFor(layout, target, previous);
+  if (kept) await instantSwitch(ctx, state, layout, kept, previous);
+  else await buildAndSwitch(ctx, state, layout, settings, previous, options);
 }
 
 /** Pull (or, for a rollback to a pruned release, reset), prepare, build, switch, activate. */
@@ -73,7 +75,7 @@ async function buildAndSwitch(
   ctx: DeployContext,
   state: DeployState,
   layout: ReleaseLayout,
-  shared: string[],
+  settings: ResolvedReleases,
   previous: Release | null,
   options: Asked,
 ): Promise<void> {
@@ -92,8 +94,15 @@ async function buildAndSwitch(
   }
   if (!verified) return;
   reloadFromRepo(config, ctx.cwd, ctx.processEnv, run.step, ctx.app);
+  const refused = await carryRefused(ctx, settings.carry, commit);
+  if (refused) {
+    state.error = refused;
+    say(`failed: ${refused}; ${stays}`);
+    return;
+  }
   const what = { commit, deployId: run.id, app: ctx.app, repoPath: config.repoPath, env: ctx.env };
-  const prepared = await prepareRelease(layout, shared, what, say, run.output("release", captures()));
+  const output = run.output("release", captures());
+  const prepared = await prepareRelease(layout, settings.shared, what, say, output);
   if (typeof prepared === "string") {
     state.error = prepared;
     say(`failed: ${prepared}; ${stays}`);
@@ -101,6 +110,16 @@ async function buildAndSwitch(
   }
   const release: Release = { id: prepared.id, dir: prepared.dir, commit };
   state.release = resultOf(release, previous, true);
+  if (settings.carry.length > 0) {
+    const carried = await carryStep(ctx, settings.carry, previous, release.dir, options.noCarry, output);
+    if (typeof carried === "string") {
+      state.error = carried;
+      await removeRelease(layout, release.id, config.repoPath, ctx.env);
+      say(`failed: ${carried}: removed release ${release.id}; ${stays}`);
+      return;
+    }
+    Object.assign(state.release, carried);
+  }
   say(`building release ${release.id}: the run script in ${release.dir}`);
   const env = releaseEnv(ctx, layout, release);
   state.ran = await scriptStep(ctx, "run", run.output("run", state.runOut), { cwd: release.dir, env });

@@ -57,6 +57,8 @@ export interface Asked {
   pushed?: string;
   /** The commit a gate passed (gate/stage.ts): the pull moves exactly to it. */
   gated?: string;
+  /** With `releases.carry`: carry nothing this once. */
+  noCarry?: boolean;
 }
 
 /** What a stage writes into the deploy's transcript (see run.ts). */

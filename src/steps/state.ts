@@ -38,6 +38,11 @@ export class DeployState {
   liveBefore: string | null = null;
   /** Set by the releases flow: what is live is what `current` names, whatever the clone holds. */
   withReleases = false;
+  /**
+   * Set by the releases flow: the pruning of old releases, run after the `[done]` line and before the deploy's queue
+   * turn ends (pipeline.ts); the releases removed.
+   */
+  prune?: () => Promise<{ pruned: string[]; keep: number }>;
 
   constructor(script: string) {
     this.ran = { exitCode: null, timedOut: false, script };

@@ -51,7 +51,7 @@ describe('releases key (docs/releases.md "Configuration")', () => {
     expect(problems).toContain('key "releases": shared: "/etc/passwd" must be a path inside a release');
     expect(problems).toContain('key "releases": shared: "a/./b" must be a path inside a release');
     expect(problems).toContain('"releases": shared: ".git/hooks": .git belongs to the release\'s checkout');
-    expect(problems).toContain('key "releases": unknown key "depth" (allowed: path, keep, shared)');
+    expect(problems).toContain('key "releases": unknown key "depth" (allowed: path, keep, shared, carry)');
 
     const none = setup(({ repo }) => ({ repoPath: repo, releases: { keep: 3 } }));
     const missing = await check(none.cwd);

@@ -5,8 +5,15 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, lstatSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { counted, currentRelease, deployStreamed, makeReleasesSite, releaseDirs } from "../_support/release-helpers.ts";
-import { git, lastLine, post, runCli, SECRET, startServer } from "../_support/helpers.ts";
+import {
+  counted,
+  currentRelease,
+  deployStreamed,
+  makeReleasesSite,
+  recordOf,
+  releaseDirs,
+} from "../_support/release-helpers.ts";
+import { git, lastLine, post, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 
 describe('a deploy with releases (docs/releases.md "A deploy with releases")', () => {
   test("each deploy builds its own release of the pulled commit (tracked files only) and `current` follows; the record says which", async () => {
@@ -165,7 +172,8 @@ describe('rollback with releases (docs/releases.md "Rollback")', () => {
     // keep 2: two more deploys prune the oldest, never the live one or the one it replaced.
     s.repo.push({ "public/index.html": "v3\n" }, "v3");
     const third = await deployStreamed(server.url, s.cwd);
-    expect(third.text).toContain(`[release] pruned ${id1} (keep 2)`);
+    // Pruned after its [done] line: the record names it once the pruning ended.
+    await waitFor(() => recordOf(s.cwd, third.text).result.release.pruned?.includes(id1), "release 1 pruned");
     s.repo.push({ "public/index.html": "v4\n" }, "v4");
     const fourth = await deployStreamed(server.url, s.cwd);
     const [id3, id4] = [third.result.release.id, fourth.result.release.id];
