@@ -59,13 +59,12 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
         // Limits that cannot be enforced: nothing runs, never silently unlimited.
       } else {
         // Everything heavy runs inside a build slot (deploy/slot.ts); a wait for checks held none.
-        const refused = await inSlot(ctx, run.id, async () => {
+        await inSlot(ctx, run.id, async () => {
           if (ctx.config.releases) {
             const { releaseFlow } = await import("../releases/flow.ts");
             await releaseFlow(ctx, state, asked);
           } else await plainFlow(ctx, state, asked);
         });
-        if (refused) state.error = refused;
       }
     }
   } catch (caught) {

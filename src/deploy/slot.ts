@@ -17,9 +17,10 @@ export function slotLimit(config: DeployContext["config"]): number {
 
 /**
  * Runs `work` inside a build slot. A deploy cancelled while it waits runs nothing (resolves without calling it). When
- * no slot can be asked for (the slot directory cannot be written), nothing runs: the error is said and returned.
+ * no slot can be asked for (the service's directory cannot be written, as when its logs cannot be), it runs without
+ * one and says so: a broken `.service/` must not stop every deploy, and the queue still keeps one per repository.
  */
-export async function inSlot(ctx: DeployContext, id: string, work: () => Promise<void>): Promise<string | undefined> {
+export async function inSlot(ctx: DeployContext, id: string, work: () => Promise<void>): Promise<void> {
   const { run } = ctx;
   const started = Date.now();
   let said = { text: "", at: 0 };
@@ -43,13 +44,12 @@ export async function inSlot(ctx: DeployContext, id: string, work: () => Promise
   ).catch((error: Error) => `cannot take a build slot in ${ctx.cwd}: ${error.message}`);
   if (waited) run.waiting?.(undefined);
   if (typeof slot === "string") {
-    run.step("slot", `${slot}; nothing runs`);
-    return slot;
+    run.step("slot", `${slot}; deploying without one`);
+    return work();
   }
-  if (!slot) return undefined;
+  if (!slot) return;
   if (waited) run.step("slot", `got a build slot after ${((Date.now() - started) / 1000).toFixed(1)} s`);
   await holding(slot, work);
-  return undefined;
 }
 
 async function holding(slot: Slot, work: () => Promise<void>): Promise<void> {
