@@ -148,13 +148,15 @@ class Server {
   readonly apps = () => this.appsInForce.of(this.reloader.current(true), true);
 
   /** Every secret a deploy's output and the admin API's answers must not carry (as `service deploy` builds it). */
-  readonly secrets = () =>
-    deploySecrets(
+  readonly secrets = () => [
+    ...deploySecrets(
       { adminToken: this.admin?.token() ?? this.reloader.current().adminToken },
       this.appsInForce.lastGood,
       this.cwd,
       process.env,
-    );
+    ),
+    ...(this.admin?.tokenValues() ?? []),
+  ];
 
   /** Keeps a started deploy until it ends: a stop waits for it. */
   readonly track = (id: string, result: Promise<unknown>, onError?: (error: Error) => void) => {

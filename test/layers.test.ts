@@ -15,6 +15,7 @@ const LAYERS = [
   "features",
   "ops",
   "admin",
+  "tokens",
   "http",
   "control",
   "triggers",

@@ -7,7 +7,8 @@ import { DeployRefError, deployRefTarget, tagsTarget } from "../control/deploy-r
 import { rollbackTarget, RollbackTargetError } from "../control/rollback.ts";
 import { jsonResponse } from "../http/response.ts";
 import type { RollbackTarget } from "../types.ts";
-import { apiError, appName, type AdminContext } from "./api.ts";
+import { refusal as scopeRefusal, type Scope } from "../tokens/scope.ts";
+import { apiError, appName, deployOf, forbidden, type AdminContext } from "./api.ts";
 
 /** Largest JSON body of an API action (`{"to": …}`, `{"ref": …}`, `{"reason": …}`). */
 const MAX_ACTION_BODY_BYTES = 4096;
@@ -76,6 +77,7 @@ async function deployBody(
   app: ResolvedApp,
   request: Request,
   name: string,
+  scope: Scope,
 ): Promise<{ value: string | undefined; force: boolean; skipGate: boolean; noCarry: boolean } | Response> {
   const body = await jsonBody(request);
   if (body instanceof Response) return body;
@@ -88,6 +90,9 @@ async function deployBody(
   // `carry: false` (with releases.carry): this release is built from nothing; absent or true, it carries as set.
   const carry = body.carry === undefined || body.carry === null ? true : flag(body, "carry");
   if (carry instanceof Response) return carry;
+  // A deploy token's job (CI) may not override a pause, a freeze or the gate that waits for CI.
+  const overrides = (force && scopeRefusal(scope, "force")) || (skipGate && scopeRefusal(scope, "skipGate"));
+  if (overrides) return forbidden(context, scope, overrides);
   return refusal(context, app, force) ?? { value, force, skipGate, noCarry: !carry };
 }
 
@@ -101,8 +106,9 @@ export async function deployAction(
   app: ResolvedApp,
   request: Request,
   actor: string,
+  scope: Scope,
 ): Promise<Response> {
-  const asked = await deployBody(context, app, request, "ref");
+  const asked = await deployBody(context, app, request, "ref", scope);
   if (asked instanceof Response) return asked;
   const { value: ref, force, skipGate, noCarry } = asked;
   const frozen = force ? undefined : freezeOf({ config: app });
@@ -142,8 +148,9 @@ export async function rollbackAction(
   app: ResolvedApp,
   request: Request,
   actor: string,
+  scope: Scope,
 ): Promise<Response> {
-  const asked = await deployBody(context, app, request, "to");
+  const asked = await deployBody(context, app, request, "to", scope);
   if (asked instanceof Response) return asked;
   const { value: to, force } = asked;
   try {
@@ -156,7 +163,12 @@ export async function rollbackAction(
 }
 
 /** `POST /api/deploys/<id>/cancel`: as `service cancel <id>`; answers once the deploy took the cancel. */
-export async function cancelAction(context: AdminContext, ref: string, actor: string): Promise<Response> {
+export async function cancelAction(context: AdminContext, ref: string, actor: string, scope: Scope): Promise<Response> {
+  // A deploy of an app the token does not see is not found; one it sees, it may cancel if its role may.
+  const entry = scope.apps ? deployOf(context, ref) : undefined;
+  if (entry instanceof Response) return entry;
+  const refused = scopeRefusal(scope, "cancel", entry?.app ?? (entry ? "default" : undefined));
+  if (refused) return forbidden(context, scope, refused);
   try {
     const outcome = await cancelDeploy(context.cwd, ref, cancelledBy(actor));
     return jsonResponse(200, outcome);

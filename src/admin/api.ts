@@ -11,6 +11,7 @@ import { findDeploy, isDeployRef, listDeploys, newestDeploys, type HistoryEntry 
 import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { freezeStatus, liveOf, pollStatus, releasesStatus, slotsStatus } from "../control/status.ts";
+import type { Scope } from "../tokens/scope.ts";
 import type { Metrics } from "./metrics.ts";
 
 /** What the API needs of the service around it. */
@@ -26,6 +27,8 @@ export interface AdminContext {
   metrics: Metrics;
   /** Every secret no answer may carry: the admin token and the webhook secrets. */
   secrets(): string[];
+  /** Whether the request's token sees the deploys of `app` (a token scoped to apps); unset: every app. */
+  visible?(app: string): boolean;
 }
 
 /** A deploy the API asks for: a pull, a ref's commit (`target` with `ref`), or a rollback's (trigger `rollback`). */
@@ -45,6 +48,20 @@ export interface AdminDeploy {
 export const appName = (app: ResolvedApp) => app.name ?? "default";
 
 export const apiError = (status: number, error: string, message: string) => jsonResponse(status, { error, message });
+
+/** A request the token's scope does not allow: 403 naming the scope (`message`), counted per token. */
+export function forbidden(context: AdminContext, scope: Scope, message: string): Response {
+  context.metrics.tokenRefused(scope.name);
+  return apiError(403, "forbidden", message);
+}
+
+/** `GET /api/whoami`: the token's name, role and apps. */
+export function whoami(scope: Scope): Response {
+  return jsonResponse(200, { name: scope.name, role: scope.role, apps: scope.apps ?? null });
+}
+
+/** The app of a history entry (single-app records name none). */
+const entryApp = (entry: HistoryEntry) => entry.app ?? "default";
 
 /** Most deploys one listing returns. */
 const MAX_LIMIT = 1000;
@@ -116,15 +133,28 @@ export function listDeployments(context: AdminContext, query: URLSearchParams): 
   } catch (error) {
     return apiError(400, "bad request", (error as Error).message);
   }
-  return redactedJson(context, 200, newestDeploys(context.cwd, limit, keeps(filter)));
+  const keep = keeps(filter);
+  const visible = context.visible ?? (() => true);
+  return redactedJson(
+    context,
+    200,
+    newestDeploys(context.cwd, limit, (entry) => keep(entry) && visible(entryApp(entry))),
+  );
 }
 
-/** The deploy `ref` names, or the error answer. */
-function deployOf(context: AdminContext, ref: string): HistoryEntry | Response {
+/** The deploy `ref` names, or the error answer; a deploy of an app the token does not see is not found. */
+export function deployOf(context: AdminContext, ref: string): HistoryEntry | Response {
   if (!isDeployRef(ref) || ref.length < 4)
     return apiError(400, "bad request", "a deploy is named by its id or at least 4 characters of it");
-  const entry = findDeploy(context.cwd, ref);
-  if (typeof entry !== "string") return entry;
+  const visible = context.visible;
+  const entry =
+    ref === "last" && visible
+      ? (newestDeploys(context.cwd, 1, (e) => visible(entryApp(e)))[0] ?? "no deploy of these apps yet")
+      : findDeploy(context.cwd, ref);
+  if (typeof entry !== "string")
+    return !visible || visible(entryApp(entry))
+      ? entry
+      : apiError(404, "not found", `no deploy ${JSON.stringify(ref.slice(0, 40))}`);
   return entry.startsWith("no deploy") ? apiError(404, "not found", entry) : apiError(409, "ambiguous", entry);
 }
 

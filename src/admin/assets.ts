@@ -114,6 +114,10 @@ const COMMON_JS = `"use strict";
   }
   function field(dl, name, value) { dl.appendChild(el("dt", { text: name })); dl.appendChild(el("dd", {}, value)); }
 
+  // The token's role: a read token's pages show no action, a deploy token's no pause or resume (styles.ts hides
+  // what data-act names until the role is known); the API refuses them all the same.
+  getJson("whoami").then(function (who) { body.setAttribute("data-role", who.role); }, function () {});
+
   // Polling keeps the pages current: bounded (one request at a time), and paused while the tab is hidden.
   function every(ms, refresh) {
     var busy = false;

@@ -8,6 +8,8 @@ import {
   writeSecretFile,
 } from "../config/secret.ts";
 import { secretsEqual } from "../http/signature.ts";
+import type { TokenSet } from "../tokens/list.ts";
+import { ADMIN_SCOPE, type Scope } from "../tokens/scope.ts";
 
 /** How long a dashboard session lasts after its login. */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
@@ -75,15 +77,32 @@ function clearedCookie(secure: boolean): string {
   return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure ? "; Secure" : ""}`;
 }
 
-/** The admin token and the sessions of logged-in browsers. */
+/** A session: when it ends, the label given at login, and the token that opened it (its name and value then). */
+interface Session {
+  expires: number;
+  label?: string;
+  scope: Scope;
+  value: string;
+}
+
+/** A credential that opened a scope: the scope and the value it was opened with. */
+export interface Opened {
+  scope: Scope;
+  value: string;
+}
+
+/** The admin token, the scoped tokens (`tokens`), and the sessions of logged-in browsers. */
 export class AdminAuth {
-  /** Session id → expiry (ms) and the label given at login; insertion order = oldest login first. */
-  private readonly sessions = new Map<string, { expires: number; label?: string }>();
+  /** Session id → its session; insertion order = oldest login first. */
+  private readonly sessions = new Map<string, Session>();
   private readonly currentToken: () => string;
   private lastToken: string | undefined;
 
   /** `token` as a function: the token may be replaced while the listener runs (`service admin-token rotate`). */
-  constructor(token: string | (() => string)) {
+  constructor(
+    token: string | (() => string),
+    private readonly tokens?: TokenSet,
+  ) {
     this.currentToken = typeof token === "string" ? () => token : token;
   }
 
@@ -95,9 +114,23 @@ export class AdminAuth {
     return token;
   }
 
+  /**
+   * The scope `given` opens: the admin token's, a scoped token's (its value now, from its file), or none. Every
+   * value is compared, in constant time, whichever matches: the time taken says nothing of which one did.
+   */
+  open(given: string): Opened | undefined {
+    const admin = this.tokenNow();
+    const trimmed = given.trim();
+    if (trimmed === "") return undefined;
+    let found: Opened | undefined = secretsEqual(trimmed, admin) ? { scope: ADMIN_SCOPE, value: admin } : undefined;
+    for (const { spec, value } of this.tokens?.current() ?? []) {
+      if (value !== undefined && secretsEqual(trimmed, value) && !found) found = { scope: spec, value };
+    }
+    return found;
+  }
+
   tokenMatches(given: string): boolean {
-    const token = this.tokenNow();
-    return given !== "" && secretsEqual(given.trim(), token);
+    return this.open(given) !== undefined;
   }
 
   /** The Bearer token of the request: "" when absent. */
@@ -111,21 +144,34 @@ export class AdminAuth {
     return this.bearer(request) !== "" || cookie(request, SESSION_COOKIE) !== undefined;
   }
 
-  /** The right Bearer token, or a live session cookie. */
-  authorized(request: Request, now = Date.now()): boolean {
+  /** The scope of the right Bearer token, or of a live session cookie; undefined for neither. */
+  scope(request: Request, now = Date.now()): Scope | undefined {
     // First: a replaced token ends the sessions before one is looked at.
     this.tokenNow();
     const bearer = this.bearer(request);
-    if (bearer) return this.tokenMatches(bearer);
-    return this.session(request, now) !== undefined;
+    if (bearer) return this.open(bearer)?.scope;
+    return this.session(request, now)?.scope;
   }
 
-  private session(request: Request, now: number): { expires: number; label?: string } | undefined {
+  /** The right Bearer token, or a live session cookie. */
+  authorized(request: Request, now = Date.now()): boolean {
+    return this.scope(request, now) !== undefined;
+  }
+
+  /** The value the token that opened a session has now; undefined once it is revoked. */
+  private valueNow(scope: Scope): string | undefined {
+    if (scope === ADMIN_SCOPE) return this.tokenNow();
+    return this.tokens?.current().find(({ spec }) => spec === scope)?.value;
+  }
+
+  private session(request: Request, now: number): Session | undefined {
     const id = cookie(request, SESSION_COOKIE);
     if (!id) return undefined;
     const session = this.sessions.get(id);
     if (session === undefined) return undefined;
-    if (session.expires <= now) {
+    // A session lasts as long as the token it was opened with: revoked or rotated, the session ends.
+    const value = this.valueNow(session.scope);
+    if (session.expires <= now || value === undefined || !secretsEqual(session.value, value)) {
       this.sessions.delete(id);
       return undefined;
     }
@@ -137,12 +183,16 @@ export class AdminAuth {
     return this.bearer(request) ? undefined : this.session(request, now)?.label;
   }
 
-  /** A new session, with the label its user gave (cleaned by the caller); its `Set-Cookie` value. */
-  login(secure: boolean, now = Date.now(), label?: string): string {
+  /**
+   * A new session, with the label its user gave (cleaned by the caller), opened by `opened` (the admin token
+   * unless told); its `Set-Cookie` value.
+   */
+  login(secure: boolean, now = Date.now(), label?: string, opened?: Opened): string {
     for (const [id, session] of this.sessions) if (session.expires <= now) this.sessions.delete(id);
     while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
     const id = generateSecret();
-    this.sessions.set(id, { expires: now + SESSION_TTL_MS, ...(label ? { label } : {}) });
+    const by = opened ?? { scope: ADMIN_SCOPE, value: this.tokenNow() };
+    this.sessions.set(id, { expires: now + SESSION_TTL_MS, ...(label ? { label } : {}), ...by });
     return `${SESSION_COOKIE}=${id}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_TTL_MS / 1000}${secure ? "; Secure" : ""}`;
   }
 

@@ -7,12 +7,24 @@ import { jsonResponse } from "../http/response.ts";
 import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "../runtime/types.ts";
 import { clientAddress, clientKey, FailureThrottle } from "../http/throttle.ts";
-import { apiError, appName, deployRecord, Follows, listApps, listDeployments, type AdminContext } from "./api.ts";
+import {
+  apiError,
+  appName,
+  deployRecord,
+  Follows,
+  forbidden,
+  listApps,
+  listDeployments,
+  whoami,
+  type AdminContext,
+} from "./api.ts";
 import { cancelAction, deployAction, pauseAction, resumeAction, rollbackAction } from "./actions.ts";
 import { oneLine } from "../system/actor.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
 import { isLoopback } from "../system/address.ts";
 import { AdminAuth, crossSite } from "./auth.ts";
+import type { TokenSet } from "../tokens/list.ts";
+import { actorName, refusal, sees, type Action, type Scope } from "../tokens/scope.ts";
 
 /** Largest body of a POST to the admin listener (`/login` carries one short field, an API action a small JSON object). */
 export const MAX_ADMIN_BODY_BYTES = 4096;
@@ -40,6 +52,8 @@ export interface AdminOptions extends AdminContext {
   bounded: boolean;
   /** The admin token; a function when it may change while the listener runs (a rotated token file). */
   token: string | (() => string);
+  /** The tokens scoped to a role and apps (`tokens`), their values following their files. */
+  tokens?: TokenSet;
   logger: ConsolaInstance;
 }
 
@@ -51,7 +65,7 @@ export interface AdminListener {
 
 /** The second, optional listener: `/healthz`, `/metrics`, `/api/`, `/login`, `/logout` and the dashboard. */
 export async function startAdminListener(options: AdminOptions): Promise<AdminListener> {
-  const auth = new AdminAuth(options.token);
+  const auth = new AdminAuth(options.token, options.tokens);
   const throttle = new FailureThrottle();
   const follows = new Follows();
   const openMetrics = isLoopback(options.hostname);
@@ -95,7 +109,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       read.release();
       const form = new URLSearchParams(Buffer.from(read.body ?? new Uint8Array()).toString("utf8"));
       const token = form.get("token") ?? "";
-      if (!auth.tokenMatches(token)) {
+      const opened = auth.open(token);
+      if (!opened) {
         const refused = token ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED);
         // A browser's form gets the form again, saying why; a script gets the JSON.
         if (!request.headers.get("accept")?.includes("text/html")) return refused;
@@ -105,7 +120,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       const label = oneLine(form.get("label"), MAX_LABEL_CHARS)?.replace(/@/g, "-");
       return new Response(null, {
         status: 303,
-        headers: { location: "./", "set-cookie": auth.login(secure, Date.now(), label) },
+        headers: { location: "./", "set-cookie": auth.login(secure, Date.now(), label, opened) },
       });
     }
     if (path === "/logout" && method === "POST") {
@@ -151,11 +166,12 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (!path.startsWith("/api/")) return jsonResponse(404, NOT_FOUND);
     const blocked = throttled();
     if (blocked) return blocked;
-    if (!auth.authorized(request)) return refuse();
-    // Who acts, for the records: the client's address, and the session's label when its login gave one.
+    const scope = auth.scope(request);
+    if (!scope) return refuse();
+    // Who acts, for the records: the token, the session's label when its login gave one, the client's address.
     const label = auth.label(request);
-    const actor = () => `admin${label ? `:${label}` : ""}@${client()}`;
-    return api(request, url, control, client, actor);
+    const actor = () => `${actorName(scope, label)}@${client()}`;
+    return api(request, url, control, client, actor, scope);
   };
 
   /** The JSON API; the caller is authorized. */
@@ -165,7 +181,16 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     control: RequestControl,
     client: () => string,
     actor: () => string,
+    scope: Scope,
   ): Promise<Response> => {
+    // What the token sees: its apps only, when it is scoped to apps.
+    const seen: AdminOptions = scope.apps
+      ? {
+          ...options,
+          apps: () => options.apps().filter((app) => sees(scope, appName(app))),
+          visible: (app) => sees(scope, app),
+        }
+      : options;
     const parts = url.pathname
       .split("/")
       .slice(2)
@@ -178,23 +203,28 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       });
     const method = request.method;
     const [resource, name, action, extra] = parts;
-    if (resource === "apps" && name === undefined && method === "GET") return listApps(options);
+    if (resource === "whoami" && name === undefined && method === "GET") return whoami(scope);
+    if (resource === "apps" && name === undefined && method === "GET") return listApps(seen);
     if (resource === "deploys" && name === undefined && method === "GET")
-      return listDeployments(options, url.searchParams);
-    if (resource === "deploys" && name && action === undefined && method === "GET") return deployRecord(options, name);
+      return listDeployments(seen, url.searchParams);
+    if (resource === "deploys" && name && action === undefined && method === "GET") return deployRecord(seen, name);
     if (resource === "deploys" && name && action === "log" && extra === undefined && method === "GET") {
       const follow = ["1", "true", "yes"].includes(url.searchParams.get("follow") ?? "");
       if (follow) control.noTimeout(request);
-      return follows.log(options, name, follow, clientKey(client()));
+      return follows.log(seen, name, follow, clientKey(client()));
     }
     if (resource === "apps" && name && action && extra === undefined && method === "POST") {
       const app = options.apps().find((a) => appName(a) === name);
       if (!app) return apiError(404, "not found", `no app named ${JSON.stringify(name.slice(0, 100))}`);
+      const refused = ["deploy", "rollback", "pause", "resume"].includes(action)
+        ? refusal(scope, action as Action, appName(app))
+        : undefined;
+      if (refused) return forbidden(options, scope, refused);
       switch (action) {
         case "deploy":
-          return deployAction(options, app, request, actor());
+          return deployAction(options, app, request, actor(), scope);
         case "rollback":
-          return rollbackAction(options, app, request, actor());
+          return rollbackAction(options, app, request, actor(), scope);
         case "pause":
           return pauseAction(options, app, request, actor());
         case "resume":
@@ -202,7 +232,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       }
     }
     if (resource === "deploys" && name && action === "cancel" && extra === undefined && method === "POST")
-      return cancelAction(options, name, actor());
+      return cancelAction(seen, name, actor(), scope);
     return jsonResponse(404, NOT_FOUND);
   };
 

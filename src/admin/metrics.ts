@@ -32,6 +32,7 @@ export class Metrics {
   private readonly frozen = new Map<string, number>();
   private readonly catchUps = new Map<string, number>();
   private readonly skippedPushes = new Map<string, number>();
+  private readonly tokenRefusals = new Map<string, number>();
   /** The deploy each app runs now, from its `start` event to its `done` event. */
   readonly running = new Map<string, RunningDeploy>();
 
@@ -62,6 +63,11 @@ export class Metrics {
   /** A deploy refused by a freeze window (a webhook request, an API call). */
   frozenRefused(app: string): void {
     bump(this.frozen, labels({ app }));
+  }
+
+  /** A request a token's scope does not allow (403), by the token's name (`admin` never is). */
+  tokenRefused(token: string): void {
+    bump(this.tokenRefusals, labels({ token }));
   }
 
   /** A catch-up deploy queued after a pause or a freeze. */
@@ -180,6 +186,8 @@ export class Metrics {
       "Run scripts the kernel killed for a deploy's limits, by app and limit.",
     );
     for (const [key, n] of this.kills) out.push(`service_limit_kills_total${key} ${n}`);
+    family("service_token_refusals_total", "counter", "Admin requests a token's scope refused (403), by token name.");
+    for (const [key, n] of this.tokenRefusals) out.push(`service_token_refusals_total${key} ${n}`);
     family("service_paused", "gauge", "1 while an app's deploys are paused.");
     for (const { name, paused } of apps) out.push(`service_paused${labels({ app: name })} ${paused ? 1 : 0}`);
     return `${out.join("\n")}\n`;

@@ -68,7 +68,7 @@ export function loginPage(root: string, status = 401, problem = ""): Response {
 <label for="label">Your name (optional: the history shows who did what)</label>
 <input id="label" type="text" name="label" maxlength="40" autocomplete="username">
 <button type="submit">Log in</button></form>
-${problem ? `<p role="alert">${problem}</p>` : ""}<p class="hint">The token is <code>adminToken</code> / <code>SERVICE_ADMIN_TOKEN</code>, or the one in <code>.service/admin.token</code>.</p></main>`;
+${problem ? `<p role="alert">${problem}</p>` : ""}<p class="hint">The token is <code>adminToken</code> / <code>SERVICE_ADMIN_TOKEN</code>, the one in <code>.service/admin.token</code>, or one of <code>tokens</code>.</p></main>`;
   return new Response(shell("Log in", root, body), { status, headers: HEADERS });
 }
 

@@ -20,7 +20,7 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
     var info = el("dl");
     var running = null;
     var ref = el("input", { id: id + "-ref", type: "text", maxlength: "250", placeholder: "empty: pull; or a tag, branch, commit" });
-    var deploy = el("button", { type: "button", text: "Deploy now", onclick: function () {
+    var deploy = el("button", { type: "button", "data-act": "deploy", text: "Deploy now", onclick: function () {
       var wanted = ref.value.trim();
       deployAct(path + "deploy", wanted ? { ref: wanted } : {}, function (ack) {
         ref.value = "";
@@ -28,20 +28,20 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
         refresh();
       });
     } });
-    var cancel = el("button", { type: "button", text: "Cancel running deploy", onclick: function () {
+    var cancel = el("button", { type: "button", "data-act": "deploy", text: "Cancel running deploy", onclick: function () {
       if (running) act("deploys/" + running.id + "/cancel", {}, function () { say("Deploy " + running.id.slice(0, 8) + " cancelled."); refresh(); });
     } });
     var reason = el("input", { id: id + "-reason", type: "text", maxlength: "200", placeholder: "e.g. release freeze" });
     var pause = el("button", { type: "button", text: "Pause", onclick: function () {
       act(path + "pause", { reason: reason.value }, function () { reason.value = ""; say("Deploys of " + name + " paused."); refresh(); });
     } });
-    var resume = el("button", { type: "button", text: "Resume", onclick: function () {
+    var resume = el("button", { type: "button", "data-act": "admin", text: "Resume", onclick: function () {
       act(path + "resume", {}, function () { say("Deploys of " + name + " resumed."); refresh(); });
     } });
-    var pauseForm = el("div", { class: "pause" }, el("label", { for: id + "-reason", text: "Reason to pause " + name }), reason, pause);
+    var pauseForm = el("div", { class: "pause", "data-act": "admin" }, el("label", { for: id + "-reason", text: "Reason to pause " + name }), reason, pause);
     // With releases: each kept one, the live one marked, the others with a "switch back" (a rollback to that release).
     var releases = el("div", { class: "releases" });
-    var refForm = el("div", { class: "pause" }, el("label", { for: id + "-ref", text: "Ref to deploy for " + name }), ref);
+    var refForm = el("div", { class: "pause", "data-act": "deploy" }, el("label", { for: id + "-ref", text: "Ref to deploy for " + name }), ref);
     var card = el("section", { class: "app", "aria-labelledby": id + "-name" },
       el("h2", { id: id + "-name", text: name }), info, refForm,
       el("div", { class: "actions" }, deploy, cancel, resume), pauseForm, releases);
@@ -55,7 +55,7 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
       var rows = el("tbody");
       view.kept.forEach(function (release) {
         var action = release.live ? el("span", { class: "badge ok", text: "live" })
-          : release.commit ? el("button", { type: "button", text: "Switch back", "aria-label": "Switch back to release " + release.id, onclick: function () { switchBack(release); } }) : "";
+          : release.commit ? el("button", { type: "button", "data-act": "deploy", text: "Switch back", "aria-label": "Switch back to release " + release.id, onclick: function () { switchBack(release); } }) : "";
         rows.appendChild(el("tr", {}, el("td", {}, el("code", { text: release.id })), el("td", {}, el("code", { text: short(release.commit) })),
           el("td", {}, release.deployId ? deployLink(release.deployId) : "–"), el("td", {}, action)));
       });

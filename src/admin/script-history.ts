@@ -46,7 +46,7 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
         table.appendChild(el("thead", {}, el("tr", {}, el("th", { text: "Deploy" }), el("th", { text: "App" }), el("th", { text: "Trigger" }), el("th", { text: "By" }), el("th", { text: "Commit" }), el("th", { text: "Outcome" }), el("th", { text: "Started" }), el("th", { text: "Duration" }), el("th", { text: "Actions" }))));
         var rows = el("tbody");
         entries.forEach(function (entry) {
-          var again = entry.status === "running" ? "" : el("button", { type: "button", text: "Deploy again", "aria-label": "Deploy again " + entry.id.slice(0, 8), onclick: function () {
+          var again = entry.status === "running" ? "" : el("button", { type: "button", "data-act": "deploy", text: "Deploy again", "aria-label": "Deploy again " + entry.id.slice(0, 8), onclick: function () {
             deployAgain(entry, function (ack) { say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
           } });
           rows.appendChild(el("tr", {}, el("td", {}, deployLink(entry.id)), el("td", { text: entry.app || "default" }), el("td", { text: entry.trigger || "" }),
@@ -72,9 +72,9 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
     var info = el("dl");
     var outcome = el("p", { id: "outcome", role: "status" });
     var log = el("pre", { id: "log", tabindex: "0", "aria-label": "Deploy log" });
-    var cancel = el("button", { type: "button", text: "Cancel this deploy", hidden: "" });
-    var rollback = el("button", { type: "button", text: "Roll back to this deploy", hidden: "" });
-    var again = el("button", { type: "button", text: "Deploy again", hidden: "" });
+    var cancel = el("button", { type: "button", "data-act": "deploy", text: "Cancel this deploy", hidden: "" });
+    var rollback = el("button", { type: "button", "data-act": "deploy", text: "Roll back to this deploy", hidden: "" });
+    var again = el("button", { type: "button", "data-act": "deploy", text: "Deploy again", hidden: "" });
     var record = null;
     content.textContent = "";
     content.appendChild(info);

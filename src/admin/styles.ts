@@ -39,4 +39,5 @@ pre { background: rgba(127, 127, 127, .1); border: 1px solid var(--line); border
 .login form { display: flex; flex-direction: column; gap: .5rem; }
 .hint { color: var(--muted); font-size: .9rem; }
 [hidden] { display: none !important; }
+body:not([data-role="deploy"]):not([data-role="admin"]) [data-act], [data-role="deploy"] [data-act="admin"] { display: none !important; }
 `;

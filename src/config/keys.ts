@@ -33,7 +33,8 @@ type Kind =
   | "gate"
   | "limits"
   | "freeze"
-  | "markers";
+  | "markers"
+  | "tokens";
 
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
@@ -101,6 +102,8 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   adminPort: { kind: "port", env: "SERVICE_ADMIN_PORT" },
   adminHostname: { kind: "hostname", env: "SERVICE_ADMIN_HOSTNAME" },
   adminToken: { kind: "string", env: "SERVICE_ADMIN_TOKEN" },
+  // Each entry's fields, roles and files are checked by tokens/list.ts, at start and by `service check`.
+  tokens: { kind: "tokens", env: "" },
   // SERVICE_SKIP_HTTPS_PROMPT=1 is its variable, read where the question is (ops/https.ts).
   httpsPrompt: { kind: "boolean", env: "" },
 };
@@ -221,6 +224,9 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
       )
         return coerce("boolean", value, fromEnv, where);
       return coerce("names", value, fromEnv, where);
+    case "tokens":
+      if (!Array.isArray(value)) return fail("a list of tokens ({ name, role, apps?, file })");
+      return value;
     case "queuePolicy":
       if (value === "fifo" || value === "latest") return value;
       return fail('"fifo" or "latest"');

@@ -260,6 +260,11 @@ export interface UserConfig {
   /** Token of the admin API. @default generated and stored in `.service/admin.token` */
   adminToken?: string;
   /**
+   * Tokens of the admin listener scoped to a role and apps, each read from its file (`{ name, role, apps?, file }`,
+   * checked by tokens/list.ts). @default none
+   */
+  tokens?: Record<string, unknown>[];
+  /**
    * Ask about HTTPS at an interactive start on Linux, until the proxy files are written; `false` never asks (as
    * SERVICE_SKIP_HTTPS_PROMPT=1). @default true
    */
@@ -287,6 +292,7 @@ export const SERVICE_KEYS = [
   "adminPort",
   "adminHostname",
   "adminToken",
+  "tokens",
   "httpsPrompt",
 ] as const;
 export type ServiceKey = (typeof SERVICE_KEYS)[number];
@@ -304,6 +310,7 @@ export interface ResolvedConfig
       | "apps"
       | "adminPort"
       | "adminToken"
+      | "tokens"
       | "status"
       | "notify"
       | "healthCheckUrl"
@@ -349,6 +356,7 @@ export interface ResolvedConfig
   healthCheck?: string;
   adminPort?: number;
   adminToken?: string;
+  tokens?: Record<string, unknown>[];
   /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
   secret?: string;
   branch?: string;

@@ -43,6 +43,8 @@ export interface StartedAdmin {
   url: string;
   /** The admin token in force: a generated one follows its file (`service admin-token rotate`). */
   token: () => string;
+  /** The values of the scoped tokens in force (`tokens`): no output may carry them either. */
+  tokenValues: () => string[];
 }
 
 /** Starts the second listener, on `adminPort`: it reads the same apps, queue and counters. */
@@ -54,6 +56,11 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
   if (weak) logger.warn(weak);
   const tokenFile = ensured.file ? new SecretFile(ensured.file, ensured.token) : undefined;
   const token = tokenFile ? () => tokenFile.current() : () => ensured.token;
+  // The scoped tokens: every problem refuses the start, one line each (as `service check` lists them).
+  const { loadTokens } = await import("../tokens/load.ts");
+  const tokens = loadTokens(initial.tokens, ctx.apps(), ensured.token, cwd);
+  if (tokens.problems.length > 0) throw new Error(`the tokens cannot be used:\n${tokens.problems.join("\n")}`);
+  const tokenValues = () => tokens.set.current().flatMap(({ value }) => (value === undefined ? [] : [value]));
   /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
   const deploy = (app: ResolvedApp, request: AdminDeploy): Response => {
     try {
@@ -68,6 +75,7 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
     hostname: initial.adminHostname,
     bounded: boundedPort(initial.adminHostname, initial.boundConnections),
     token,
+    ...(tokens.set.size > 0 ? { tokens: tokens.set } : {}),
     logger,
     cwd,
     metrics: ctx.metrics,
@@ -79,5 +87,5 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
     secrets: ctx.secrets,
   });
   const host = initial.adminHostname;
-  return { listener, url: `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}/`, token };
+  return { listener, url: `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}/`, token, tokenValues };
 }

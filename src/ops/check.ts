@@ -160,6 +160,16 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
   const valid = collectApps(config, cwd);
   const features = await featuresOf([config, ...valid.apps]);
   const values: CheckedValue[] = [];
+  // The scoped tokens (loaded only when set): their names, roles and apps, never their values; their problems.
+  const tokens = config.tokens
+    ? (await import("../tokens/load.ts")).loadTokens(
+        config.tokens,
+        config.apps.length === 0 ? [config as ResolvedApp] : valid.apps,
+        config.adminToken,
+        cwd,
+      )
+    : undefined;
+  if (tokens) problems.push(...tokens.problems);
   for (const key of Object.keys(KEYS) as (keyof UserConfig)[]) {
     if (key === "apps" || key === "secret") continue;
     const value = config[key as keyof typeof config];
@@ -174,13 +184,15 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
               ? describeFreeze(config.freeze)
               : key === "boundConnections"
                 ? describeBoundConnections(config)
-                : value === undefined
-                  ? "(none)"
-                  : key === "adminToken"
-                    ? mask(String(value))
-                    : key === "healthCheckUrl"
-                      ? withoutPassword(String(value))
-                      : String(value);
+                : key === "tokens" && tokens
+                  ? tokens.described
+                  : value === undefined
+                    ? "(none)"
+                    : key === "adminToken"
+                      ? mask(String(value))
+                      : key === "healthCheckUrl"
+                        ? withoutPassword(String(value))
+                        : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   warnings.push(...listenerWarnings(config, cwd));

@@ -1,0 +1,162 @@
+/**
+ * The `tokens` key (docs/admin.md "Tokens"): each entry's name, role, apps and file, every value read from its file
+ * (0600, the first line trimmed, at least 16 characters), and the problems that refuse the list at start and in
+ * `service check`. A value is never put in a message.
+ */
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+import { fileStamp, readNoFollow } from "../system/files.ts";
+import { WEAK_SECRET_LENGTH } from "../config/secret.ts";
+import { ROLES, type Role, type Scope } from "./scope.ts";
+
+/** A token as configured, its file resolved. */
+export interface TokenSpec extends Scope {
+  file: string;
+}
+
+/** A token's name: shown in actors (`token:<name>@…`), messages and metric labels. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/;
+
+const FIELDS = new Set(["name", "role", "apps", "file"]);
+
+const isMapping = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** The entries of `tokens` as specs; what is wrong with them goes to `problems`, each on one line. */
+export function parseTokens(entries: unknown, apps: string[], cwd: string, problems: string[]): TokenSpec[] {
+  if (entries === undefined) return [];
+  if (!Array.isArray(entries)) {
+    problems.push("tokens: expected a list of { name, role, apps?, file }");
+    return [];
+  }
+  const specs: TokenSpec[] = [];
+  entries.forEach((entry, index) => {
+    const where = `tokens, entry ${index + 1}`;
+    if (!isMapping(entry)) {
+      problems.push(`${where}: expected a mapping { name, role, apps?, file }`);
+      return;
+    }
+    const { name, role, apps: scoped, file } = entry;
+    const label = typeof name === "string" ? `token ${JSON.stringify(name)}` : where;
+    const before = problems.length;
+    for (const key of Object.keys(entry))
+      if (!FIELDS.has(key)) problems.push(`${label}: unknown key "${key}" (allowed: name, role, apps, file)`);
+    if (typeof name !== "string" || !NAME.test(name))
+      problems.push(`${where}: name must be 1 to 40 letters, digits, ".", "_" or "-", starting with a letter or digit`);
+    else if (name === "admin") problems.push(`${label}: the name "admin" is the admin token's; choose another`);
+    if (!ROLES.includes(role as Role))
+      problems.push(`${label}: unknown role ${JSON.stringify(role)} (one of ${ROLES.join(", ")})`);
+    if (scoped !== undefined) {
+      if (!Array.isArray(scoped) || scoped.length === 0 || !scoped.every((app) => typeof app === "string"))
+        problems.push(`${label}: apps must be a list of app names`);
+      else
+        for (const app of scoped)
+          if (!apps.includes(app))
+            problems.push(`${label}: unknown app ${JSON.stringify(app)} in apps (the apps: ${apps.join(", ")})`);
+    }
+    if (typeof file !== "string" || !file) problems.push(`${label}: file must be the path of the file holding it`);
+    if (problems.length > before) return;
+    const spec: TokenSpec = { name: name as string, role: role as Role, file: resolve(cwd, file as string) };
+    if (scoped !== undefined) spec.apps = [...new Set(scoped as string[])];
+    specs.push(spec);
+  });
+  for (const [i, spec] of specs.entries())
+    if (specs.findIndex((other) => other.name === spec.name) < i)
+      problems.push(`token "${spec.name}": two tokens are named "${spec.name}"`);
+  return specs;
+}
+
+/** A token file's value, or why it cannot be used: missing, unreadable, readable by others, under 16 characters. */
+export function readTokenFile(spec: TokenSpec): { value: string } | { problem: string } {
+  const of = `token "${spec.name}": ${spec.file}`;
+  let text: string;
+  let mode: number;
+  try {
+    // A link the operator made is followed; a FIFO or a device is refused, never waited on.
+    text = readNoFollow(spec.file, true);
+    mode = statSync(spec.file).mode & 0o777;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return {
+      problem: `${of} ${code === "ENOENT" ? "does not exist" : `cannot be read (${code ?? (error as Error).message})`}`,
+    };
+  }
+  if ((mode & 0o077) !== 0)
+    return {
+      problem: `${of} can be read by other users (mode ${mode.toString(8).padStart(4, "0")}): run chmod 600 ${spec.file}`,
+    };
+  const value = (text.split("\n")[0] ?? "").trim();
+  if (value.length < WEAK_SECRET_LENGTH)
+    return {
+      problem: `${of}: its first line has ${value.length} characters; a token needs at least ${WEAK_SECRET_LENGTH}`,
+    };
+  return { value };
+}
+
+/** A secret a token must not equal, and what it is (`the admin token`, `the webhook secret of app "web"`). */
+export interface Reserved {
+  what: string;
+  value: string;
+}
+
+/**
+ * The values of `specs`, read now; every problem of theirs (files, a value two tokens share, a value that is the
+ * admin token or a webhook secret) goes to `problems`.
+ */
+export function readTokens(specs: TokenSpec[], reserved: Reserved[], problems: string[]): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const spec of specs) {
+    const read = readTokenFile(spec);
+    if ("problem" in read) {
+      problems.push(read.problem);
+      continue;
+    }
+    const same = reserved.find((secret) => secret.value === read.value);
+    if (same) problems.push(`token "${spec.name}": its value is ${same.what}; give it a value of its own`);
+    const twin = [...values].find(([, value]) => value === read.value);
+    if (twin) problems.push(`token "${spec.name}": its value is token "${twin[0]}"'s; each token needs its own`);
+    values.set(spec.name, read.value);
+  }
+  return values;
+}
+
+/** One token as the listener holds it: its value follows its file. */
+interface Held {
+  spec: TokenSpec;
+  stamp: string | undefined;
+  value: string | undefined;
+}
+
+/**
+ * The tokens in force. A file is read again when it changes (one stat per token and look): a new value rotates
+ * the token, a file removed, emptied, shortened or opened to other users revokes it until it is right again.
+ */
+export class TokenSet {
+  private readonly held: Held[];
+
+  constructor(specs: TokenSpec[], values: Map<string, string>) {
+    this.held = specs.map((spec) => ({ spec, stamp: fileStamp(spec.file), value: values.get(spec.name) }));
+  }
+
+  /** Each token with its current value (undefined: revoked for now). */
+  current(): { spec: TokenSpec; value: string | undefined }[] {
+    for (const held of this.held) {
+      const stamp = fileStamp(held.spec.file);
+      if (stamp === held.stamp) continue;
+      held.stamp = stamp;
+      const read = stamp === undefined ? undefined : readTokenFile(held.spec);
+      held.value = read && "value" in read ? read.value : undefined;
+    }
+    return this.held.map(({ spec, value }) => ({ spec, value }));
+  }
+
+  get size(): number {
+    return this.held.length;
+  }
+}
+
+/** `service check`'s line of the tokens: names, roles and apps, never values. */
+export function describeTokens(specs: TokenSpec[]): string {
+  if (specs.length === 0) return "(none)";
+  return specs.map((spec) => `${spec.name} (${spec.role}${spec.apps ? `: ${spec.apps.join(", ")}` : ""})`).join(", ");
+}

@@ -1,0 +1,52 @@
+/** The tokens of a configuration, checked and read as the start and `service check` both do it. */
+import { resolve } from "node:path";
+import { appSecretFile, type ResolvedApp } from "../config/apps.ts";
+import { ADMIN_TOKEN_FILE, readSecretFile, SECRET_FILE } from "../config/secret.ts";
+import { describeTokens, parseTokens, readTokens, type Reserved, TokenSet, type TokenSpec } from "./list.ts";
+
+/** A secret file's value; undefined when it is missing or unusable (no token can equal it then). */
+function secretIn(file: string): string | undefined {
+  try {
+    return readSecretFile(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The secrets no token may equal: the admin token and every app's webhook secret. */
+export function reservedSecrets(adminToken: string | undefined, apps: ResolvedApp[], cwd: string): Reserved[] {
+  const out: Reserved[] = adminToken ? [{ what: "the admin token", value: adminToken }] : [];
+  for (const app of apps) {
+    const secret = app.secret ?? secretIn(app.name ? appSecretFile(cwd, app.name) : resolve(cwd, SECRET_FILE));
+    const what = app.name === undefined ? "the webhook secret" : `the webhook secret of app "${app.name}"`;
+    if (secret) out.push({ what, value: secret });
+  }
+  return out;
+}
+
+export interface LoadedTokens {
+  specs: TokenSpec[];
+  set: TokenSet;
+  /** Each a line of its own; any refuses the start. */
+  problems: string[];
+  /** Their names, roles and apps, for `service check`. */
+  described: string;
+}
+
+/**
+ * The `tokens` key of the service's config, for `apps`, read now; `adminToken` the one in force (unset: the one
+ * in `.service/admin.token`, if any).
+ */
+export function loadTokens(
+  entries: unknown,
+  apps: ResolvedApp[],
+  adminToken: string | undefined,
+  cwd: string,
+): LoadedTokens {
+  const problems: string[] = [];
+  const names = apps.map((app) => app.name ?? "default");
+  const specs = parseTokens(entries, names, cwd, problems);
+  const admin = adminToken?.trim() || secretIn(resolve(cwd, ADMIN_TOKEN_FILE));
+  const values = readTokens(specs, reservedSecrets(admin, apps, cwd), problems);
+  return { specs, set: new TokenSet(specs, values), problems, described: describeTokens(specs) };
+}
