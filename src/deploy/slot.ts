@@ -25,23 +25,28 @@ export async function inSlot(ctx: DeployContext, id: string, work: () => Promise
   const started = Date.now();
   let said = { text: "", at: 0 };
   let waited = false;
-  const slot = await takeSlot(
-    ctx.cwd,
-    slotLimit(ctx.config),
-    { id, app: ctx.app },
-    {
-      onWait: (use) => {
-        if (!waited) run.waiting?.("slot");
-        waited = true;
-        const text = `waiting for a build slot (${slotText(use)})`;
-        const now = Date.now();
-        if (text === said.text || (said.at && now - said.at < SAY_EVERY_MS)) return;
-        said = { text, at: now };
-        run.step("slot", text);
-      },
-      abort: (end) => ctx.onCancel(end),
-    },
-  ).catch((error: Error) => `cannot take a build slot in ${ctx.cwd}: ${error.message}`);
+  // Asked inside a promise: a directory that cannot be made throws before the wait begins.
+  const slot = await Promise.resolve()
+    .then(() =>
+      takeSlot(
+        ctx.cwd,
+        slotLimit(ctx.config),
+        { id, app: ctx.app },
+        {
+          onWait: (use) => {
+            if (!waited) run.waiting?.("slot");
+            waited = true;
+            const text = `waiting for a build slot (${slotText(use)})`;
+            const now = Date.now();
+            if (text === said.text || (said.at && now - said.at < SAY_EVERY_MS)) return;
+            said = { text, at: now };
+            run.step("slot", text);
+          },
+          abort: (end) => ctx.onCancel(end),
+        },
+      ),
+    )
+    .catch((error: Error) => `cannot take a build slot in ${ctx.cwd}: ${error.message}`);
   if (waited) run.waiting?.(undefined);
   if (typeof slot === "string") {
     run.step("slot", `${slot}; deploying without one`);
