@@ -228,10 +228,12 @@ export const logsCommand = defineCommand({
       }
       process.stdout.write(readBytesNoFollow(file));
       if (entry.problem) process.stderr.write(`note: ${entry.problem}\n`);
-      // Where its time went, beside the transcript (which ends with its `[done]` line).
-      const phases = args.json
-        ? undefined
-        : (readDeployRecord(entry.jsonPath)?.result as DeployResult | undefined)?.phases;
+      // Where its time went, for a person at a terminal, beside the transcript (which ends with its `[done]` line);
+      // a pipe gets the transcript alone (the phases are in --json).
+      const phases =
+        args.json || !process.stderr.isTTY
+          ? undefined
+          : (readDeployRecord(entry.jsonPath)?.result as DeployResult | undefined)?.phases;
       if (phases?.length) process.stderr.write(`phases: ${phasesLine(phases)}\n`);
       return;
     }

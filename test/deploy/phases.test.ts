@@ -3,7 +3,8 @@
  * as its lines mark it; `service logs <id>` prints them in one line beside the transcript.
  */
 import { describe, expect, test } from "bun:test";
-import { makeRepo, runCli } from "../_support/helpers.ts";
+import { baseEnv, CLI, makeRepo, runCli } from "../_support/helpers.ts";
+import { noPty, plain } from "../_support/pty.ts";
 import { deployRecords } from "../_support/webhook-fixtures.ts";
 
 describe("phases", () => {
@@ -19,8 +20,19 @@ describe("phases", () => {
     for (const phase of phases) expect(Date.parse(phase.startedAt)).toBeGreaterThan(0);
     const total = phases.reduce((sum, p) => sum + p.ms, 0);
     expect(total).toBeLessThanOrEqual(record.durationMs + phases[0]!.ms);
-    const logs = await runCli(["logs", record.id.slice(0, 8)], { cwd: repo.clone, env });
-    expect(logs.stderr).toMatch(/^phases: queue \d+\.\d s · pull \d+\.\d s · run \d+\.\d s · health \d+\.\d s$/m);
-    expect(logs.stdout.trimEnd().endsWith("[done] ok=true exitCode=0")).toBe(true);
+    // Into a pipe: the transcript alone; the phases are in --json.
+    const piped = await runCli(["logs", record.id.slice(0, 8)], { cwd: repo.clone, env });
+    expect(piped.stderr).toBe("");
+    expect(piped.stdout.trimEnd().endsWith("[done] ok=true exitCode=0")).toBe(true);
+    const json = JSON.parse((await runCli(["logs", record.id.slice(0, 8), "--json"], { cwd: repo.clone, env })).stdout);
+    expect(json.result.phases).toEqual(phases);
+    // At a terminal, one line after the transcript.
+    if (noPty) return console.warn("the terminal part of the phases test skipped: no script(1) here");
+    const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+    const command = [...CLI, "logs", record.id.slice(0, 8)].map(quote).join(" ");
+    const tty = Bun.spawnSync(["script", "-qfec", command, "/dev/null"], { cwd: repo.clone, env: baseEnv(env) });
+    expect(plain(tty.stdout.toString())).toMatch(
+      /^phases: queue \d+\.\d s · pull \d+\.\d s · run \d+\.\d s · health \d+\.\d s$/m,
+    );
   });
 });
