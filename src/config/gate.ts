@@ -20,16 +20,6 @@ const MAX_MS = 2 ** 31 - 1;
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
 
-/** The `gate` fields the environment sets, as one partial value; undefined when it sets none. */
-export function gateFromEnv(env: NodeJS.ProcessEnv): Record<string, string> | undefined {
-  const out: Record<string, string> = {};
-  for (const [field, name] of Object.entries(GATE_ENV)) {
-    const value = env[name];
-    if (value !== undefined && value !== "") out[field] = value;
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
-}
-
 /**
  * Checks a `gate` value; every problem goes to `problems`. `partial` (the environment's form): the checks may be
  * missing, the fields set change the gate of the file.

@@ -7,9 +7,9 @@ import { ConfigError, MAX_TIMER_MS, SERVICE_KEYS, type AppConfig, type UserConfi
 import { normalizeNotify, normalizeStatus } from "./notify.ts";
 import { normalizeEnv } from "./env.ts";
 import { normalizeFreeze } from "./freeze.ts";
-import { normalizeReleases, RELEASES_ENV, releasesFromEnv } from "./releases.ts";
-import { GATE_ENV, gateFromEnv, normalizeGate } from "./gate.ts";
-import { LIMITS_ENV, limitsFromEnv, normalizeLimits } from "./limits.ts";
+import { normalizeReleases, RELEASES_ENV } from "./releases.ts";
+import { GATE_ENV, normalizeGate } from "./gate.ts";
+import { LIMITS_ENV, normalizeLimits } from "./limits.ts";
 import { closestName } from "./suggest.ts";
 
 type Kind =
@@ -310,6 +310,19 @@ export function normalizeUserConfig(
   return out as UserConfig;
 }
 
+/** The keys whose fields have a variable each: together they make one value, merged over the file's. */
+const FIELDS_ENV = { releases: RELEASES_ENV, gate: GATE_ENV, limits: LIMITS_ENV } as const;
+
+/** The fields of such a key the environment sets, as raw text; undefined when it sets none. */
+function fieldsFromEnv(env: NodeJS.ProcessEnv, names: Record<string, string>): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const [field, name] of Object.entries(names)) {
+    const value = env[name];
+    if (value !== undefined && value !== "") out[field] = value;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /** The `SERVICE_*` variables as a UserConfig. The only place the environment is read for options. */
 export function envConfig(env: NodeJS.ProcessEnv = process.env, errors?: string[]): UserConfig {
   const out: Record<string, unknown> = {};
@@ -317,8 +330,8 @@ export function envConfig(env: NodeJS.ProcessEnv = process.env, errors?: string[
     const { kind, env: name, min } = KEYS[key];
     if (!name) continue;
     // The key's fields have a variable each; together they make one value.
-    const fromFields = { releases: releasesFromEnv, gate: gateFromEnv, limits: limitsFromEnv }[kind as string];
-    const value = fromFields ? fromFields(env) : env[name];
+    const fields = FIELDS_ENV[kind as keyof typeof FIELDS_ENV];
+    const value = fields ? fieldsFromEnv(env, fields) : env[name];
     if (value === undefined || value === "") continue;
     try {
       out[key] = coerce(kind, value, true, `environment variable ${name}`, min);

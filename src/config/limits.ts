@@ -36,16 +36,6 @@ export function formatBytes(bytes: number): string {
   return String(bytes);
 }
 
-/** The `limits` fields the environment sets, as one partial value; undefined when it sets none. */
-export function limitsFromEnv(env: NodeJS.ProcessEnv): Record<string, string> | undefined {
-  const out: Record<string, string> = {};
-  for (const [field, name] of Object.entries(LIMITS_ENV)) {
-    const value = env[name];
-    if (value !== undefined && value !== "") out[field] = value;
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
-}
-
 /** Checks a `limits` value; every problem goes to `problems`. `partial` (the environment's form) names variables. */
 export function normalizeLimits(value: unknown, where: string, problems: string[], partial = false): LimitsSettings {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {

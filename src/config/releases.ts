@@ -115,16 +115,6 @@ function pathList(value: unknown, where: string, problems: string[]): string[] |
   return out;
 }
 
-/** The environment's fields of `releases`, as raw text; undefined when none is set. */
-export function releasesFromEnv(env: NodeJS.ProcessEnv): Record<string, string> | undefined {
-  const out: Record<string, string> = {};
-  for (const [field, name] of Object.entries(RELEASES_ENV)) {
-    const value = env[name];
-    if (value !== undefined && value !== "") out[field] = value;
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
-}
-
 /** The releases of an app with their defaults, the path absolute (relative to the working directory). */
 export interface ResolvedReleases {
   path: string;
