@@ -41,6 +41,9 @@ async function recordNotRun(
   return run.end(produced, ending, run.startedAt);
 }
 
+/** The triggers an operator asks for: they deploy whatever `paths` and skip markers say. */
+const OPERATOR_TRIGGERS = new Set<string>(["cli", "api", "rollback"]);
+
 export interface DeployerOptions {
   /** Where the deploys' own warnings go, and the queue's about deploys a dead process left running. */
   logger?: Logger;
@@ -83,6 +86,10 @@ export class Deployer {
       ...requested,
       ...(forced ? { forced } : {}),
       ...(control.force ? { force: true } : {}),
+      // An operator's deploy of an app with `paths` deploys whatever the paths say: its record says so.
+      ...(!requested.paths && requested.config.paths?.length && OPERATOR_TRIGGERS.has(requested.trigger)
+        ? { paths: { forced: true as const } }
+        : {}),
       requestedAt: Date.now(),
       id: requested.id ?? crypto.randomUUID(),
     };

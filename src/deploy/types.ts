@@ -2,6 +2,7 @@
  * What a deploy is asked with (DeployOptions) and what its outbound sinks are told of it (OutboundDeploy).
  */
 import type { DeployLog } from "../history/log.ts";
+import type { PathsRecord } from "../history/record.ts";
 import type { Cancellation } from "../queue/cancel.ts";
 import type { DeploySettings } from "../steps/context.ts";
 import type { Logger } from "../system/logger.ts";
@@ -46,7 +47,7 @@ export interface DeployOptions {
   /** The commit a forge's delivery names as pushed: after the pull, HEAD must be it or a descendant of it. */
   pushed?: string;
   /** With `paths`: the changed files that matched them (the first 20), recorded. */
-  paths?: { matched: string[] };
+  paths?: PathsRecord;
   /** A GitHub deployment event's deployment (triggers/deployment.ts): recorded, and its statuses posted. */
   deployment?: DeploymentInfo;
   /** The forge event and delivery id of a webhook deploy (recorded, and given to the script). */

@@ -34,7 +34,7 @@ export interface DeployRecordHeader {
   /** The commit the forge's delivery said was pushed (checked after the pull). */
   pushed?: string;
   /** With `paths`: the changed files that matched them (the first 20). */
-  paths?: { matched: string[] };
+  paths?: PathsRecord;
   /** A GitHub deployment event's deployment. */
   deployment?: DeploymentInfo;
   /** The forge event and delivery id of a webhook deploy. */
@@ -45,6 +45,12 @@ export interface DeployRecordHeader {
   /** With `queuePolicy: latest`: the requests this one deploy served (see latest.ts). */
   served?: Served;
 }
+
+/**
+ * With `paths`: the changed files that matched them (the first 20), or `forced` for a deploy an operator asked for
+ * (`service deploy`, `--ref`, the API, a rollback), which deploys whatever the paths say.
+ */
+export type PathsRecord = { matched: string[] } | { forced: true };
 
 /** The JSON log file: "running" while the deploy runs, the whole result once it is done. */
 export interface DeployRecord {
@@ -57,7 +63,7 @@ export interface DeployRecord {
   ref?: string;
   forced?: boolean;
   pushed?: string;
-  paths?: { matched: string[] };
+  paths?: PathsRecord;
   deployment?: DeploymentInfo;
   /** While it runs: what it waits for (`checks`: at a gate, docs/configuration.md "gate"). */
   waiting?: string;

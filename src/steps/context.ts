@@ -40,6 +40,8 @@ export type DeploySettings = Pick<
       | "gate"
       | "freeze"
       | "limits"
+      // Whether an operator's deploy went past `paths` (deploy/deployer.ts says so in its record).
+      | "paths"
       // What a forge's deployment statuses say (notify/deployments.ts).
       | "environment"
       | "environmentUrl"

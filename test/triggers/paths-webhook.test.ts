@@ -164,7 +164,7 @@ describe("paths: the change since the live commit", () => {
     expect(deployRecords(server.cwd).at(-1).paths).toEqual({ matched: ["apps/web/index.ts"] });
   });
 
-  test("service deploy deploys whatever the paths say", async () => {
+  test("service deploy deploys whatever the paths say, and its record says paths: forced", async () => {
     const repo = makeRepo(MONOREPO);
     await using server = await pathsServer(repo.clone, "apps/web/**");
     expect((await hookJson(server.url)).ok).toBe(true);
@@ -174,7 +174,7 @@ describe("paths: the change since the live commit", () => {
     const deployed = await runCli(["deploy"], { cwd: server.cwd, env });
     expect(deployed.code).toBe(0);
     expect(repo.head()).toBe(tip);
-    expect(deployRecords(server.cwd).at(-1).paths).toBeUndefined();
+    expect(deployRecords(server.cwd).at(-1).paths).toEqual({ forced: true });
   });
 
   test("paths and skipMarkers in the repository's own config file change nothing", async () => {
@@ -195,7 +195,7 @@ describe("paths: the change since the live commit", () => {
 });
 
 describe("paths: the admin API", () => {
-  test("the admin API deploys whatever the paths say, and GET /api/apps shows the last skipped push", async () => {
+  test("the admin API deploys whatever the paths say (paths: forced), and GET /api/apps shows the last skipped push", async () => {
     const repo = makeRepo(MONOREPO);
     await using server = await pathsServer(repo.clone, "apps/web/**", {
       SERVICE_ADMIN_PORT: "0",
@@ -212,6 +212,10 @@ describe("paths: the admin API", () => {
     const asked = await fetch(`${admin}/api/apps/default/deploy`, { method: "POST", headers: auth });
     expect(asked.status).toBeLessThan(300);
     await waitFor(() => repo.head() === tip && deployRecords(server.cwd).at(-1)?.status === "done", "the API's deploy");
-    expect(deployRecords(server.cwd).at(-1)).toMatchObject({ trigger: "api", result: { ok: true } });
+    expect(deployRecords(server.cwd).at(-1)).toMatchObject({
+      trigger: "api",
+      paths: { forced: true },
+      result: { ok: true },
+    });
   });
 });
