@@ -9,7 +9,7 @@ import { Deployer } from "./deploy/deployer.ts";
 import { retentionDone } from "./deploy/run.ts";
 import { LatestDeploys } from "./queue/latest.ts";
 import { pauseNotices } from "./queue/pause.ts";
-import { freezeAt } from "./config/freeze.ts";
+import { freezeNotices } from "./deploy/frozen.ts";
 import { queueKey, scanTickets, ticketDir } from "./queue/tickets.ts";
 import { markInterruptedDeploys } from "./queue/recovery.ts";
 import { ConfigReloader } from "./config/reload.ts";
@@ -137,12 +137,15 @@ class Server {
       everyMs: options.pollEveryMs,
       apps: this.apps,
       // The queue's tickets: this process's deploys of the repository and every other process's (`service deploy`).
-      busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
+      busy: this.busy,
       deploy: (app, asked) => void this.queueDeploy(app, { trigger: "poll", actor: "poll", ...asked }),
       counted: (app, result) => this.metrics?.pollEnded(app, result),
       skippedPush: (app, reason) => this.metrics?.skippedPush(app, reason),
     });
   }
+
+  /** Whether a deploy of the app's repository runs or waits, in any process (the queue's tickets). */
+  private readonly busy = (app: ResolvedApp) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0;
 
   /** The apps in force now: the configuration and secret files looked at (not a request's hot path). */
   readonly apps = () => this.appsInForce.of(this.reloader.current(true), true);
@@ -214,7 +217,7 @@ class Server {
       cwd: this.cwd,
       logger: this.logger,
       apps: this.apps,
-      busy: (app) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0,
+      busy: this.busy,
       deploy: (app, actor, target) => {
         this.queueDeploy(app, { trigger: "catch-up", actor, ...(target ? { target } : {}) });
         this.metrics?.caughtUp(app.name ?? "default");
@@ -251,11 +254,7 @@ class Server {
       apps.map((a) => a.name),
     ))
       logger.warn(line);
-    for (const app of apps) {
-      const freeze = freezeAt(app.freeze, new Date());
-      const whose = app.name === undefined ? "deploys" : `deploys of app "${app.name}"`;
-      if (freeze) logger.warn(`${whose} are frozen until ${freeze.until}: ${freeze.reason} (--force deploys anyway)`);
-    }
+    for (const line of freezeNotices(apps)) logger.warn(line);
     markServiceDir(cwd);
     for (const id of markInterruptedDeploys(cwd, logger))
       logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);

@@ -36,3 +36,12 @@ export function frozenNow(options: PlannedDeploy, step: (step: "deploy", text: s
   step("deploy", `not started: ${error}; nothing runs`);
   return error;
 }
+
+/** What a starting service says of the freezes in force, one line per app (as `pauseNotices` of the pauses). */
+export function freezeNotices(apps: { name?: string; freeze?: DeployOptions["config"]["freeze"] }[]): string[] {
+  return apps.flatMap((app) => {
+    const freeze = freezeAt(app.freeze, new Date());
+    const whose = app.name === undefined ? "deploys" : `deploys of app "${app.name}"`;
+    return freeze ? [`${whose} are ${frozenText(freeze)} (--force deploys anyway)`] : [];
+  });
+}
