@@ -60,3 +60,32 @@ export async function loggedIn(context: BrowserContext, admin: string, token = A
   await page.getByRole("button", { name: "Log in" }).click();
   return page;
 }
+
+/** axe-core's violations of serious or critical impact on the page as it is now (axe is injected, never shipped). */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  const source = await Bun.file(require.resolve("axe-core/axe.min.js")).text();
+  // evaluate runs outside the page's CSP, which (rightly) refuses any script not from the listener.
+  await page.evaluate(source);
+  const found = (await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } }).axe;
+    return (await axe.run()).violations;
+  })) as { id: string; impact: string; help: string; nodes: { target: string[] }[] }[];
+  return found
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
+}
+
+/** What scrolls sideways: the page itself, or a table wider than its container (empty when nothing does). */
+export function sidewaysScroll(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const wide: string[] = [];
+    const root = document.documentElement;
+    if (root.scrollWidth > window.innerWidth) wide.push(`the page: ${root.scrollWidth} > ${window.innerWidth} px`);
+    for (const table of Array.from(document.querySelectorAll("table"))) {
+      const box = table.parentElement;
+      if (box && table.scrollWidth > box.clientWidth)
+        wide.push(`table ${table.className || table.id || "?"}: ${table.scrollWidth} > ${box.clientWidth} px`);
+    }
+    return wide;
+  });
+}
