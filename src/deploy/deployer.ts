@@ -122,17 +122,18 @@ export class Deployer {
             repoPath: options.config.repoPath,
           });
           options.sink?.({ type: "queued", position });
-          // A deployment event's deploy: its deployment says `queued` while it waits.
-          if (options.deployment)
-            options.outbound?.queued?.({
-              id,
-              app: options.app,
-              cwd: options.cwd,
-              repoPath: options.config.repoPath,
-              config: options.config,
-              env: options.env ?? process.env,
-              deployment: options.deployment,
-            });
+          // Its forge deployment (a deployment event's, or the one the service creates) says `queued` while it waits.
+          options.outbound?.queued?.({
+            id,
+            app: options.app,
+            trigger: options.trigger,
+            ...(options.target ? { commit: options.target.commit } : {}),
+            cwd: options.cwd,
+            repoPath: options.config.repoPath,
+            config: options.config,
+            env: options.env ?? process.env,
+            ...(options.deployment ? { deployment: options.deployment } : {}),
+          });
         },
         held: control.force ? undefined : () => pauseOf(options.cwd, options.app) !== undefined,
         onCancel: (reason) => done(recordCancelled(planned, reason)),

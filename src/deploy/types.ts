@@ -105,14 +105,17 @@ export interface OutboundDeploy {
   deployment?: DeploymentInfo;
 }
 
-/** What the queue knows of a deploy a deployment event started, before it runs (no log files yet). */
-export type QueuedDeploy = Pick<OutboundDeploy, "id" | "app" | "cwd" | "repoPath" | "config" | "env"> & {
-  deployment: DeploymentInfo;
+/** What the queue knows of a deploy that waits for its turn (no log files yet). */
+export type QueuedDeploy = Pick<OutboundDeploy, "id" | "app" | "trigger" | "cwd" | "repoPath" | "config" | "env"> & {
+  /** A deployment event's deployment: its `queued` status goes there. */
+  deployment?: DeploymentInfo;
+  /** The commit it will deploy, when that is known already (a rollback, a deploy of a ref); else the branch's tip. */
+  commit?: string;
 };
 
 /**
- * Makes the outbound sink of one deploy; undefined when the deploy has nothing to send. `queued` hears a deploy a
- * deployment event started wait in the queue (its deployment's `queued` status).
+ * Makes the outbound sink of one deploy; undefined when the deploy has nothing to send. `queued` hears a deploy wait
+ * in the queue (its forge deployment's `queued` status).
  */
 export type OutboundSinks = ((deploy: OutboundDeploy) => DeploySink | undefined) & {
   queued?: (deploy: QueuedDeploy) => void;

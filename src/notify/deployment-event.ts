@@ -1,22 +1,30 @@
 /**
  * The statuses of a deployment a GitHub `deployment` event asked for (triggers/deployment.ts): `queued` while the
  * deploy waits in the queue, `in_progress` when it starts, then `success`, `failure` or `error`. Posted to that
- * deployment, never to a second one, through the `status` settings' token and API.
+ * deployment, never to a second one, through the `status` settings' token and API. A deploy that waits without one
+ * gets the service's own Deployment, `queued`, when `status.deployments` asks for Deployments.
  */
 import type { OutboundDeploy, QueuedDeploy } from "../deploy/types.ts";
 import type { DeploymentInfo } from "../types.ts";
 import type { StatusTarget } from "../config/forge.ts";
-import { originUrl } from "../system/git.ts";
+import { currentBranch, originUrl } from "../system/git.ts";
 import { statusTarget } from "../config/forge.ts";
 import { DEFAULT_OUTBOUND_TIMEOUT_MS } from "../config/schema.ts";
 import type { OutboundAnswer, OutboundCalls, OutboundRequest } from "./outbound.ts";
 import type { StatusState } from "./commit-status.ts";
-import { deployLinks, deploymentStatusRequest, type DeploymentState } from "./deployments.ts";
+import {
+  deployLinks,
+  deploymentStatusRequest,
+  queuedDeployment,
+  type DeploymentState,
+  type QueuedDeployment,
+} from "./deployments.ts";
 
-/** A status's outcome, to be written into the deploy's log once it has one. */
+/** What the forge was told while a deploy waited, to be written into the deploy's log once it has one. */
 export interface EarlyOutcome {
-  what: string;
-  answer: OutboundAnswer;
+  said: { what: string; answer: OutboundAnswer }[];
+  /** The Deployment the service created for the waiting deploy (`status.deployments`), and the commit it names. */
+  created?: QueuedDeployment;
 }
 
 type Target = StatusTarget | { problem: string };
@@ -68,21 +76,48 @@ export class EventDeployment {
 }
 
 /**
- * Posts `queued` for a deploy that waits in the queue; its outcome is written into the deploy's log when the
- * deploy starts (notify/sink.ts hands it to the deploy's sink).
+ * Posts `queued` for a deploy that waits in the queue: on its deployment event's deployment, or on a Deployment the
+ * service creates for it (`status.deployments`, GitHub) on the commit it will deploy, or its branch (GitHub names
+ * the branch's commit then). Its outcome is written into the
+ * deploy's log when the deploy starts (notify/sink.ts hands it to the deploy's sink); undefined when nothing is said.
  */
-export function queuedStatus(deploy: QueuedDeploy, calls: OutboundCalls): Promise<EarlyOutcome | undefined> {
-  let outcome: EarlyOutcome | undefined;
-  const timeoutMs = deploy.config.status?.timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS;
+export function queuedStatus(
+  deploy: QueuedDeploy,
+  calls: OutboundCalls,
+): Promise<EarlyOutcome | undefined> | undefined {
+  const status = deploy.config.status;
+  if (!status || (!deploy.deployment && !status.deployments)) return undefined;
+  const early: EarlyOutcome = { said: [] };
+  const timeoutMs = status.timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS;
   const target = resolveTarget(deploy);
-  const events = new EventDeployment(
-    deploy,
-    deploy.deployment,
-    () => target,
-    async (what, request) => {
-      outcome = { what, answer: await calls.send(request, { timeoutMs }) };
-    },
-    calls,
+  const send = async (what: string, request: OutboundRequest) => {
+    const answer = await calls.send(request, { timeoutMs });
+    early.said.push({ what, answer });
+    return answer;
+  };
+  const description = "Waiting in the deploy queue";
+  if (deploy.deployment)
+    return new EventDeployment(deploy, deploy.deployment, () => target, send, calls)
+      .post("queued", description)
+      .then(() => early);
+  return calls.track(
+    target.then(async (resolved) => {
+      if ("problem" in resolved || resolved.provider !== "github") return early;
+      const ref = deploy.commit ?? deploy.config.branch ?? (await currentBranch(deploy.repoPath, deploy.env));
+      if (!ref) return early;
+      const environment = status.environment ?? deploy.app ?? "production";
+      const created = await queuedDeployment(
+        resolved,
+        ref,
+        environment,
+        description,
+        {
+          environment,
+          ...deployLinks(deploy.config, deploy.id),
+        },
+        send,
+      );
+      return created ? { ...early, created } : early;
+    }),
   );
-  return events.post("queued", "Waiting in the deploy queue").then(() => outcome);
 }

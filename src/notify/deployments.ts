@@ -75,7 +75,38 @@ export function deployLinks(
 
 export type Send = (what: string, request: OutboundRequest) => Promise<OutboundAnswer | undefined>;
 
-/** One deploy's Deployment: created with the first (pending) status, updated with each later one. */
+/** A Deployment created for a deploy while it waited in the queue: its id, and the commit GitHub resolved its ref to. */
+export interface QueuedDeployment {
+  id: number;
+  sha: string;
+}
+
+/**
+ * A Deployment for a deploy that waits in the queue, created on the ref it will deploy (GitHub names the commit the
+ * ref is at now) and marked `queued`; undefined when GitHub did not create it.
+ */
+export async function queuedDeployment(
+  target: StatusTarget,
+  ref: string,
+  environment: string,
+  description: string,
+  links: DeploymentLinks,
+  send: Send,
+): Promise<QueuedDeployment | undefined> {
+  const created = await send("deployment", createDeploymentRequest(target, ref, environment, description));
+  const id = created?.ok ? idOf(created.body) : undefined;
+  const sha = created?.ok ? shaOf(created.body) : undefined;
+  if (id === undefined || sha === undefined) return undefined;
+  await send("deployment queued", deploymentStatusRequest(target, id, "queued", description, links));
+  return { id, sha };
+}
+
+/**
+ * One deploy's Deployment: created with the first (pending) status, updated with each later one. The one `queued`
+ * made while the deploy waited is that Deployment when it names the commit pulled; else it is marked `inactive`
+ * and a Deployment of the pulled commit made. A deploy that ends before any pull (cancelled while it waited)
+ * gives its final state to the queued one.
+ */
 export class GithubDeployment {
   private id: number | undefined;
   private sha: string | undefined;
@@ -85,17 +116,32 @@ export class GithubDeployment {
     private readonly environment: string,
     private readonly send: Send,
     private readonly environmentUrl?: string,
+    private queued?: QueuedDeployment,
   ) {}
 
   async post(sha: string, state: StatusState, description: string, url: string | undefined): Promise<void> {
-    if (state === "pending") {
+    const queued = this.queued;
+    this.queued = undefined;
+    if (state === "pending" && queued?.sha === sha) this.id = queued.id;
+    else if (state === "pending") {
       const created = await this.send(
         "deployment",
         createDeploymentRequest(this.target, sha, this.environment, description),
       );
       this.id = created?.ok ? idOf(created.body) : undefined;
-      this.sha = sha;
-    }
+      if (queued)
+        await this.send(
+          "deployment inactive",
+          deploymentStatusRequest(
+            this.target,
+            queued.id,
+            "inactive",
+            `Superseded: deploying ${sha.slice(0, 7)}`,
+            this.links(url),
+          ),
+        );
+    } else if (this.id === undefined && queued) this.id = queued.id;
+    if (state === "pending") this.sha = sha;
     if (this.id === undefined) return;
     const label = `deployment ${state === "pending" ? "in_progress" : state}`;
     await this.send(label, deploymentStatusRequest(this.target, this.id, state, description, this.links(url)));
@@ -161,6 +207,16 @@ export function idOf(body: string | undefined): number | undefined {
   try {
     const id = (JSON.parse(body ?? "") as { id?: unknown }).id;
     return typeof id === "number" && Number.isSafeInteger(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The commit a created deployment names (GitHub resolves the ref it was given). */
+function shaOf(body: string | undefined): string | undefined {
+  try {
+    const sha = (JSON.parse(body ?? "") as { sha?: unknown }).sha;
+    return typeof sha === "string" && /^[0-9a-f]{40}$/.test(sha) ? sha : undefined;
   } catch {
     return undefined;
   }

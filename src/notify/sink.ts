@@ -29,7 +29,8 @@ export function outboundSinks(calls: OutboundCalls): OutboundSinks {
   };
   return Object.assign(sinks, {
     queued: (deploy: QueuedDeploy) => {
-      if (deploy.config.status) queued.set(deploy.id, queuedStatus(deploy, calls));
+      const early = queuedStatus(deploy, calls);
+      if (early) queued.set(deploy.id, early);
     },
   });
 }
@@ -58,7 +59,6 @@ export function outboundSink(
   let gitlabDeployment: GitlabDeployment | undefined;
   /** Outcomes written to the .log while the deploy ran; the record gets them once it is finished. */
   const held: OutboundEntry[] = [];
-
   const record = (kind: "status" | "notify", label: string, what: string, ok: boolean, detail: string) => {
     const text = redaction.text(detail);
     const outcome: OutboundEntry = { kind, target: label, what, ok, detail: text, at: new Date().toISOString() };
@@ -73,6 +73,12 @@ export function outboundSink(
       held.push(outcome);
     }
   };
+
+  /** What was said while the deploy waited, written into its log; the Deployment then created, if any. */
+  const created = early?.then((told) => {
+    for (const { what, answer } of told?.said ?? []) record("status", "github", what, answer.ok, answer.detail);
+    return told?.created;
+  });
 
   const send = (
     kind: "status" | "notify",
@@ -127,13 +133,8 @@ export function outboundSink(
     }
   };
 
-  /** `then`: what the deploy's GitHub Deployment does after its final status (a rollback's, see deployments.ts). */
-  const postStatus = (
-    sha: string,
-    state: StatusState,
-    description: string,
-    then?: (deployment: GithubDeployment, url: string | undefined) => Promise<void> | undefined,
-  ) => {
+  /** The commit status of `sha` (in order: a slow `pending` must not land after the final state), then the Deployment. */
+  const postStatus = (sha: string, state: StatusState, description: string, then?: AfterFinal) => {
     const settings = ctx.config.status;
     if (!settings) return;
     // In order: a slow `pending` must not land after the final state.
@@ -157,19 +158,46 @@ export function outboundSink(
           statusRequest(resolved, sha, state, description, url),
           settings.timeoutMs,
         );
-        // A deploy a deployment event started has its deployment already: never a second one.
-        if (!settings.deployments || ctx.deployment) return;
-        const environment = settings.environment ?? ctx.app ?? "production";
-        const sendAs = (what: string, request: OutboundRequest) =>
-          send("status", resolved.provider, what, request, settings.timeoutMs);
-        if (resolved.provider === "github") {
-          deployment ??= new GithubDeployment(resolved, environment, sendAs, ctx.config.environmentUrl);
-          await deployment.post(sha, state, description, url);
-          await then?.(deployment, url);
-        } else if (resolved.provider === "gitlab") {
-          gitlabDeployment ??= new GitlabDeployment(resolved, environment, () => deployedRef(ctx), sendAs);
-          await gitlabDeployment.post(sha, state);
-        }
+        await postDeployment(resolved, sha, state, description, url, then);
+      }),
+    );
+  };
+
+  /** The deploy's own Deployment (`status.deployments`); a deploy a deployment event started has one already. */
+  const postDeployment = async (
+    resolved: StatusTarget,
+    sha: string,
+    state: StatusState,
+    description: string,
+    url: string | undefined,
+    then?: AfterFinal,
+  ) => {
+    const settings = ctx.config.status;
+    if (!settings?.deployments || ctx.deployment) return;
+    const environment = settings.environment ?? ctx.app ?? "production";
+    const sendAs = (what: string, request: OutboundRequest) =>
+      send("status", resolved.provider, what, request, settings.timeoutMs);
+    if (resolved.provider === "github") {
+      deployment ??= new GithubDeployment(resolved, environment, sendAs, ctx.config.environmentUrl, await created);
+      await deployment.post(sha, state, description, url);
+      await then?.(deployment, url);
+    } else if (resolved.provider === "gitlab") {
+      gitlabDeployment ??= new GitlabDeployment(resolved, environment, () => deployedRef(ctx), sendAs);
+      await gitlabDeployment.post(sha, state);
+    }
+  };
+
+  /** A deploy that ended before it pulled (cancelled while it waited): the Deployment made `queued` ends with it. */
+  const endQueued = (state: StatusState, description: string) => {
+    statusChain = calls.track(
+      statusChain.then(async () => {
+        const queuedOne = await created;
+        const resolved = queuedOne && (await resolvedTarget());
+        if (!queuedOne || !resolved || "problem" in resolved) return;
+        const url = resolved.targetUrl
+          ? fillTemplate(resolved.targetUrl, { id: ctx.id, app: ctx.app, commit: queuedOne.sha })
+          : undefined;
+        await postDeployment(resolved, queuedOne.sha, state, description, url);
       }),
     );
   };
@@ -183,7 +211,7 @@ export function outboundSink(
           resolvedTarget,
           (what, request) => send("status", "github", what, request, settings.timeoutMs),
           calls,
-          early?.then((said) => said && record("status", "github", said.what, said.answer.ok, said.answer.detail)),
+          created,
         )
       : undefined;
 
@@ -225,7 +253,9 @@ export function outboundSink(
             ? deployment.replaced(commits.before, url)
             : undefined;
       void calls.track(
-        after.then((commits) => commits?.after && postStatus(commits.after, state, description, then(commits))),
+        after.then((commits) =>
+          commits?.after ? postStatus(commits.after, state, description, then(commits)) : endQueued(state, description),
+        ),
       );
       eventDeployment?.post(state, description);
       void calls.track(after.then((commits) => notify(outcome, result, commits)));
@@ -237,6 +267,9 @@ export function outboundSink(
     }
   };
 }
+
+/** What the deploy's GitHub Deployment does after its final status (a rollback's, see deployments.ts). */
+type AfterFinal = (deployment: GithubDeployment, url: string | undefined) => Promise<void> | undefined;
 
 type Commits = { before: string | null; after: string | null; info?: CommitInfo | null };
 const NO_COMMITS: Commits = { before: null, after: null };

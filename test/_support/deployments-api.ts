@@ -13,8 +13,11 @@ export const OWNER_REPO = "acme/web";
 
 export interface DeploymentsApi {
   url: string;
-  /** GitHub: the deployments created (`{id, ref, environment}`), and each status posted (`{id, state, …body}`). */
-  created: { id: number; ref: string; environment: string }[];
+  /**
+   * GitHub: the deployments created (`{id, ref, environment}`: `ref` is the commit GitHub resolved the ref asked
+   * for to, `asked` that ref), and each status posted (`{id, state, …body}`).
+   */
+  created: { id: number; ref: string; asked: string; environment: string }[];
   statuses: { id: number; state: string; body: Record<string, unknown> }[];
   /** Commit statuses (`POST /repos/{owner}/{repo}/statuses/{sha}`), in order. */
   commitStatuses: { sha: string; state: string }[];
@@ -32,7 +35,11 @@ afterRun(() => {
 const GITHUB_STATES = new Set(["error", "failure", "inactive", "in_progress", "queued", "pending", "success"]);
 const GITLAB_STATES = new Set(["running", "success", "failed", "canceled", "blocked"]);
 
-export function deploymentsApi(): DeploymentsApi {
+/**
+ * `remote`: the bare repository GitHub holds, where a branch or tag a deployment names is resolved to its commit
+ * (as GitHub does); without it only full commits are accepted.
+ */
+export function deploymentsApi(remote?: string): DeploymentsApi {
   const api: DeploymentsApi = { url: "", created: [], statuses: [], commitStatuses: [], gitlab: [], refused: [] };
   let nextId = 100;
   const json = (status: number, body: unknown) =>
@@ -41,6 +48,13 @@ export function deploymentsApi(): DeploymentsApi {
     api.refused.push(`${request.method} ${path}: ${why}`);
     return json(status, { message: status === 401 ? "Bad credentials" : "Not Found" });
   };
+
+  function resolveRef(ref: string): string | undefined {
+    if (/^[0-9a-f]{40}$/.test(ref)) return ref;
+    if (!remote) return undefined;
+    const found = Bun.spawnSync(["git", "-C", remote, "rev-parse", "--verify", "--quiet", `${ref}^{commit}`]);
+    return found.exitCode === 0 ? found.stdout.toString().trim() : undefined;
+  }
 
   function github(request: Request, path: string, body: Record<string, unknown>, query: URLSearchParams): Response {
     const h = request.headers;
@@ -61,9 +75,12 @@ export function deploymentsApi(): DeploymentsApi {
     if (request.method !== "POST") return refuse(request, path, "method");
     if (path === `/repos/${OWNER_REPO}/deployments`) {
       if (typeof body.ref !== "string" || typeof body.environment !== "string") return refuse(request, path, "body");
+      const sha = resolveRef(body.ref);
+      // GitHub's answer to a ref it does not have: 422 Validation Failed.
+      if (!sha) return json(422, { message: `No ref found for: ${body.ref}` });
       const id = nextId++;
-      api.created.push({ id, ref: body.ref, environment: body.environment });
-      return json(201, { id, sha: body.ref, ref: body.ref, environment: body.environment });
+      api.created.push({ id, ref: sha, asked: body.ref, environment: body.environment });
+      return json(201, { id, sha, ref: body.ref, environment: body.environment });
     }
     // The commit status a deploy posts beside its deployment's (`POST /repos/{owner}/{repo}/statuses/{sha}`).
     const commit = new RegExp(`^/repos/${OWNER_REPO}/statuses/([0-9a-f]{40})$`).exec(path);
