@@ -42,6 +42,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     if (ended) return;
     step("deploy", `cancelled ${by}: stopping its commands (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`);
   });
+  let releaseSlot = () => {};
   try {
     // A deploy without its variables (a missing secret file, a malformed line) does not start at all; nor one
     // whose checkout is on another branch than the app deploys.
@@ -59,7 +60,9 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
         // Limits that cannot be enforced: nothing runs, never silently unlimited.
       } else {
         // Everything heavy runs inside a build slot (deploy/slot.ts); a wait for checks held none.
-        await inSlot(ctx, run.id, async () => {
+        releaseSlot = await inSlot(ctx, run.id, async (waited) => {
+          // A freeze that began during a long wait for a slot refuses it as one that began in the queue.
+          if (waited && (state.error = frozenNow(options, step))) return;
           if (ctx.config.releases) {
             const { releaseFlow } = await import("../releases/flow.ts");
             await releaseFlow(ctx, state, asked);
@@ -71,25 +74,33 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     state.error = `internal error: ${(caught as Error).message}`;
     step("deploy", state.error);
   }
-  // What a script left running on purpose (a daemon) leaves the deploy's limits with it: production never runs
-  // under a build's cap, nor dies because a build ended.
-  const moved = ctx.limits?.close() ?? [];
-  if (moved.length > 0)
-    step("deploy", `left running, moved out of the deploy's limits into the service's own group: ${moved.join(", ")}`);
-  // Nothing follows the `[done]` line: a cancel that comes while the deploy ends changes nothing.
-  ended = true;
-  const by = ctx.cancelled();
-  const produced = state.produced(by);
-  const commits = await commitsOf(ctx, {
-    live: state.liveCommit(produced.ok),
-    before: state.liveBefore,
-    tried: state.triedCommit(options.target),
-  });
-  const target = commits.tried && { ...commits.tried, ...options.target };
-  const result = run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, by ? "cancelled" : "done");
-  // Old releases are pruned after the `[done]` line, still in the deploy's queue turn (docs/releases.md step 7).
-  if (state.prune) await run.afterDone(result, state.prune);
-  return result;
+  try {
+    // What a script left running on purpose (a daemon) leaves the deploy's limits with it: production never runs
+    // under a build's cap, nor dies because a build ended.
+    const moved = ctx.limits?.close() ?? [];
+    if (moved.length > 0)
+      step(
+        "deploy",
+        `left running, moved out of the deploy's limits into the service's own group: ${moved.join(", ")}`,
+      );
+    // Nothing follows the `[done]` line: a cancel that comes while the deploy ends changes nothing.
+    ended = true;
+    const by = ctx.cancelled();
+    const produced = state.produced(by);
+    const commits = await commitsOf(ctx, {
+      live: state.liveCommit(produced.ok),
+      before: state.liveBefore,
+      tried: state.triedCommit(options.target),
+    });
+    const target = commits.tried && { ...commits.tried, ...options.target };
+    const result = run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, by ? "cancelled" : "done");
+    // Old releases are pruned after the `[done]` line, still in the deploy's queue turn (docs/releases.md step 7).
+    if (state.prune) await run.afterDone(result, state.prune);
+    return result;
+  } finally {
+    // The slot is held until the pruning is over: it is part of the deploy's work on the disk.
+    releaseSlot();
+  }
 }
 
 /**

@@ -1,10 +1,10 @@
 /**
  * The build slot of a deploy (docs/deploy-control.md "Build slots"): taken after the queue, the checkout's check, the
  * gate and the freeze check, before anything heavy (the pull, the build, activate, health, rollback), and given back
- * when the deploy ends. A wait is said, kept in the running record (`waiting: "slot"`), and ended by a cancel.
+ * when the deploy ends, after its pruning. A wait is said, kept in the running record (`waiting: "slot"`), and ended by a cancel.
  */
 import { defaultSlots } from "../config/schema.ts";
-import { type Slot, slotText, takeSlot } from "../queue/slots.ts";
+import { slotText, takeSlot } from "../queue/slots.ts";
 import type { DeployContext } from "../steps/context.ts";
 
 /** A waiting line is said when it changes, and not more often than this. */
@@ -16,11 +16,18 @@ export function slotLimit(config: DeployContext["config"]): number {
 }
 
 /**
- * Runs `work` inside a build slot. A deploy cancelled while it waits runs nothing (resolves without calling it). When
- * no slot can be asked for (the service's directory cannot be written, as when its logs cannot be), it runs without
- * one and says so: a broken `.service/` must not stop every deploy, and the queue still keeps one per repository.
+ * Runs `work` inside a build slot, `waited` saying whether it had to wait for one, and answers the slot's release:
+ * the caller keeps the slot until what follows the work (the `[done]` line, the pruning) is over, and releases it
+ * in a `finally`. If `work` throws, the slot is released at once. A deploy cancelled while it waits runs nothing.
+ * When no slot can be asked for (the service's directory cannot be written, as when its logs cannot be), it runs
+ * without one and says so: a broken `.service/` must not stop every deploy, and the queue still keeps one per
+ * repository.
  */
-export async function inSlot(ctx: DeployContext, id: string, work: () => Promise<void>): Promise<void> {
+export async function inSlot(
+  ctx: DeployContext,
+  id: string,
+  work: (waited: boolean) => Promise<void>,
+): Promise<() => void> {
   const { run } = ctx;
   const started = Date.now();
   let said = { text: "", at: 0 };
@@ -50,17 +57,16 @@ export async function inSlot(ctx: DeployContext, id: string, work: () => Promise
   if (waited) run.waiting?.(undefined);
   if (typeof slot === "string") {
     run.step("slot", `${slot}; deploying without one`);
-    return work();
+    await work(waited);
+    return () => {};
   }
-  if (!slot) return;
+  if (!slot) return () => {};
   if (waited) run.step("slot", `got a build slot after ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  await holding(slot, work);
-}
-
-async function holding(slot: Slot, work: () => Promise<void>): Promise<void> {
   try {
-    await work();
-  } finally {
+    await work(waited);
+  } catch (error) {
     slot.release();
+    throw error;
   }
+  return () => slot.release();
 }
