@@ -96,6 +96,35 @@ describe("limits", () => {
     expect((await fetch(`${server.url}/nothing`, { method: "POST" })).status).toBe(404);
   });
 
+  test.skipIf(!usable)(
+    "limits.cpu: the script's group gets its share of CPU time, and the kernel throttles a script that wants more",
+    async () => {
+      // The script finds its own cpu group (v1 `cpu`, or v2's one), then spins until the kernel says it throttled
+      // the group (cpu.stat nr_throttled), at most 2 000 rounds (a handful are enough): an event, not a time.
+      const probe = join(tempDir("service-cpu-"), "probe.sh");
+      writeFileSync(
+        probe,
+        [
+          "g=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' /proc/self/cgroup)",
+          `if [ -n "$g" ]; then d=/sys/fs/cgroup/cpu$g; else d=/sys/fs/cgroup$(awk -F: '$1 == "0" {print $3}' /proc/self/cgroup); fi`,
+          'echo "quota $(cat $d/cpu.cfs_quota_us 2>/dev/null || cat $d/cpu.max)"',
+          "i=0",
+          `while [ "$(awk '/^nr_throttled/ {print $2}' $d/cpu.stat)" = 0 ] && [ $i -lt 2000 ]; do i=$((i+1)); done`,
+          "grep '^nr_throttled' $d/cpu.stat",
+          "",
+        ].join("\n"),
+      );
+      const s = limited(`sh ${probe}`, ["cpu: 0.1"]);
+      const deployed = await runCli(["deploy"], { cwd: s.cwd, env: s.env });
+      expect(deployed.stdout).toContain("[deploy] limits: cpu 0.1");
+      // A tenth of a CPU: 10 ms of each 100 ms period (v1 cfs quota), or "10000 100000" (v2 cpu.max).
+      expect(deployed.stdout).toMatch(/\nquota 10000( 100000)?\n/);
+      const throttled = /\nnr_throttled (\d+)\n/.exec(deployed.stdout)?.[1];
+      expect(Number(throttled)).toBeGreaterThan(0);
+      expect(deployed.code).toBe(0);
+    },
+  );
+
   test("nice and ioNice are the script's own priority, seen in /proc", async () => {
     const s = limited('cut -d" " -f19 /proc/$$/stat > "$OUT.nice"; ionice -p $$ > "$OUT.io"', [
       "nice: 7",
