@@ -4,6 +4,8 @@
  * self-hosted one that the app's `status` names (its provider, and an API URL on the origin's host). Anything else
  * gets no link: a wrong link is worse than none.
  */
+import { originUrl } from "../system/git.ts";
+import type { ResolvedApp } from "./apps.ts";
 import { PROVIDERS, type Provider, type StatusSettings } from "./schema.ts";
 
 /** URL templates: `{sha}` in `commit`, `{from}` and `{to}` in `compare` (each replaced by a commit id). */
@@ -71,4 +73,9 @@ export function forgeLinks(origin: string | undefined, status?: StatusSettings):
   if (!provider) return null;
   const paths = PATHS[provider];
   return { commit: web.base + paths.commit, compare: web.base + paths.compare };
+}
+
+/** Where `app`'s commits are shown on its forge (from its clone's origin); null when on none known. */
+export async function appLinks(app: Pick<ResolvedApp, "repoPath" | "status">): Promise<ForgeLinks | null> {
+  return forgeLinks(await originUrl(app.repoPath, process.env), app.status);
 }
