@@ -12,6 +12,7 @@ import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { freezeStatus, liveOf, pollStatus, releasesStatus, slotsStatus } from "../control/status.ts";
 import type { Scope } from "../tokens/scope.ts";
+import { appLinks } from "../config/forge-links.ts";
 import type { Metrics } from "./metrics.ts";
 
 /** What the API needs of the service around it. */
@@ -67,7 +68,7 @@ const entryApp = (entry: HistoryEntry) => entry.app ?? "default";
 const MAX_LIMIT = 1000;
 
 /** A JSON answer with every secret taken out of it. */
-function redactedJson(context: AdminContext, status: number, body: unknown): Response {
+export function redactedJson(context: AdminContext, status: number, body: unknown): Response {
   const text = new Redaction(context.secrets()).text(JSON.stringify(body));
   return new Response(`${text}\n`, { status, headers: { "content-type": "application/json; charset=utf-8" } });
 }
@@ -84,6 +85,7 @@ export async function listApps(context: AdminContext): Promise<Response> {
         name,
         repoPath: app.repoPath,
         ...(await liveOf(app, history, releases)),
+        links: await appLinks(app),
         running: context.metrics.running.get(name) ?? null,
         waiting: context.waiting(app),
         last: last

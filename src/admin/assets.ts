@@ -3,8 +3,11 @@
  * browser JavaScript: no build step, no framework (see docs/admin.md "The admin listener"). Its stylesheet: styles.ts.
  */
 import { BREAKS, HIDDEN } from "../system/shown.ts";
+import { APP_PAGE_JS } from "./script-app.ts";
 import { APPS_PAGE_JS } from "./script-apps.ts";
+import { CHARTS_JS } from "./script-charts.ts";
 import { HISTORY_PAGES_JS } from "./script-history.ts";
+import { OUTCOME_JS } from "./script-outcome.ts";
 
 /** The helpers every page uses: text-only elements, the API, the polling loop. */
 const COMMON_JS = `"use strict";
@@ -133,8 +136,9 @@ const COMMON_JS = `"use strict";
 
 `;
 
-export const DASHBOARD_JS = `${COMMON_JS}${APPS_PAGE_JS}${HISTORY_PAGES_JS}
+export const DASHBOARD_JS = `${COMMON_JS}${CHARTS_JS}${OUTCOME_JS}${APPS_PAGE_JS}${APP_PAGE_JS}${HISTORY_PAGES_JS}
   if (page === "apps") appsPage();
+  else if (page === "app") appPage();
   else if (page === "deploys") deploysPage();
   else if (page === "deploy") deployPage();
 })();

@@ -18,6 +18,7 @@ import {
   whoami,
   type AdminContext,
 } from "./api.ts";
+import { appStatsAnswer } from "./app-api.ts";
 import { cancelAction, deployAction, pauseAction, resumeAction, rollbackAction } from "./actions.ts";
 import { oneLine } from "../system/actor.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
@@ -135,7 +136,13 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (page) {
       const blocked = throttled();
       if (blocked) return loginAgain(page.root, blocked, "");
-      if (auth.authorized(request)) return dashboardPage(page);
+      if (auth.authorized(request)) {
+        // An app page names one of the config's apps, and one the token sees; any other is not found.
+        const scope = page.app === undefined ? undefined : auth.scope(request);
+        const seen = (name: string) => !!scope && sees(scope, name) && options.apps().some((a) => appName(a) === name);
+        if (page.app !== undefined && !seen(page.app)) return jsonResponse(404, NOT_FOUND);
+        return dashboardPage(page);
+      }
       if (!auth.presented(request)) return loginPage(page.root);
       // A wrong Bearer token or a stale session: counted like on the API (else the pages answer guesses
       // unthrottled), and the stale cookie cleared so a browser stops sending it.
@@ -207,6 +214,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (resource === "apps" && name === undefined && method === "GET") return listApps(seen);
     if (resource === "deploys" && name === undefined && method === "GET")
       return listDeployments(seen, url.searchParams);
+    if (resource === "apps" && name && action === "stats" && extra === undefined && method === "GET")
+      return appStatsAnswer(seen, name);
     if (resource === "deploys" && name && action === undefined && method === "GET") return deployRecord(seen, name);
     if (resource === "deploys" && name && action === "log" && extra === undefined && method === "GET") {
       const follow = ["1", "true", "yes"].includes(url.searchParams.get("follow") ?? "");

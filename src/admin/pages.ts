@@ -7,12 +7,14 @@ import { DASHBOARD_CSS } from "./styles.ts";
  * in as text, never as markup) and keeps it current. Nothing in the shell comes from the request but the page
  * kind, and every URL is relative, so the dashboard works behind a proxy's sub-path.
  */
-export type PageKind = "apps" | "deploys" | "deploy";
+export type PageKind = "apps" | "app" | "deploys" | "deploy";
 
 export interface DashboardRoute {
   page: PageKind;
   /** The relative path from the page back to the listener's root: "./" or "../". */
   root: string;
+  /** The app page's app (the caller checks that it is one the token sees). */
+  app?: string;
 }
 
 /** The dashboard page `path` names, if any. */
@@ -21,6 +23,14 @@ export function dashboardRoute(path: string): DashboardRoute | undefined {
   if (path === "/deploys") return { page: "deploys", root: "./" };
   const match = /^\/deploys\/([^/]+)$/.exec(path);
   if (match && isDeployRef(match[1]!)) return { page: "deploy", root: "../" };
+  const app = /^\/apps\/([^/]+)$/.exec(path);
+  if (app) {
+    try {
+      return { page: "app", root: "../", app: decodeURIComponent(app[1]!) };
+    } catch {
+      return undefined;
+    }
+  }
   return undefined;
 }
 
@@ -35,7 +45,10 @@ const HEADERS = {
   "x-content-type-options": "nosniff",
 };
 
-const TITLES: Record<PageKind, string> = { apps: "Apps", deploys: "Deploy history", deploy: "Deploy" };
+const TITLES: Record<PageKind, string> = { apps: "Apps", app: "App", deploys: "Deploy history", deploy: "Deploy" };
+
+/** An app's name in the shell (the config's names are plain, but nothing from the URL goes in as markup). */
+const escaped = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function shell(title: string, root: string, body: string, page = ""): string {
   return `<!doctype html>
@@ -49,15 +62,16 @@ ${body}
 
 export function dashboardPage(route: DashboardRoute): Response {
   const { page, root } = route;
+  const title = route.app === undefined ? TITLES[page] : escaped(route.app);
   const link = (kind: PageKind, href: string) =>
-    `<a href="${root}${href}"${kind === page || (page === "deploy" && kind === "deploys") ? ' aria-current="page"' : ""}>${TITLES[kind]}</a>`;
+    `<a href="${root}${href}"${kind === page || (page === "deploy" && kind === "deploys") || (page === "app" && kind === "apps") ? ' aria-current="page"' : ""}>${TITLES[kind]}</a>`;
   const body = `<header><nav aria-label="Dashboard">${link("apps", "")} ${link("deploys", "deploys")}</nav>
 <form method="post" action="${root}logout"><button type="submit">Log out</button></form></header>
-<main><h1>${TITLES[page]}</h1>
+<main><h1>${title}</h1>
 <p id="notice" role="status" aria-live="polite"></p><p id="problem" role="alert"></p>
 <div id="content"><p>Loading…</p></div></main>
 <script src="${root}assets/dashboard.js"></script>`;
-  return new Response(shell(TITLES[page], root, body, page), { headers: HEADERS });
+  return new Response(shell(title, root, body, page), { headers: HEADERS });
 }
 
 /** The login form, shown for every dashboard page until the browser has a session. */

@@ -43,7 +43,7 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
     var releases = el("div", { class: "releases" });
     var refForm = el("div", { class: "pause", "data-act": "deploy" }, el("label", { for: id + "-ref", text: "Ref to deploy for " + name }), ref);
     var card = el("section", { class: "app", "aria-labelledby": id + "-name" },
-      el("h2", { id: id + "-name", text: name }), info, refForm,
+      el("h2", { id: id + "-name" }, el("a", { href: root + "apps/" + encodeURIComponent(name), text: name })), info, refForm,
       el("div", { class: "actions" }, deploy, cancel, resume), pauseForm, releases);
     function switchBack(release) {
       act(path + "rollback", { to: release.id }, function (ack) { say("Switch back to release " + release.id + ": deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });

@@ -76,10 +76,14 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
     var rollback = el("button", { type: "button", "data-act": "deploy", text: "Roll back to this deploy", hidden: "" });
     var again = el("button", { type: "button", "data-act": "deploy", text: "Deploy again", hidden: "" });
     var record = null;
+    var links = null;
+    var timeline = el("div", { class: "picture", id: "timeline" });
     content.textContent = "";
     content.appendChild(info);
     content.appendChild(el("div", { class: "actions" }, cancel, rollback, again));
     content.appendChild(outcome);
+    content.appendChild(el("h2", { text: "Phases" }));
+    content.appendChild(timeline);
     content.appendChild(el("h2", { text: "Log" }));
     content.appendChild(log);
     cancel.addEventListener("click", function () {
@@ -114,37 +118,36 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
       if (record.durationMs !== undefined && record.durationMs !== null) field(info, "Duration", (record.durationMs / 1000).toFixed(1) + " s");
       var before = result.previousCommit ? result.previousCommit.sha : pull.before;
       var tried = result.target ? result.target.sha : pull.after;
-      if (before || tried) field(info, "Commits", el("code", { text: short(before) + " → " + short(tried) }));
-      if (result.target) field(info, "Tried commit", commitText(result.target));
-      if (result.commit) field(info, "Live commit", commitText(result.commit));
-      if (result.previousCommit) field(info, "Previous commit", commitText(result.previousCommit));
+      if (before || tried) field(info, "Commits", compareLink(links, before, tried));
+      if (result.target) field(info, "Tried commit", linkedCommit(result.target));
+      if (result.commit) field(info, "Live commit", linkedCommit(result.commit));
+      if (result.previousCommit) field(info, "Previous commit", linkedCommit(result.previousCommit));
       if (result.gate) field(info, "Gate", gateText(result.gate));
       if (record.status === "running" && record.waiting) field(info, "Waiting", "for " + record.waiting);
       if (record.cancel) field(info, "Cancelled", (record.cancel.by ? "by " + record.cancel.by + ", " : "") + new Date(record.cancel.at).toLocaleString());
       if (result.error) field(info, "Error", result.error);
+      // The phases that ended: the record's while it runs, the result's once it ended.
+      var phases = result.phases || record.phases || [];
+      timeline.textContent = "";
+      timeline.appendChild(phases.length ? phaseTimeline(phases) : el("p", { text: record.status === "running" ? "No phase has ended yet." : "No phases recorded." }));
       cancel.hidden = record.status !== "running";
       rollback.hidden = !(record.status === "done" && result.ok === true && !result.rolledBack);
       again.hidden = record.status === "running" || !pull.after;
+    }
+    // A commit in words, its id a link to the forge's page when the app's forge is known.
+    function linkedCommit(commit) {
+      return el("span", {}, commitLink(links, commit.sha), " " + commit.subject + (commit.author ? " (" + commit.author + ")" : ""));
     }
     function load() {
       return getJson("deploys/" + encodeURIComponent(ref)).then(function (data) { record = data; show(); return data; });
     }
     // The outcome panel, once the deploy has ended: said from its record (a rollback is no success).
     function finish() {
-      var result = record.result || {};
-      var run = result.run || {};
-      var health = result.healthCheck && !result.healthCheck.ok ? result.healthCheck.error : "";
-      var why = result.error || health || (run.exitCode ? "the run script exited with " + run.exitCode : "");
-      var reason = why ? ": " + why : "";
-      var panel = record.status === "cancelled" ? ["stopped", "Cancelled" + (record.cancel && record.cancel.by ? " by " + record.cancel.by : "") + reason]
-        : record.status === "interrupted" ? ["stopped", "Interrupted: the service stopped while it ran"]
-        : record.status !== "done" ? null
-        : result.rolledBack ? ["rolled-back", "Rolled back: " + (result.commit ? commitText(result.commit) : "the commit from before") + " stays live" + reason]
-        : result.ok ? ["ok", "Succeeded (exit code " + (result.run ? result.run.exitCode : "?") + ")"]
-        : ["failed", "Failed" + (result.run && result.run.exitCode !== null ? " (exit code " + result.run.exitCode + ")" : "") + reason];
+      var panel = outcomePanel(record);
       if (!panel) return;
-      outcome.className = "done " + panel[0];
-      outcome.textContent = panel[1];
+      outcome.className = "done " + panel.tone;
+      outcome.setAttribute("data-outcome", panel.outcome);
+      outcome.textContent = panel.text;
     }
     // The log so far, then the rest as it is written; the stream ends when the deploy does.
     function follow() {
@@ -168,6 +171,14 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
         return read();
       });
     }
+    // While it runs, the record is read again: its phase timeline grows as phases end.
+    every(2000, function () { return record && record.status === "running" ? load() : Promise.resolve(); });
+    // The app's forge, for links to its commits (none when the token does not see the app, or it has no forge).
+    getJson("apps").then(function (data) {
+      var app = data.apps.filter(function (entry) { return record && entry.name === (record.app || "default"); })[0];
+      links = app ? app.links : null;
+      if (record) show();
+    }, function () {});
     var tries = 0;
     function start() {
       load().then(function () {

@@ -1,3 +1,5 @@
+import { CHARTS_CSS } from "./styles-charts.ts";
+
 /** The dashboard's stylesheet, embedded like its script (assets.ts): light and dark, readable at a phone's width. */
 export const DASHBOARD_CSS = `:root { color-scheme: light dark; --fg: #1b1f24; --bg: #fff; --muted: #5c6670; --line: #d5d9de; --ok: #1a7f37; --bad: #c62828; --warn: #9a6700; --accent: #0b5cad; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --bg: #16191d; --muted: #a0a8b0; --line: #363c44; --ok: #4cc26a; --bad: #ff6b6b; --warn: #e0b040; --accent: #6cb0ff; } }
@@ -40,4 +42,4 @@ pre { background: rgba(127, 127, 127, .1); border: 1px solid var(--line); border
 .hint { color: var(--muted); font-size: .9rem; }
 [hidden] { display: none !important; }
 body:not([data-role="deploy"]):not([data-role="admin"]) [data-act], [data-role="deploy"] [data-act="admin"] { display: none !important; }
-`;
+${CHARTS_CSS}`;

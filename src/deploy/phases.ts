@@ -18,11 +18,17 @@ export class Phases {
       this.list.push({ name: "queue", startedAt: new Date(requestedAt).toISOString(), ms: startedAt - requestedAt });
   }
 
-  /** A line or output of `step`: a new phase begins when it is a phase other than the current one. */
-  saw(step: Step, now = Date.now()): void {
-    if (!PHASE_STEPS.has(step) || this.current?.name === step) return;
+  /** A line or output of `step`: a new phase begins when it is a phase other than the current one (then true). */
+  saw(step: Step, now = Date.now()): boolean {
+    if (!PHASE_STEPS.has(step) || this.current?.name === step) return false;
     this.close(now);
     this.current = { name: step, at: now };
+    return true;
+  }
+
+  /** The phases that ended so far. */
+  ended(): readonly DeployPhase[] {
+    return this.list;
   }
 
   /** The phases, the current one ended at `now`. */

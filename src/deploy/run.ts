@@ -215,7 +215,9 @@ export class DeployRun implements RunTranscript {
   private emit(event: DeployEvent): void {
     // The service's own lines come after the output before them: release what the redactors still hold.
     if (event.type !== "output") for (const redactor of this.redactors) redactor.flush();
-    if (event.type === "step" || event.type === "output") this.phases.saw(event.step);
+    // A phase ended: the running record says so, for a page that follows the deploy.
+    if ((event.type === "step" || event.type === "output") && this.phases.saw(event.step))
+      this.log.phases([...this.phases.ended()]);
     this.log.write(event);
     // The record is final before the client reads `[done]`, and a record that could not be kept is said before it.
     if (event.type === "done")

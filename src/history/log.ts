@@ -1,7 +1,7 @@
 import { closeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript } from "./transcript.ts";
-import type { DeployEvent, DeployResult } from "../types.ts";
+import type { DeployEvent, DeployPhase, DeployResult } from "../types.ts";
 import {
   createExclusive,
   ensurePrivateDir,
@@ -80,6 +80,9 @@ export class DeployLog {
   private readonly dir: string;
   /** Bytes the .log may still take before the free space is looked at again (see RECORD_ROOM_BYTES). */
   private budget = 0;
+  /** What the running record says beside its header: what it waits for, the phases that ended. */
+  private readonly running: Pick<DeployRecord, "waiting" | "phases"> = {};
+  private ended = false;
 
   constructor(
     cwd: string,
@@ -121,7 +124,21 @@ export class DeployLog {
    * `service status` sees it; undefined when it no longer waits.
    */
   waiting(what: string | undefined): void {
-    this.writeRecord(JSON.stringify(this.record(what === undefined ? {} : { waiting: what }), null, 2), true);
+    this.running.waiting = what;
+    this.writeRunning();
+  }
+
+  /** The phases that ended so far, written into the running record: a deploy's page draws them as they end. */
+  phases(ended: DeployPhase[]): void {
+    if (this.ended) return;
+    this.running.phases = [...ended];
+    this.writeRunning();
+  }
+
+  private writeRunning(): void {
+    const { waiting, phases } = this.running;
+    const extra = { ...(waiting === undefined ? {} : { waiting }), ...(phases?.length ? { phases } : {}) };
+    this.writeRecord(JSON.stringify(this.record(extra), null, 2), true);
   }
 
   /** The line for the deploy's stream saying why its log files are incomplete: once, when they are. */
@@ -160,6 +177,7 @@ export class DeployLog {
 
   /** Ends the record; `extra` adds what only the end knows (who cancelled). */
   finish(result: DeployResult, status: "done" | "cancelled" = "done", extra: Partial<DeployRecord> = {}): void {
+    this.ended = true;
     if (this.fd !== undefined) {
       try {
         closeSync(this.fd);

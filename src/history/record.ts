@@ -4,7 +4,7 @@
  */
 import { closeSync } from "node:fs";
 import { join } from "node:path";
-import type { DeploymentInfo, DeployResult, Outcome, Served, Trigger } from "../types.ts";
+import type { DeploymentInfo, DeployPhase, DeployResult, Outcome, Served, Trigger } from "../types.ts";
 import { openForAppend, readNoFollow, writeAll, writeFileAtomic } from "../system/files.ts";
 
 /** Log directory, relative to the working directory. */
@@ -67,6 +67,8 @@ export interface DeployRecord {
   deployment?: DeploymentInfo;
   /** While it runs: what it waits for (`checks`: at a gate, docs/configuration.md "gate"). */
   waiting?: string;
+  /** While it runs: the phases that ended so far (the final ones are the result's). */
+  phases?: DeployPhase[];
   /** A cancelled deploy: who cancelled it, and when. */
   cancel?: { by: string | null; at: string };
   /** The forge event and delivery id (`X-GitHub-Event`, …); null when the request carried none, or from the CLI. */

@@ -55,7 +55,8 @@ describe("dashboard pages", () => {
     const repo = makeRepo();
     await using server = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "echo ran" });
     const { admin } = server;
-    for (const path of ["/", "/deploys", "/deploys/0123abcd"]) {
+    // An app page asks for the login before it says whether the app exists.
+    for (const path of ["/", "/apps/default", "/apps/unknown", "/deploys", "/deploys/0123abcd"]) {
       const res = await fetch(`${admin}${path}`);
       expect(res.status).toBe(401);
       const html = await res.text();
@@ -72,7 +73,14 @@ describe("dashboard pages", () => {
     expect(await wrong.text()).toContain("Wrong admin token.");
 
     const session = await login(admin);
-    for (const path of ["/", "/deploys", "/deploys/0123abcd", "/assets/dashboard.js", "/assets/dashboard.css"]) {
+    for (const path of [
+      "/",
+      "/apps/default",
+      "/deploys",
+      "/deploys/0123abcd",
+      "/assets/dashboard.js",
+      "/assets/dashboard.css",
+    ]) {
       const res = await fetch(`${admin}${path}`, { headers: { cookie: session } });
       expect(res.status).toBe(200);
       const text = await res.text();
@@ -83,6 +91,7 @@ describe("dashboard pages", () => {
       }
     }
     expect((await fetch(`${admin}/deploys/not..an-id`, { headers: { cookie: session } })).status).toBe(404);
+    expect((await fetch(`${admin}/apps/unknown`, { headers: { cookie: session } })).status).toBe(404);
   });
 });
 

@@ -4,7 +4,7 @@ import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
 import { makeRepo, SECRET, waitFor } from "../_support/helpers.ts";
 import { exchange, type RawAnswer } from "../_support/raw-http.ts";
 
-const PAGES = ["/", "/deploys", "/deploys/last"];
+const PAGES = ["/", "/apps/default", "/deploys", "/deploys/last"];
 
 /** Requests the pages in turn with `headers` until one answers 429 (bounded); the statuses seen. */
 async function guessOnPages(admin: string, headers: Record<string, string>): Promise<Response[]> {

@@ -3,7 +3,9 @@
  * as its lines mark it; `service logs <id>` prints them in one line beside the transcript.
  */
 import { describe, expect, test } from "bun:test";
-import { baseEnv, CLI, makeRepo, runCli } from "../_support/helpers.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { baseEnv, CLI, makeRepo, runCli, waitFor } from "../_support/helpers.ts";
 import { noPty, plain } from "../_support/pty.ts";
 import { deployRecords } from "../_support/webhook-fixtures.ts";
 
@@ -34,5 +36,22 @@ describe("phases", () => {
     expect(plain(tty.stdout.toString())).toMatch(
       /^phases: queue \d+\.\d s · pull \d+\.\d s · run \d+\.\d s · health \d+\.\d s$/m,
     );
+  });
+
+  test("a running deploy's record lists the phases that ended so far", async () => {
+    const repo = makeRepo();
+    const env = { SERVICE_RUN_SCRIPT: "while [ ! -e go ]; do sleep 0.05; done" };
+    const run = runCli(["deploy"], { cwd: repo.clone, env });
+    const record = await waitFor(() => {
+      const [found] = deployRecords(repo.clone);
+      return found?.status === "running" && found.phases?.length === 2 ? found : undefined;
+    }, "the running record to list the queue and the pull");
+    expect(record.phases.map((p: { name: string }) => p.name)).toEqual(["queue", "pull"]);
+    expect(record.result).toBeUndefined();
+    writeFileSync(join(repo.clone, "go"), "");
+    expect((await run).code).toBe(0);
+    const [done] = deployRecords(repo.clone);
+    expect(done.phases).toBeUndefined();
+    expect(done.result.phases.map((p: { name: string }) => p.name)).toEqual(["queue", "pull", "run"]);
   });
 });

@@ -30,6 +30,8 @@ const ROUTES: Route[] = [
   { what: "GET /api/deploys/<id>", method: "GET", path: (ids, app) => `/api/deploys/${ids[app as keyof Ids]}` },
   { what: "GET its log", method: "GET", path: (ids, app) => `/api/deploys/${ids[app as keyof Ids]}/log` },
   { what: "GET /metrics", method: "GET", path: () => "/metrics" },
+  { what: "GET /api/apps/<app>/stats", method: "GET", path: (_, app) => `/api/apps/${app}/stats` },
+  { what: "GET the app page", method: "GET", path: (_, app) => `/apps/${app}` },
   { what: "POST deploy", method: "POST", path: (_, app) => `/api/apps/${app}/deploy` },
   { what: "POST deploy with a ref", method: "POST", path: (_, app) => `/api/apps/${app}/deploy`, body: "ref" },
   {
@@ -54,12 +56,13 @@ const ROUTES: Route[] = [
  * The status each token gets on each route, on an app: 200 an answer (an accepted deploy too), 409 a cancel of a deploy that
  * ended (allowed, too late), 403 refused by the scope, 404 a deploy of an app the token does not see.
  */
+// biome-ignore format: a table, a column per route
 const EXPECTED: { token: Token; app: string; statuses: number[] }[] = [
-  //                                  whoami apps list  rec  log  metr dep  ref  forc skip roll canc paus resu
-  { token: "grafana", app: "web", statuses: [200, 200, 200, 200, 200, 200, 403, 403, 403, 403, 403, 403, 403, 403] },
-  { token: "ci-web", app: "web", statuses: [200, 200, 200, 200, 200, 200, 200, 200, 403, 403, 200, 409, 403, 403] },
-  { token: "ci-web", app: "api", statuses: [200, 200, 200, 404, 404, 200, 403, 403, 403, 403, 403, 404, 403, 403] },
-  { token: "ops", app: "web", statuses: [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 409, 200, 200] },
+  //                                  whoami apps list  rec  log  metr stat page dep  ref  forc skip roll canc paus resu
+  { token: "grafana", app: "web", statuses: [200, 200, 200, 200, 200, 200, 200, 200, 403, 403, 403, 403, 403, 403, 403, 403] },
+  { token: "ci-web", app: "web", statuses: [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 403, 403, 200, 409, 403, 403] },
+  { token: "ci-web", app: "api", statuses: [200, 200, 200, 404, 404, 200, 404, 404, 403, 403, 403, 403, 403, 404, 403, 403] },
+  { token: "ops", app: "web", statuses: [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 409, 200, 200] },
 ];
 
 describe("tokens scoped to a role and apps (docs/admin.md Tokens)", () => {

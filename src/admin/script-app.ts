@@ -1,0 +1,32 @@
+/** The dashboard's page of one app, `/apps/<name>`: its last deploys as bars, its rates and medians (a part of assets.ts's script). */
+export const APP_PAGE_JS = `  // One app: GET /api/apps/<name>/stats, drawn again every 5 s while the tab is visible.
+  function appPage() {
+    var name = decodeURIComponent(location.pathname.split("/").pop());
+    var figures = el("dl", { class: "figures" });
+    var picture = el("div", { class: "picture", id: "bars" });
+    var legend = el("p", { class: "hint" });
+    content.textContent = "";
+    content.appendChild(el("h2", { text: "Success rate and median duration" }));
+    content.appendChild(figures);
+    content.appendChild(el("h2", { text: "Last deploys" }));
+    content.appendChild(picture);
+    content.appendChild(legend);
+    content.appendChild(el("p", {}, el("a", { href: root + "deploys?app=" + encodeURIComponent(name), text: "The history of " + name })));
+    every(5000, function () {
+      return getJson("apps/" + encodeURIComponent(name) + "/stats").then(function (stats) {
+        figures.textContent = "";
+        stats.windows.forEach(function (window) {
+          var rate = window.successRate === null ? "no deploy" : Math.round(window.successRate * 100) + " % ok (" + window.ok + " of " + window.deploys + ")";
+          field(figures, "Last " + window.days + " days", el("span", { "data-days": String(window.days) },
+            el("span", { class: "rate", text: rate }), ", median ", el("span", { class: "median", text: seconds(window.medianMs) })));
+        });
+        if (stats.partial) field(figures, "Note", "only the newest records were read: the figures cover fewer days");
+        picture.textContent = "";
+        picture.appendChild(stats.bars.length ? deployBars(stats.bars) : el("p", { text: "No deploys yet." }));
+        var slow = stats.bars.filter(function (bar) { return bar.slow; }).length;
+        legend.textContent = "Height: duration; colour: outcome (ok green, failed red, rolled back amber, others grey); outlined: over twice the 30-day median" + (slow ? " (" + slow + " here)" : "") + ". Each bar links to its deploy.";
+      });
+    });
+  }
+
+`;

@@ -1,0 +1,73 @@
+/**
+ * The dashboard's pictures, drawn as inline SVG by its own script (a part of assets.ts's script): an app's last
+ * deploys as bars, a deploy's phases on a time axis. Every value goes in as text or a number, never as markup;
+ * colours are classes the stylesheet gives (styles-charts.ts).
+ */
+export const CHARTS_JS = `  var SVG_NS = "http://www.w3.org/2000/svg";
+  // An SVG element; as el(), attributes and text only.
+  function svg(tag, attrs) {
+    var node = document.createElementNS(SVG_NS, tag);
+    for (var key in attrs || {}) {
+      if (key === "text") node.textContent = shown(attrs[key]);
+      else node.setAttribute(key, attrs[key]);
+    }
+    for (var i = 2; i < arguments.length; i++) if (arguments[i]) node.appendChild(arguments[i]);
+    return node;
+  }
+  function seconds(ms) { return ms === null || ms === undefined ? "–" : (ms / 1000).toFixed(1) + " s"; }
+
+  // The last deploys, oldest on the left: height the duration, colour the outcome, each a link to its deploy;
+  // one over twice the median stands out (class "slow", and its title says so).
+  function deployBars(bars) {
+    var width = 600, height = 120, slot = width / 50, top = 4;
+    var longest = bars.reduce(function (most, bar) { return Math.max(most, bar.durationMs || 0); }, 0) || 1;
+    var chart = svg("svg", { class: "bars", viewBox: "0 0 " + width + " " + height, role: "group", "aria-label": "The last " + bars.length + " deploys, oldest first: height is the duration" });
+    bars.slice().reverse().forEach(function (bar, index) {
+      var tall = Math.max(3, Math.round((bar.durationMs || 0) / longest * (height - top)));
+      var what = bar.id.slice(0, 8) + " " + bar.outcome.replace("_", " ") + ", " + seconds(bar.durationMs) + ", " + new Date(bar.startedAt).toLocaleString() + (bar.slow ? " (slow: over twice the median)" : "");
+      chart.appendChild(svg("a", { href: root + "deploys/" + encodeURIComponent(bar.id), "aria-label": what, "data-id": bar.id },
+        svg("rect", { class: "bar " + bar.outcome + (bar.slow ? " slow" : ""), "data-outcome": bar.outcome, x: String(index * slot + 1), y: String(height - tall), width: String(slot - 2), height: String(tall) },
+          svg("title", { text: what }))));
+    });
+    return chart;
+  }
+
+  // A deploy's phases on one time axis, a row each, labelled with its name and duration (the picture's text too).
+  function phaseTimeline(phases) {
+    var width = 600, row = 22, left = 150, axis = 18;
+    var start = phases.length ? Date.parse(phases[0].startedAt) : 0;
+    var end = phases.reduce(function (last, phase) { return Math.max(last, Date.parse(phase.startedAt) + phase.ms); }, start);
+    var total = Math.max(1, end - start);
+    var said = phases.map(function (phase) { return phase.name + " " + seconds(phase.ms); }).join(", ");
+    var chart = svg("svg", { class: "timeline", viewBox: "0 0 " + width + " " + (phases.length * row + axis), role: "img", "aria-label": "Phases: " + (said || "none yet") });
+    phases.forEach(function (phase, index) {
+      var x = left + (Date.parse(phase.startedAt) - start) / total * (width - left - 4);
+      var w = Math.max(2, phase.ms / total * (width - left - 4));
+      var y = index * row;
+      chart.appendChild(svg("g", { "data-phase": phase.name },
+        svg("text", { x: "0", y: String(y + 15), text: phase.name + " " + seconds(phase.ms) }),
+        svg("rect", { class: "phase " + phase.name, x: String(x), y: String(y + 3), width: String(w), height: String(row - 6) })));
+    });
+    var base = phases.length * row;
+    chart.appendChild(svg("line", { class: "axis", x1: String(left), y1: String(base + 1), x2: String(width - 4), y2: String(base + 1) }));
+    chart.appendChild(svg("text", { x: String(left), y: String(base + axis - 2), text: "0 s" }));
+    chart.appendChild(svg("text", { x: String(width - 4), y: String(base + axis - 2), "text-anchor": "end", text: seconds(total) }));
+    return chart;
+  }
+
+  // A commit id as a link to the forge's page of it, when the app's forge is known (links from the API), else code.
+  function commitLink(links, sha) {
+    if (!sha) return el("code", { text: "–" });
+    var known = links && /^https?:\\/\\//.test(links.commit) && /^[0-9a-f]{7,64}$/.test(sha);
+    return known ? el("a", { href: links.commit.replace("{sha}", sha), rel: "noreferrer", class: "commit-link" }, el("code", { text: short(sha) }))
+      : el("code", { text: short(sha) });
+  }
+  // "a → b", a link to the forge's comparison of the two when it is known.
+  function compareLink(links, from, to) {
+    var text = short(from) + " → " + short(to);
+    var known = links && /^https?:\\/\\//.test(links.compare) && /^[0-9a-f]{7,64}$/.test(from || "") && /^[0-9a-f]{7,64}$/.test(to || "") && from !== to;
+    return known ? el("a", { href: links.compare.replace("{from}", from).replace("{to}", to), rel: "noreferrer", class: "compare-link" }, el("code", { text: text }))
+      : el("code", { text: text });
+  }
+
+`;
