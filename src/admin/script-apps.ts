@@ -56,13 +56,13 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
       view.kept.forEach(function (release) {
         var action = release.live ? el("span", { class: "badge ok", text: "live" })
           : release.commit ? el("button", { type: "button", "data-act": "deploy", text: "Switch back", "aria-label": "Switch back to release " + release.id, onclick: function () { switchBack(release); } }) : "";
-        rows.appendChild(el("tr", {}, el("td", {}, el("code", { text: release.id })), el("td", {}, el("code", { text: short(release.commit) })),
-          el("td", {}, release.deployId ? deployLink(release.deployId) : "–"), el("td", {}, action)));
+        rows.appendChild(el("tr", {}, el("td", { "data-label": "Release" }, el("code", { text: release.id })), el("td", { "data-label": "Commit" }, el("code", { text: short(release.commit) })),
+          el("td", { "data-label": "Deploy" }, release.deployId ? deployLink(release.deployId) : "–"), el("td", { "data-label": "Live" }, action)));
       });
       if (view.kept.length === 0) rows.appendChild(el("tr", {}, el("td", { colspan: "4", text: "No release yet." })));
       releases.appendChild(el("h3", { text: "Releases (keep " + view.keep + ")" }));
-      releases.appendChild(el("div", { class: "scroll" }, el("table", {},
-        el("thead", {}, el("tr", {}, el("th", { text: "Release" }), el("th", { text: "Commit" }), el("th", { text: "Deploy" }), el("th", { text: "" }))), rows)));
+      releases.appendChild(el("div", { class: "scroll" }, el("table", { class: "stack" },
+        el("thead", {}, el("tr", {}, el("th", { text: "Release" }), el("th", { text: "Commit" }), el("th", { text: "Deploy" }), el("th", { text: "Live" }))), rows)));
     }
     list.appendChild(card);
     return {
