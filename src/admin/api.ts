@@ -83,6 +83,7 @@ export async function listApps(context: AdminContext): Promise<Response> {
       return {
         name,
         repoPath: app.repoPath,
+        branch: app.branch ?? null,
         ...(await liveOf(app, history, releases)),
         running: context.metrics.running.get(name) ?? null,
         waiting: context.waiting(app),

@@ -47,7 +47,7 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
         var rows = el("tbody");
         entries.forEach(function (entry) {
           var again = entry.status === "running" ? "" : el("button", { type: "button", "data-act": "deploy", text: "Deploy again", "aria-label": "Deploy again " + entry.id.slice(0, 8), onclick: function () {
-            deployAgain(entry, function (ack) { say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
+            deployAgain(entry, entry.target || entry.commit, function (ack) { say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
           } });
           var actor = entry.actor ? shown(entry.actor) : "";
           var tried = triedText(entry);
@@ -88,13 +88,26 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
     content.appendChild(el("h2", { text: "Log" }));
     content.appendChild(log);
     cancel.addEventListener("click", function () {
-      act("deploys/" + record.id + "/cancel", {}, function () { say("Cancelled."); load(); });
+      cancelRunning(record.id, record.app || "default", function () { say("Cancelled."); load(); });
     });
     function open(ack) { location.href = root + "deploys/" + encodeURIComponent(ack.id); }
+    // The question names the commit live now (from the app's state) and the one this deploy left.
     rollback.addEventListener("click", function () {
-      deployAct("apps/" + encodeURIComponent(record.app || "default") + "/rollback", { to: record.id }, open);
+      var app = record.app || "default";
+      var to = (record.result || {}).commit;
+      getJson("apps").then(function (data) {
+        return data.apps.filter(function (entry) { return entry.name === app; })[0];
+      }).catch(function () {}).then(function (state) {
+        var from = state && state.live ? named(state.live) : "what is live";
+        ask("Roll back " + app + " from " + from + " to " + named(to) + ", the commit deploy " + short(record.id) + " left?", "Roll back", function () {
+          deployAct("apps/" + encodeURIComponent(app) + "/rollback", { to: record.id }, open);
+        });
+      });
     });
-    again.addEventListener("click", function () { deployAgain(record, open); });
+    again.addEventListener("click", function () {
+      var result = record.result || {};
+      deployAgain(record, result.target || result.commit || { sha: (result.pull || {}).after }, open);
+    });
     /** The gate's verdict: its outcome, then each required check with its state (and link). */
     function gateText(gate) {
       var span = el("span", { text: gate.outcome + (gate.reason && gate.outcome !== "open" ? ": " + gate.reason : "") });

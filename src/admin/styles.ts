@@ -55,6 +55,10 @@ pre { background: rgba(127, 127, 127, .1); border: 1px solid var(--line); border
 .done { font-weight: 700; padding: .5rem .75rem; border-radius: .4rem; border: 2px solid currentColor; }
 .done.ok { color: var(--ok); } .done.failed { color: var(--bad); } .done.rolled-back { color: var(--warn); } .done.stopped { color: var(--muted); }
 #problem { color: var(--bad); } #notice:empty, #problem:empty, #outcome:empty { display: none; }
+dialog { color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: .6rem; padding: 1rem 1.25rem; max-width: min(36rem, calc(100vw - 2rem)); }
+dialog p { margin: 0; overflow-wrap: anywhere; }
+dialog::backdrop { background: rgba(0, 0, 0, .45); }
+dialog .yes { border-color: var(--accent); font-weight: 600; }
 .login { max-width: 24rem; margin-top: 3rem; }
 .login form { display: flex; flex-direction: column; gap: .5rem; }
 .hint { color: var(--muted); font-size: .9rem; }
