@@ -28,6 +28,7 @@ dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .25r
 dt { color: var(--muted); }
 dd { margin: 0; overflow-wrap: anywhere; }
 .actions, .pause { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin-top: .75rem; }
+.pause { max-width: 44rem; }
 .pause label { flex-basis: 100%; color: var(--muted); }
 .pause input { flex: 1 1 10rem; }
 .badge { display: inline-block; padding: 0 .5rem; border-radius: 1rem; font-size: .85rem; font-weight: 600; border: 1px solid currentColor; }
