@@ -7,7 +7,15 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page, Request } from "playwright-core";
 import { bearer, startAdmin } from "../_support/admin-helpers.ts";
-import { confirmWith, hasBrowser, hasText, launchBrowser, loggedIn, shown } from "../_support/browser.ts";
+import {
+  confirmWith,
+  hasBrowser,
+  hasText,
+  launchBrowser,
+  loggedIn,
+  seriousViolations,
+  shown,
+} from "../_support/browser.ts";
 import { defer, makeRepo, post, SECRET, tempDir, waitFor } from "../_support/helpers.ts";
 import { currentRelease, deployStreamed, makeReleasesSite } from "../_support/release-helpers.ts";
 
@@ -99,7 +107,7 @@ describe.skipIf(!browser)("confirmations on the dashboard", () => {
     await waitFor(() => currentRelease(s.site) === one.release.id, "the switch back");
   }, 60_000);
 
-  test("roll back and deploy again on a deploy's page, and deploy again in the history, name the commits; going back deploys nothing", async () => {
+  test("roll back and deploy again on a deploy's page, and deploy again in the history, name the commits; the dialog opens on Go back, has no serious axe-core violation, and going back deploys nothing", async () => {
     const repo = makeRepo();
     const first = repo.head();
     await using server = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "true" });
@@ -116,6 +124,14 @@ describe.skipIf(!browser)("confirmations on the dashboard", () => {
     const rollback = page.getByRole("button", { name: "Roll back to this deploy" });
     await shown(rollback);
     const back = `Roll back default from ${second.slice(0, 8)} 'Fix the login' to ${first.slice(0, 8)} 'initial', the commit deploy ${one.slice(0, 8)} left?`;
+    // The open dialog: focused on going back, and accessible.
+    await rollback.click();
+    const goBack = page.getByRole("dialog").getByRole("button", { name: "Go back" });
+    await shown(goBack);
+    expect(await goBack.evaluate((node) => node === document.activeElement)).toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.keyboard.press("Escape");
+    await page.getByRole("dialog").waitFor({ state: "hidden" });
     expect(await confirmWith(page, rollback, "no")).toBe(back);
     const again = page.getByRole("button", { name: "Deploy again" });
     const redo = `Deploy default again at ${first.slice(0, 8)} 'initial', the commit of deploy ${one.slice(0, 8)}?`;
