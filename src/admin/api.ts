@@ -84,6 +84,7 @@ export async function listApps(context: AdminContext): Promise<Response> {
       return {
         name,
         repoPath: app.repoPath,
+        branch: app.branch ?? null,
         ...(await liveOf(app, history, releases)),
         links: await appLinks(app),
         running: context.metrics.running.get(name) ?? null,

@@ -84,6 +84,26 @@ const COMMON_JS = `"use strict";
     });
   }
 
+  // One question before an action that changes what is live or stops a deploy: a modal <dialog> naming what will
+  // happen. Its first button, focused when it opens, goes back; going back (or Escape) sends nothing.
+  var dialog = null;
+  function ask(question, yes, then) {
+    if (!dialog) {
+      dialog = el("dialog", { class: "confirm", "aria-labelledby": "confirm-question" }, el("p", { id: "confirm-question" }),
+        el("div", { class: "actions" }, el("button", { type: "button", text: "Go back", onclick: function () { dialog.close(""); } }),
+          el("button", { type: "button", class: "yes", "data-answer": "yes", onclick: function () { dialog.close("yes"); } })));
+      body.appendChild(dialog);
+    }
+    if (dialog.open) return;
+    dialog.querySelector("p").textContent = shown(question);
+    dialog.querySelector(".yes").textContent = yes;
+    dialog.returnValue = "";
+    dialog.onclose = function () { if (dialog.returnValue === "yes") then(); };
+    dialog.showModal();
+  }
+  // A commit as a question names it: its short hash and 'subject'.
+  function named(commit) { return commit ? short(commit.sha) + (commit.subject ? " '" + commit.subject + "'" : "") : "no commit"; }
+
   function age(iso) {
     var seconds = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
     if (seconds < 60) return seconds + " s ago";
@@ -112,8 +132,15 @@ const COMMON_JS = `"use strict";
     var live = entry.commit && tried && entry.commit.sha !== tried.sha ? " · live: " + short(entry.commit.sha) : "";
     return commitText(tried) + live;
   }
-  function deployAgain(entry, done) {
-    deployAct("apps/" + encodeURIComponent(entry.app || "default") + "/deploy", { ref: entry.id }, done);
+  // Deploy again: the commit the deploy tried (an entry of the history, or a deploy's record), once confirmed.
+  function deployAgain(entry, commit, done) {
+    var app = entry.app || "default";
+    ask("Deploy " + app + " again at " + named(commit) + ", the commit of deploy " + short(entry.id) + "?", "Deploy", function () {
+      deployAct("apps/" + encodeURIComponent(app) + "/deploy", { ref: entry.id }, done);
+    });
+  }
+  function cancelRunning(id, app, done) {
+    ask("Cancel the running deploy " + short(id) + " of " + app + "?", "Cancel the deploy", function () { act("deploys/" + id + "/cancel", {}, done); });
   }
   function field(dl, name, value) { dl.appendChild(el("dt", { text: name })); dl.appendChild(el("dd", {}, value)); }
 

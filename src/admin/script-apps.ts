@@ -19,24 +19,32 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
     var id = "app-" + list.children.length;
     var info = el("dl");
     var running = null;
+    var current = null;
     var ref = el("input", { id: id + "-ref", type: "text", maxlength: "250", placeholder: "empty: pull; or a tag, branch, commit" });
     var deploy = el("button", { type: "button", "data-act": "deploy", text: "Deploy now", onclick: function () {
       var wanted = ref.value.trim();
-      deployAct(path + "deploy", wanted ? { ref: wanted } : {}, function (ack) {
-        ref.value = "";
-        say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + ".");
-        refresh();
+      var what = wanted ? "at " + wanted : "(pull " + (current && current.branch ? current.branch : "its branch") + ")";
+      var live = current && current.live ? " Live now: " + named(current.live) + "." : "";
+      ask("Deploy " + name + " " + what + "?" + live, "Deploy", function () {
+        deployAct(path + "deploy", wanted ? { ref: wanted } : {}, function (ack) {
+          ref.value = "";
+          say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + ".");
+          refresh();
+        });
       });
     } });
     var cancel = el("button", { type: "button", "data-act": "deploy", text: "Cancel running deploy", onclick: function () {
-      if (running) act("deploys/" + running.id + "/cancel", {}, function () { say("Deploy " + running.id.slice(0, 8) + " cancelled."); refresh(); });
+      var id = running && running.id;
+      if (id) cancelRunning(id, name, function () { say("Deploy " + id.slice(0, 8) + " cancelled."); refresh(); });
     } });
     var reason = el("input", { id: id + "-reason", type: "text", maxlength: "200", placeholder: "e.g. release freeze" });
     var pause = el("button", { type: "button", text: "Pause", onclick: function () {
       act(path + "pause", { reason: reason.value }, function () { reason.value = ""; say("Deploys of " + name + " paused."); refresh(); });
     } });
     var resume = el("button", { type: "button", "data-act": "admin", text: "Resume", onclick: function () {
-      act(path + "resume", {}, function () { say("Deploys of " + name + " resumed."); refresh(); });
+      ask("Resume deploys of " + name + "? Pushes deploy it again from now on.", "Resume", function () {
+        act(path + "resume", {}, function () { say("Deploys of " + name + " resumed."); refresh(); });
+      });
     } });
     var pauseForm = el("div", { class: "pause", "data-act": "admin" }, el("label", { for: id + "-reason", text: "Reason to pause " + name }), reason, pause);
     // With releases: each kept one, the live one marked, the others with a "switch back" (a rollback to that release).
@@ -45,8 +53,18 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
     var card = el("section", { class: "app", "aria-labelledby": id + "-name" },
       el("h2", { id: id + "-name" }, el("a", { href: root + "apps/" + encodeURIComponent(name), text: name })), info, refForm,
       el("div", { class: "actions" }, deploy, cancel, resume), pauseForm, releases);
+    // The question names both commits: the live one, and the release's (its subject from the deploy that built it).
     function switchBack(release) {
-      act(path + "rollback", { to: release.id }, function (ack) { say("Switch back to release " + release.id + ": deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
+      var from = current && current.live ? named(current.live) : "the live release";
+      var built = release.deployId ? getJson("deploys/" + encodeURIComponent(release.deployId)) : Promise.reject();
+      built.then(function (record) {
+        var result = record.result || {};
+        return [result.target, result.commit].filter(function (commit) { return commit && commit.sha === release.commit; })[0];
+      }).catch(function () {}).then(function (commit) {
+        ask("Switch " + name + " from " + from + " to " + named(commit || { sha: release.commit }) + " (release " + release.id + ")?", "Switch back", function () {
+          act(path + "rollback", { to: release.id }, function (ack) { say("Switch back to release " + release.id + ": deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
+        });
+      });
     }
     function showReleases(view) {
       releases.textContent = "";
@@ -56,18 +74,19 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
       view.kept.forEach(function (release) {
         var action = release.live ? el("span", { class: "badge ok", text: "live" })
           : release.commit ? el("button", { type: "button", "data-act": "deploy", text: "Switch back", "aria-label": "Switch back to release " + release.id, onclick: function () { switchBack(release); } }) : "";
-        rows.appendChild(el("tr", {}, el("td", {}, el("code", { text: release.id })), el("td", {}, el("code", { text: short(release.commit) })),
-          el("td", {}, release.deployId ? deployLink(release.deployId) : "–"), el("td", {}, action)));
+        rows.appendChild(el("tr", {}, el("td", { "data-label": "Release" }, el("code", { text: release.id })), el("td", { "data-label": "Commit" }, el("code", { text: short(release.commit) })),
+          el("td", { "data-label": "Deploy" }, release.deployId ? deployLink(release.deployId) : "–"), el("td", { "data-label": "Live" }, action)));
       });
       if (view.kept.length === 0) rows.appendChild(el("tr", {}, el("td", { colspan: "4", text: "No release yet." })));
       releases.appendChild(el("h3", { text: "Releases (keep " + view.keep + ")" }));
-      releases.appendChild(el("div", { class: "scroll" }, el("table", {},
-        el("thead", {}, el("tr", {}, el("th", { text: "Release" }), el("th", { text: "Commit" }), el("th", { text: "Deploy" }), el("th", { text: "" }))), rows)));
+      releases.appendChild(el("div", { class: "scroll" }, el("table", { class: "stack" },
+        el("thead", {}, el("tr", {}, el("th", { text: "Release" }), el("th", { text: "Commit" }), el("th", { text: "Deploy" }), el("th", { text: "Live" }))), rows)));
     }
     list.appendChild(card);
     return {
       update: function (app) {
         running = app.running;
+        current = app;
         info.textContent = "";
         field(info, "Live commit", app.live ? el("span", {}, el("code", { text: short(app.live.sha) }), " " + app.live.subject + (app.live.author ? " (" + app.live.author + (app.live.date ? ", " + age(app.live.date) : "") + ")" : "")) : "none known");
         if (app.checkedOut && app.checkedOut !== app.commit) field(info, "Checked out", el("span", {}, el("code", { text: short(app.checkedOut) }), " in the clone (not live)"));

@@ -31,7 +31,7 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
     var since = select("since", "Since", [["", "Any time"], ["1h", "Last hour"], ["24h", "Last 24 hours"], ["7d", "Last 7 days"], ["30d", "Last 30 days"]]);
     var toggle = el("input", { id: "failed-only", type: "checkbox" });
     toggle.checked = failed;
-    var table = el("table");
+    var table = el("table", { class: "stack" });
     content.textContent = "";
     content.appendChild(el("p", { class: "filters" }, app.field, " ", outcome.field, " ", since.field, " ",
       el("span", { class: "filter" }, toggle, " ", el("label", { for: "failed-only", text: "Failed only" }))));
@@ -47,12 +47,17 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
         var rows = el("tbody");
         entries.forEach(function (entry) {
           var again = entry.status === "running" ? "" : el("button", { type: "button", "data-act": "deploy", text: "Deploy again", "aria-label": "Deploy again " + entry.id.slice(0, 8), onclick: function () {
-            deployAgain(entry, function (ack) { say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
+            deployAgain(entry, entry.target || entry.commit, function (ack) { say("Deploy " + ack.id.slice(0, 8) + " " + ack.state + "."); refresh(); });
           } });
-          rows.appendChild(el("tr", {}, el("td", {}, deployLink(entry.id)), el("td", { text: entry.app || "default" }), el("td", { text: entry.trigger || "" }),
-            el("td", { class: "actor", text: entry.actor || "" }), el("td", { class: "commit", text: triedText(entry) }),
-            el("td", {}, badge(outcomeLabel(entry)), entry.cancelledBy ? " by " + entry.cancelledBy : "", entry.forced ? " (forced)" : ""),
-            el("td", { text: age(entry.startedAt) }), el("td", { text: entry.durationMs === null ? "" : (entry.durationMs / 1000).toFixed(1) + " s" }), el("td", {}, again)));
+          var actor = entry.actor ? shown(entry.actor) : "";
+          var tried = triedText(entry);
+          rows.appendChild(el("tr", {}, el("td", { "data-label": "Deploy" }, deployLink(entry.id)), el("td", { "data-label": "App", text: entry.app || "default" }),
+            el("td", { "data-label": "Trigger", text: entry.trigger || "" }),
+            el("td", { class: "actor", "data-label": "By", title: actor }, el("span", { class: "clip", text: actor })),
+            el("td", { class: "commit", "data-label": "Commit", title: shown(tried), text: tried }),
+            el("td", { "data-label": "Outcome" }, badge(outcomeLabel(entry)), entry.cancelledBy ? " by " + entry.cancelledBy : "", entry.forced ? " (forced)" : ""),
+            el("td", { "data-label": "Started", text: age(entry.startedAt) }), el("td", { "data-label": "Duration", text: entry.durationMs === null ? "" : (entry.durationMs / 1000).toFixed(1) + " s" }),
+            el("td", { "data-label": "Actions" }, again)));
         });
         var filtered = filters.app || filters.outcome || filters.since;
         var empty = filtered ? "No deploys match these filters." : failed ? "No failed deploys." : "No deploys yet.";
@@ -87,13 +92,26 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
     content.appendChild(el("h2", { text: "Log" }));
     content.appendChild(log);
     cancel.addEventListener("click", function () {
-      act("deploys/" + record.id + "/cancel", {}, function () { say("Cancelled."); load(); });
+      cancelRunning(record.id, record.app || "default", function () { say("Cancelled."); load(); });
     });
     function open(ack) { location.href = root + "deploys/" + encodeURIComponent(ack.id); }
+    // The question names the commit live now (from the app's state) and the one this deploy left.
     rollback.addEventListener("click", function () {
-      deployAct("apps/" + encodeURIComponent(record.app || "default") + "/rollback", { to: record.id }, open);
+      var app = record.app || "default";
+      var to = (record.result || {}).commit;
+      getJson("apps").then(function (data) {
+        return data.apps.filter(function (entry) { return entry.name === app; })[0];
+      }).catch(function () {}).then(function (state) {
+        var from = state && state.live ? named(state.live) : "what is live";
+        ask("Roll back " + app + " from " + from + " to " + named(to) + ", the commit deploy " + short(record.id) + " left?", "Roll back", function () {
+          deployAct("apps/" + encodeURIComponent(app) + "/rollback", { to: record.id }, open);
+        });
+      });
     });
-    again.addEventListener("click", function () { deployAgain(record, open); });
+    again.addEventListener("click", function () {
+      var result = record.result || {};
+      deployAgain(record, result.target || result.commit || { sha: (result.pull || {}).after }, open);
+    });
     /** The gate's verdict: its outcome, then each required check with its state (and link). */
     function gateText(gate) {
       var span = el("span", { text: gate.outcome + (gate.reason && gate.outcome !== "open" ? ": " + gate.reason : "") });

@@ -61,6 +61,26 @@ export async function loggedIn(context: BrowserContext, admin: string, token = A
   return page;
 }
 
+/**
+ * Clicks `button` and answers the dashboard's confirmation: `yes` confirms, `no` goes back, `escape` closes it
+ * with the key. Returns the question it asked.
+ */
+export async function confirmWith(
+  page: Page,
+  button: Locator,
+  answer: "yes" | "no" | "escape" = "yes",
+): Promise<string> {
+  await button.click();
+  const dialog = page.getByRole("dialog");
+  await shown(dialog);
+  const question = (await dialog.locator("p").textContent()) ?? "";
+  if (answer === "escape") await page.keyboard.press("Escape");
+  else if (answer === "no") await dialog.getByRole("button", { name: "Go back" }).click();
+  else await dialog.locator('[data-answer="yes"]').click();
+  await dialog.waitFor({ state: "hidden" });
+  return question;
+}
+
 /** axe-core's violations of serious or critical impact on the page as it is now (axe is injected, never shipped). */
 export async function seriousViolations(page: Page): Promise<string[]> {
   const source = await Bun.file(require.resolve("axe-core/axe.min.js")).text();

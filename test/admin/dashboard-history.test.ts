@@ -10,6 +10,7 @@ import type { Locator } from "playwright-core";
 import { makeRepo, post, pushAs, SECRET, tempDir, waitFor } from "../_support/helpers.ts";
 import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
 import { githubPush } from "../_support/webhook-fixtures.ts";
+import { confirmWith } from "../_support/browser.ts";
 
 const CHROMIUM = process.env.SERVICE_TEST_CHROMIUM ?? "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
@@ -89,12 +90,12 @@ describe("the dashboard's history in a browser", () => {
         // A ref from the app's card: the first commit, deployed by alice.
         await page.getByRole("link", { name: "Apps" }).click();
         await card.getByLabel("Ref to deploy for default").fill(initial.slice(0, 10));
-        await card.getByRole("button", { name: "Deploy now" }).click();
+        await confirmWith(page, card.getByRole("button", { name: "Deploy now" }));
         await waitFor(() => repo.head() === initial, "the ref to be deployed");
 
         // Deploy again the webhook's deploy, from its row: its commit again, by alice.
         await page.getByRole("link", { name: "Deploy history" }).click();
-        await page.getByRole("button", { name: `Deploy again ${first.id.slice(0, 8)}` }).click();
+        await confirmWith(page, page.getByRole("button", { name: `Deploy again ${first.id.slice(0, 8)}` }));
         await waitFor(() => repo.head() === pushed, "the retry to deploy the pushed commit");
         await hasText(page.locator("tbody tr").first().locator("td.actor"), (text) => text === "admin:alice@127.0.0.1");
 
@@ -113,7 +114,7 @@ describe("the dashboard's history in a browser", () => {
         await page.getByRole("link", { name: "Apps" }).click();
         await shown(card.getByText("paused: release freeze"));
         await shown(card.getByText("by admin@127.0.0.1"));
-        await card.getByRole("button", { name: "Deploy now" }).click();
+        await confirmWith(page, card.getByRole("button", { name: "Deploy now" }));
         await waitFor(() => asked.length === 1, "the confirmation");
         expect(asked[0]).toStartWith("Deploys are paused: release freeze (by admin@127.0.0.1, since ");
         await page.getByRole("link", { name: "Deploy history" }).click();

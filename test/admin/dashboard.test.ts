@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import type { Locator } from "playwright-core";
 import { defer, makeRepo, tempDir, waitFor } from "../_support/helpers.ts";
 import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
-import { CHROMIUM, CHROMIUM_ARGS, hasBrowser } from "../_support/browser.ts";
+import { CHROMIUM, CHROMIUM_ARGS, confirmWith, hasBrowser } from "../_support/browser.ts";
 
 const DOCS = resolve(import.meta.dir, "..", "..", "docs");
 const HOSTILE_LINE = `<script>window.__injected = 1</script><img src=x onerror="window.__injected = 2"> building`;
@@ -133,7 +133,7 @@ describe("dashboard in a browser", () => {
       await shown(card.getByText("idle"));
 
       // A deploy appears running; its page follows the log live and shows the end.
-      await card.getByRole("button", { name: "Deploy now" }).click();
+      await confirmWith(page, card.getByRole("button", { name: "Deploy now" }));
       await shown(card.getByText("running", { exact: true }));
       await card.locator("dd a").first().click();
       const log = page.locator("#log");
@@ -152,18 +152,18 @@ describe("dashboard in a browser", () => {
       // Cancel a running deploy from the apps page.
       rmSync(gated.gate);
       await page.getByRole("link", { name: "Apps" }).click();
-      await card.getByRole("button", { name: "Deploy now" }).click();
-      await card.getByRole("button", { name: "Cancel running deploy" }).click();
+      await confirmWith(page, card.getByRole("button", { name: "Deploy now" }));
+      await confirmWith(page, card.getByRole("button", { name: "Cancel running deploy" }));
       await shown(card.getByText("cancelled", { exact: true }));
 
       // A second commit, deployed; then roll back to the first deploy from its page.
       writeFileSync(gated.gate, "");
       const second = repo.push({ "b.txt": "b\n" }, "second");
-      await card.getByRole("button", { name: "Deploy now" }).click();
+      await confirmWith(page, card.getByRole("button", { name: "Deploy now" }));
       await waitFor(() => repo.head() === second, "the second commit to be deployed");
       await shown(card.getByText("ok", { exact: true }));
       await page.goto(firstDeploy);
-      await page.getByRole("button", { name: "Roll back to this deploy" }).click();
+      await confirmWith(page, page.getByRole("button", { name: "Roll back to this deploy" }));
       await page.waitForURL((url) => url.href !== firstDeploy);
       await hasText(page.locator("#outcome"), (text) => text === "Succeeded (exit code 0)");
       expect(repo.head()).toBe(first);
@@ -184,7 +184,7 @@ describe("dashboard in a browser", () => {
       await page.keyboard.press("Enter");
       await shown(card.getByText("paused: release freeze until Monday"));
       await shot("dashboard-apps.png", 460);
-      await card.getByRole("button", { name: "Resume" }).click();
+      await confirmWith(page, card.getByRole("button", { name: "Resume" }));
       await shown(card.getByText("idle"));
       // A reason is shown as the text it is.
       await card.getByLabel("Reason to pause default").fill("<b>bold</b> <script>window.__injected = 3</script>");
@@ -192,7 +192,7 @@ describe("dashboard in a browser", () => {
       await shown(card.getByText("paused: <b>bold</b> <script>window.__injected = 3</script>"));
       expect(await card.locator("b, script").count()).toBe(0);
       expect(await page.evaluate(() => (window as unknown as { __injected?: number }).__injected)).toBeUndefined();
-      await card.getByRole("button", { name: "Resume" }).click();
+      await confirmWith(page, card.getByRole("button", { name: "Resume" }));
       await shown(card.getByText("idle"));
 
       // Readable at a phone's width: nothing wider than the screen.

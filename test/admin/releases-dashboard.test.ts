@@ -1,7 +1,7 @@
 /** The dashboard with releases, in a real browser (docs/releases.md "Status and the dashboard"). */
 import { describe, expect, test } from "bun:test";
 import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
-import { hasBrowser, hasText, launchBrowser, shown } from "../_support/browser.ts";
+import { confirmWith, hasBrowser, hasText, launchBrowser, shown } from "../_support/browser.ts";
 import { waitFor } from "../_support/helpers.ts";
 import { counted, currentRelease, deployStreamed, makeReleasesSite } from "../_support/release-helpers.ts";
 
@@ -29,7 +29,7 @@ describe('releases on the dashboard (docs/releases.md "Status and the dashboard"
       await shown(liveRow.getByText("live", { exact: true }));
       expect(await liveRow.getByRole("button").count()).toBe(0);
 
-      await card.getByRole("button", { name: `Switch back to release ${one.id}` }).click();
+      await confirmWith(page, card.getByRole("button", { name: `Switch back to release ${one.id}` }));
       await waitFor(() => currentRelease(s.site) === one.id, "the switch back");
       await shown(card.getByRole("row", { name: new RegExp(one.id) }).getByText("live", { exact: true }));
       await shown(card.getByRole("button", { name: `Switch back to release ${two.id}` }));

@@ -12,7 +12,7 @@ import { deployLimitSeconds } from "../../src/ops/deploy-limit.ts";
 import { caddyfile, nginxConf } from "../../src/ops/https.ts";
 import { makeRepo, tempDir } from "../_support/helpers.ts";
 import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
-import { hasBrowser, launchBrowser } from "../_support/browser.ts";
+import { confirmWith, hasBrowser, launchBrowser } from "../_support/browser.ts";
 import { docBlock } from "../_support/doc-snippets.ts";
 import {
   freePort,
@@ -72,7 +72,7 @@ async function loginThrough(url: string): Promise<void> {
   await card.getByLabel("Reason to pause default").fill("through the proxy");
   await card.getByRole("button", { name: "Pause" }).click();
   await card.getByText("paused: through the proxy").waitFor();
-  await card.getByRole("button", { name: "Resume" }).click();
+  await confirmWith(page, card.getByRole("button", { name: "Resume" }));
   await card.getByText("idle").waitFor();
 }
 
