@@ -74,7 +74,7 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
       view.kept.forEach(function (release) {
         var action = release.live ? el("span", { class: "badge ok", text: "live" })
           : release.commit ? el("button", { type: "button", "data-act": "deploy", text: "Switch back", "aria-label": "Switch back to release " + release.id, onclick: function () { switchBack(release); } }) : "";
-        rows.appendChild(el("tr", {}, el("td", { "data-label": "Release" }, el("code", { text: release.id })), el("td", { "data-label": "Commit" }, el("code", { text: short(release.commit) })),
+        rows.appendChild(el("tr", {}, el("td", { "data-label": "Release" }, el("code", { text: release.id })), el("td", { "data-label": "Commit" }, commitLink(current && current.links, release.commit)),
           el("td", { "data-label": "Deploy" }, release.deployId ? deployLink(release.deployId) : "–"), el("td", { "data-label": "Live" }, action)));
       });
       if (view.kept.length === 0) rows.appendChild(el("tr", {}, el("td", { colspan: "4", text: "No release yet." })));
@@ -88,8 +88,8 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
         running = app.running;
         current = app;
         info.textContent = "";
-        field(info, "Live commit", app.live ? el("span", {}, el("code", { text: short(app.live.sha) }), " " + app.live.subject + (app.live.author ? " (" + app.live.author + (app.live.date ? ", " + age(app.live.date) : "") + ")" : "")) : "none known");
-        if (app.checkedOut && app.checkedOut !== app.commit) field(info, "Checked out", el("span", {}, el("code", { text: short(app.checkedOut) }), " in the clone (not live)"));
+        field(info, "Live commit", app.live ? el("span", {}, commitLink(app.links, app.live.sha), " " + app.live.subject + (app.live.author ? " (" + app.live.author + (app.live.date ? ", " + age(app.live.date) : "") + ")" : "")) : "none known");
+        if (app.checkedOut && app.checkedOut !== app.commit) field(info, "Checked out", el("span", {}, commitLink(app.links, app.checkedOut), " in the clone (not live)"));
         field(info, "State", app.paused ? el("span", {}, el("span", { class: "badge paused", text: "paused: " + app.paused.reason }), " by " + app.paused.by) : app.running ? (app.running.waiting ? el("span", { class: "badge running", text: "waiting for " + (app.running.waiting === "slot" ? "a build slot" : app.running.waiting) }) : badge("running")) : "idle");
         if (app.frozen) field(info, "Frozen", el("span", {}, el("span", { class: "badge paused", text: "frozen: " + app.frozen.reason }), " until " + app.frozen.until));
         if (app.nextFreeze) field(info, "Next freeze", app.nextFreeze.reason + ": " + new Date(app.nextFreeze.start).toLocaleString() + " until " + app.nextFreeze.until);

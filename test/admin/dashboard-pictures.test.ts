@@ -100,7 +100,7 @@ describe("the dashboard's pictures", () => {
   );
 
   test.skipIf(!browser)(
-    "a commit on a deploy's page links to its page on the forge, and the commits to their comparison, without credentials",
+    "a commit on a deploy's page and the apps page links to its page on the forge, and the commits to their comparison, without credentials",
     async () => {
       const repo = makeRepo({ "build.sh": "exit 0\n" });
       await using server = await startAdmin(repo.clone, { SERVICE_RUN_SCRIPT: "sh build.sh" });
@@ -128,6 +128,12 @@ describe("the dashboard's pictures", () => {
       expect(await tried.textContent()).toBe(after.slice(0, 8));
       const compare = page.locator("dd a.compare-link");
       expect(await compare.getAttribute("href")).toBe(`https://github.com/acme/web/compare/${before}...${after}`);
+      expect(await page.content()).not.toContain("ghp_notshown");
+      // The apps page links the live commit too.
+      await page.goto(`${server.admin}/`);
+      const live = page.locator("dd a.commit-link").first();
+      await waitFor(async () => (await live.count()) === 1, "the live commit's link");
+      expect(await live.getAttribute("href")).toBe(`https://github.com/acme/web/commit/${after}`);
       expect(await page.content()).not.toContain("ghp_notshown");
     },
   );
