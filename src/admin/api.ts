@@ -153,7 +153,8 @@ export function deployOf(context: AdminContext, ref: string): HistoryEntry | Res
   const entry =
     ref === "last" && visible
       ? (newestDeploys(context.cwd, 1, (e) => visible(entryApp(e)))[0] ?? "no deploy of these apps yet")
-      : findDeploy(context.cwd, ref);
+      : // A deploy the token does not see is not there: not found, and never one of an ambiguous prefix's.
+        findDeploy(context.cwd, ref, (e) => !visible || visible(entryApp(e)));
   if (typeof entry !== "string")
     return !visible || visible(entryApp(entry))
       ? entry

@@ -80,9 +80,13 @@ export function newestDeploys(
 
 /**
  * The deploy named by a full id, an id prefix, or `last`; an error message when none or several match. The id is
- * in the file names: only the records it names are read.
+ * in the file names: only the records it names are read. Only the deploys `keep` passes count (a token's apps).
  */
-export function findDeploy(cwd: string, ref: string): HistoryEntry | string {
+export function findDeploy(
+  cwd: string,
+  ref: string,
+  keep: (entry: HistoryEntry) => boolean = () => true,
+): HistoryEntry | string {
   const missing = missingLogDir(cwd);
   if (ref === "last")
     return newestDeploys(cwd, 1)[0] ?? (missing ? `no deploys here: ${missing}` : `no deploys in ${logDir(cwd)} yet`);
@@ -92,7 +96,7 @@ export function findDeploy(cwd: string, ref: string): HistoryEntry | string {
   const matches = [...stemsIn(dir)]
     .filter(([stem]) => stem.slice(21).startsWith(needle))
     .map(([stem, files]) => entryOf(dir, stem, files))
-    .filter((entry) => entry.id.startsWith(needle))
+    .filter((entry) => entry.id.startsWith(needle) && keep(entry))
     .sort(newestFirst);
   if (matches.length === 1) return matches[0]!;
   if (matches.length === 0) return `no deploy with id "${ref}" in ${logDir(cwd)}${missing ? ` (${missing})` : ""}`;

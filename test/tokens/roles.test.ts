@@ -4,6 +4,8 @@
  * refusal is 403 naming the token's scope, counted per token in /metrics.
  */
 import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { ADMIN_TOKEN, adminSession, bearer, startAdmin } from "../_support/admin-helpers.ts";
 import { hasEnded, waitFor } from "../_support/helpers.ts";
 import { TOKEN_VALUES, tokenSetup } from "../_support/token-fixtures.ts";
@@ -152,6 +154,37 @@ describe("tokens scoped to a role and apps (docs/admin.md Tokens)", () => {
     expect(apps.apps.map((app) => app.name)).toEqual(["web"]);
     const history = (await (await fetch(`${server.admin}/api/deploys`, { headers: ci })).json()) as { app: string }[];
     expect(history.map((entry) => entry.app)).toEqual(["web"]);
+  });
+
+  test("a deploy of an app the token does not see never makes an id prefix ambiguous: the prefix names the one it sees", async () => {
+    const setup = tokenSetup();
+    await using server = await startAdmin(setup.cwd, { SERVICE_SECRET: undefined });
+    const ids: Record<string, string> = {};
+    for (const app of ["web", "api"]) {
+      const res = await fetch(`${server.admin}/api/apps/${app}/deploy`, { method: "POST", headers: bearer() });
+      ids[app] = ((await res.json()) as { id: string }).id;
+    }
+    await waitFor(async () => {
+      const all = (await (await fetch(`${server.admin}/api/deploys`, { headers: bearer() })).json()) as any[];
+      return all.length === 2 && all.every((entry) => entry.status !== "running");
+    }, "both deploys in the history");
+    // A record of api whose id starts as web's does: the history as the service writes it, under another id.
+    const logs = join(setup.cwd, ".service", "logs");
+    const twin = `${ids.web!.slice(0, 8)}${ids.api!.slice(8)}`;
+    for (const name of readdirSync(logs).filter((file) => file.includes(ids.api!)))
+      writeFileSync(
+        join(logs, name.replace(ids.api!, twin)),
+        readFileSync(join(logs, name), "utf8").replaceAll(ids.api!, twin),
+      );
+    const prefix = ids.web!.slice(0, 8);
+    expect((await fetch(`${server.admin}/api/deploys/${prefix}`, { headers: bearer() })).status).toBe(409);
+    const seen = await fetch(`${server.admin}/api/deploys/${prefix}`, { headers: bearer(TOKEN_VALUES["ci-web"]) });
+    expect(seen.status).toBe(200);
+    expect(((await seen.json()) as { id: string }).id).toBe(ids.web!);
+    const hidden = await fetch(`${server.admin}/api/deploys/${twin.slice(0, 12)}`, {
+      headers: bearer(TOKEN_VALUES["ci-web"]),
+    });
+    expect(hidden.status).toBe(404);
   });
 
   test("the dashboard with a read token: its pages open, and every action posted from it is refused (403)", async () => {
