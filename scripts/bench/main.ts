@@ -25,6 +25,8 @@ const CASES = [
   "stream", // with the slow client
   "signed-flood",
   "releases", // zero downtime behind nginx, the instant rollback
+  "slots", // build slots: 8 apps at once, maxConcurrentDeploys 2 and 0
+  "limits", // a 1 GiB build under limits.memory 256M
 ];
 /** The whole run is cut (with cleanup) after this. */
 const BENCH_DEADLINE_MS = 12 * 60_000;
