@@ -27,6 +27,7 @@ const CASES = [
   "releases", // zero downtime behind nginx, the instant rollback
   "slots", // build slots: 8 apps at once, maxConcurrentDeploys 2 and 0
   "limits", // a 1 GiB build under limits.memory 256M
+  "carry", // a carried node_modules against --no-carry and in place
 ];
 /** The whole run is cut (with cleanup) after this. */
 const BENCH_DEADLINE_MS = 12 * 60_000;
