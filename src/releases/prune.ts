@@ -3,6 +3,7 @@
  * clone's bookkeeping of their worktrees.
  */
 import { rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { gitEnv } from "../system/git.ts";
 import { runProcess } from "../system/process.ts";
@@ -23,12 +24,16 @@ const GIT_LIMIT_MS = 10 * 60_000;
 
 /** Removes a release: its record first marked, so a crash in the middle never leaves one that looks complete. */
 export async function removeRelease(layout: ReleaseLayout, id: string, repoPath: string, env: Env): Promise<void> {
-  removeFiles(layout, id);
+  await removeFiles(layout, id);
   await pruneWorktrees(repoPath, env);
 }
 
-/** A release's directory and record, without the clone's bookkeeping (see pruneWorktrees). */
-export function removeFiles(layout: ReleaseLayout, id: string): void {
+/**
+ * A release's directory and record, without the clone's bookkeeping (see pruneWorktrees). The directory is removed
+ * off the event loop: a release of many files takes a while, and the server meanwhile sends the `[done]` line that
+ * came before the pruning and answers every other request.
+ */
+export async function removeFiles(layout: ReleaseLayout, id: string): Promise<void> {
   const meta = readMeta(layout, id);
   if (meta && meta.state !== "removing") {
     try {
@@ -38,7 +43,7 @@ export function removeFiles(layout: ReleaseLayout, id: string): void {
       rmSync(metaFile(layout, id), { force: true });
     }
   }
-  rmSync(join(layout.releases, id), { recursive: true, force: true });
+  await rm(join(layout.releases, id), { recursive: true, force: true });
   rmSync(metaFile(layout, id), { force: true });
 }
 
@@ -77,7 +82,7 @@ export async function pruneReleases(
   const kept = listReleases(layout);
   const spared = new Set([...keptIds(kept, keep), ...protect.filter(Boolean)]);
   const removed = kept.filter((r) => !spared.has(r.id) && RELEASE_ID.test(r.id) && r.deployId !== null);
-  for (const release of removed) removeFiles(layout, release.id);
+  for (const release of removed) await removeFiles(layout, release.id);
   if (removed.length > 0) await pruneWorktrees(repoPath, env);
   return removed.map((r) => r.id);
 }

@@ -32,7 +32,7 @@ export async function recoverReleases(layout: ReleaseLayout, repoPath: string, e
     if (!name.endsWith(".json") || !RELEASE_ID.test(id) || id === live) continue;
     const meta = readMeta(layout, id);
     if (!meta || meta.state === "complete" || processAlive(meta.pid, meta.pidStart)) continue;
-    removeFiles(layout, id);
+    await removeFiles(layout, id);
     removed++;
     said.push(
       meta.state === "preparing"
