@@ -43,31 +43,35 @@ export interface DeployRecord {
   result?: {
     ok: boolean;
     durationMs: number;
+    finishedAt: string;
     killedBy?: string;
     phases?: { name: string; startedAt: string; ms: number }[];
     release?: { id: string; carried?: { path: string; files: number; bytes: number }[]; pruned?: string[] };
   };
 }
 
-/** The JSON record of deploy `id` under the service's `.service/logs/` (an app's own folder too), if readable. */
-export function recordOf(cwd: string, id: string): DeployRecord | undefined {
+/** The JSON record file of deploy `id` under the service's `.service/logs/` (an app's own folder too), if any. */
+export function recordFile(cwd: string, id: string): string {
   const root = join(cwd, ".service", "logs");
-  if (!existsSync(root)) return undefined;
+  if (!existsSync(root)) return "";
   const dirs = [
     root,
     ...readdirSync(root, { withFileTypes: true })
       .filter((e) => e.isDirectory())
       .map((e) => join(root, e.name)),
   ];
-  for (const dir of dirs)
-    for (const name of readdirSync(dir))
-      if (name.endsWith(`${id}.json`))
-        try {
-          return JSON.parse(readFileSync(join(dir, name), "utf8")) as DeployRecord;
-        } catch {
-          return undefined;
-        }
-  return undefined;
+  for (const dir of dirs) for (const name of readdirSync(dir)) if (name.endsWith(`${id}.json`)) return join(dir, name);
+  return "";
+}
+
+/** The JSON record of deploy `id` (recordFile), if readable. */
+export function recordOf(cwd: string, id: string): DeployRecord | undefined {
+  const file = recordFile(cwd, id);
+  try {
+    return file ? (JSON.parse(readFileSync(file, "utf8")) as DeployRecord) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The ms of the record's phases named `name` (a phase seen twice counts twice); 0 when absent. */

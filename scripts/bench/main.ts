@@ -28,6 +28,7 @@ const CASES = [
   "slots", // build slots: 8 apps at once, maxConcurrentDeploys 2 and 0
   "limits", // a 1 GiB build under limits.memory 256M
   "carry", // a carried node_modules against --no-carry and in place
+  "pruning", // releases of 20 000 files pruned after [done]
 ];
 /** The whole run is cut (with cleanup) after this. */
 const BENCH_DEADLINE_MS = 12 * 60_000;
