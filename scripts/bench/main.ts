@@ -29,6 +29,8 @@ const CASES = [
   "limits", // a 1 GiB build under limits.memory 256M
   "carry", // a carried node_modules against --no-carry and in place
   "pruning", // releases of 20 000 files pruned after [done]
+  "memory-after-load", // idle RSS after a burst of 200 deploys
+  "overhead", // a trivial deploy, accounted by its phases
 ];
 /** The whole run is cut (with cleanup) after this. */
 const BENCH_DEADLINE_MS = 12 * 60_000;
