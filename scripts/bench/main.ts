@@ -7,7 +7,7 @@
  * case starts its own server, so each peak RSS (VmHWM) belongs to that case alone. Every step is bounded in
  * time; every process started here (and any process left running in the temp dir) is killed at the end.
  *
- * Usage: npm run bench -- [--no-build] [--only start,unauthorized,latency,scale,history,burst,latest,stream,signed,releases]   (BENCH_BIN=<binary> to measure another build)
+ * Usage: npm run bench -- [--no-build] [--only start,unauthorized,latency,scale,history,burst,latest,stream,signed,releases,slots,limits,carry,pruning,memory,overhead]   (BENCH_BIN=<binary> to measure another build)
  */
 import { Bench, type Case } from "./lab.ts";
 import { bounded, elapsedSeconds, log, which } from "./measure.ts";
@@ -25,6 +25,12 @@ const CASES = [
   "stream", // with the slow client
   "signed-flood",
   "releases", // zero downtime behind nginx, the instant rollback
+  "slots", // build slots: 8 apps at once, maxConcurrentDeploys 2 and 0
+  "limits", // a 1 GiB build under limits.memory 256M
+  "carry", // a carried node_modules against --no-carry and in place
+  "pruning", // releases of 20 000 files pruned after [done]
+  "memory-after-load", // idle RSS after a burst of 200 deploys
+  "overhead", // a trivial deploy, accounted by its phases
 ];
 /** The whole run is cut (with cleanup) after this. */
 const BENCH_DEADLINE_MS = 12 * 60_000;

@@ -29,8 +29,9 @@ export async function removeRelease(layout: ReleaseLayout, id: string, repoPath:
 }
 
 /**
- * A release's directory and record, without the clone's bookkeeping (see pruneWorktrees). Removed without holding the
- * event loop: a release of 20 000 files takes seconds, and the server answers meanwhile.
+ * A release's directory and record, without the clone's bookkeeping (see pruneWorktrees). The directory is removed
+ * off the event loop: a release of many files takes a while, and the server meanwhile sends the `[done]` line that
+ * came before the pruning and answers every other request.
  */
 export async function removeFiles(layout: ReleaseLayout, id: string): Promise<void> {
   const meta = readMeta(layout, id);

@@ -88,4 +88,38 @@ describe('pruning after [done] (docs/releases.md "Pruning")', () => {
     expect(currentRelease(s.site)).toBe(id3);
     expect(two.result.release.id).not.toBe(id3);
   });
+
+  test("the [done] line reaches the client while an old release is still being removed: pruning never holds the answer", async () => {
+    // Release 1 holds 30 000 files (its build makes them when the commit has `big`); releases 2 and 3 are small.
+    const script = "test ! -f big || { mkdir many && cd many && seq 1 30000 | xargs touch; }";
+    const s = makeReleasesSite(
+      { "public/index.html": "v1\n", big: "yes\n" },
+      { SERVICE_RELEASES_KEEP: "2", SERVICE_RUN_SCRIPT: script },
+    );
+    await using server = await startServer(s.cwd, s.env);
+    const one = await deployStreamed(server.url, s.cwd);
+    const id1 = one.result.release.id;
+    expect(existsSync(join(s.site, "releases", id1, "many", "30000"))).toBe(true);
+    git(join(s.repo.dir, "pusher"), "rm", "-q", "big");
+    s.repo.push({ "public/index.html": "v2\n" }, "v2");
+    await deployStreamed(server.url, s.cwd);
+    s.repo.push({ "public/index.html": "v3\n" }, "v3");
+    // The third deploy prunes release 1: when its [done] arrives, the removal of release 1 is still going on.
+    const response = await post(server.url, { secret: SECRET });
+    const decoder = new TextDecoder();
+    let text = "";
+    let stillThere: boolean | undefined;
+    for await (const chunk of response.body!) {
+      text += decoder.decode(chunk, { stream: true });
+      if (stillThere === undefined && text.includes("[done]")) stillThere = existsSync(join(s.site, "releases", id1));
+    }
+    expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+    expect(stillThere).toBe(true);
+    const record = await waitFor(() => {
+      const json = recordOf(s.cwd, text);
+      return json.result.release.pruned ? json : undefined;
+    }, "the record to name the pruned release");
+    expect(record.result.release.pruned).toEqual([id1]);
+    expect(existsSync(join(s.site, "releases", id1))).toBe(false);
+  });
 });
