@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { resolveApps, type ResolvedApp } from "../config/apps.ts";
 import { deploySecrets } from "../config/deploy-secrets.ts";
+import { tokenSecrets } from "../tokens/load.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
 import { findConfigFile, loadConfig } from "../config/load.ts";
 import { Transcript } from "../history/transcript.ts";
@@ -72,7 +73,7 @@ export const deployCommand = defineCommand({
           ...(args["skip-gate"] ? { skipGate: true } : {}),
           ...(args.carry === false ? { noCarry: true } : {}),
           cwd,
-          secrets: deploySecrets(config, apps, cwd, process.env),
+          secrets: commandSecrets(config, apps, cwd),
           sink,
         },
         { force: args.force },
@@ -132,6 +133,14 @@ export function chooseApp(args: { cwd?: string; app?: string }): {
  * (`service deploy | head`) does not stop it: it goes on, and its logs complete. Ctrl-C (or a closed terminal)
  * stops the run script's whole process tree; the deploy still ends and writes its logs.
  */
+/**
+ * The secrets a deploy run from a shell keeps out of its output: the server's own list (deploySecrets) and the
+ * values of the scoped `tokens`, as the server's deploys do.
+ */
+export function commandSecrets(config: ResolvedConfig, apps: ResolvedApp[], cwd: string): string[] {
+  return [...deploySecrets(config, apps, cwd, process.env), ...tokenSecrets(config.tokens, apps, cwd)];
+}
+
 export async function printLive(start: (deployer: Deployer, sink: DeploySink) => Promise<DeployResult>): Promise<void> {
   const transcript = new Transcript();
   const stdoutOpen = survivesClosedOutput();

@@ -1,9 +1,8 @@
 import { defineCommand } from "citty";
 import { rollbackDeploy } from "../control/rollback.ts";
 import { cwdArg } from "./_cwd.ts";
-import { deploySecrets } from "../config/deploy-secrets.ts";
 import { cliActor } from "../system/actor.ts";
-import { chooseApp, printLive, refuseWhilePaused } from "./deploy.ts";
+import { chooseApp, commandSecrets, printLive, refuseWhilePaused } from "./deploy.ts";
 
 export const rollbackCommand = defineCommand({
   meta: {
@@ -40,7 +39,7 @@ export const rollbackCommand = defineCommand({
           app: app.name,
           actor: cliActor(),
           cwd,
-          secrets: deploySecrets(config, apps, cwd, process.env),
+          secrets: commandSecrets(config, apps, cwd),
           sink,
         },
         { force: args.force },

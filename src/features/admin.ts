@@ -58,7 +58,7 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
   const token = tokenFile ? () => tokenFile.current() : () => ensured.token;
   // The scoped tokens: every problem refuses the start, one line each (as `service check` lists them).
   const { loadTokens } = await import("../tokens/load.ts");
-  const tokens = loadTokens(initial.tokens, ctx.apps(), ensured.token, cwd);
+  const tokens = loadTokens(initial.tokens, ctx.apps(), ensured.token, cwd, (line) => logger.warn(line));
   if (tokens.problems.length > 0) throw new Error(`the tokens cannot be used:\n${tokens.problems.join("\n")}`);
   const tokenValues = () => tokens.set.current().flatMap(({ value }) => (value === undefined ? [] : [value]));
   /** A deploy asked for through the admin API: answered like an acknowledged webhook. */

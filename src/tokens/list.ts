@@ -127,14 +127,25 @@ interface Held {
   value: string | undefined;
 }
 
+/** What a rotated value is checked against, and where its refusal is said. */
+export interface RotationGuard {
+  reserved: () => Reserved[];
+  warn: (line: string) => void;
+}
+
 /**
  * The tokens in force. A file is read again when it changes (one stat per token and look): a new value rotates
- * the token, a file removed, emptied, shortened or opened to other users revokes it until it is right again.
+ * the token, a file removed, emptied, shortened or opened to other users revokes it until it is right again; so
+ * does a new value that is another token's, the admin token or a webhook secret (as at start), said by `guard`.
  */
 export class TokenSet {
   private readonly held: Held[];
 
-  constructor(specs: TokenSpec[], values: Map<string, string>) {
+  constructor(
+    specs: TokenSpec[],
+    values: Map<string, string>,
+    private readonly guard?: RotationGuard,
+  ) {
     this.held = specs.map((spec) => ({ spec, stamp: fileStamp(spec.file), value: values.get(spec.name) }));
   }
 
@@ -145,9 +156,21 @@ export class TokenSet {
       if (stamp === held.stamp) continue;
       held.stamp = stamp;
       const read = stamp === undefined ? undefined : readTokenFile(held.spec);
-      held.value = read && "value" in read ? read.value : undefined;
+      held.value = read && "value" in read ? this.own(held, read.value) : undefined;
+      if (read && "problem" in read) this.guard?.warn(`${read.problem}: revoked until it is right`);
     }
     return this.held.map(({ spec, value }) => ({ spec, value }));
+  }
+
+  /** `value`, unless it is another token's or a reserved secret: then none (revoked), said once. */
+  private own(held: Held, value: string): string | undefined {
+    const others = new Map(this.held.filter((h) => h !== held && h.value).map((h) => [h.spec.name, h.value!]));
+    const same = this.guard?.reserved().find((secret) => secret.value === value);
+    const twin = [...others].find(([, other]) => other === value);
+    const clash = same ? `its new value is ${same.what}` : twin ? `its new value is token "${twin[0]}"'s` : undefined;
+    if (!clash) return value;
+    this.guard?.warn(`token "${held.spec.name}": ${clash}; revoked until it has a value of its own`);
+    return undefined;
   }
 
   get size(): number {

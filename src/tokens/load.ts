@@ -2,7 +2,15 @@
 import { resolve } from "node:path";
 import { appSecretFile, type ResolvedApp } from "../config/apps.ts";
 import { ADMIN_TOKEN_FILE, readSecretFile, SECRET_FILE } from "../config/secret.ts";
-import { describeTokens, parseTokens, readTokens, type Reserved, TokenSet, type TokenSpec } from "./list.ts";
+import {
+  describeTokens,
+  parseTokens,
+  readTokenFile,
+  readTokens,
+  type Reserved,
+  TokenSet,
+  type TokenSpec,
+} from "./list.ts";
 
 /** A secret file's value; undefined when it is missing or unusable (no token can equal it then). */
 function secretIn(file: string): string | undefined {
@@ -42,11 +50,27 @@ export function loadTokens(
   apps: ResolvedApp[],
   adminToken: string | undefined,
   cwd: string,
+  warn: (line: string) => void = () => {},
 ): LoadedTokens {
   const problems: string[] = [];
   const names = apps.map((app) => app.name ?? "default");
   const specs = parseTokens(entries, names, cwd, problems);
   const admin = adminToken?.trim() || secretIn(resolve(cwd, ADMIN_TOKEN_FILE));
-  const values = readTokens(specs, reservedSecrets(admin, apps, cwd), problems);
-  return { specs, set: new TokenSet(specs, values), problems, described: describeTokens(specs) };
+  const reserved = () => reservedSecrets(admin, apps, cwd);
+  const values = readTokens(specs, reserved(), problems);
+  return { specs, set: new TokenSet(specs, values, { reserved, warn }), problems, described: describeTokens(specs) };
+}
+
+/** The values of the `tokens` whose files can be read now: what no deploy's output may carry (`service deploy`). */
+export function tokenSecrets(entries: unknown, apps: ResolvedApp[], cwd: string): string[] {
+  const specs = parseTokens(
+    entries,
+    apps.map((app) => app.name ?? "default"),
+    cwd,
+    [],
+  );
+  return specs.flatMap((spec) => {
+    const read = readTokenFile(spec);
+    return "value" in read ? [read.value] : [];
+  });
 }

@@ -4,9 +4,10 @@
  * `service check`, one clear line each; what a token does is recorded as `token:<name>@<address>`.
  */
 import { describe, expect, test } from "bun:test";
-import { unlinkSync } from "node:fs";
-import { adminSession, bearer, startAdmin } from "../_support/admin-helpers.ts";
-import { hasEnded, runCli, waitFor } from "../_support/helpers.ts";
+import { unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ADMIN_TOKEN, adminSession, bearer, startAdmin } from "../_support/admin-helpers.ts";
+import { hasEnded, makeRepo, runCli, waitFor } from "../_support/helpers.ts";
 import { APP_SECRETS, standardTokens, TOKEN_VALUES, tokenSetup, writeToken } from "../_support/token-fixtures.ts";
 
 const ENV = { SERVICE_SECRET: undefined, SERVICE_ADMIN_PORT: "0", SERVICE_ADMIN_TOKEN: "admin-token-0123456789abcdef" };
@@ -38,6 +39,65 @@ describe("a token's file: rotated or revoked without a restart", () => {
     expect(await status(bearer(rotated))).toBe(401);
     // The other tokens are not touched.
     expect(await status(bearer(TOKEN_VALUES.grafana))).toBe(200);
+  });
+});
+
+describe("a rotated value is checked as the start checks it", () => {
+  test("a new value that is another token's or the admin token revokes the token until it has its own, and the service says why", async () => {
+    const setup = tokenSetup();
+    await using server = await startAdmin(setup.cwd, { SERVICE_SECRET: undefined });
+    const status = async (token: string) => {
+      const res = await fetch(`${server.admin}/api/whoami`, { headers: bearer(token) });
+      const body = (await res.json()) as { name?: string };
+      return `${res.status} ${body.name ?? ""}`.trim();
+    };
+    expect(await status(TOKEN_VALUES["ci-web"])).toBe("200 ci-web");
+    // ci-web's file now holds grafana's value: that value stays grafana's, ci-web has none.
+    writeToken(setup.file("ci-web"), TOKEN_VALUES.grafana);
+    expect(await status(TOKEN_VALUES.grafana)).toBe("200 grafana");
+    expect(await status(TOKEN_VALUES["ci-web"])).toBe("401");
+    await waitFor(
+      () =>
+        server.stderr.text.includes(
+          `token "ci-web": its new value is token "grafana"'s; revoked until it has a value of its own`,
+        ),
+      "the warning",
+    );
+    writeToken(setup.file("ci-web"), ADMIN_TOKEN);
+    expect(await status(ADMIN_TOKEN)).toBe("200 admin");
+    await waitFor(
+      () =>
+        server.stderr.text.includes(
+          `token "ci-web": its new value is the admin token; revoked until it has a value of its own`,
+        ),
+      "the warning",
+    );
+    const own = "ci-web-own-value-0123456789abcdef";
+    writeToken(setup.file("ci-web"), own);
+    expect(await status(own)).toBe("200 ci-web");
+    for (const value of [...Object.values(TOKEN_VALUES), ADMIN_TOKEN, own])
+      expect(server.stdout.text + server.stderr.text).not.toContain(value);
+  });
+});
+
+describe("service deploy in a shell", () => {
+  test("keeps the values of the scoped tokens out of its output, as the server's deploys do", async () => {
+    const setup = tokenSetup();
+    const repo = makeRepo();
+    writeFileSync(
+      join(setup.cwd, "service.yaml"),
+      [
+        `repoPath: ${repo.clone}`,
+        `runScript: "cat ${setup.file("ci-web")}"`,
+        "tokens:",
+        `  - { name: ci, role: deploy, file: ${setup.file("ci-web")} }`,
+        "",
+      ].join("\n"),
+    );
+    const deployed = await runCli(["deploy"], { cwd: setup.cwd, env: { SERVICE_SECRET: undefined } });
+    expect(deployed.code).toBe(0);
+    expect(deployed.stdout).toContain("***");
+    expect(deployed.stdout + deployed.stderr).not.toContain(TOKEN_VALUES["ci-web"]);
   });
 });
 
