@@ -12,7 +12,7 @@ import type { DeployResult, DeploySink } from "../types.ts";
 import { forcedText, freezeOf } from "./frozen.ts";
 import { runDeploy } from "./pipeline.ts";
 import { DeployRun, type Ending } from "./run.ts";
-import type { DeployOptions, OutboundSinks, PlannedDeploy } from "./types.ts";
+import type { DeployOptions, OutboundSinks, PlannedDeploy, RefusedDeployment } from "./types.ts";
 
 /** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
 export function recordCancelled(options: PlannedDeploy, reason: string): Promise<DeployResult> {
@@ -201,5 +201,10 @@ export class Deployer {
   /** Ends every waiting deploy with a cancellation (logged); running deploys go on. */
   cancelWaiting(reason: string): void {
     this.queue.cancelWaiting(reason);
+  }
+
+  /** A deployment event refused before it was queued (paused, frozen): its deployment is told why. */
+  refusedDeployment(deploy: RefusedDeployment, reason: string): void {
+    this.outbound?.refused?.(deploy, reason);
   }
 }

@@ -113,10 +113,17 @@ export type QueuedDeploy = Pick<OutboundDeploy, "id" | "app" | "trigger" | "cwd"
   commit?: string;
 };
 
+/** A deployment event's deployment refused before anything was queued (a pause, a freeze). */
+export type RefusedDeployment = Pick<OutboundDeploy, "app" | "cwd" | "repoPath" | "config" | "env"> & {
+  deployment: DeploymentInfo;
+};
+
 /**
  * Makes the outbound sink of one deploy; undefined when the deploy has nothing to send. `queued` hears a deploy wait
- * in the queue (its forge deployment's `queued` status).
+ * in the queue (its forge deployment's `queued` status); `refused` a deployment event refused before it was queued
+ * (its deployment's `error` status, with why).
  */
 export type OutboundSinks = ((deploy: OutboundDeploy) => DeploySink | undefined) & {
   queued?: (deploy: QueuedDeploy) => void;
+  refused?: (deploy: RefusedDeployment, reason: string) => void;
 };

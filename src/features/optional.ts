@@ -4,7 +4,7 @@
  * poller, the crash cleanup of releases, the admin listener (features/admin.ts). What stays loaded is the check.
  */
 import type { ResolvedApp } from "../config/apps.ts";
-import type { OutboundDeploy, OutboundSinks, QueuedDeploy } from "../deploy/types.ts";
+import type { OutboundDeploy, OutboundSinks, QueuedDeploy, RefusedDeployment } from "../deploy/types.ts";
 import type { PollerOptions } from "../control/poll.ts";
 import type { OutboundCalls } from "../notify/outbound.ts";
 import type { DeployEvent, DeploySink } from "../types.ts";
@@ -43,6 +43,9 @@ export class LazyOutbound {
       // Loaded before the deploy's sink asks for it: the sink finds the `queued` status it follows.
       queued: (deploy: QueuedDeploy) => {
         if (deploy.config.status) void this.load().then(({ sinks }) => sinks.queued?.(deploy));
+      },
+      refused: (deploy: RefusedDeployment, reason: string) => {
+        if (deploy.config.status) void this.load().then(({ sinks }) => sinks.refused?.(deploy, reason));
       },
     },
   );

@@ -22,8 +22,9 @@ import { forgeDelivery, skippedResponse, skipReason, wholeDeliveryId } from "./f
 import { branchOfPush, parsePayload, pusherOf } from "./payload.ts";
 import type { ConfigReloader } from "../config/reload.ts";
 import { requestPath, requestUrl } from "./request-url.ts";
+import { pauseOf } from "../queue/pause.ts";
 import { frozenResponse, jsonResponse, jsonResult, pausedResponse, streamingResponse } from "./response.ts";
-import { freezeOf } from "../deploy/frozen.ts";
+import { freezeOf, frozenText } from "../deploy/frozen.ts";
 import { rememberRefusedPush } from "../queue/refused.ts";
 import type { RequestControl } from "../runtime/types.ts";
 import type { DeliveryLog, duplicateResponse } from "./dedupe.ts";
@@ -226,6 +227,11 @@ export function webhookHandler(
       if (freeze) metrics?.frozenRefused(appName);
       // With catchUp, the end of the pause or freeze deploys the newest push it refused.
       if ((paused || freeze) && app.catchUp) rememberRefusedPush(cwd, app.name, actor());
+      if ((paused || freeze) && deployment && "deployment" in deployment) {
+        const why = freeze ? frozenText(freeze) : `deploys are paused: ${pauseOf(cwd, app.name)?.reason ?? ""}`;
+        const refused = { app: app.name, cwd, repoPath: app.repoPath, config: app, env: process.env };
+        deployer.refusedDeployment({ ...refused, deployment: deployment.deployment }, why);
+      }
       return skipped;
     }
     // paths and skip markers (triggers/): decided only for an app that sets them, after the cheaper answers above.

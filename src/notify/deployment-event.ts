@@ -4,7 +4,7 @@
  * deployment, never to a second one, through the `status` settings' token and API. A deploy that waits without one
  * gets the service's own Deployment, `queued`, when `status.deployments` asks for Deployments.
  */
-import type { OutboundDeploy, QueuedDeploy } from "../deploy/types.ts";
+import type { OutboundDeploy, QueuedDeploy, RefusedDeployment } from "../deploy/types.ts";
 import type { DeploymentInfo } from "../types.ts";
 import type { StatusTarget } from "../config/forge.ts";
 import { currentBranch, originUrl } from "../system/git.ts";
@@ -120,4 +120,18 @@ export function queuedStatus(
       return created ? { ...early, created } : early;
     }),
   );
+}
+
+/**
+ * Posts `error` with why on the deployment of a deployment event refused before anything was queued (deploys are
+ * paused or frozen): GitHub shows it ended instead of waiting forever. No deploy, so no `log_url`.
+ */
+export async function refusedStatus(deploy: RefusedDeployment, reason: string, calls: OutboundCalls): Promise<void> {
+  const target = await resolveTarget(deploy);
+  if ("problem" in target || target.provider !== "github") return;
+  const links = deploy.config.environmentUrl ? { environment_url: deploy.config.environmentUrl } : {};
+  const timeoutMs = deploy.config.status?.timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS;
+  await calls.send(deploymentStatusRequest(target, deploy.deployment.id, "error", `Not deployed: ${reason}`, links), {
+    timeoutMs,
+  });
 }

@@ -3,7 +3,7 @@
  * `[done]` line: calls go out in the background, and each outcome is written back into the deploy's log
  * (while it runs, as a line of its transcript; after it finished, appended to both files).
  */
-import type { OutboundDeploy, OutboundSinks, QueuedDeploy } from "../deploy/types.ts";
+import type { OutboundDeploy, OutboundSinks, QueuedDeploy, RefusedDeployment } from "../deploy/types.ts";
 import type { CommitInfo, DeployEvent, DeployResult, DeploySink } from "../types.ts";
 import { commitInfos, currentBranch, fullRefName, gitQuery } from "../system/git.ts";
 import { appendOutbound, type OutboundEntry } from "../history/record.ts";
@@ -11,7 +11,7 @@ import { Redaction } from "../system/redact.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";
 import { GithubDeployment } from "./deployments.ts";
 import { GitlabDeployment } from "./gitlab-deployments.ts";
-import { EventDeployment, queuedStatus, resolveTarget, type EarlyOutcome } from "./deployment-event.ts";
+import { EventDeployment, queuedStatus, refusedStatus, resolveTarget, type EarlyOutcome } from "./deployment-event.ts";
 import { notifyPayload, notifyRequest, notifyOutcome, Tail } from "./payloads.ts";
 import type { OutboundCalls, OutboundRequest } from "./outbound.ts";
 import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent } from "../config/schema.ts";
@@ -31,6 +31,9 @@ export function outboundSinks(calls: OutboundCalls): OutboundSinks {
     queued: (deploy: QueuedDeploy) => {
       const early = queuedStatus(deploy, calls);
       if (early) queued.set(deploy.id, early);
+    },
+    refused: (deploy: RefusedDeployment, reason: string) => {
+      if (deploy.config.status) void calls.track(refusedStatus(deploy, reason, calls));
     },
   });
 }

@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { git, makeRepo, post, SECRET, startServer, tempDir, waitFor, type RunningServer } from "../_support/helpers.ts";
+import {
+  git,
+  makeRepo,
+  post,
+  runCli,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+  type RunningServer,
+} from "../_support/helpers.ts";
 import type { Repo } from "../_support/repo.ts";
 import { ADMIN_TOKEN, adminUrl } from "../_support/admin-helpers.ts";
 import { deployRecords, githubHeaders, hmacHex, writeServiceYaml } from "../_support/webhook-fixtures.ts";
@@ -210,6 +220,23 @@ describe("deploymentEvents: true", () => {
       expect(statesOf(48)).toEqual(["in_progress", "failure"]);
     } finally {
       rmSync(join(flags, "fail"));
+    }
+    expect(api.refused).toEqual([]);
+  });
+
+  test("a deployment refused because deploys are paused gets error with the pause's reason, and nothing runs", async () => {
+    expect((await runCli(["pause", "--reason", "db migration"], { cwd })).code).toBe(0);
+    try {
+      const before = deployRecords(cwd).length;
+      const response = await deliver(server, deploymentEvent(49, tip));
+      expect(await response.text()).toStartWith("[skipped] paused: db migration");
+      await waitFor(() => statesOf(49).length === 1, "deployment 49's status");
+      const [status] = api.statuses.filter((s) => s.id === 49);
+      expect(status!.body).toMatchObject({ state: "error", environment_url: SITE });
+      expect(status!.body.description).toBe("Not deployed: deploys are paused: db migration");
+      expect(deployRecords(cwd)).toHaveLength(before);
+    } finally {
+      expect((await runCli(["resume"], { cwd })).code).toBe(0);
     }
     expect(api.refused).toEqual([]);
   });
