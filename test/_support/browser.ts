@@ -1,23 +1,14 @@
 /**
  * A real browser for the dashboard: Debian's headless Chromium driven by playwright-core (no browser download).
- * `SERVICE_TEST_CHROMIUM` names another binary; where there is none the browser tests are skipped, saying so.
+ * Where there is no Chromium (chromium.ts) the browser tests are skipped, saying so.
  */
 import { existsSync } from "node:fs";
 import type { BrowserContext, Locator, Page } from "playwright-core";
 import { ADMIN_TOKEN } from "./admin-helpers.ts";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.ts";
 import { tempDir, waitFor } from "./helpers.ts";
 
-export const CHROMIUM = process.env.SERVICE_TEST_CHROMIUM ?? "/usr/bin/chromium";
-export const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+export { CHROMIUM, CHROMIUM_ARGS };
 
 /** Whether Chromium is here; warns once per file that asks when it is not. */
 export function hasBrowser(what: string): boolean {

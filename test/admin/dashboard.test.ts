@@ -1,17 +1,16 @@
 /**
  * The dashboard in a real browser: Debian's headless Chromium driven by playwright-core (no browser download).
  * Where no Chromium is installed the browser test is skipped, saying so; the page tests without a browser run
- * everywhere. `UPDATE_SCREENSHOTS=1` rewrites the README's screenshots under docs/.
+ * everywhere. The docs' screenshots are taken by scripts/screenshots.ts.
  */
 import { describe, expect, test } from "bun:test";
 import { chmodSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { Locator } from "playwright-core";
 import { defer, makeRepo, tempDir, waitFor } from "../_support/helpers.ts";
 import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
 import { CHROMIUM, CHROMIUM_ARGS, confirmWith, hasBrowser } from "../_support/browser.ts";
 
-const DOCS = resolve(import.meta.dir, "..", "..", "docs");
 const HOSTILE_LINE = `<script>window.__injected = 1</script><img src=x onerror="window.__injected = 2"> building`;
 
 /** A run script that prints a hostile line, then waits for its gate file (the test holds deploys running). */
@@ -120,10 +119,6 @@ describe("dashboard in a browser", () => {
       page.on("request", (request) => {
         if (!request.url().startsWith(`${admin}/`)) elsewhere.push(request.url());
       });
-      const shot = async (name: string, height = 720) => {
-        if (process.env.UPDATE_SCREENSHOTS === "1")
-          await page.screenshot({ path: join(DOCS, name), clip: { x: 0, y: 0, width: 1100, height } });
-      };
 
       // Log in with the form.
       await page.goto(`${admin}/`);
@@ -146,7 +141,6 @@ describe("dashboard in a browser", () => {
       await hasText(log, (text) => text.includes("finished-the-deploy"));
       await hasText(page.locator("#outcome"), (text) => text === "Succeeded (exit code 0)");
       await shown(page.getByRole("button", { name: "Roll back to this deploy" }));
-      await shot("dashboard-deploy.png");
       const firstDeploy = page.url();
 
       // Cancel a running deploy from the apps page.
@@ -183,7 +177,6 @@ describe("dashboard in a browser", () => {
       await page.keyboard.press("Tab");
       await page.keyboard.press("Enter");
       await shown(card.getByText("paused: release freeze until Monday"));
-      await shot("dashboard-apps.png", 460);
       await confirmWith(page, card.getByRole("button", { name: "Resume" }));
       await shown(card.getByText("idle"));
       // A reason is shown as the text it is.
