@@ -120,28 +120,9 @@ export class GithubDeployment {
   ) {}
 
   async post(sha: string, state: StatusState, description: string, url: string | undefined): Promise<void> {
-    const queued = this.queued;
+    if (state === "pending") await this.open(sha, description, url);
+    else if (this.id === undefined && this.queued) this.id = this.queued.id;
     this.queued = undefined;
-    if (state === "pending" && queued?.sha === sha) this.id = queued.id;
-    else if (state === "pending") {
-      const created = await this.send(
-        "deployment",
-        createDeploymentRequest(this.target, sha, this.environment, description),
-      );
-      this.id = created?.ok ? idOf(created.body) : undefined;
-      if (queued)
-        await this.send(
-          "deployment inactive",
-          deploymentStatusRequest(
-            this.target,
-            queued.id,
-            "inactive",
-            `Superseded: deploying ${sha.slice(0, 7)}`,
-            this.links(url),
-          ),
-        );
-    } else if (this.id === undefined && queued) this.id = queued.id;
-    if (state === "pending") this.sha = sha;
     if (this.id === undefined) return;
     const label = `deployment ${state === "pending" ? "in_progress" : state}`;
     await this.send(label, deploymentStatusRequest(this.target, this.id, state, description, this.links(url)));
@@ -165,7 +146,7 @@ export class GithubDeployment {
         "deployment success",
         deploymentStatusRequest(this.target, id, "success", description, this.links(url)),
       );
-    if (from !== undefined) await this.inactive(from, to, url);
+    if (from !== undefined) await this.inactive(from, `Rolled back to ${to.slice(0, 7)}`, url);
   }
 
   /**
@@ -182,11 +163,27 @@ export class GithubDeployment {
       body: "",
     });
     if (!listed?.ok || this.id === undefined) return;
-    for (const id of idsOf(listed.body)) if (id !== this.id) await this.inactive(id, this.sha ?? "", url);
+    for (const id of idsOf(listed.body))
+      if (id !== this.id) await this.inactive(id, `Rolled back to ${(this.sha ?? "").slice(0, 7)}`, url);
   }
 
-  private inactive(id: number, to: string, url: string | undefined) {
-    const description = `Rolled back to ${to.slice(0, 7)}`;
+  /** The Deployment of the pulled commit `sha`: the queued one when it names it, else a new one (the queued one inactive). */
+  private async open(sha: string, description: string, url: string | undefined): Promise<void> {
+    const queued = this.queued;
+    this.sha = sha;
+    if (queued?.sha === sha) {
+      this.id = queued.id;
+      return;
+    }
+    const created = await this.send(
+      "deployment",
+      createDeploymentRequest(this.target, sha, this.environment, description),
+    );
+    this.id = created?.ok ? idOf(created.body) : undefined;
+    if (queued) await this.inactive(queued.id, `Superseded: deploying ${sha.slice(0, 7)}`, url);
+  }
+
+  private inactive(id: number, description: string, url: string | undefined) {
     return this.send(
       "deployment inactive",
       deploymentStatusRequest(this.target, id, "inactive", description, this.links(url)),
