@@ -177,6 +177,7 @@ describe('rollback with releases (docs/releases.md "Rollback")', () => {
     s.repo.push({ "public/index.html": "v4\n" }, "v4");
     const fourth = await deployStreamed(server.url, s.cwd);
     const [id3, id4] = [third.result.release.id, fourth.result.release.id];
+    await waitFor(() => recordOf(s.cwd, fourth.text).result.release.pruned?.includes(id2), "release 2 pruned");
     expect(releaseDirs(s.site)).toEqual([id3, id4]);
     expect(git(s.repo.clone, "worktree", "list").split("\n")).toHaveLength(3);
 
