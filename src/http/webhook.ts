@@ -18,7 +18,7 @@ import type { Deployer } from "../deploy/deployer.ts";
 import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
 import type { LatestDeploys } from "../queue/latest.ts";
 import { queueKey } from "../queue/tickets.ts";
-import { forgeDelivery, skippedResponse, skipReason, wholeDeliveryId } from "./forge.ts";
+import { forgeDelivery, skippedResponse, wholeDeliveryId } from "./forge.ts";
 import { branchOfPush, parsePayload, pusherOf } from "./payload.ts";
 import type { ConfigReloader } from "../config/reload.ts";
 import { requestPath, requestUrl } from "./request-url.ts";
@@ -33,7 +33,7 @@ import { clientAddress, FailureThrottle } from "./throttle.ts";
 import type { Logger } from "../system/logger.ts";
 import type { TriggerSkip } from "../triggers/types.ts";
 import { headMessageOf } from "../triggers/markers.ts";
-import { tagDelivery } from "./tag-delivery.ts";
+import { deliveryAsk } from "./delivery.ts";
 
 /** What the webhook tells the counters (the admin listener's metrics, admin/metrics.ts). */
 export interface WebhookCounters {
@@ -191,35 +191,16 @@ export function webhookHandler(
     const wantsJson = query.get("format") === "json";
     const forge = forgeDelivery(request.headers);
     const payload = parsePayload(body, request.headers.get("content-type"));
-    // With deploymentEvents, a deployment event is decided by its own rules (loaded only then), not the events filter.
-    const deployment =
-      app.deploymentEvents && forge.event?.toLowerCase() === "deployment"
-        ? await import("../triggers/deployment.ts").then((m) => m.deploymentTrigger(app, payload, process.env))
-        : undefined;
-    const triggerSkip = deployment && "skip" in deployment ? deployment.skip : undefined;
-    if (triggerSkip) await skippedPush(app, triggerSkip);
-    let skip = deployment ? triggerSkip && { ...forge, message: triggerSkip.text } : skipReason(app, forge, payload);
-    // With `tags`: a tag push, or a request naming no ref, deploys a tag (triggers/tags.ts) or is skipped.
-    const tagged = app.tags && !skip && !deployment ? await tagDelivery(cwd, app, forge, payload) : undefined;
-    if (tagged instanceof Response) return tagged;
-    if (tagged && "skip" in tagged) {
-      skip = tagged.skip;
-      await skippedPush(app, { reason: "tag", text: tagged.skip.message });
-    }
-    // A deployment or a tag names its commit: it neither joins nor serves another request (queuePolicy latest).
-    const target =
-      deployment && "target" in deployment
-        ? deployment.target
-        : tagged && "target" in tagged
-          ? tagged.target
-          : undefined;
+    const asked = await deliveryAsk(cwd, app, forge, payload, (skip) => skippedPush(app, skip));
+    if (asked instanceof Response) return asked;
+    const { skip, target, deployment } = asked;
     const paused = skip ? undefined : pausedResponse(cwd, app.name, wantsJson);
     const freeze = skip || paused ? undefined : freezeOf({ config: app });
     const skipped = skip ? skippedResponse(skip, wantsJson) : (paused ?? frozenResponse(freeze, wantsJson));
     const appName = app.name ?? "default";
     // Who pushed, from the authenticated body; a request that names nobody (curl) is known by its address.
     const actor = () =>
-      (deployment && "actor" in deployment ? deployment.actor : undefined) ??
+      asked.actor ??
       pusherOf(payload) ??
       `webhook@${clientAddress(request.headers, () => control.remoteAddress(request), current.trustProxy)}`;
     if (skipped) {
@@ -227,10 +208,10 @@ export function webhookHandler(
       if (freeze) metrics?.frozenRefused(appName);
       // With catchUp, the end of the pause or freeze deploys the newest push it refused.
       if ((paused || freeze) && app.catchUp) rememberRefusedPush(cwd, app.name, actor());
-      if ((paused || freeze) && deployment && "deployment" in deployment) {
+      if ((paused || freeze) && deployment) {
         const why = freeze ? frozenText(freeze) : `deploys are paused: ${pauseOf(cwd, app.name)?.reason ?? ""}`;
         const refused = { app: app.name, cwd, repoPath: app.repoPath, config: app, env: process.env };
-        deployer.refusedDeployment({ ...refused, deployment: deployment.deployment }, why);
+        deployer.refusedDeployment({ ...refused, deployment }, why);
       }
       return skipped;
     }
@@ -299,7 +280,7 @@ export function webhookHandler(
           ...(pushed ? { pushed } : {}),
           ...(trigger?.paths ? { paths: trigger.paths } : {}),
           ...(target ? { target } : {}),
-          ...(deployment && "deployment" in deployment ? { deployment: deployment.deployment } : {}),
+          ...(deployment ? { deployment } : {}),
           ...forge,
           cwd,
           sink: metrics ? metrics.observe(appName, sink) : sink,
