@@ -7,7 +7,7 @@ import { headCommit, lsRemote, short } from "../system/git.ts";
 import type { Logger } from "../system/logger.ts";
 import type { RollbackTarget } from "../types.ts";
 import { DeployRefError, tagsTarget } from "./deploy-ref.ts";
-import { pollTarget } from "./poll.ts";
+import { pollTarget } from "./poll-target.ts";
 
 /**
  * Catch-up (docs/deploy-control.md "Catch-up after a pause or a freeze"): for each app with `catchUp`, a push refused

@@ -1,7 +1,8 @@
 import { resolve } from "node:path";
 import type { ResolvedApp } from "../config/apps.ts";
 import { listDeploys, readDeployRecord, type HistoryEntry } from "../history/read.ts";
-import { gitQuery, headCommit, lsRemote, short } from "../system/git.ts";
+import { headCommit, lsRemote, short } from "../system/git.ts";
+import { pollTarget } from "./poll-target.ts";
 import { liveCommitOf } from "../history/live.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
 import type { Logger } from "../system/logger.ts";
@@ -83,61 +84,6 @@ export function readPollState(cwd: string, app: string | undefined): PollState |
 }
 
 /** The two git queries a poll target is found from (the same for the server and for `service check`). */
-export const TARGET_QUERIES = [
-  ["symbolic-ref", "--quiet", "--short", "HEAD"],
-  ["config", "--get-regexp", "^(branch\\..*\\.(remote|merge)|remote\\..*\\.url)$"],
-] as const;
-
-export type PollTarget = { remote: string; ref: string };
-
-/**
- * The remote and full ref a poll asks for, from the answers to TARGET_QUERIES (exit code and output each), or
- * why the branch cannot be polled: `branch` when set (on the upstream's remote, else the first one), else the
- * upstream of the checked-out branch.
- */
-export function pollTargetOf(
-  repoPath: string,
-  branch: string | undefined,
-  answers: { code: number | null; stdout: string }[],
-): PollTarget | string {
-  const [head, config] = answers;
-  const current = head?.code === 0 && head.stdout ? head.stdout.trim() : undefined;
-  const values = new Map<string, string>();
-  const remotes: string[] = [];
-  for (const line of config?.code === 0 ? config.stdout.split("\n") : []) {
-    const space = line.indexOf(" ");
-    if (space < 0) continue;
-    const key = line.slice(0, space);
-    values.set(key, line.slice(space + 1));
-    const remote = /^remote\.(.+)\.url$/.exec(key)?.[1];
-    if (remote) remotes.push(remote);
-  }
-  const upstreamRemote = current ? values.get(`branch.${current}.remote`) : undefined;
-  if (branch) {
-    const remote = upstreamRemote ?? remotes[0];
-    if (!remote) return `repoPath ${repoPath} has no remote to poll`;
-    return { remote, ref: branch.startsWith("refs/") ? branch : `refs/heads/${branch}` };
-  }
-  if (!current)
-    return `repoPath ${repoPath} has no branch checked out (detached HEAD) and no "branch" key: nothing to poll`;
-  const merge = values.get(`branch.${current}.merge`);
-  if (!upstreamRemote || !merge) {
-    const why = remotes.length === 0 ? "the repository has no remote" : "git branch --set-upstream-to sets one";
-    return `branch ${current} of repoPath ${repoPath} has no upstream (${why}) and no "branch" key: it cannot be polled`;
-  }
-  return { remote: upstreamRemote, ref: merge };
-}
-
-/** The remote and ref a poll of `repoPath` asks for, or why there is none. */
-export async function pollTarget(
-  repoPath: string,
-  branch: string | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<PollTarget | string> {
-  const answers = await Promise.all(TARGET_QUERIES.map((args) => gitQuery(repoPath, [...args], env)));
-  return pollTargetOf(repoPath, branch, answers);
-}
-
 interface Loop {
   timer?: ReturnType<typeof setTimeout>;
   state?: PollState;

@@ -17,7 +17,7 @@ import { divergence, upstreamNow, waysOut } from "../steps/diverged.ts";
  */
 export interface Features {
   outbound?: typeof import("../notify/inspect.ts");
-  poll?: typeof import("../control/poll.ts");
+  poll?: typeof import("../control/poll-target.ts");
   releaseFiles?: typeof import("../releases/files.ts");
 }
 
@@ -26,7 +26,7 @@ export async function featuresOf(apps: ResolvedApp[]): Promise<Features> {
   const used = (uses: (app: ResolvedApp) => unknown) => apps.some(uses);
   const [outbound, poll, releaseFiles] = await Promise.all([
     used((app) => app.status || app.notify?.length) ? import("../notify/inspect.ts") : undefined,
-    used((app) => app.pollIntervalMs !== undefined) ? import("../control/poll.ts") : undefined,
+    used((app) => app.pollIntervalMs !== undefined) ? import("../control/poll-target.ts") : undefined,
     used((app) => app.releases) ? import("../releases/files.ts") : undefined,
   ]);
   return { outbound, poll, releaseFiles };
