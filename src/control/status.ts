@@ -4,7 +4,7 @@ import { leftLive, ofApp, tagOf } from "../history/live.ts";
 import type { CommitInfo } from "../types.ts";
 import { commitInfos, headCommit } from "../system/git.ts";
 import { processAlive } from "../system/liveness.ts";
-import { isActiveHere } from "../history/log.ts";
+import { isActiveHere } from "../history/open-records.ts";
 import { lastResume, pauseOf, type Pause, type Resume } from "../queue/pause.ts";
 import { readPollState, type PollResult } from "./poll.ts";
 import { queueKey, scanTickets, ticketDir } from "../queue/tickets.ts";

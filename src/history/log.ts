@@ -14,32 +14,7 @@ import { OWN_START } from "../system/liveness.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
 import { LOG_DIR, logStem, type DeployRecord, type DeployRecordHeader } from "./record.ts";
 import { compactRecord, MAX_LOG_BUDGET, RECORD_RESERVE, spareBytes } from "./room.ts";
-
-/** This process's deploys whose log is still open, by .json path, with their start time in ms. */
-const active = new Map<string, number>();
-/** Final records this process could not write for want of room, written at the next chance (a bounded few). */
-const pending = new Map<string, { startedAt: number; retry: () => boolean }>();
-const MAX_PENDING = 100;
-
-/** Whether `jsonPath` belongs to a deploy this process is running now: retention never removes its files. */
-export function isActiveHere(jsonPath: string): boolean {
-  return active.has(jsonPath);
-}
-
-/** The start time (ms) of a deploy of this process whose record may not be on disk (running, or pending). */
-export function startKnownHere(jsonPath: string): number | undefined {
-  return active.get(jsonPath) ?? pending.get(jsonPath)?.startedAt;
-}
-
-/** Tries again to write the final records that did not fit; called when room may have come back. */
-export function retryPendingRecords(): void {
-  for (const [jsonPath, entry] of pending) if (entry.retry()) pending.delete(jsonPath);
-}
-
-/** Drops the pending record of a deploy whose files retention removed. */
-export function forgetPendingRecord(jsonPath: string): void {
-  pending.delete(jsonPath);
-}
+import { holdPending, markClosed, markOpen } from "./open-records.ts";
 
 export interface DeployLogOptions {
   /** Most output bytes the .log keeps. */
@@ -95,8 +70,7 @@ export class DeployLog {
     const stem = logStem(header.startedAt, header.id);
     this.jsonPath = join(dir, `${stem}.json`);
     this.logPath = join(dir, `${stem}.log`);
-    active.set(this.jsonPath, header.startedAt.getTime());
-    retryPendingRecords();
+    markOpen(this.jsonPath, header.startedAt.getTime());
     this.fd = this.open(dir);
   }
 
@@ -203,12 +177,11 @@ export class DeployLog {
       if (!written && this.noSpace) {
         // Room may come back (retention, an operator): the outcome waits in memory, the newest ones kept.
         // Only the compact record is held: a few KiB each, where the full one can be megabytes.
-        if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value!);
         const retry = () => this.tryWrite(() => writeFileAtomic(this.jsonPath, compact));
-        pending.set(this.jsonPath, { startedAt: this.header.startedAt.getTime(), retry });
+        holdPending(this.jsonPath, this.header.startedAt.getTime(), retry);
       }
     }
-    active.delete(this.jsonPath);
+    markClosed(this.jsonPath);
   }
 
   /**

@@ -6,7 +6,7 @@ import { closeSync, readdirSync, readSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { openRegular, removeStaleTemps } from "../system/files.ts";
 import { processAlive, OWN_START } from "../system/liveness.ts";
-import { forgetPendingRecord, isActiveHere, retryPendingRecords, startKnownHere } from "./log.ts";
+import { forgetPendingRecord, isActiveHere, retryPendingRecords, startKnownHere } from "./open-records.ts";
 import { LOG_DIR } from "./record.ts";
 import { preciseStart, readDeployRecord, stemsOf } from "./read.ts";
 import { topLevelString } from "./json-head.ts";
