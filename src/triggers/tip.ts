@@ -4,6 +4,7 @@
  * `git pull` in the same clone may hold a lock on: `--refmap=` keeps git from updating them too). Then what changed
  * since a commit, and the tip's message.
  */
+import { resolve } from "node:path";
 import { currentBranch, gitFetch, gitQuery, resolveCommit, upstreamOf, wantedBranch } from "../system/git.ts";
 
 type Env = NodeJS.ProcessEnv;
@@ -13,6 +14,25 @@ export const TIP_FETCH_TIMEOUT_MS = 30_000;
 
 /** Where the fetched tip of `branch` is kept in the clone. */
 export const tipRef = (branch: string) => `refs/service/tips/${branch}`;
+
+/**
+ * The fetches into one clone's private ref, one at a time: two apps of a monorepo share a clone, and deliveries of
+ * one push to both arrive together; two fetches updating one ref at once fail on its lock.
+ */
+const fetches = new Map<string, Promise<unknown>>();
+
+function oneAtATime<T>(key: string, work: () => Promise<T>): Promise<T> {
+  const mine = (fetches.get(key) ?? Promise.resolve()).then(work);
+  const settled = mine.then(
+    () => {},
+    () => {},
+  );
+  fetches.set(key, settled);
+  void settled.then(() => {
+    if (fetches.get(key) === settled) fetches.delete(key);
+  });
+  return mine;
+}
 
 /**
  * Fetches the tip of the app's branch (`branch`, else the one checked out) from its upstream's remote (else
@@ -29,15 +49,17 @@ export async function fetchTip(
   const remote = (await upstreamOf(repoPath, branch, env))?.remote ?? "origin";
   if (remote.startsWith("-") || branch.startsWith("-")) return { error: `cannot fetch ${branch} of ${remote}` };
   const refspec = `+refs/heads/${branch}:${tipRef(branch)}`;
-  const fetched = await gitFetch(repoPath, { env, deadline: Date.now() + timeoutMs, onOutput: () => {} }, [
-    "--quiet",
-    "--no-write-fetch-head",
-    "--refmap=",
-    "--no-tags",
-    remote,
-    refspec,
-  ]);
-  const tip = fetched.exitCode === 0 ? await resolveCommit(repoPath, tipRef(branch), env) : null;
+  const { fetched, tip } = await oneAtATime(`${resolve(repoPath)}\0${tipRef(branch)}`, async () => {
+    const fetched = await gitFetch(repoPath, { env, deadline: Date.now() + timeoutMs, onOutput: () => {} }, [
+      "--quiet",
+      "--no-write-fetch-head",
+      "--refmap=",
+      "--no-tags",
+      remote,
+      refspec,
+    ]);
+    return { fetched, tip: fetched.exitCode === 0 ? await resolveCommit(repoPath, tipRef(branch), env) : null };
+  });
   if (tip) return { tip, remote, branch };
   const why = fetched.timedOut
     ? `did not answer within ${timeoutMs / 1000} s`
