@@ -193,3 +193,25 @@ describe("tags: release tags as a trigger", () => {
     expect(repo.head()).toBe(v2);
   });
 });
+
+describe("tags and catch-up", () => {
+  test("a tag push refused while paused is caught up on resume: the highest matching tag deploys, trigger catch-up", async () => {
+    const repo = makeRepo();
+    release(repo, "v1.0.0");
+    await using server = await start(repo, { SERVICE_TAGS: "v*", SERVICE_CATCH_UP: "true" });
+    expect((await deliver(server.url, "refs/tags/v1.0.0")).body).toMatchObject({ ok: true });
+    expect((await runCli(["pause", "--reason", "audit"], { cwd: repo.clone })).code).toBe(0);
+    const v11 = release(repo, "v1.1.0");
+    const refused = await deliver(server.url, "refs/tags/v1.1.0");
+    expect(refused.body).toMatchObject({ skipped: true });
+    expect(repo.head()).not.toBe(v11);
+    expect((await runCli(["resume"], { cwd: repo.clone })).code).toBe(0);
+    const caught = await waitFor(
+      () => deployRecords(repo.clone).find((r) => r.trigger === "catch-up" && r.status === "done"),
+      "the catch-up deploy to end",
+    );
+    expect(caught.result.ok).toBe(true);
+    expect(caught.result.target).toMatchObject({ commit: v11, tag: "v1.1.0" });
+    expect(repo.head()).toBe(v11);
+  });
+});
