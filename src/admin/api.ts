@@ -106,7 +106,10 @@ export async function listApps(context: AdminContext): Promise<Response> {
     }),
   );
   const slots = slotsStatus(context.cwd, context.apps()[0]?.maxConcurrentDeploys ?? 0);
-  return redactedJson(context, 200, { apps, slots });
+  // A token scoped to apps counts every slot in use, but is told the names of its own apps only.
+  const visible = context.visible ?? (() => true);
+  const holders = slots.holders.filter((holder) => visible(holder.app ?? "default"));
+  return redactedJson(context, 200, { apps, slots: { ...slots, holders } });
 }
 
 /** Single-app records name no app: they are the `default` app's. */

@@ -3,10 +3,15 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
   function appsPage() {
     var cards = {};
     content.textContent = "";
+    var slots = el("p", { class: "slots" });
     var list = el("div", { class: "apps" });
+    content.appendChild(slots);
     content.appendChild(list);
     var refresh = every(2000, function () {
       return getJson("apps").then(function (data) {
+        // The service's build slots: how many deploys do their work now, and whose (the apps this token sees).
+        var use = data.slots;
+        slots.textContent = use && use.limit > 0 ? shown("Build slots: " + use.inUse + " of " + use.limit + " in use" + (use.holders.length ? " (" + use.holders.map(function (h) { return h.app || h.id.slice(0, 8); }).join(", ") + ")" : "")) : "";
         data.apps.forEach(function (app) {
           var card = cards[app.name] || (cards[app.name] = appCard(app.name, list, function () { refresh(); }));
           card.update(app);

@@ -7,11 +7,15 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bearer, startAdmin } from "../_support/admin-helpers.ts";
+import { hasBrowser, hasText, launchBrowser, loggedIn } from "../_support/browser.ts";
 import { StreamReader } from "../_support/gate.ts";
 import { gatedService } from "../_support/github-checks.ts";
-import { defer, lastLine, post, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
+import { defer, lastLine, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
 import { spawnDeploy } from "../_support/queueing.ts";
+import { TOKEN_VALUES, writeToken } from "../_support/token-fixtures.ts";
 import { slotService } from "../_support/slots.ts";
+
+const browser = hasBrowser("the dashboard's slots line");
 
 const series = (text: string, name: string) =>
   text
@@ -209,6 +213,43 @@ describe("build slots", () => {
     expect(series(metrics, 'service_deploys_waiting_for_slot{app="b"}')).toBe("1");
     expect(series(metrics, 'service_deploys_waiting_for_slot{app="a"}')).toBe("0");
     s.apps.a!.gate.open();
+    s.apps.b!.gate.open();
+    for (const out of [a, b]) expect(lastLine(await out.done)).toBe("[done] ok=true exitCode=0");
+  });
+
+  test("a token scoped to one app is told how many slots are in use, and the names of its apps only", async () => {
+    const tokenFile = join(tempDir("service-slot-token-"), "ci-b");
+    writeToken(tokenFile, TOKEN_VALUES["ci-web"]);
+    const s = slotService(
+      ["a", "b"],
+      ["maxConcurrentDeploys: 1", "tokens:", `  - { name: ci-b, role: deploy, apps: [b], file: ${tokenFile} }`],
+    );
+    await using server = await startAdmin(s.cwd, s.env);
+    using _ = defer(s.openAll);
+    const a = new StreamReader(await post(`${server.url}/a`, { secret: SECRET }));
+    await waitFor(() => s.started().includes("a"), "a's script");
+    const slotsFor = async (token?: string) =>
+      (await (await fetch(`${server.admin}/api/apps`, { headers: bearer(token) })).json()).slots;
+    expect(await slotsFor()).toEqual({ inUse: 1, limit: 1, holders: [{ app: "a", id: a.id() }] });
+    expect(await slotsFor(TOKEN_VALUES["ci-web"])).toEqual({ inUse: 1, limit: 1, holders: [] });
+    s.apps.a!.gate.open();
+    expect(lastLine(await a.done)).toBe("[done] ok=true exitCode=0");
+  });
+
+  test.skipIf(!browser)("the dashboard says the slots in use and whose, and an app waiting for one", async () => {
+    const s = slotService(["a", "b"], ["maxConcurrentDeploys: 1"]);
+    await using server = await startAdmin(s.cwd, s.env);
+    using _ = defer(s.openAll);
+    const a = new StreamReader(await post(`${server.url}/a`, { secret: SECRET }));
+    await waitFor(() => s.started().includes("a"), "a's script");
+    const b = new StreamReader(await post(`${server.url}/b`, { secret: SECRET }));
+    await waitFor(() => b.text.includes("[slot] waiting for a build slot"), "b's wait");
+    await using context = await launchBrowser();
+    const page = await loggedIn(context, server.admin);
+    await hasText(page.locator("p.slots"), (text) => text === "Build slots: 1 of 1 in use (a)");
+    await hasText(page.getByRole("region", { name: "b" }), (text) => text.includes("waiting for a build slot"));
+    s.apps.a!.gate.open();
+    await hasText(page.locator("p.slots"), (text) => text === "Build slots: 1 of 1 in use (b)");
     s.apps.b!.gate.open();
     for (const out of [a, b]) expect(lastLine(await out.done)).toBe("[done] ok=true exitCode=0");
   });
