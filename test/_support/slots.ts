@@ -4,8 +4,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Gate, makeGate } from "./gate.ts";
-import { makeRepo, type Repo, SECRET, tempDir } from "./helpers.ts";
+import { type Gate, makeGate, StreamReader } from "./gate.ts";
+import { makeRepo, post, type Repo, SECRET, tempDir, waitFor } from "./helpers.ts";
 
 export interface SlotApp {
   repo: Repo;
@@ -40,4 +40,19 @@ export function slotService(names: string[], extra: string[] = []) {
     for (const app of Object.values(apps)) app.gate.open();
   };
   return { cwd, apps, started, openAll, env: { SERVICE_HOSTNAME: "127.0.0.1" } };
+}
+
+/**
+ * With one build slot: app a's deploy runs (held at its gate), then app b's waits for the slot. Their streams, as
+ * soon as b says it waits.
+ */
+export async function aRunsBWaits(
+  s: ReturnType<typeof slotService>,
+  url: string,
+): Promise<{ a: StreamReader; b: StreamReader }> {
+  const a = new StreamReader(await post(`${url}/a`, { secret: SECRET }));
+  await waitFor(() => s.started().includes("a"), "a's script");
+  const b = new StreamReader(await post(`${url}/b`, { secret: SECRET }));
+  await waitFor(() => b.text.includes("[slot] waiting for a build slot"), "b's wait for a slot");
+  return { a, b };
 }

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { freezeAt } from "../../src/config/freeze.ts";
 import { StreamReader } from "../_support/gate.ts";
 import { defer, lastLine, makeRepo, post, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
-import { slotService } from "../_support/slots.ts";
+import { aRunsBWaits, slotService } from "../_support/slots.ts";
 
 describe("what a build slot covers", () => {
   test("the pruning of old releases holds the slot: a deploy waiting for it starts once the old release is gone", async () => {
@@ -59,10 +59,7 @@ describe("what a build slot covers", () => {
     const s = slotService(["a", "b"], ["maxConcurrentDeploys: 1", `freeze: ${JSON.stringify([window])}`]);
     await using server = await startServer(s.cwd, s.env);
     using _ = defer(s.openAll);
-    const a = new StreamReader(await post(`${server.url}/a`, { secret: SECRET }));
-    await waitFor(() => s.started().includes("a"), "a's script");
-    const b = new StreamReader(await post(`${server.url}/b`, { secret: SECRET }));
-    await waitFor(() => b.text.includes("[slot] waiting for a build slot"), "b's wait for a slot");
+    const { a, b } = await aRunsBWaits(s, server.url);
     await waitFor(() => freezeAt([window], new Date()), "the freeze to begin", 30_000);
     s.apps.a!.gate.open();
     expect(lastLine(await a.done)).toBe("[done] ok=true exitCode=0");

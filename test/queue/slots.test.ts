@@ -13,7 +13,7 @@ import { gatedService } from "../_support/github-checks.ts";
 import { defer, lastLine, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
 import { spawnDeploy } from "../_support/queueing.ts";
 import { TOKEN_VALUES, writeToken } from "../_support/token-fixtures.ts";
-import { slotService } from "../_support/slots.ts";
+import { aRunsBWaits, slotService } from "../_support/slots.ts";
 
 const browser = hasBrowser("the dashboard's slots line");
 
@@ -181,10 +181,7 @@ describe("build slots", () => {
     const s = slotService(["a", "b"], ["maxConcurrentDeploys: 1"]);
     await using server = await startServer(s.cwd, s.env);
     using _ = defer(s.openAll);
-    const a = new StreamReader(await post(`${server.url}/a`, { secret: SECRET }));
-    await waitFor(() => s.started().includes("a"), "a's script");
-    const b = new StreamReader(await post(`${server.url}/b`, { secret: SECRET }));
-    await waitFor(() => b.text.includes("[slot] waiting for a build slot"), "b's wait");
+    const { a, b } = await aRunsBWaits(s, server.url);
     const cancel = await runCli(["cancel", b.id()!, "--cwd", s.cwd], { cwd: s.cwd });
     expect(cancel.code).toBe(0);
     expect(lastLine(await b.done)).toBe("[done] ok=false exitCode=null");
@@ -200,10 +197,7 @@ describe("build slots", () => {
     const s = slotService(["a", "b"], ["maxConcurrentDeploys: 1"]);
     await using server = await startAdmin(s.cwd, s.env);
     using _ = defer(s.openAll);
-    const a = new StreamReader(await post(`${server.url}/a`, { secret: SECRET }));
-    await waitFor(() => s.started().includes("a"), "a's script");
-    const b = new StreamReader(await post(`${server.url}/b`, { secret: SECRET }));
-    await waitFor(() => b.text.includes("[slot] waiting for a build slot"), "b's wait");
+    const { a, b } = await aRunsBWaits(s, server.url);
     const apps = await (await fetch(`${server.admin}/api/apps`, { headers: bearer() })).json();
     expect(apps.apps.find((app: { name: string }) => app.name === "b").running.waiting).toBe("slot");
     expect(apps.slots).toEqual({ inUse: 1, limit: 1, holders: [{ app: "a", id: a.id() }] });
@@ -240,10 +234,7 @@ describe("build slots", () => {
     const s = slotService(["a", "b"], ["maxConcurrentDeploys: 1"]);
     await using server = await startAdmin(s.cwd, s.env);
     using _ = defer(s.openAll);
-    const a = new StreamReader(await post(`${server.url}/a`, { secret: SECRET }));
-    await waitFor(() => s.started().includes("a"), "a's script");
-    const b = new StreamReader(await post(`${server.url}/b`, { secret: SECRET }));
-    await waitFor(() => b.text.includes("[slot] waiting for a build slot"), "b's wait");
+    const { a, b } = await aRunsBWaits(s, server.url);
     await using context = await launchBrowser();
     const page = await loggedIn(context, server.admin);
     await hasText(page.locator("p.slots"), (text) => text === "Build slots: 1 of 1 in use (a)");
