@@ -19,6 +19,13 @@ function secretIn(file: string): string | undefined {
   }
 }
 
+/** The admin token in `.service/admin.token`, if there is a usable one. */
+export const adminTokenIn = (cwd: string) => secretIn(resolve(cwd, ADMIN_TOKEN_FILE));
+
+/** An app's webhook secret: configured, or from its secret file (undefined when there is none usable). */
+export const appSecretOf = (app: ResolvedApp, cwd: string) =>
+  app.secret ?? secretIn(app.name ? appSecretFile(cwd, app.name) : resolve(cwd, SECRET_FILE));
+
 /**
  * Every secret a deploy of any of `apps` must keep out of its stream, log files, result and notifications. The
  * secrets that live in files are read now: what a command finds is what the server uses.
@@ -29,9 +36,9 @@ export function deploySecrets(
   cwd: string,
   env: NodeJS.ProcessEnv,
 ): string[] {
-  const secrets = [config.adminToken || secretIn(resolve(cwd, ADMIN_TOKEN_FILE))];
+  const secrets = [config.adminToken || adminTokenIn(cwd)];
   for (const app of apps) {
-    secrets.push(app.secret ?? secretIn(app.name ? appSecretFile(cwd, app.name) : resolve(cwd, SECRET_FILE)));
+    secrets.push(appSecretOf(app, cwd));
     secrets.push(...outboundCredentials(app, cwd, env));
   }
   return [...new Set(secrets.filter((secret): secret is string => !!secret))];

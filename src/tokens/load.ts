@@ -1,7 +1,6 @@
 /** The tokens of a configuration, checked and read as the start and `service check` both do it. */
-import { resolve } from "node:path";
-import { appSecretFile, type ResolvedApp } from "../config/apps.ts";
-import { ADMIN_TOKEN_FILE, readSecretFile, SECRET_FILE } from "../config/secret.ts";
+import type { ResolvedApp } from "../config/apps.ts";
+import { adminTokenIn, appSecretOf } from "../config/deploy-secrets.ts";
 import {
   describeTokens,
   parseTokens,
@@ -12,20 +11,11 @@ import {
   type TokenSpec,
 } from "./list.ts";
 
-/** A secret file's value; undefined when it is missing or unusable (no token can equal it then). */
-function secretIn(file: string): string | undefined {
-  try {
-    return readSecretFile(file);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The secrets no token may equal: the admin token and every app's webhook secret. */
 export function reservedSecrets(adminToken: string | undefined, apps: ResolvedApp[], cwd: string): Reserved[] {
   const out: Reserved[] = adminToken ? [{ what: "the admin token", value: adminToken }] : [];
   for (const app of apps) {
-    const secret = app.secret ?? secretIn(app.name ? appSecretFile(cwd, app.name) : resolve(cwd, SECRET_FILE));
+    const secret = appSecretOf(app, cwd);
     const what = app.name === undefined ? "the webhook secret" : `the webhook secret of app "${app.name}"`;
     if (secret) out.push({ what, value: secret });
   }
@@ -55,7 +45,7 @@ export function loadTokens(
   const problems: string[] = [];
   const names = apps.map((app) => app.name ?? "default");
   const specs = parseTokens(entries, names, cwd, problems);
-  const admin = adminToken?.trim() || secretIn(resolve(cwd, ADMIN_TOKEN_FILE));
+  const admin = adminToken?.trim() || adminTokenIn(cwd);
   const reserved = () => reservedSecrets(admin, apps, cwd);
   const values = readTokens(specs, reserved(), problems);
   return { specs, set: new TokenSet(specs, values, { reserved, warn }), problems, described: describeTokens(specs) };
