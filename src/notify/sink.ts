@@ -136,6 +136,10 @@ export function outboundSink(
     }
   };
 
+  /** The status's `target_url` (and a deployment's `log_url`) for `sha`, from the `targetUrl` template. */
+  const linkOf = (resolved: StatusTarget, sha: string) =>
+    resolved.targetUrl ? fillTemplate(resolved.targetUrl, { id: ctx.id, app: ctx.app, commit: sha }) : undefined;
+
   /** The commit status of `sha` (in order: a slow `pending` must not land after the final state), then the Deployment. */
   const postStatus = (sha: string, state: StatusState, description: string, then?: AfterFinal) => {
     const settings = ctx.config.status;
@@ -151,9 +155,7 @@ export function outboundSink(
           problemSaid = true;
           return;
         }
-        const url = resolved.targetUrl
-          ? fillTemplate(resolved.targetUrl, { id: ctx.id, app: ctx.app, commit: sha })
-          : undefined;
+        const url = linkOf(resolved, sha);
         await send(
           "status",
           resolved.provider,
@@ -197,10 +199,7 @@ export function outboundSink(
         const queuedOne = await created;
         const resolved = queuedOne && (await resolvedTarget());
         if (!queuedOne || !resolved || "problem" in resolved) return;
-        const url = resolved.targetUrl
-          ? fillTemplate(resolved.targetUrl, { id: ctx.id, app: ctx.app, commit: queuedOne.sha })
-          : undefined;
-        await postDeployment(resolved, queuedOne.sha, state, description, url);
+        await postDeployment(resolved, queuedOne.sha, state, description, linkOf(resolved, queuedOne.sha));
       }),
     );
   };
