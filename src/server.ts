@@ -15,7 +15,9 @@ import { markInterruptedDeploys } from "./queue/recovery.ts";
 import { ConfigReloader } from "./config/reload.ts";
 import { listenForWebhooks } from "./http/listen.ts";
 import type { Listener } from "./runtime/types.ts";
-import type { DeploySink } from "./types.ts";
+import type { DeploySink, Unrun } from "./types.ts";
+import type { DeployOptions } from "./deploy/types.ts";
+import { hasStoredRequests } from "./history/requests.ts";
 import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
 import { deploySecrets } from "./config/deploy-secrets.ts";
 import { envFileWarnings } from "./config/env.ts";
@@ -174,8 +176,9 @@ class Server {
 
   /** A deploy the service starts itself (admin API, poll; with a target, the API's rollback or a ref): its result is only logged. */
   private readonly queueDeploy: QueueDeploy = (app, request) => {
-    const { trigger, actor, target, force, skipGate, noCarry, paths } = request;
-    const id = crypto.randomUUID();
+    const { trigger, target, force, skipGate, noCarry, paths, pushed, deployment, event, delivery } = request;
+    const actor = request.actor ?? undefined;
+    const id = request.id ?? crypto.randomUUID();
     let position = 0;
     const observed: DeploySink = (event) => {
       if (event.type === "queued") position = event.position;
@@ -191,6 +194,10 @@ class Server {
       ...(skipGate ? { skipGate } : {}),
       ...(noCarry ? { noCarry } : {}),
       ...(paths ? { paths } : {}),
+      ...(pushed ? { pushed } : {}),
+      ...(deployment ? { deployment } : {}),
+      ...(event ? { event } : {}),
+      ...(delivery ? { delivery } : {}),
     };
     this.track(id, this.deployer.deploy(asked, { force }));
     return { id, position };
@@ -200,9 +207,9 @@ class Server {
     if (this.listener) return;
     const initial = this.reloader.current(true);
     const apps = this.checkApps(initial);
+    if (initial.adminPort !== undefined) this.metrics ??= new (await import("./features/admin.ts")).Metrics();
     await this.recover(apps);
     this.draining = false;
-    if (initial.adminPort !== undefined) this.metrics ??= new (await import("./features/admin.ts")).Metrics();
     this.listener = await this.listenForWebhooks(initial);
     await this.openAdminOrClose(initial);
     this.polling.start();
@@ -212,14 +219,13 @@ class Server {
   /** With `catchUp` on an app: the watcher that deploys a push refused by a pause or a freeze once it ends. */
   private async watchForCatchUps(apps: ResolvedApp[]): Promise<void> {
     if (this.catchUps || !apps.some((app) => app.catchUp)) return;
-    const { CatchUpWatcher } = await import("./control/catch-up.ts");
+    const { CatchUpWatcher } = await import("./requests/catch-up.ts");
     const watcher = new CatchUpWatcher({
-      cwd: this.cwd,
-      logger: this.logger,
+      ...this.replaying(),
       apps: this.apps,
       busy: this.busy,
-      deploy: (app, actor, target) => {
-        this.queueDeploy(app, { trigger: "catch-up", actor, ...(target ? { target } : {}) });
+      deploy: (app, request) => {
+        this.queueDeploy(app, request);
         this.metrics?.caughtUp(app.name ?? "default");
       },
     });
@@ -246,7 +252,29 @@ class Server {
     return apps;
   }
 
-  /** What an earlier stop left: pauses said, deploys it interrupted marked, releases it left half-made removed. */
+  /** A deploy's options with the counters listening (when the admin listener is on). */
+  private observed(options: DeployOptions): DeployOptions {
+    return this.metrics ? { ...options, sink: this.metrics.observe(options.app ?? "default", options.sink) } : options;
+  }
+
+  /** How requests are replayed (requests/): deployed by this server's queue, recorded by its deployer. */
+  private replaying() {
+    return {
+      cwd: this.cwd,
+      logger: this.logger,
+      deploy: (app: ResolvedApp, request: Parameters<QueueDeploy>[1]) => void this.queueDeploy(app, request),
+      record: (options: DeployOptions, outcome: Unrun, reason: string) =>
+        this.deployer.recordUnrun(this.observed(options), outcome, reason),
+      cancelled: (options: DeployOptions, reason: string) =>
+        this.deployer.recordUnrun(this.observed(options), "cancelled", reason),
+      secrets: this.secrets,
+    };
+  }
+
+  /**
+   * What an earlier stop left: pauses said, deploys it interrupted marked, releases it left half-made removed, and the
+   * requests it acknowledged and never ran replayed.
+   */
   private async recover(apps: ResolvedApp[]): Promise<void> {
     const { cwd, logger } = this;
     for (const line of pauseNotices(
@@ -260,6 +288,7 @@ class Server {
       logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
     await recoverAppReleases(cwd, apps, logger);
     await recoverLimitGroups(apps, logger);
+    if (hasStoredRequests(cwd)) await (await import("./requests/recover.ts")).recoverRequests(this.replaying(), apps);
   }
 
   /** The webhook port: the routes of docs/http.md and nothing else. */

@@ -197,7 +197,11 @@ export interface GateResult {
   bakedMs?: number;
 }
 
-export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll" | "catch-up";
+/**
+ * How a deploy was asked for (docs/deploy-control.md "Requests"): `recovered` is a request acknowledged by a process
+ * that died before it ran, replayed at the next start.
+ */
+export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll" | "catch-up" | "recovered";
 /** `status` and `notify` lines record outbound calls (commit statuses, notifications). */
 export type Step =
   | "deploy"
@@ -232,18 +236,30 @@ export type DeployEvent =
   | { type: "output"; step: Step; stream: "stdout" | "stderr"; data: Uint8Array }
   /** What the running deploy waits for now (`checks`: at its gate), null once it goes on; no line of its own. */
   | { type: "waiting"; for: string | null }
-  /** The last event; `cancelled` when a cancel (a request, a shutdown) ended the deploy. */
-  | { type: "done"; result: DeployResult; cancelled?: boolean };
+  /**
+   * The last event; `cancelled` when a cancel (a request, a shutdown) ended the deploy; `refused` when it was refused
+   * after it was acknowledged (its gate, a signature, a freeze), `superseded` when a newer request or a change of the
+   * remote made it moot (docs/deploy-control.md "Requests").
+   */
+  | { type: "done"; result: DeployResult; cancelled?: boolean; outcome?: Unrun };
 
 export type DeploySink = (event: DeployEvent) => void;
 
 /** How a deploy that ended counts, for the metrics, the API and notifications: a rollback is not a success. */
-export type Outcome = "ok" | "failed" | "rolled_back" | "cancelled";
+export type Outcome = "ok" | "failed" | "rolled_back" | "cancelled" | Unrun;
+
+/** The two ends of a request that was acknowledged and never ran its script (docs/deploy-control.md "Requests"). */
+export type Unrun = "refused" | "superseded";
+
+/** The outcomes, in the order the docs list them. */
+export const OUTCOME_NAMES: readonly Outcome[] = ["ok", "failed", "rolled_back", "cancelled", "refused", "superseded"];
 
 /** The requests a deploy served (in its record): how many, and their forge delivery ids. */
 export interface Served {
   requests: number;
   deliveries: string[];
+  /** Who asked for each request it served after its own, and when (the first 100). */
+  replaces?: { actor: string | null; delivery: string | null; at: string }[];
 }
 
 /** The forge event and delivery id of the request that asked for a deploy; null when it carries none (curl, a CI job). */

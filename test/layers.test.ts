@@ -18,6 +18,7 @@ const LAYERS = [
   "tokens",
   "http",
   "control",
+  "requests",
   "triggers",
   "notify",
   "deploy",

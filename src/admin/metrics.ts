@@ -1,6 +1,6 @@
 import pkg from "../../package.json" with { type: "json" };
 import { outcomeOf } from "../history/record.ts";
-import type { DeploySink, Outcome, Trigger } from "../types.ts";
+import type { DeployResult, DeploySink, Outcome, Trigger, Unrun } from "../types.ts";
 import type { PollResult } from "../control/poll.ts";
 import type { TriggerSkip } from "../triggers/types.ts";
 import type { Slots } from "../control/status.ts";
@@ -31,6 +31,7 @@ export class Metrics {
   private readonly kills = new Map<string, number>();
   private readonly frozen = new Map<string, number>();
   private readonly catchUps = new Map<string, number>();
+  private readonly refusals = new Map<string, number>();
   private readonly skippedPushes = new Map<string, number>();
   private readonly tokenRefusals = new Map<string, number>();
   /** The deploy each app runs now, from its `start` event to its `done` event. */
@@ -97,7 +98,9 @@ export class Metrics {
       }
       if (event.type === "done") {
         if (this.running.get(app)?.id === event.result.id) this.running.delete(app);
-        this.deployEnded(app, outcomeOf(event.result, event.cancelled), event.result.durationMs);
+        // A refused or superseded request is no deploy: counted apart, by why.
+        if (event.outcome) bump(this.refusals, labels({ app, reason: refusalKind(event.result, event.outcome) }));
+        else this.deployEnded(app, outcomeOf(event.result, event.cancelled), event.result.durationMs);
         const { gate, killedBy } = event.result;
         if (killedBy) bump(this.kills, labels({ app, limit: killedBy }));
         if (gate && gate.outcome !== "skipped" && gate.outcome !== "cancelled")
@@ -175,6 +178,12 @@ export class Metrics {
     family("service_catch_ups_total", "counter", "Catch-up deploys queued after a pause or a freeze, by app.");
     for (const [key, n] of this.catchUps) out.push(`service_catch_ups_total${key} ${n}`);
     family(
+      "service_refusals_total",
+      "counter",
+      "Requests acknowledged that ended without running: refused (gate, signature, freeze, pause) or superseded.",
+    );
+    for (const [key, n] of this.refusals) out.push(`service_refusals_total${key} ${n}`);
+    family(
       "service_skipped_pushes_total",
       "counter",
       "Pushes that did not deploy, by app and reason (paths, marker, tag, environment).",
@@ -204,4 +213,14 @@ function labels(values: Record<string, string>): string {
   return `{${Object.entries(values)
     .map(([key, value]) => `${key}="${escapeLabel(value)}"`)
     .join(",")}}`;
+}
+
+/** Why a request ended without running, as the `reason` label says it. */
+function refusalKind(result: DeployResult, outcome: Unrun): string {
+  if (outcome === "superseded") return "superseded";
+  if (result.gate && !result.gate.ok) return "gate";
+  if (result.verify && !result.verify.ok) return "signature";
+  if (result.error?.startsWith("frozen until")) return "freeze";
+  if (result.error?.startsWith("deploys are paused")) return "pause";
+  return "other";
 }

@@ -27,7 +27,7 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
       return { node: node, field: el("span", { class: "filter" }, el("label", { for: "filter-" + name, text: label }), " ", node) };
     }
     var app = select("app", "App", [["", "All apps"]]);
-    var outcome = select("outcome", "Outcome", [["", "Any outcome"], ["ok", "ok"], ["failed", "failed"], ["rolled_back", "rolled back"], ["cancelled", "cancelled"], ["running", "running"], ["interrupted", "interrupted"]]);
+    var outcome = select("outcome", "Outcome", [["", "Any outcome"], ["ok", "ok"], ["failed", "failed"], ["rolled_back", "rolled back"], ["cancelled", "cancelled"], ["refused", "refused"], ["superseded", "superseded"], ["running", "running"], ["interrupted", "interrupted"]]);
     var since = select("since", "Since", [["", "Any time"], ["1h", "Last hour"], ["24h", "Last 24 hours"], ["7d", "Last 7 days"], ["30d", "Last 30 days"]]);
     var toggle = el("input", { id: "failed-only", type: "checkbox" });
     toggle.checked = failed;
@@ -55,7 +55,7 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
             el("td", { "data-label": "Trigger", text: entry.trigger || "" }),
             el("td", { class: "actor", "data-label": "By", title: actor }, el("span", { class: "clip", text: actor })),
             el("td", { class: "commit", "data-label": "Commit", title: shown(tried), text: tried }),
-            el("td", { "data-label": "Outcome" }, badge(outcomeLabel(entry)), entry.cancelledBy ? " by " + entry.cancelledBy : "", entry.forced ? " (forced)" : ""),
+            el("td", { "data-label": "Outcome" }, badge(outcomeLabel(entry)), entry.reason ? " (" + entry.reason + ")" : "", entry.cancelledBy ? " by " + entry.cancelledBy : "", entry.forced ? " (forced)" : ""),
             el("td", { "data-label": "Started", text: age(entry.startedAt) }), el("td", { "data-label": "Duration", text: entry.durationMs === null ? "" : (entry.durationMs / 1000).toFixed(1) + " s" }),
             el("td", { "data-label": "Actions" }, again)));
         });

@@ -29,6 +29,11 @@ export const OUTCOME_JS = `  // What refused a deploy before it changed anything
     if (record.status === "cancelled")
       return { outcome: "cancelled", tone: "stopped", text: "Cancelled" + (record.cancel && record.cancel.by ? " by " + record.cancel.by : "") + reason };
     if (record.status === "interrupted") return { outcome: "interrupted", tone: "stopped", text: "Interrupted: the service stopped while it ran" };
+    if (record.status === "superseded") return { outcome: "superseded", tone: "stopped", text: "Superseded: " + (record.reason || "a newer request") + "; nothing ran" };
+    if (record.status === "refused") {
+      var why = refusalOf(result);
+      return { outcome: "refused", tone: "stopped", text: why ? "Refused by " + why[0] + ": " + why[1] : "Refused: " + (record.reason || "") };
+    }
     if (record.status !== "done") return null;
     var refused = refusalOf(result);
     if (refused) return { outcome: "refused", tone: "stopped", text: "Refused by " + refused[0] + ": " + refused[1] };

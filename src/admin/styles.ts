@@ -34,7 +34,7 @@ dd { margin: 0; overflow-wrap: anywhere; }
 .pause label { flex-basis: 100%; color: var(--muted); }
 .pause input { flex: 1 1 10rem; }
 .badge { display: inline-block; padding: 0 .5rem; border-radius: 1rem; font-size: .85rem; font-weight: 600; border: 1px solid currentColor; }
-.badge.ok { color: var(--ok); } .badge.failed, .badge.cancelled { color: var(--bad); } .badge.rolled_back, .badge.paused { color: var(--warn); } .badge.running { color: var(--accent); }
+.badge.ok { color: var(--ok); } .badge.failed, .badge.cancelled { color: var(--bad); } .badge.rolled_back, .badge.paused, .badge.refused { color: var(--warn); } .badge.superseded { color: var(--muted, inherit); } .badge.running { color: var(--accent); }
 .scroll { overflow-x: auto; }
 .filters { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; align-items: center; }
 .filter { white-space: nowrap; }

@@ -148,7 +148,7 @@ export async function printLive(start: (deployer: Deployer, sink: DeploySink) =>
   // stdout is the deploy's stream, which ends with its `[done]` line: what is said after it (the releases pruned)
   // goes to stderr, as the deploy's own warnings do.
   const logger = consola.create({ stdout: process.stderr }).withTag("service");
-  const deployer = new Deployer({ outbound: outboundSinks(outbound), logger });
+  const deployer = new Deployer({ outbound: outboundSinks(outbound), logger, cli: true });
   let signals = 0;
   // Once the deploy is over, a signal ends the wait for its notifications (they are recorded as not sent);
   // one during the deploy stops the script only, and the failure is still announced.

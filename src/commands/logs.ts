@@ -212,7 +212,8 @@ export const logsCommand = defineCommand({
       const entry = findDeploy(cwd, args.deploy);
       const queued = typeof entry === "string" ? findQueued(cwd, args.deploy) : undefined;
       if (queued && !queued.waiting) throw new Error(neverStarted(queued.record));
-      if (queued && args.json) return void process.stdout.write(`${JSON.stringify(queued.record, null, 2)}\n`);
+      if (queued && args.json)
+        return void process.stdout.write(`${JSON.stringify({ status: "queued", ...queued.record }, null, 2)}\n`);
       if (queued) {
         const where = args.cwd === undefined ? "" : ` --cwd ${cwd}`;
         return void process.stdout.write(

@@ -63,7 +63,11 @@ function liveText(status: AppStatus): string {
   const words = live.subject ? ` "${live.subject}"` : "";
   const by = live.author ? ` by ${live.author}` : "";
   const when = live.date ? `, ${age(Math.max(0, Date.now() - Date.parse(live.date)))}` : "";
-  const how = live.deployId ? ` (deploy ${live.deployId.slice(0, 8)})` : " (found checked out; no deploy on record)";
+  const how = live.deployId
+    ? ` (deploy ${live.deployId.slice(0, 8)})`
+    : live.beforeDeploy
+      ? ` (checked out before the first deploy, ${live.beforeDeploy.slice(0, 8)}; none left a commit live yet)`
+      : " (found checked out; no deploy on record)";
   const tag = status.liveTag ? ` (tag ${status.liveTag})` : "";
   return `${short(live.sha)}${words}${by}${when}${how}${tag}`;
 }

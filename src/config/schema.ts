@@ -15,7 +15,15 @@ export const FORMATS = ["json", "slack", "discord", "ntfy"] as const;
 export type NotifyFormat = (typeof FORMATS)[number];
 
 /** What a deploy can end as, plus its start: the values of `notify[].on`. */
-export const NOTIFY_EVENTS = ["started", "succeeded", "failed", "rolled_back", "cancelled"] as const;
+export const NOTIFY_EVENTS = [
+  "started",
+  "succeeded",
+  "failed",
+  "rolled_back",
+  "cancelled",
+  "refused",
+  "superseded",
+] as const;
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
 export const DEFAULT_ON: NotifyEvent[] = ["failed", "rolled_back"];
 

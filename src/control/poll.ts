@@ -7,7 +7,7 @@ import { liveCommitOf } from "../history/live.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
 import type { Logger } from "../system/logger.ts";
 import { pauseOf } from "../queue/pause.ts";
-import { rememberRefusedPush } from "../queue/refused.ts";
+import { keepForCatchUp } from "../deploy/request.ts";
 import { freezeOf, frozenText } from "../deploy/frozen.ts";
 import { decidePush, decidesPushes } from "../triggers/decide.ts";
 import type { TriggerSkip } from "../triggers/types.ts";
@@ -172,7 +172,10 @@ export class Poller {
     const paused = pauseOf(cwd, app.name);
     const frozen = paused ? undefined : freezeOf({ config: app });
     // A poll stands for a push: with catchUp, the end of the pause or freeze deploys what it would have.
-    if ((paused || frozen) && app.catchUp) rememberRefusedPush(cwd, app.name, "poll");
+    if (paused || frozen) {
+      const why = frozen ? frozenText(frozen) : `deploys are paused: ${paused!.reason}`;
+      keepForCatchUp({ app: app.name, config: app, trigger: "poll", actor: "poll", cwd }, why);
+    }
     if (paused) return { result: "skipped", detail: `paused: ${paused.reason}` };
     if (frozen) return { result: "skipped", detail: frozenText(frozen) };
     if (this.options.busy(app)) return { result: "skipped", detail: "a deploy runs or waits" };

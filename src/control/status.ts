@@ -1,6 +1,6 @@
 import type { ResolvedApp } from "../config/apps.ts";
 import { freezeAt, nextFreeze, type Freeze } from "../config/freeze.ts";
-import { leftLive, ofApp, tagOf } from "../history/live.ts";
+import { beforeFirstDeploy, leftLive, ofApp, tagOf } from "../history/live.ts";
 import type { CommitInfo } from "../types.ts";
 import { commitInfos, headCommit } from "../system/git.ts";
 import { processAlive } from "../system/liveness.ts";
@@ -107,6 +107,8 @@ export function freezeStatus(app: ResolvedApp, now: number): Pick<AppStatus, "fr
 /** The live commit in words ("" for words git cannot give), and the deploy that made it live. */
 export interface LiveCommit extends CommitInfo {
   deployId: string | null;
+  /** Before any deploy left a commit live: the first deploy, which found this commit checked out. */
+  beforeDeploy?: string;
 }
 
 /**
@@ -121,9 +123,11 @@ export async function liveOf(
 ): Promise<{ commit: string | null; live: LiveCommit | null; liveTag: string | null; checkedOut: string | null }> {
   const checkedOut = await headCommit(app.repoPath, process.env).catch(() => null);
   const deployed = history.find((entry) => ofApp(entry, app.name) && leftLive(entry));
-  let live: { sha: string; deployId: string | null } | null;
+  let live: { sha: string; deployId: string | null; beforeDeploy?: string } | null;
+  const first = releases || deployed ? undefined : beforeFirstDeploy(history.filter((entry) => ofApp(entry, app.name)));
   if (releases) live = releases.live?.commit ? { sha: releases.live.commit, deployId: releases.live.deployId } : null;
   else if (deployed?.commit) live = { sha: deployed.commit.sha, deployId: deployed.id };
+  else if (first) live = { sha: first.commit.sha, deployId: null, beforeDeploy: first.deployId };
   else live = checkedOut ? { sha: checkedOut, deployId: null } : null;
   if (!live) return { commit: null, live: null, liveTag: null, checkedOut };
   const sha = live.sha;
@@ -134,7 +138,8 @@ export async function liveOf(
     ({ sha, subject: "", author: "", date: "" } satisfies CommitInfo);
   const by = live.deployId ? history.find((entry) => entry.id === live.deployId) : undefined;
   const liveTag = (by && tagOf(by)) ?? null;
-  return { commit: sha, live: { ...words, sha, deployId: live.deployId }, liveTag, checkedOut };
+  const before = live.beforeDeploy ? { beforeDeploy: live.beforeDeploy } : {};
+  return { commit: sha, live: { ...words, sha, deployId: live.deployId, ...before }, liveTag, checkedOut };
 }
 
 /** An app's releases, read only when it has them (the module is not loaded otherwise). */

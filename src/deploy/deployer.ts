@@ -1,14 +1,14 @@
 import { resolve } from "node:path";
 import { LOG_DIR } from "../history/record.ts";
-import { markQueued, unmarkQueued } from "../history/waiting.ts";
+import { dropRequest, storeRequest } from "../history/requests.ts";
+import { requestOf } from "./request.ts";
 import { Cancellation, CancelWatch } from "../queue/cancel.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { DeployQueue, QueueFullError } from "../queue/queue.ts";
 import { queueKey } from "../queue/tickets.ts";
-import { cleanActor } from "../system/actor.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
 import { KILL_GRACE_MS, killGroup, RunningProcesses } from "../system/process.ts";
-import type { DeployResult, DeploySink } from "../types.ts";
+import type { DeployResult, DeploySink, Unrun } from "../types.ts";
 import { forcedText, freezeOf } from "./frozen.ts";
 import { runDeploy } from "./pipeline.ts";
 import { DeployRun, type Ending } from "./run.ts";
@@ -17,6 +17,14 @@ import type { DeployOptions, OutboundSinks, PlannedDeploy, RefusedDeployment } f
 /** A deploy that never ran: the queue was cancelled (the service is shutting down). Its logs say so. */
 export function recordCancelled(options: PlannedDeploy, reason: string): Promise<DeployResult> {
   return recordNotRun(options, `cancelled before it started: ${reason}`, `cancelled: ${reason}`, "cancelled");
+}
+
+/**
+ * A request that ends without running, refused or superseded (docs/deploy-control.md "Requests"): its record, under
+ * its own actor and the commit it named, says why; its outbound sinks are told (a deployment set inactive).
+ */
+export function recordUnrun(options: PlannedDeploy, outcome: Unrun, reason: string): Promise<DeployResult> {
+  return recordNotRun(options, `${outcome}: ${reason}; nothing runs`, reason, { outcome, reason });
 }
 
 /** A deploy that could not start: its result, stream and logs end with `text` and `error`, ok=false. */
@@ -28,6 +36,7 @@ async function recordNotRun(
 ): Promise<DeployResult> {
   const run = new DeployRun(options);
   run.step("deploy", text);
+  const named = options.target?.commit ?? options.pushed;
   const produced = {
     ok: false,
     pull: { success: false, stdout: "", stderr: "", before: null, after: null },
@@ -36,6 +45,8 @@ async function recordNotRun(
     rolledBack: false,
     commit: null,
     previousCommit: null,
+    // What it named, as a refusal's record shows it: under that commit, never the live one.
+    ...(named ? { target: { sha: named, subject: "", author: "", date: "", ...options.target } } : {}),
   };
   // Nothing ran: it ends the moment it starts.
   return run.end(produced, ending, run.startedAt);
@@ -49,6 +60,8 @@ export interface DeployerOptions {
   logger?: Logger;
   /** Makes each deploy's outbound sink (commit statuses, notifications); the owner tracks their calls. */
   outbound?: OutboundSinks;
+  /** A `service deploy` in a shell: its requests are not the server's to replay when the process dies. */
+  cli?: boolean;
 }
 
 /** Queues deploys per repoPath (FIFO, across processes) and runs them. */
@@ -63,7 +76,10 @@ export class Deployer {
   /** Its deploys waiting at their gate (the waiting event), by id: what `stopWaits` ends. */
   private readonly waits = new Map<string, Cancellation>();
 
+  private readonly cli: boolean;
+
   constructor(options: DeployerOptions = {}) {
+    this.cli = options.cli ?? false;
     this.logger = options.logger ?? defaultLogger();
     this.outbound = options.outbound;
     this.queue = new DeployQueue(this.logger);
@@ -99,8 +115,12 @@ export class Deployer {
       // mark goes once the deploy's log files exist (runDeploy creates them before its first await), so a reader
       // finds the one or the other.
       const { id } = options;
+      // The request is on the disk before it is answered (the caller answers once this returns), and until its
+      // deploy's log files exist: runDeploy and recordNotRun create them before their first await.
+      const unkept = storeRequest(options.cwd, requestOf(options, this.cli));
+      if (unkept) this.logger.warn(`deploy ${id}: its request could not be kept (${unkept}): a crash now would lose it`);
       const done = <T>(result: T) => {
-        unmarkQueued(options.cwd, id);
+        dropRequest(options.cwd, id);
         return result;
       };
       const cancellation = new Cancellation();
@@ -114,13 +134,6 @@ export class Deployer {
         limit: options.config.queueLimit,
         deploy: { id, logs: resolve(options.cwd, LOG_DIR) },
         onQueued: (position) => {
-          markQueued(options.cwd, {
-            id,
-            app: options.app,
-            trigger: options.trigger,
-            actor: cleanActor(options.actor) ?? null,
-            repoPath: options.config.repoPath,
-          });
           options.sink?.({ type: "queued", position });
           // Its forge deployment (a deployment event's, or the one the service creates) says `queued` while it waits.
           options.outbound?.queued?.({
@@ -148,6 +161,7 @@ export class Deployer {
       void result.finally(unwatch).catch(() => {});
       return Promise.race([early, result]);
     } catch (error) {
+      dropRequest(options.cwd, options.id);
       if (error instanceof QueueFullError) throw error;
       // No ticket, no turn: running anyway could overlap another deploy of the repository. The user's usual
       // cause is a service user that may not write the repository, which `git pull` needs as well.
@@ -203,8 +217,24 @@ export class Deployer {
     this.queue.cancelWaiting(reason);
   }
 
-  /** A deployment event refused before it was queued (paused, frozen): its deployment is told why. */
-  refusedDeployment(deploy: RefusedDeployment, reason: string): void {
-    this.outbound?.refused?.(deploy, reason);
+  /** Records a request that ends without running (refused, superseded, cancelled), with its outbound sinks told. */
+  recordUnrun(requested: DeployOptions, outcome: Unrun | "cancelled", reason: string): Promise<DeployResult> {
+    const options: PlannedDeploy = {
+      logger: this.logger,
+      outbound: this.outbound,
+      ...requested,
+      requestedAt: Date.now(),
+      id: requested.id ?? crypto.randomUUID(),
+    };
+    return outcome === "cancelled" ? recordCancelled(options, reason) : recordUnrun(options, outcome, reason);
+  }
+
+  /**
+   * A deployment event refused before it was queued (paused, frozen): its deployment is told why, and, `kept` for
+   * the catch-up, that it waits for the end of the pause or the freeze.
+   */
+  refusedDeployment(deploy: RefusedDeployment, reason: string, kept = false): void {
+    this.outbound?.refused?.(deploy, reason, kept);
   }
 }
+

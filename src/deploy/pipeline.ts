@@ -10,6 +10,7 @@ import { rollBack } from "./rollback.ts";
 import { DeployRun } from "./run.ts";
 import { inSlot } from "./slot.ts";
 import { frozenNow, isRollback } from "./frozen.ts";
+import { keepForCatchUp } from "./request.ts";
 import { describeFailure, scriptStep } from "../steps/script.ts";
 import { DeployState } from "../steps/state.ts";
 import type { Asked, DeployContext } from "../steps/context.ts";
@@ -49,12 +50,12 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     if (variables.problem) {
       state.error = `the deploy's variables cannot be read: ${variables.problem}`;
       step("config", `${state.error}; nothing runs`);
-    } else if ((state.error = frozenNow(options, step))) {
+    } else if ((state.error = state.frozen = frozenNow(options, step))) {
       // A freeze began while it waited in the queue (docs/deploy-control.md "Freeze windows"): nothing runs.
     } else if (!(state.error = await checkoutStep(ctx))) {
       const gated = await passGate(ctx, state, options, run.actor);
       const asked = { ...options, ...(gated ? { gated } : {}) };
-      if (gated === false || (gated && (state.error = frozenNow(options, step)))) {
+      if (gated === false || (gated && (state.error = state.frozen = frozenNow(options, step)))) {
         // The gate did not open, or a freeze began while it waited there: nothing live moved, nothing runs.
       } else if ((state.error = await applyLimits(ctx))) {
         // Limits that cannot be enforced: nothing runs, never silently unlimited.
@@ -62,7 +63,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
         // Everything heavy runs inside a build slot (deploy/slot.ts); a wait for checks held none.
         releaseSlot = await inSlot(ctx, run.id, async (waited) => {
           // A freeze that began during a long wait for a slot refuses it as one that began in the queue.
-          if (waited && (state.error = frozenNow(options, step))) return;
+          if (waited && (state.error = state.frozen = frozenNow(options, step))) return;
           if (ctx.config.releases) {
             const { releaseFlow } = await import("../releases/flow.ts");
             await releaseFlow(ctx, state, asked);
@@ -90,10 +91,16 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     const commits = await commitsOf(ctx, {
       live: state.liveCommit(produced.ok),
       before: state.liveBefore,
-      tried: state.triedCommit(options.target),
+      tried: state.triedCommit(options.target, options.pushed),
     });
     const target = commits.tried && { ...commits.tried, ...options.target };
-    const result = run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, by ? "cancelled" : "done");
+    // Refused after it was acknowledged: a record of the refused commit (docs/deploy-control.md "Requests"); one a
+    // freeze refused is kept for the catch-up at its end.
+    const refused = by ? undefined : state.refusal();
+    if (state.frozen && keepForCatchUp(options, state.frozen))
+      step("deploy", "kept for the catch-up at the end of the freeze");
+    const ending = by ? "cancelled" : refused ? { outcome: "refused" as const, reason: refused } : "done";
+    const result = run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, ending);
     // Old releases are pruned after the `[done]` line, still in the deploy's queue turn (docs/releases.md step 7).
     if (state.prune) await run.afterDone(result, state.prune);
     return result;

@@ -1,8 +1,8 @@
 import type { Captures } from "../steps/capture.ts";
-import type { CommitInfo, DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step } from "../types.ts";
+import type { CommitInfo, DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step, Unrun } from "../types.ts";
 import { pruneLogs } from "../history/retention.ts";
 import { DeployLog } from "../history/log.ts";
-import { amendRecord, type DeployRecord } from "../history/record.ts";
+import { amendRecord } from "../history/record.ts";
 import { cleanActor } from "../system/actor.ts";
 import { defaultLogger } from "../system/logger.ts";
 import { OutputRedactor, Redaction } from "../system/redact.ts";
@@ -11,8 +11,11 @@ import type { Produced } from "../steps/state.ts";
 import type { DeployOptions, PlannedDeploy } from "./types.ts";
 import { Phases } from "./phases.ts";
 
-/** How a deploy's record ends: it ran (whatever its result), or it was cancelled before it started. */
-export type Ending = Extract<DeployRecord["status"], "done" | "cancelled">;
+/**
+ * How a deploy's record ends: it ran (whatever its result), it was cancelled, or, acknowledged, it was refused or
+ * superseded with `reason` (docs/deploy-control.md "Requests").
+ */
+export type Ending = "done" | "cancelled" | { outcome: Unrun; reason: string };
 
 /**
  * One deploy's log, events and ending, whether it ran or could not start. Every event goes to the log files
@@ -30,6 +33,8 @@ export class DeployRun implements RunTranscript {
   private readonly sinks: DeploySink[];
   /** Where its time goes (phases.ts), marked by its own lines. */
   private readonly phases: Phases;
+  /** A refused or superseded request's ending, once it ended so. */
+  private unrun: { outcome: Unrun; reason: string } | undefined;
   /** Output held back by redactors (a secret may span two chunks), released before each line of the service. */
   private readonly redactors: OutputRedactor[] = [];
 
@@ -169,7 +174,13 @@ export class DeployRun implements RunTranscript {
       durationMs: finishedAt.getTime() - this.startedAt.getTime(),
       phases: this.phases.end(finishedAt.getTime()),
     };
-    this.emit({ type: "done", result, ...(ending === "cancelled" ? { cancelled: true } : {}) });
+    this.unrun = typeof ending === "object" ? { ...ending, reason: redaction.text(ending.reason) } : undefined;
+    this.emit({
+      type: "done",
+      result,
+      ...(ending === "cancelled" ? { cancelled: true } : {}),
+      ...(this.unrun ? { outcome: this.unrun.outcome } : {}),
+    });
     this.options.ended?.(result);
     const pruned = new Promise<void>((resolve) =>
       setTimeout(() => {
@@ -220,12 +231,18 @@ export class DeployRun implements RunTranscript {
       this.log.phases([...this.phases.ended()]);
     this.log.write(event);
     // The record is final before the client reads `[done]`, and a record that could not be kept is said before it.
-    if (event.type === "done")
+    if (event.type === "done") {
+      const { unrun } = this;
       this.log.finish(
         event.result,
-        event.cancelled ? "cancelled" : "done",
-        event.cancelled ? { cancel: this.options.cancellation?.mark ?? { by: null, at: event.result.finishedAt } } : {},
+        unrun ? unrun.outcome : event.cancelled ? "cancelled" : "done",
+        unrun
+          ? { reason: unrun.reason }
+          : event.cancelled
+            ? { cancel: this.options.cancellation?.mark ?? { by: null, at: event.result.finishedAt } }
+            : {},
       );
+    }
     this.tell(event);
   }
 
@@ -274,7 +291,17 @@ function forgeOf(options: DeployOptions, redaction: Redaction): ForgeDelivery {
 /** The requests a deploy served, their delivery ids redacted like its own (a copy: it is fixed once the deploy starts). */
 function servedOf(options: DeployOptions, redaction: Redaction): DeployOptions["served"] {
   const { served } = options;
-  return served && { requests: served.requests, deliveries: served.deliveries.map((d) => redaction.text(d)) };
+  if (!served) return undefined;
+  const replaces = served.replaces?.map((each) => ({
+    ...each,
+    actor: each.actor && redaction.text(cleanActor(each.actor) ?? each.actor),
+    delivery: each.delivery && redaction.text(each.delivery),
+  }));
+  return {
+    requests: served.requests,
+    deliveries: served.deliveries.map((d) => redaction.text(d)),
+    ...(replaces?.length ? { replaces } : {}),
+  };
 }
 
 /** A commit's words redacted like the deploy's output: a message may quote a secret. */

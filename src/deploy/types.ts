@@ -125,5 +125,5 @@ export type RefusedDeployment = Pick<OutboundDeploy, "app" | "cwd" | "repoPath" 
  */
 export type OutboundSinks = ((deploy: OutboundDeploy) => DeploySink | undefined) & {
   queued?: (deploy: QueuedDeploy) => void;
-  refused?: (deploy: RefusedDeployment, reason: string) => void;
+  refused?: (deploy: RefusedDeployment, reason: string, kept: boolean) => void;
 };

@@ -8,6 +8,8 @@ import { ensureAdminToken } from "../admin/auth.ts";
 import { startAdminListener, type AdminListener } from "../admin/listener.ts";
 import { Metrics } from "../admin/metrics.ts";
 import type { ResolvedApp } from "../config/apps.ts";
+import type { PathsRecord } from "../history/record.ts";
+import type { DeploymentInfo } from "../types.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
 import { SecretFile, weakAdminTokenWarning } from "../config/secret.ts";
 import { acknowledgement, queueFull } from "../http/answers.ts";
@@ -18,10 +20,17 @@ export { Metrics };
 /** A deploy the service queues itself (the API's, a poll's): its id and its place in the queue. Throws QueueFullError. */
 export type QueueDeploy = (
   app: ResolvedApp,
-  request: Omit<AdminDeploy, "trigger"> & {
-    trigger: AdminDeploy["trigger"] | "poll" | "catch-up";
-    /** A poll's deploy with `paths`: the files that matched. */
-    paths?: { matched: string[] };
+  request: Omit<AdminDeploy, "trigger" | "actor"> & {
+    trigger: AdminDeploy["trigger"] | "poll" | "catch-up" | "recovered";
+    actor: string | null;
+    /** A poll's deploy with `paths`: the files that matched (a replayed request's, as it was decided). */
+    paths?: PathsRecord;
+    /** A replayed request (requests/replay.ts): its own id, and what it named. */
+    id?: string;
+    pushed?: string;
+    deployment?: DeploymentInfo;
+    event?: string | null;
+    delivery?: string | null;
   },
 ) => { id: string; position: number };
 

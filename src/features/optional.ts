@@ -44,8 +44,8 @@ export class LazyOutbound {
       queued: (deploy: QueuedDeploy) => {
         if (deploy.config.status) void this.load().then(({ sinks }) => sinks.queued?.(deploy));
       },
-      refused: (deploy: RefusedDeployment, reason: string) => {
-        if (deploy.config.status) void this.load().then(({ sinks }) => sinks.refused?.(deploy, reason));
+      refused: (deploy: RefusedDeployment, reason: string, kept: boolean) => {
+        if (deploy.config.status) void this.load().then(({ sinks }) => sinks.refused?.(deploy, reason, kept));
       },
     },
   );

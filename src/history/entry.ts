@@ -39,6 +39,8 @@ export interface HistoryEntry {
   target: CommitInfo | null;
   /** A cancelled deploy: who cancelled it (null for a shutdown, and in older records). */
   cancelledBy: string | null;
+  /** A refused or superseded request: why (docs/deploy-control.md "Requests"); null otherwise. */
+  reason: string | null;
   /** While it runs: what it waits for (`checks`: at a gate); null otherwise. */
   waiting: string | null;
   jsonPath: string;
@@ -75,6 +77,7 @@ export function entryOf(dir: string, stem: string, files: Set<string>): HistoryE
     commit: null,
     target: null,
     cancelledBy: null,
+    reason: null,
     waiting: null,
     jsonPath,
     logPath,
@@ -134,6 +137,7 @@ export function entryOf(dir: string, stem: string, files: Set<string>): HistoryE
     commit: commitOf(result?.commit),
     target: commitOf(result?.target),
     cancelledBy: textOf(record.cancel?.by),
+    reason: textOf(record.reason),
     waiting: record.status === "running" ? textOf(record.waiting) : null,
     // The outcome is known, but `service logs <id>` has nothing to show. A running deploy's .log may just not
     // be created yet (it comes right after the record).
@@ -184,14 +188,21 @@ export function preciseStart(jsonText: string | undefined, logPath: string): str
   return undefined;
 }
 
-/** A deploy that did not succeed: a rolled-back one did not, whatever its redeploy did; a running one has not failed (yet). */
+/**
+ * A deploy that did not succeed: a rolled-back one did not, whatever its redeploy did; a running one has not failed
+ * (yet); a refused or superseded request never ran, and is no failure of what is live.
+ */
 export function isFailed(entry: HistoryEntry): boolean {
-  return entry.status !== "running" && !(entry.status === "done" && entry.ok && !entry.rolledBack);
+  if (["running", "refused", "superseded"].includes(entry.status)) return false;
+  return !(entry.status === "done" && entry.ok && !entry.rolledBack);
 }
 
 /** A deploy's outcome in one word, as `service logs` and `service status` show it. */
 export function resultLabel(entry: HistoryEntry): string {
   if (entry.status === "corrupt") return "corrupt";
+  // Under the commit it named (the row's), never as a failure of the live one.
+  if ((entry.status === "refused" || entry.status === "superseded") && entry.reason)
+    return `${entry.status} (${entry.reason})`;
   if (entry.status !== "done") return entry.status;
   if (!entry.ok) return "FAILED";
   // ok (the redeploy of the previous commit worked, docs/deploy-control.md "Rollback"), but what was pushed is not live.

@@ -17,7 +17,17 @@ export interface HistoryFilter {
 }
 
 /** A deploy's outcome in the history: how it ended, or where it is. */
-export const OUTCOMES = ["ok", "failed", "rolled_back", "cancelled", "running", "interrupted", "corrupt"] as const;
+export const OUTCOMES = [
+  "ok",
+  "failed",
+  "rolled_back",
+  "cancelled",
+  "refused",
+  "superseded",
+  "running",
+  "interrupted",
+  "corrupt",
+] as const;
 export type EntryOutcome = (typeof OUTCOMES)[number];
 
 /** The outcome of an entry: its status unless it is done, else ok, failed or rolled_back. */

@@ -25,7 +25,25 @@ export function tagOf(entry: HistoryEntry): string | undefined {
   return entry.ref?.startsWith("refs/tags/") ? entry.ref.slice(10) : undefined;
 }
 
-/** The live commit of `app` from the logs of `cwd`, reading records only as far back as it takes. */
+/**
+ * The live commit of `app` from the logs of `cwd`, reading records only as far back as it takes; before any deploy
+ * left a commit live, the one checked out before the first deploy (beforeFirstDeploy); null with no deploy on record.
+ */
 export function liveCommitOf(cwd: string, app: string | undefined): CommitInfo | null {
-  return newestDeploys(cwd, 1, (entry) => ofApp(entry, app) && leftLive(entry))[0]?.commit ?? null;
+  const live = newestDeploys(cwd, 1, (entry) => ofApp(entry, app) && leftLive(entry))[0]?.commit;
+  return live ?? beforeFirstDeploy(newestDeploys(cwd, Infinity, (entry) => ofApp(entry, app)))?.commit ?? null;
+}
+
+/**
+ * What was live before any deploy of the app left a commit live: the commit its first deploy on record found checked
+ * out (that record's `previousCommit`), not what a failed deploy left checked out since. `entries` are the app's,
+ * newest first; undefined when none has such a commit.
+ */
+export function beforeFirstDeploy(entries: HistoryEntry[]): { commit: CommitInfo; deployId: string } | undefined {
+  for (const entry of [...entries].reverse()) {
+    const previous = (readDeployRecord(entry.jsonPath)?.result as { previousCommit?: CommitInfo | null } | undefined)
+      ?.previousCommit;
+    if (previous && typeof previous.sha === "string") return { commit: previous, deployId: entry.id };
+  }
+  return undefined;
 }

@@ -150,7 +150,7 @@ export class DeployLog {
   }
 
   /** Ends the record; `extra` adds what only the end knows (who cancelled). */
-  finish(result: DeployResult, status: "done" | "cancelled" = "done", extra: Partial<DeployRecord> = {}): void {
+  finish(result: DeployResult, status: DeployRecord["status"] = "done", extra: Partial<DeployRecord> = {}): void {
     this.ended = true;
     if (this.fd !== undefined) {
       try {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { entryOf, type HistoryEntry, logDir, startMs } from "./entry.ts";
 import { LOG_FILE_NAME } from "./record.ts";
-import { holderRunning, queuedDeploys, type QueuedRecord } from "./waiting.ts";
+import { holderRunning, queuedDeploys, type StoredRequest } from "./requests.ts";
 
 export {
   DISK_WAS_FULL,
@@ -122,7 +122,7 @@ export function missingLogDir(cwd: string): string | undefined {
 }
 
 /** An acknowledged deploy that has not started, by id or id prefix; `waiting` is false when it never will. */
-export function findQueued(cwd: string, ref: string): { record: QueuedRecord; waiting: boolean } | undefined {
+export function findQueued(cwd: string, ref: string): { record: StoredRequest; waiting: boolean } | undefined {
   if (ref === "last" || !isDeployRef(ref)) return undefined;
   const [only, ...more] = queuedDeploys(cwd, ref);
   if (!only || more.length > 0) return undefined;
@@ -130,14 +130,14 @@ export function findQueued(cwd: string, ref: string): { record: QueuedRecord; wa
 }
 
 /** What `service logs <id>` says of a deploy that waits in the queue; `follow` is the command that follows it. */
-export function queuedMessage(record: QueuedRecord, follow: string): string {
+export function queuedMessage(record: StoredRequest, follow: string): string {
   return [
-    `deploy ${record.id} is queued (since ${record.queuedAt}): it starts when the deploys before it have finished`,
+    `deploy ${record.id} is queued (since ${record.at}): it starts when the deploys before it have finished`,
     `follow it with: ${follow}`,
   ].join("\n");
 }
 
 /** Why a deploy that was queued will not start: the service that held it in its queue is gone. */
-export function neverStarted(record: QueuedRecord): string {
-  return `deploy ${record.id} never started: the service process that queued it (pid ${record.pid}) is gone`;
+export function neverStarted(record: StoredRequest): string {
+  return `deploy ${record.id} has not started: the service process that queued it (pid ${record.pid}) is gone; the next start of the service replays it (trigger recovered)`;
 }

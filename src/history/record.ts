@@ -4,7 +4,7 @@
  */
 import { closeSync } from "node:fs";
 import { join } from "node:path";
-import type { DeploymentInfo, DeployPhase, DeployResult, Outcome, Served, Trigger } from "../types.ts";
+import type { DeploymentInfo, DeployPhase, DeployResult, Outcome, Served, Trigger, Unrun } from "../types.ts";
 import { openForAppend, readNoFollow, writeAll, writeFileAtomic } from "../system/files.ts";
 
 /** Log directory, relative to the working directory. */
@@ -54,7 +54,10 @@ export type PathsRecord = { matched: string[] } | { forced: true };
 
 /** The JSON log file: "running" while the deploy runs, the whole result once it is done. */
 export interface DeployRecord {
-  status: "running" | "done" | "interrupted" | "cancelled";
+  /** `refused` and `superseded`: acknowledged, never ran its script (docs/deploy-control.md "Requests"). */
+  status: "running" | "done" | "interrupted" | "cancelled" | Unrun;
+  /** A refused or superseded request: why, in words (`gate: ci/build failure`). */
+  reason?: string;
   id: string;
   app?: string;
   trigger: Trigger;
@@ -146,7 +149,12 @@ export function amendRecord(jsonPath: string, change: (record: DeployRecord) => 
 }
 
 /** How a deploy that ended counts, for the metrics, the API and notifications: a rollback is not a success. */
-export function outcomeOf(result: Pick<DeployResult, "ok" | "rolledBack">, cancelled = false): Outcome {
+export function outcomeOf(
+  result: Pick<DeployResult, "ok" | "rolledBack">,
+  cancelled = false,
+  unrun?: Unrun,
+): Outcome {
+  if (unrun) return unrun;
   if (cancelled) return "cancelled";
   if (result.rolledBack) return "rolled_back";
   return result.ok ? "ok" : "failed";

@@ -61,7 +61,7 @@ function median(values: number[]): number | null {
 }
 
 /** Counted in the rates: a deploy that ran to an end (cancelled ones were stopped on purpose). */
-const counted = (entry: HistoryEntry) => !["running", "cancelled"].includes(entry.status);
+const counted = (entry: HistoryEntry) => !["running", "cancelled", "refused", "superseded"].includes(entry.status);
 
 function windowOf(entries: HistoryEntry[], days: number, now: number): StatsWindow {
   const since = now - days * DAY_MS;

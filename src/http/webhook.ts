@@ -25,7 +25,7 @@ import { requestPath, requestUrl } from "./request-url.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { frozenResponse, jsonResponse, jsonResult, pausedResponse, streamingResponse } from "./response.ts";
 import { freezeOf, frozenText } from "../deploy/frozen.ts";
-import { rememberRefusedPush } from "../queue/refused.ts";
+import { keepForCatchUp } from "../deploy/request.ts";
 import type { RequestControl } from "../runtime/types.ts";
 import type { DeliveryLog, duplicateResponse } from "./dedupe.ts";
 import { bodySigner, presentSignatures, verifyRequestSecret } from "./signature.ts";
@@ -206,12 +206,26 @@ export function webhookHandler(
     if (skipped) {
       metrics?.deployEnded(appName, "skipped");
       if (freeze) metrics?.frozenRefused(appName);
-      // With catchUp, the end of the pause or freeze deploys the newest push it refused.
-      if ((paused || freeze) && app.catchUp) rememberRefusedPush(cwd, app.name, actor());
-      if ((paused || freeze) && deployment) {
+      if (paused || freeze) {
+        // With catchUp, the request itself is kept: the end of the pause or freeze decides it again (requests/).
         const why = freeze ? frozenText(freeze) : `deploys are paused: ${pauseOf(cwd, app.name)?.reason ?? ""}`;
+        const pushedRef = app.branch ? branchOfPush(payload, app.branch) : undefined;
+        const kept = keepForCatchUp(
+          {
+            app: app.name,
+            config: app,
+            trigger: "webhook",
+            actor: actor(),
+            cwd,
+            ...(pushedRef && pushedRef.branch === app.branch ? { pushed: pushedRef.commit } : {}),
+            ...(target ? { target } : {}),
+            ...(deployment ? { deployment } : {}),
+            ...forge,
+          },
+          why,
+        );
         const refused = { app: app.name, cwd, repoPath: app.repoPath, config: app, env: process.env };
-        deployer.refusedDeployment({ ...refused, deployment }, why);
+        if (deployment) deployer.refusedDeployment({ ...refused, deployment }, why, kept);
       }
       return skipped;
     }
@@ -255,7 +269,7 @@ export function webhookHandler(
     const key = `${app.name ?? ""}\0${queueKey(app.repoPath)}`;
     const joined =
       app.queuePolicy === "latest" && !target
-        ? latest.join(key, forge.delivery, (event) => stream?.sink(event))
+        ? latest.join(key, forge.delivery, (event) => stream?.sink(event), actor())
         : undefined;
     const id = joined?.id ?? crypto.randomUUID();
     deliveries?.log.remember(appName, delivery!, id);

@@ -124,14 +124,21 @@ export function queuedStatus(
 
 /**
  * Posts `error` with why on the deployment of a deployment event refused before anything was queued (deploys are
- * paused or frozen): GitHub shows it ended instead of waiting forever. No deploy, so no `log_url`.
+ * paused or frozen): GitHub shows it ended instead of waiting forever; or, `kept` for the catch-up, `queued` until
+ * the end of the pause or the freeze decides it again. No deploy, so no `log_url`.
  */
-export async function refusedStatus(deploy: RefusedDeployment, reason: string, calls: OutboundCalls): Promise<void> {
+export async function refusedStatus(
+  deploy: RefusedDeployment,
+  reason: string,
+  kept: boolean,
+  calls: OutboundCalls,
+): Promise<void> {
   const target = await resolveTarget(deploy);
   if ("problem" in target || target.provider !== "github") return;
   const links = deploy.config.environmentUrl ? { environment_url: deploy.config.environmentUrl } : {};
   const timeoutMs = deploy.config.status?.timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS;
-  await calls.send(deploymentStatusRequest(target, deploy.deployment.id, "error", `Not deployed: ${reason}`, links), {
-    timeoutMs,
-  });
+  const [state, description] = kept
+    ? (["queued", `Held: ${reason}; deploys when it ends`] as const)
+    : (["error", `Not deployed: ${reason}`] as const);
+  await calls.send(deploymentStatusRequest(target, deploy.deployment.id, state, description, links), { timeoutMs });
 }

@@ -3,7 +3,7 @@
  * Discord incoming webhooks, ntfy, the user's own endpoint).
  */
 import { outcomeOf } from "../history/record.ts";
-import type { CommitInfo, DeployResult, ForgeDelivery, Trigger } from "../types.ts";
+import type { CommitInfo, DeployResult, ForgeDelivery, Trigger, Unrun } from "../types.ts";
 import type { OutboundRequest } from "./outbound.ts";
 import type { NotifyEvent, NotifyTarget } from "../config/schema.ts";
 
@@ -14,8 +14,8 @@ export const TAIL_LINES = 20;
 const DISCORD_MAX = 2000;
 
 /** What a finished deploy counts as for `on`: the deploy's outcome, where `ok` is called `succeeded`. */
-export function notifyOutcome(result: DeployResult, cancelled: boolean): Exclude<NotifyEvent, "started"> {
-  const outcome = outcomeOf(result, cancelled);
+export function notifyOutcome(result: DeployResult, cancelled: boolean, unrun?: Unrun): Exclude<NotifyEvent, "started"> {
+  const outcome = outcomeOf(result, cancelled, unrun);
   return outcome === "ok" ? "succeeded" : outcome;
 }
 
@@ -144,6 +144,10 @@ export function summary(payload: NotifyPayload): string {
       return `${what}FAILED${commit}${by} and was rolled back to ${short(payload.rollback?.to ?? null)}${payload.rollback?.ok ? "" : " (the rollback failed too)"}`;
     case "cancelled":
       return `${what}cancelled${by}${payload.error ? `: ${payload.error}` : ""}`;
+    case "refused":
+    case "superseded":
+      // Under the commit it named, never the one live: nothing of it ran.
+      return `${what}${payload.outcome}${payload.target ? ` at ${short(payload.target.sha)}` : ""}${by}${payload.error ? `: ${payload.error}` : ""}`;
   }
 }
 
@@ -197,6 +201,8 @@ export function notifyRequest(target: NotifyTarget, payload: NotifyPayload): Out
         failed: "x",
         rolled_back: "rewind",
         cancelled: "no_entry",
+        refused: "no_entry_sign",
+        superseded: "fast_forward",
       }[payload.outcome];
       // Header values are ASCII: the title stays plain.
       const title = `deploy ${payload.app ?? ""} ${payload.outcome.replace("_", " ")}`

@@ -32,8 +32,8 @@ export function outboundSinks(calls: OutboundCalls): OutboundSinks {
       const early = queuedStatus(deploy, calls);
       if (early) queued.set(deploy.id, early);
     },
-    refused: (deploy: RefusedDeployment, reason: string) => {
-      if (deploy.config.status) void calls.track(refusedStatus(deploy, reason, calls));
+    refused: (deploy: RefusedDeployment, reason: string, kept: boolean) => {
+      if (deploy.config.status) void calls.track(refusedStatus(deploy, reason, kept, calls));
     },
   });
 }
@@ -240,11 +240,13 @@ export function outboundSink(
       );
     } else if (event.type === "done") {
       const result = event.result;
-      const outcome = notifyOutcome(result, event.cancelled ?? false);
+      const outcome = notifyOutcome(result, event.cancelled ?? false, event.outcome);
       const [state, description] = finalStatus(result, outcome);
       // The final status goes on the commit that got `pending`: the one pulled. Before the pull there is none, but
-      // a gate that did not open names the commit it refused: its status says why (gate/stage.ts).
-      const refused = result.gate?.commit && !result.gate.ok ? { before: null, after: result.gate.commit } : NO_COMMITS;
+      // a gate that did not open names the commit it refused (gate/stage.ts), and a refused request its own.
+      const named = event.outcome === "refused" ? result.target?.sha : undefined;
+      const refusedAt = result.gate?.commit && !result.gate.ok ? result.gate.commit : named;
+      const refused = refusedAt ? { before: null, after: refusedAt } : NO_COMMITS;
       const after = pulled ?? Promise.resolve(refused);
       // After a rollback, GitHub is told which commit is live again (a new Deployment) and which is not (inactive).
       const rolledBackTo = result.rollback?.ok ? result.rollback.to : undefined;
@@ -259,7 +261,8 @@ export function outboundSink(
           commits?.after ? postStatus(commits.after, state, description, then(commits)) : endQueued(state, description),
         ),
       );
-      eventDeployment?.post(state, description);
+      // A superseded request's deployment will never be live: GitHub shows it inactive, with why.
+      eventDeployment?.post(outcome === "superseded" ? "inactive" : state, description);
       void calls.track(after.then((commits) => notify(outcome, result, commits)));
       finished = true;
       // The record is finished right after this event: the outcomes so far join it then.
@@ -298,6 +301,11 @@ function finalStatus(result: DeployResult, outcome: NotifyEvent): [StatusState, 
       return ["success", `Deployed in ${seconds}`];
     case "cancelled":
       return ["error", "Deploy cancelled"];
+    case "refused":
+      // As a gate that shut always said it: the commit is not deployed here (a canary's peers read it so).
+      return ["failure", `Not deployed: ${why}`];
+    case "superseded":
+      return ["error", `Not deployed: ${why}`];
     case "rolled_back":
       return [
         "failure",

@@ -1,3 +1,4 @@
+import { dropRequest } from "../history/requests.ts";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { findDeploy, findQueued, isDeployRef, type HistoryEntry } from "../history/read.ts";
@@ -132,10 +133,11 @@ export async function cancelDeploy(cwd: string, ref: string, request: CancelRequ
   const queued = findQueued(cwd, ref);
   let id: string;
   if (queued) {
-    if (!queued.waiting)
-      throw new Error(
-        `deploy ${queued.record.id} never started and never will: the service process that queued it (pid ${queued.record.pid}) is gone`,
-      );
+    // Its process is gone: the request is dropped, and the next start of the service does not replay it.
+    if (!queued.waiting) {
+      dropRequest(cwd, queued.record.id);
+      return { id: queued.record.id, state: "cancelled" };
+    }
     id = queued.record.id;
   } else {
     const entry = findDeploy(cwd, ref);

@@ -30,11 +30,20 @@ export class LatestDeploys {
     key: string,
     delivery: string | null | undefined,
     sink: DeploySink,
+    actor: string | null = null,
   ): { id: string; position: number; result: Promise<DeployResult> } | undefined {
     const waiting = this.waiting.get(key);
     if (!waiting) return undefined;
     waiting.joiners.push(sink);
     addServed(waiting.served, delivery);
+    // The record lists who it replaced: each request it serves is someone's, never lost in a count.
+    const replaces = (waiting.served.replaces ??= []);
+    if (replaces.length < MAX_SERVED_DELIVERIES)
+      replaces.push({
+        actor: actor?.slice(0, MAX_DELIVERY_LENGTH) ?? null,
+        delivery: delivery?.slice(0, MAX_DELIVERY_LENGTH) ?? null,
+        at: new Date().toISOString(),
+      });
     deliver(sink, { type: "queued", position: waiting.position });
     return waiting;
   }

@@ -39,6 +39,8 @@ export type DeploySettings = Pick<
       | "pull"
       | "gate"
       | "freeze"
+      // Whether a request a freeze refuses when its turn comes is kept for catch-up (deploy/request.ts).
+      | "catchUp"
       | "limits"
       // Whether an operator's deploy went past `paths` (deploy/deployer.ts says so in its record).
       | "paths"

@@ -34,6 +34,8 @@ export class DeployState {
   gate?: GateResult;
   /** Set by a flow whose success does not rest on the run script (an instant switch runs none). */
   ok?: boolean;
+  /** A freeze that refused the deploy when it left a wait (deploy/frozen.ts): its words. */
+  frozen: string | null = null;
   /** The commit live before the deploy (docs/deploy-control.md "What is live"), set before anything moves. */
   liveBefore: string | null = null;
   /** Set by the releases flow: what is live is what `current` names, whatever the clone holds. */
@@ -61,9 +63,26 @@ export class DeployState {
     return ok ? pulled.after : this.liveBefore;
   }
 
-  /** The commit the deploy tried: the one a rollback or a ref named, the one a release was built of, or pulled. */
-  triedCommit(target: RollbackTarget | undefined): string | null {
-    return target?.commit ?? this.release?.commit ?? this.pulled.after;
+  /**
+   * The commit the deploy tried: the one a rollback or a ref named, the one a release was built of, or pulled; else
+   * the one its gate learnt, or the one a delivery named as pushed.
+   */
+  triedCommit(target: RollbackTarget | undefined, pushed?: string): string | null {
+    return target?.commit ?? this.release?.commit ?? this.pulled.after ?? this.gate?.commit ?? pushed ?? null;
+  }
+
+  /**
+   * Why the deploy was refused after it was acknowledged (docs/deploy-control.md "Requests"): a freeze that began
+   * while it waited, a gate that did not open, a commit without a good signature. Undefined for a deploy that ran,
+   * failed for another reason, or was cancelled.
+   */
+  refusal(): string | undefined {
+    const { gate, verify } = this;
+    if (this.frozen) return this.frozen;
+    if (gate && !gate.ok && (gate.outcome === "shut" || gate.outcome === "timeout"))
+      return `gate: ${gate.reason ?? gate.outcome}`;
+    if (verify && !verify.ok) return `signature: ${verify.reason ?? "refused"}`;
+    return undefined;
   }
 
   /** What the deploy produced; `cancelledBy` names who cancelled it, when someone did. */

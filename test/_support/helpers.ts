@@ -43,7 +43,8 @@ export function collect(stream: ReadableStream<Uint8Array>, into: { text: string
  * Whether a deploy's listed status says it ended. Not merely "not running": `unknown` and `corrupt` say nothing of
  * an end.
  */
-export const hasEnded = (status: string) => ["done", "cancelled", "interrupted"].includes(status);
+export const hasEnded = (status: string) =>
+  ["done", "cancelled", "interrupted", "refused", "superseded"].includes(status);
 
 export interface RunningServer {
   url: string;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { freezeAt } from "../../src/config/freeze.ts";
-import { refusedPush } from "../../src/queue/refused.ts";
+import { keptRequests } from "../../src/history/requests.ts";
 import { lastLine, logFiles, makeRepo, post, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 import { deployRecords } from "../_support/webhook-fixtures.ts";
 
@@ -30,6 +30,12 @@ const push = (url: string, pusher: string) =>
   });
 
 const catchUps = (cwd: string) => deployRecords(cwd).filter((r) => r.trigger === "catch-up");
+
+/** The actor of the newest request kept for the catch-up, if any. */
+const refusedPush = (cwd: string, app: string | undefined) => {
+  const kept = keptRequests(cwd, app).at(-1);
+  return kept && { actor: kept.actor };
+};
 
 describe("catch-up after a pause or a freeze", () => {
   test("a push refused during a freeze is deployed once when the freeze ends, with trigger catch-up and the pusher as actor", async () => {
@@ -94,7 +100,7 @@ describe("catch-up after a pause or a freeze", () => {
     expect(catchUps(repo.clone)).toHaveLength(1);
   });
 
-  test("a catch-up is skipped when the branch's tip went live since", async () => {
+  test("a kept push whose commit went live since is recorded superseded, under its own actor, and nothing runs", async () => {
     const repo = makeRepo();
     const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo deployed", SERVICE_CATCH_UP: "true" };
     expect((await runCli(["pause"], { cwd: repo.clone, env })).code).toBe(0);
@@ -107,8 +113,12 @@ describe("catch-up after a pause or a freeze", () => {
     expect((await runCli(["resume"], { cwd: repo.clone, env })).code).toBe(0);
     await using again = await startServer(repo.clone, env);
     await waitFor(() => !refusedPush(repo.clone, undefined), "the memory to be cleared");
-    expect(again.stdout.text + again.stderr.text).toContain("catch-up of the app skipped");
-    expect(catchUps(repo.clone)).toHaveLength(0);
+    expect(again.stdout.text + again.stderr.text).toContain("the request of dave is superseded");
+    const [superseded, ...more] = catchUps(repo.clone);
+    expect(more).toHaveLength(0);
+    expect(superseded).toMatchObject({ status: "superseded", actor: "dave" });
+    expect(superseded!.reason).toContain("is live already");
+    expect(superseded!.result.run.exitCode).toBeNull();
   });
 
   test("without catchUp, nothing is deployed after a resume until the next push", async () => {

@@ -225,7 +225,7 @@ describe("service logs says what it found", () => {
     expect(lastLine(after.stdout)).toBe("[done] ok=true exitCode=0");
   }, 30_000);
 
-  test("a queued deploy whose service was killed is said never to start, not shown as waiting nor waited for", async () => {
+  test("a queued deploy whose service was killed is said not to have started and to be replayed at the next start, not waited for", async () => {
     await using gated = await startGated();
     const { repo, gate, server } = gated;
     const first = await (await post(`${server.url}/?ack=1&format=json`, { secret: SECRET })).json();
@@ -236,12 +236,13 @@ describe("service logs says what it found", () => {
     const shown = await runCli(["logs", second.id], { cwd: repo.clone });
     expect(shown.code).toBe(1);
     expect(shown.stdout).toBe("");
-    expect(shown.stderr).toContain(`deploy ${second.id} never started`);
+    expect(shown.stderr).toContain(`deploy ${second.id} has not started`);
+    expect(shown.stderr).toContain("the next start of the service replays it (trigger recovered)");
     expect(shown.stderr).toContain(`pid ${server.proc.pid}`);
     expect(shown.stderr).not.toContain("is queued");
     // --follow does not wait for it either.
     const followed = await runCli(["logs", second.id, "--follow"], { cwd: repo.clone, timeoutMs: 15_000 });
     expect(followed.code).toBe(1);
-    expect(followed.stderr).toContain(`deploy ${second.id} never started`);
+    expect(followed.stderr).toContain(`deploy ${second.id} has not started`);
   }, 30_000);
 });

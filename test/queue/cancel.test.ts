@@ -22,7 +22,7 @@ const BY = `by cli:${execFileSync("id", ["-un"], { encoding: "utf8" }).trim()}`;
 
 /** The ids of the deploys waiting in the queue of the service in `cwd`. */
 function queuedIds(cwd: string): string[] {
-  const dir = join(cwd, ".service", "queued");
+  const dir = join(cwd, ".service", "requests");
   return existsSync(dir) ? readdirSync(dir).map((name) => name.replace(/\.json$/, "")) : [];
 }
 

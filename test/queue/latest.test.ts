@@ -60,7 +60,11 @@ describe("queuePolicy: latest", () => {
     const record = readJson(
       join(repo.clone, ".service", "logs", logFiles(repo.clone).find((f) => f.endsWith(`_${waiting.id()}.json`))!),
     );
-    expect(record.served).toEqual({ requests: 5, deliveries: ["d-1", "d-2", "d-3", "d-4", "d-5"] });
+    expect(record.served).toMatchObject({ requests: 5, deliveries: ["d-1", "d-2", "d-3", "d-4", "d-5"] });
+    // Each request it replaced, by who asked: no request is lost in a count.
+    expect(record.served.replaces.map((r: { actor: string; delivery: string }) => [r.actor, r.delivery])).toEqual(
+      ["d-2", "d-3", "d-4", "d-5"].map((d) => ["webhook@127.0.0.1", d]),
+    );
   });
 
   test("fifo (the default) queues every request; a bad queuePolicy is refused at start with the key named", async () => {
@@ -93,7 +97,7 @@ describe("queuePolicy: latest", () => {
     await waitFor(() => a.text.includes("[queued]"), "the second request to queue");
     const b = new StreamReader(await post(server.url, { secret: SECRET }));
     await waitFor(() => b.text.includes("[queued]"), "the third request to join");
-    const [id] = readdirSync(join(repo.clone, ".service", "queued"));
+    const [id] = readdirSync(join(repo.clone, ".service", "requests"));
     expect((await runCli(["cancel", id!.replace(/\.json$/, "")], { cwd: repo.clone, env })).code).toBe(0);
     for (const reader of [a, b]) expect(lastLine(await reader.done)).toBe("[done] ok=false exitCode=null");
     gate.open();
