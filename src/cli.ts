@@ -18,6 +18,7 @@ const subCommands = {
   status: () => import("./commands/status.ts").then((m) => m.statusCommand),
   pause: () => import("./commands/pause.ts").then((m) => m.pauseCommand),
   resume: () => import("./commands/pause.ts").then((m) => m.resumeCommand),
+  "catch-up": () => import("./commands/catch-up.ts").then((m) => m.catchUpCommand),
   cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand),
   secret: () => import("./commands/secret.ts").then((m) => m.secretCommand),
   "admin-token": () => import("./commands/secret.ts").then((m) => m.adminTokenCommand),

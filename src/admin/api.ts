@@ -10,7 +10,7 @@ import type { RollbackTarget } from "../types.ts";
 import { findDeploy, isDeployRef, listDeploys, newestDeploys, type HistoryEntry } from "../history/read.ts";
 import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
 import { pauseOf } from "../queue/pause.ts";
-import { freezeStatus, liveOf, pollStatus, releasesStatus, slotsStatus } from "../control/status.ts";
+import { catchUpStatus, freezeStatus, liveOf, pollStatus, releasesStatus, slotsStatus } from "../control/status.ts";
 import type { Scope } from "../tokens/scope.ts";
 import { appLinks } from "../config/forge-links.ts";
 import type { Metrics } from "./metrics.ts";
@@ -102,6 +102,7 @@ export async function listApps(context: AdminContext): Promise<Response> {
         poll: pollStatus(context.cwd, app, Date.now()),
         releases,
         lastSkipped: lastSkippedPush(context.cwd, app.name),
+        catchUp: catchUpStatus(context.cwd, app, Date.now()),
       };
     }),
   );

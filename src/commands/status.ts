@@ -98,6 +98,7 @@ function describe(status: AppStatus): string {
     ["last", last ? `${last.outcome} ${last.id} ${age(last.ageMs)}` : "none"],
     ...(status.poll ? [["polling", describePoll(status.poll)]] : []),
     ...(status.lastSkipped ? [["last skipped push", `${status.lastSkipped.at}: ${status.lastSkipped.text}`]] : []),
+    ...(status.catchUp ? [["catch-up", status.catchUp.text]] : []),
     ...(status.releases ? describeReleases(status.releases) : []),
   ];
   const title = status.app ? `app ${status.app} (${status.repoPath})` : `repo ${status.repoPath}`;

@@ -12,6 +12,7 @@ import { readSlots, type SlotHolder } from "../queue/slots.ts";
 import { listDeploys, resultLabel, readDeployRecord, type HistoryEntry } from "../history/read.ts";
 import type { ReleasesView } from "../releases/files.ts";
 import { lastSkippedPush, type LastSkipped } from "../triggers/last-skipped.ts";
+import { keptRequests } from "../history/requests.ts";
 
 /**
  * One app's state, as `service status --json`, `server.status()` and the admin listener give it: plain data,
@@ -71,6 +72,36 @@ export interface AppStatus {
   releases: ReleasesView | null;
   /** The last push skipped for its `paths` or a skip marker: when, why (`paths`, `marker`) and the answer's text. */
   lastSkipped: LastSkipped | null;
+  /** The requests a pause or a freeze refused, kept for the catch-up (docs/deploy-control.md "Catch-up"); null: none. */
+  catchUp: CatchUpStatus | null;
+}
+
+/** What waits for the catch-up: the kept requests, when they deploy (null: at the resume), and one line saying it. */
+export interface CatchUpStatus {
+  requests: { id: string; trigger: string; actor: string | null; at: string; reason: string | null }[];
+  deploysAt: string | null;
+  text: string;
+}
+
+/** The requests of `app` kept for the catch-up, as `service status`, `GET /api/apps` and the dashboard say them. */
+export function catchUpStatus(cwd: string, app: ResolvedApp, now: number): CatchUpStatus | null {
+  const kept = keptRequests(cwd, app.name);
+  if (kept.length === 0) return null;
+  const paused = pauseOf(cwd, app.name);
+  const frozen = freezeAt(app.freeze, new Date(now));
+  const actors = [...new Set(kept.map((request) => request.actor ?? "someone"))];
+  const pushes = kept.every((request) => request.trigger === "webhook" || request.trigger === "poll");
+  const what = `${kept.length} ${pushes ? "push" : "request"}${kept.length > 1 ? "es" : ""}`.replace(
+    "requestes",
+    "requests",
+  );
+  const during = paused ? "while paused" : frozen ? "during the freeze" : "during a pause or a freeze";
+  const when = paused ? "deploys at the resume" : frozen ? `deploys at ${frozen.until}` : "deploys now";
+  return {
+    requests: kept.map(({ id, trigger, actor, at, reason }) => ({ id, trigger, actor, at, reason: reason ?? null })),
+    deploysAt: paused ? null : frozen ? frozen.end.toISOString() : new Date(now).toISOString(),
+    text: `${what} by ${actors.join(", ")} refused ${during}: ${when}${kept.length > 1 ? " (the newest; the others are superseded)" : ""}`,
+  };
 }
 
 /** The build slots of a service directory, as status, the admin API and /metrics give them. */
@@ -207,6 +238,7 @@ async function appStatus(
     poll: pollStatus(cwd, app, now),
     releases,
     lastSkipped: lastSkippedPush(cwd, app.name),
+    catchUp: catchUpStatus(cwd, app, now),
     last:
       ended && finishedAt
         ? { id: ended.id, outcome: resultLabel(ended), finishedAt, ageMs: Math.max(0, now - Date.parse(finishedAt)) }

@@ -118,7 +118,8 @@ export class Deployer {
       // The request is on the disk before it is answered (the caller answers once this returns), and until its
       // deploy's log files exist: runDeploy and recordNotRun create them before their first await.
       const unkept = storeRequest(options.cwd, requestOf(options, this.cli));
-      if (unkept) this.logger.warn(`deploy ${id}: its request could not be kept (${unkept}): a crash now would lose it`);
+      if (unkept)
+        this.logger.warn(`deploy ${id}: its request could not be kept (${unkept}): a crash now would lose it`);
       const done = <T>(result: T) => {
         dropRequest(options.cwd, id);
         return result;
@@ -237,4 +238,3 @@ export class Deployer {
     this.outbound?.refused?.(deploy, reason, kept);
   }
 }
-

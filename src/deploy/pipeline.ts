@@ -1,6 +1,6 @@
 import { readDeployVariables } from "../config/env.ts";
 import { liveCommitOf } from "../history/live.ts";
-import { commitInfos } from "../system/git.ts";
+import { commitInfos, headCommit } from "../system/git.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
 import type { CommitInfo, DeployResult } from "../types.ts";
 import { scriptEnv } from "../steps/env.ts";
@@ -35,7 +35,10 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   for (const notice of options.notices ?? []) step("config", notice);
   const state = new DeployState(ctx.config.runScript);
   // In place, what is live is what the history says (the releases flow reads `current` instead).
-  if (!ctx.config.releases) state.liveBefore = liveCommitOf(options.cwd, options.app)?.sha ?? null;
+  // With no deploy on record, what the clone has checked out is what was live (a refusal before the pull says so too).
+  if (!ctx.config.releases)
+    state.liveBefore =
+      liveCommitOf(options.cwd, options.app)?.sha ?? (await headCommit(ctx.config.repoPath, ctx.env).catch(() => null));
   // docs/deploy-control.md "Cancel: `service cancel <id>`": its commands are stopped (deployer.ts); what has not
   // started does not start, but a script cut short is rolled back like any failed one.
   let ended = false;

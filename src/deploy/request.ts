@@ -16,7 +16,10 @@ export const MAX_KEPT = 100;
 const KEPT_TRIGGERS = new Set<string>(["webhook", "poll", "catch-up", "recovered"]);
 
 /** What a deploy was asked, as its request keeps it (history/requests.ts). */
-export function requestOf(options: DeployOptions & { id: string }, cli: boolean): Omit<StoredRequest, "pid" | "pidStart" | "at"> {
+export function requestOf(
+  options: DeployOptions & { id: string },
+  cli: boolean,
+): Omit<StoredRequest, "pid" | "pidStart" | "at"> {
   const { target, pushed, deployment, event, delivery } = options;
   return {
     id: options.id,

@@ -6,6 +6,19 @@
 import { defaultSlots } from "../config/schema.ts";
 import { slotText, takeSlot } from "../queue/slots.ts";
 import type { DeployContext } from "../steps/context.ts";
+import { deployGroups, type GroupRecorder } from "../system/groups.ts";
+
+/** Two recorders hearing the same commands. */
+const both = (a: GroupRecorder, b: GroupRecorder): GroupRecorder => ({
+  started: (group) => {
+    a.started(group);
+    b.started(group);
+  },
+  ended: (pgid) => {
+    a.ended(pgid);
+    b.ended(pgid);
+  },
+});
 
 /** A waiting line is said when it changes, and not more often than this. */
 const SAY_EVERY_MS = 10_000;
@@ -63,7 +76,11 @@ export async function inSlot(
   if (!slot) return () => {};
   if (waited) run.step("slot", `got a build slot after ${((Date.now() - started) / 1000).toFixed(1)} s`);
   try {
-    await work(waited);
+    // The slot's ticket names the groups of the commands run in it, as the queue's does: a `service deploy` killed
+    // with -9 keeps its slot while its script runs on.
+    const outer = deployGroups.getStore();
+    const recorder = slot.recorder && outer ? both(outer, slot.recorder) : (slot.recorder ?? outer);
+    await (recorder ? deployGroups.run(recorder, () => work(waited)) : work(waited));
   } catch (error) {
     slot.release();
     throw error;

@@ -149,11 +149,7 @@ export function amendRecord(jsonPath: string, change: (record: DeployRecord) => 
 }
 
 /** How a deploy that ended counts, for the metrics, the API and notifications: a rollback is not a success. */
-export function outcomeOf(
-  result: Pick<DeployResult, "ok" | "rolledBack">,
-  cancelled = false,
-  unrun?: Unrun,
-): Outcome {
+export function outcomeOf(result: Pick<DeployResult, "ok" | "rolledBack">, cancelled = false, unrun?: Unrun): Outcome {
   if (unrun) return unrun;
   if (cancelled) return "cancelled";
   if (result.rolledBack) return "rolled_back";

@@ -14,7 +14,11 @@ export const TAIL_LINES = 20;
 const DISCORD_MAX = 2000;
 
 /** What a finished deploy counts as for `on`: the deploy's outcome, where `ok` is called `succeeded`. */
-export function notifyOutcome(result: DeployResult, cancelled: boolean, unrun?: Unrun): Exclude<NotifyEvent, "started"> {
+export function notifyOutcome(
+  result: DeployResult,
+  cancelled: boolean,
+  unrun?: Unrun,
+): Exclude<NotifyEvent, "started"> {
   const outcome = outcomeOf(result, cancelled, unrun);
   return outcome === "ok" ? "succeeded" : outcome;
 }

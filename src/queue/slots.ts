@@ -9,6 +9,7 @@
  */
 import { join, resolve } from "node:path";
 import { ensurePrivateDir } from "../system/files.ts";
+import type { GroupRecorder } from "../system/groups.ts";
 import { POLL_MS } from "./queue.ts";
 import { dropTicket, readTicket, scanTickets, takeTicket, type TicketContent, updateTicket } from "./tickets.ts";
 
@@ -68,9 +69,13 @@ interface Waiter {
  */
 const lanes = new Map<string, { waiters: Waiter[]; timer?: ReturnType<typeof setTimeout> }>();
 
-/** A slot held: `release` frees it (once; again does nothing). */
+/**
+ * A slot held: `release` frees it (once; again does nothing). `recorder` writes the process groups of the commands
+ * that run in it into its ticket: a holder killed with -9 keeps the slot while what it started still runs.
+ */
 export interface Slot {
   release(): void;
+  recorder?: GroupRecorder;
 }
 
 /**
@@ -103,12 +108,25 @@ export function takeSlot(
       granted: () => {
         content.holding = true;
         updateTicket(dir, waiter.ticket, content);
+        const write = () => {
+          if (!released) updateTicket(dir, waiter.ticket, content);
+        };
         resolvePromise({
           release: () => {
             if (released) return;
             released = true;
             dropTicket(dir, waiter.ticket);
             look(dir);
+          },
+          recorder: {
+            started: (group) => {
+              content.groups.push(group);
+              write();
+            },
+            ended: (pgid) => {
+              content.groups = content.groups.filter((g) => g.pgid !== pgid);
+              write();
+            },
           },
         });
       },

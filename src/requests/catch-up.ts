@@ -60,7 +60,9 @@ export class CatchUpWatcher {
       await replay(this.options, app, kept, "catch-up");
     } catch (error) {
       // The requests stay kept: the next look tries again.
-      logger.warn(`catch-up of ${app.name ? `app "${app.name}"` : "the app"} cannot start: ${(error as Error).message}`);
+      logger.warn(
+        `catch-up of ${app.name ? `app "${app.name}"` : "the app"} cannot start: ${(error as Error).message}`,
+      );
     }
   }
 }

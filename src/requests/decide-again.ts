@@ -49,13 +49,17 @@ export async function decideAgain(
     return { runs: true, target: decided.target };
   }
   // What it deploys is on a ref of the remote: the branch's tip when its turn comes, or the commit it named there.
-  const ref = target?.ref && !target.ref.startsWith("refs/tags/") ? target.ref.replace(/^refs\/heads\//, "") : undefined;
+  const ref =
+    target?.ref && !target.ref.startsWith("refs/tags/") ? target.ref.replace(/^refs\/heads\//, "") : undefined;
   const fetched = await fetchTip({ repoPath: app.repoPath, branch: ref ?? app.branch }, env);
   if ("error" in fetched) return { runs: false, retry: fetched.error };
   const { tip, branch } = fetched;
   const named = target?.commit ?? pushed;
   if (named && named !== tip && !(await isAncestor(app.repoPath, named, tip, env)))
-    return { runs: false, reason: `${short(named)} is no longer on ${branch} at the remote (its tip is ${short(tip)})` };
+    return {
+      runs: false,
+      reason: `${short(named)} is no longer on ${branch} at the remote (its tip is ${short(tip)})`,
+    };
   // A named commit deploys exactly; a push deploys the tip, which holds what it named.
   const deploys = target?.commit ?? tip;
   if (live && deploys === live) return { runs: false, reason: `${short(deploys)} is live already` };

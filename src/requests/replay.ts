@@ -97,7 +97,9 @@ export async function replay(
     return false;
   }
   if (!decision.runs) {
-    ctx.logger.info(`${trigger} of ${label}: the request of ${newest.actor ?? "someone"} is superseded: ${decision.reason}`);
+    ctx.logger.info(
+      `${trigger} of ${label}: the request of ${newest.actor ?? "someone"} is superseded: ${decision.reason}`,
+    );
     await ctx.record(unrunOptions(ctx, app, newest, trigger), "superseded", decision.reason);
     dropRequest(ctx.cwd, newest.id);
     return true;

@@ -10,6 +10,7 @@ import { freezeAt } from "../../src/config/freeze.ts";
 import { StreamReader } from "../_support/gate.ts";
 import { defer, lastLine, makeRepo, post, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
 import { aRunsBWaits, slotService } from "../_support/slots.ts";
+import { spawnDeploy } from "../_support/queueing.ts";
 
 describe("what a build slot covers", () => {
   test("the pruning of old releases holds the slot: a deploy waiting for it starts once the old release is gone", async () => {
@@ -70,5 +71,25 @@ describe("what a build slot covers", () => {
     expect(text).not.toContain("[pull]");
     expect(s.apps.b!.gate.starts()).toEqual([]);
     expect(existsSync(join(s.cwd, ".service"))).toBe(true);
+  });
+
+  test("a service deploy killed with -9 keeps its build slot until its script's process group is gone", async () => {
+    const s = slotService(["a", "b"], ["maxConcurrentDeploys: 1"]);
+    await using server = await startServer(s.cwd, s.env);
+    using _ = defer(s.openAll);
+    const cli = spawnDeploy(s.cwd, {}, ["deploy", "--app", "a", "--cwd", s.cwd]);
+    await waitFor(() => s.started().includes("a"), "a's script");
+    cli.proc.kill("SIGKILL");
+    await cli.proc.exited;
+    // a's script runs on in its own group: the slot is still a's.
+    const b = new StreamReader(await post(`${server.url}/b`, { secret: SECRET }));
+    await waitFor(() => b.text.includes("[slot] waiting for a build slot (1 of 1 in use: a)"), "b's wait for a's slot");
+    expect(s.started()).toEqual(["a"]);
+    s.apps.a!.gate.open();
+    await waitFor(() => s.started().includes("b"), "b's script, once a's is gone");
+    // a's script ended before b's began: the two never ran at once.
+    expect(s.apps.a!.gate.lines().at(-1)).toStartWith("end ");
+    s.apps.b!.gate.open();
+    expect(lastLine(await b.done)).toBe("[done] ok=true exitCode=0");
   });
 });

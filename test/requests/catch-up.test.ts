@@ -210,4 +210,28 @@ describe("catch-up replays the requests, decided again", () => {
     expect(live.reason).toContain("is live already");
     expect(deployRecords(repo.clone).filter((r) => r.status === "done" && r.trigger === "catch-up")).toEqual([]);
   });
+
+  test("service status says what waits for the catch-up; service catch-up --drop drops it, recorded cancelled, and the resume deploys nothing", async () => {
+    const repo = makeRepo();
+    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "echo ran", SERVICE_CATCH_UP: "1" };
+    await using server = await startServer(repo.clone, env);
+    expect((await runCli(["pause", "--reason", "maintenance"], { cwd: repo.clone, env })).code).toBe(0);
+    const pushed = repo.push({ "a.txt": "1\n" });
+    expect(await (await pushTo(server.url, pushed, "erin")).text()).toContain("paused");
+    const status = await runCli(["status"], { cwd: repo.clone, env });
+    expect(status.stdout).toContain("1 push by erin refused while paused: deploys at the resume");
+    const json = JSON.parse((await runCli(["status", "--json"], { cwd: repo.clone, env })).stdout);
+    expect(json[0].catchUp.requests).toMatchObject([{ trigger: "webhook", actor: "erin" }]);
+    const dropped = await runCli(["catch-up", "--drop"], { cwd: repo.clone, env });
+    expect(dropped.code).toBe(0);
+    const [record] = deployRecords(repo.clone);
+    expect(record).toMatchObject({ status: "cancelled", actor: "erin" });
+    expect(record.cancel.by).toStartWith("cli:");
+    expect(record.result.error).toContain("dropped by cli:");
+    expect((await runCli(["status", "--json"], { cwd: repo.clone, env })).stdout).toContain('"catchUp": null');
+    expect((await runCli(["resume"], { cwd: repo.clone, env })).code).toBe(0);
+    // Nothing is kept, so nothing deploys: the next push does.
+    expect(lastLine(await (await pushTo(server.url, pushed, "erin")).text())).toBe("[done] ok=true exitCode=0");
+    expect(deployRecords(repo.clone).filter((r) => r.trigger === "catch-up" && r.id !== record.id)).toEqual([]);
+  });
 });
