@@ -50,6 +50,8 @@ export const catchUpCommand = defineCommand({
         dropped++;
       }
     }
-    consola.info(dropped ? `dropped ${dropped} kept request(s); each is recorded cancelled` : "no request is kept for a catch-up");
+    consola.info(
+      dropped ? `dropped ${dropped} kept request(s); each is recorded cancelled` : "no request is kept for a catch-up",
+    );
   },
 });
