@@ -7,8 +7,9 @@ import type { PathsRecord } from "./record.ts";
 
 /**
  * The requests (docs/deploy-control.md "Requests"): what was asked, kept from the moment it is acknowledged until its
- * record exists. One file per request, `.service/requests/<id>.json`, written atomically and synced before the answer
- * goes out, so a process killed with -9 loses none: a `queued` request whose process died is replayed at the next
+ * record exists. One file per request, `.service/requests/<id>.json`, written atomically before the answer goes out,
+ * so a process killed with -9 loses none (the kernel has the file; syncing it to the disk as well, against a power
+ * cut, costs about 2.4 ms a request against 0.05 ms: docs/performance.md "Requests"): a `queued` request whose process died is replayed at the next
  * start (trigger `recovered`); a `kept` one was refused at the door by a pause or a freeze and waits for catch-up.
  * Beside the log directory rather than in it, so the log directory keeps exactly two files per deploy.
  */
@@ -105,7 +106,7 @@ export const holderRunning = (request: Pick<StoredRequest, "pid" | "pidStart">) 
   processAlive(request.pid, request.pidStart);
 
 /**
- * Writes a request, synced to the disk, before it is answered. Returns why it could not be written (a full disk, a
+ * Writes a request before it is answered. Returns why it could not be written (a full disk, a
  * directory not writable): the deploy goes on in this process, and its log says a crash would lose it.
  */
 export function storeRequest(
@@ -116,7 +117,7 @@ export function storeRequest(
     const dir = dirOf(cwd);
     ensurePrivateDir(dir);
     const stored: StoredRequest = { at: new Date().toISOString(), ...request, pid: process.pid, pidStart: OWN_START };
-    writeFileAtomic(join(dir, `${request.id}.json`), `${JSON.stringify(stored, null, 2)}\n`, 0o640, true);
+    writeFileAtomic(join(dir, `${request.id}.json`), `${JSON.stringify(stored, null, 2)}\n`);
     return undefined;
   } catch (error) {
     return (error as Error).message;
