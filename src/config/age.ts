@@ -3,7 +3,7 @@
  * it (`ageIdentityFile`, `age-keygen`'s format), read and checked. The decryption itself is config/age-decrypt.ts,
  * loaded only when such a file is met: a server without one never loads the age implementation.
  */
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { readUserFile } from "../system/files.ts";
 
@@ -38,15 +38,21 @@ export function identityFileProblem(file: string): string | undefined {
   return undefined;
 }
 
-/** The problem of an app's `ageIdentityFile` (named by `label`), when it sets one. */
+/**
+ * The problem of an app's `ageIdentityFile` (named by `label`), when it sets one. `onlyLoose`: only a file others
+ * can read (which stops the start); a missing one refuses the deploys that need it.
+ */
 export function ageIdentityProblem(
   settings: { ageIdentityFile?: string },
   cwd: string,
   label = "",
+  onlyLoose = false,
 ): string | undefined {
   if (!settings.ageIdentityFile) return undefined;
-  const problem = identityFileProblem(resolve(cwd, settings.ageIdentityFile));
-  return problem && `${label}${problem}`;
+  const file = resolve(cwd, settings.ageIdentityFile);
+  const problem = identityFileProblem(file);
+  if (!problem || (onlyLoose && !existsSync(file))) return undefined;
+  return `${label}${problem}`;
 }
 
 /**
