@@ -9,6 +9,7 @@ import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lastLine, makeRepo, runCli, SECRET, startServer, tempDir } from "../_support/helpers.ts";
 import { noPty } from "../_support/pty.ts";
+import { docBlock } from "../_support/doc-snippets.ts";
 
 const API_KEY = "age-api-key-0123456789";
 /** The age tools (Debian's `age`, which .ci/run installs): without them these tests are skipped. */
@@ -180,3 +181,32 @@ describe.skipIf(noAge)('an identity file others can read (docs/security.md "Secr
     await expect(start).rejects.toThrow(said);
   });
 });
+
+describe.skipIf(noAge)('the examples of docs/security.md "Secrets" work as written', () => {
+  test("an age-encrypted env file, and envCommand printing JSON (age -d)", async () => {
+    const repo = makeRepo();
+    const dir = tempDir("service-dir-");
+    writeFileSync(join(dir, "web.env"), PLAIN);
+    sh(docBlock("docs/security.md", "sh", "An age-encrypted env file"), dir);
+    expect(readFileSync(join(dir, "web.env.age"), "latin1")).toStartWith("age-encryption.org/v1\n");
+    const script = join(dir, "print.sh");
+    writeFileSync(script, 'echo "API_KEY=$API_KEY"\ntest "$DB_PASSWORD" = "age db password 0123"');
+    const deploy = async (yaml: string) => {
+      writeFileSync(join(dir, "service.yaml"), `repoPath: ${repo.clone}\nrunScript: sh ${script}\n${yaml}`);
+      return runCli(["deploy"], { cwd: dir });
+    };
+    const fromFile = await deploy(docBlock("docs/security.md", "yaml", "An age-encrypted env file"));
+    expect(fromFile.stdout).toContain("API_KEY=***\n");
+    expect(fromFile.code).toBe(0);
+    writeFileSync(join(dir, "web.json"), JSON.stringify({ API_KEY, DB_PASSWORD: "age db password 0123" }));
+    sh('age -r "$(age-keygen -y age.key)" -o web.json.age web.json && rm web.json', dir);
+    const fromCommand = await deploy(docBlock("docs/security.md", "yaml", "Secrets from a command"));
+    expect(fromCommand.stdout).toContain("API_KEY=***\n");
+    expect(fromCommand.code).toBe(0);
+  });
+});
+
+/** Runs a shell snippet in `cwd`; throws with its stderr when it fails. */
+function sh(script: string, cwd: string): void {
+  age(["sh", "-ec", script], cwd);
+}
