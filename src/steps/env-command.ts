@@ -5,7 +5,7 @@
  */
 import { nameProblem, parseDotenv } from "../config/env.ts";
 import type { EnvCommandFormat } from "../config/schema.ts";
-import { RunningProcesses, runProcess } from "../system/process.ts";
+import { currentOwner, RunningProcesses, runProcess } from "../system/process.ts";
 import { Redaction } from "../system/redact.ts";
 import { planLine } from "./script.ts";
 
@@ -43,8 +43,8 @@ export async function runEnvCommand(
   let size = 0;
   let stderr = Buffer.alloc(0);
   let overflow = false;
-  // Its own owner: the command is stopped at once when it prints past the cap.
-  const processes = new RunningProcesses();
+  // Its own owner, within the deployer's (a stop or Ctrl-C reaches it): stopped at once when it prints past the cap.
+  const processes = new RunningProcesses(currentOwner());
   const exit = await processes.own(() =>
     runProcess(planLine(command).argv, {
       cwd: dir,
