@@ -20,6 +20,7 @@ import type { DeployOptions } from "./deploy/types.ts";
 import { hasStoredRequests } from "./history/requests.ts";
 import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
 import { deploySecrets } from "./config/deploy-secrets.ts";
+import { ageIdentityProblem } from "./config/age.ts";
 import { envFileWarnings } from "./config/env.ts";
 import type { Metrics, QueueDeploy, StartedAdmin } from "./features/admin.ts";
 import { LazyOutbound, PollingWhenConfigured, recoverAppReleases, recoverLimitGroups } from "./features/optional.ts";
@@ -244,6 +245,9 @@ class Server {
     // Also refuses a configured secret too short to use (or blank), instead of a server that answers 404 or 401.
     if (initial.apps.length === 0) ensureWebhookSecret(this.config, this.cwd);
     const apps = this.appsInForce.of(initial, true);
+    // An age identity others can read opens every file encrypted to it: the service does not start with it.
+    const loose = apps.map((app) => ageIdentityProblem(app, this.cwd, app.name ? `app "${app.name}": ` : "", true));
+    if (loose.some(Boolean)) throw new ConfigError(loose.filter((problem): problem is string => !!problem));
     for (const app of apps) {
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) this.logger.warn(weak);

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { checkConfig, type CheckedValue } from "../ops/check.ts";
 import { signatureVerdicts } from "../ops/check-guard.ts";
+import { secretSourceFindings } from "../ops/check-secrets.ts";
 import { sendTestNotifications } from "../notify/inspect.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
@@ -17,6 +18,12 @@ export const checkCommand = defineCommand({
       type: "boolean",
       description:
         "Also send one test notification to every `notify` target and print each answer (exits 1 when one fails)",
+    },
+    secrets: {
+      type: "boolean",
+      default: true,
+      description:
+        "Run envCommand and open an age-encrypted envFile, listing the names they give (never a value); --no-secrets does not run envCommand",
     },
   },
   async run({ args }) {
@@ -41,6 +48,11 @@ export const checkCommand = defineCommand({
     }
     const verdicts = await signatureVerdicts(report.guarded, cwd, process.env);
     if (verdicts.length > 0) lines.push("", ...verdicts);
+    // citty reads `--no-secrets` as `secrets: false`.
+    const secrets = await secretSourceFindings(report.guarded, cwd, process.env, args.secrets !== false);
+    if (secrets.lines.length > 0) lines.push("", ...secrets.lines);
+    report.problems.push(...secrets.problems);
+    report.warnings.push(...secrets.warnings);
     lines.push("");
     for (const warning of report.warnings) lines.push(`warning: ${warning}`);
     if (report.problems.length === 0) lines.push("no problems found");

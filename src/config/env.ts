@@ -8,6 +8,7 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { isInside, readUserFile } from "../system/files.ts";
 import { MIN_SECRET_LENGTH } from "../system/redact.ts";
+import { isAgeEncrypted } from "./age.ts";
 import type { EnvValue } from "./schema.ts";
 
 /** A variable name a shell can use. */
@@ -20,7 +21,7 @@ const RESERVED = /^SERVICE_/;
 export const MAX_ENV_FILE_BYTES = 1024 * 1024;
 
 /** Why `name` cannot be a variable of the deploy, or undefined. */
-function nameProblem(name: string): string | undefined {
+export function nameProblem(name: string): string | undefined {
   if (!NAME.test(name))
     return `${JSON.stringify(name)} is not a variable name (letters, digits and _, not first a digit)`;
   if (RESERVED.test(name)) return `${name}: names starting with SERVICE_ are the service's own`;
@@ -133,7 +134,8 @@ function envFiles(settings: EnvSettings, cwd: string): { file: string; what: str
 /** The variables a file of `env` (`name`) or `envFile` (no name) gives, as a deploy reads them; {} when it cannot. */
 function valuesIn(file: string, what: string, name: string | undefined): Record<string, string> {
   const read = readEnvFile(file, what);
-  if ("problem" in read) return {};
+  // An age-encrypted envFile's values are known once it is opened (steps/variables.ts), at each deploy.
+  if ("problem" in read || (name === undefined && isAgeEncrypted(read.text))) return {};
   return name === undefined ? parseDotenv(read.text, file).vars : { [name]: fileValue(read.text) };
 }
 
@@ -162,7 +164,9 @@ export function readDeployVariables(settings: EnvSettings, cwd: string): DeployV
     const file = resolve(cwd, settings.envFile);
     const read = readEnvFile(file, "envFile");
     if ("problem" in read) problems.push(read.problem);
-    else {
+    else if (isAgeEncrypted(read.text)) {
+      // Opened in memory by steps/variables.ts, which reads it as bytes.
+    } else {
       const parsed = parseDotenv(read.text, file);
       problems.push(...parsed.problems);
       Object.assign(vars, parsed.vars);
@@ -227,8 +231,11 @@ export function describeEnv(settings: EnvSettings, cwd: string): string | undefi
   if (settings.envFile) {
     const file = resolve(cwd, settings.envFile);
     const read = readEnvFile(file, "envFile");
-    const fromFile = "text" in read ? Object.keys(parseDotenv(read.text, file).vars) : [];
-    names.unshift(`${fromFile.length > 0 ? `${fromFile.join(", ")} ` : ""}(from ${file})`);
+    if ("text" in read && isAgeEncrypted(read.text)) names.unshift(`(age-encrypted, from ${file})`);
+    else {
+      const fromFile = "text" in read ? Object.keys(parseDotenv(read.text, file).vars) : [];
+      names.unshift(`${fromFile.length > 0 ? `${fromFile.join(", ")} ` : ""}(from ${file})`);
+    }
   }
   return names.length > 0 ? names.join(", ") : undefined;
 }

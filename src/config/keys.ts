@@ -34,7 +34,8 @@ type Kind =
   | "limits"
   | "freeze"
   | "markers"
-  | "tokens";
+  | "tokens"
+  | "envFormat";
 
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
@@ -75,6 +76,10 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   allowedSigners: { kind: "string", env: "SERVICE_ALLOWED_SIGNERS" },
   env: { kind: "env", env: "" },
   envFile: { kind: "string", env: "SERVICE_ENV_FILE" },
+  envCommand: { kind: "string", env: "SERVICE_ENV_COMMAND" },
+  envCommandFormat: { kind: "envFormat", env: "SERVICE_ENV_COMMAND_FORMAT" },
+  envCommandTimeoutMs: { kind: "ms", env: "SERVICE_ENV_COMMAND_TIMEOUT_MS" },
+  ageIdentityFile: { kind: "string", env: "SERVICE_AGE_IDENTITY_FILE" },
   releases: {
     kind: "releases",
     env: RELEASES_ENV.path,
@@ -227,6 +232,9 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
     case "tokens":
       if (!Array.isArray(value)) return fail("a list of tokens ({ name, role, apps?, file })");
       return value;
+    case "envFormat":
+      if (value === "dotenv" || value === "json") return value;
+      return fail('"dotenv" (KEY=value lines) or "json" (an object of strings)');
     case "queuePolicy":
       if (value === "fifo" || value === "latest") return value;
       return fail('"fifo" or "latest"');

@@ -56,6 +56,9 @@ export interface StatusSettings {
 /** A variable of `env`: its value as written, or the file that holds it (read at each deploy; a secret). */
 export type EnvValue = string | { file: string };
 
+/** How `envCommand` prints the variables it gives. */
+export type EnvCommandFormat = "dotenv" | "json";
+
 /** One entry of `notify`. */
 export interface NotifyTarget {
   url: string;
@@ -208,6 +211,17 @@ export interface UserConfig {
   /** A dotenv file (`KEY=value` lines) read at each deploy; its values are added like `env`'s, as secrets. @default none */
   envFile?: string;
   /**
+   * A command run at each deploy, before the pull, whose output (`envCommandFormat`) gives variables added like
+   * `envFile`'s, as secrets. Never read from the repository's config file. @default none
+   */
+  envCommand?: string;
+  /** How `envCommand` prints its variables: `dotenv` (KEY=value lines) or `json` (an object of strings). @default dotenv */
+  envCommandFormat?: EnvCommandFormat;
+  /** How long `envCommand` may take before the deploy fails, in milliseconds. @default 30000 */
+  envCommandTimeoutMs?: number;
+  /** The age identities (`age-keygen`'s file) that open an age-encrypted `envFile`. @default none */
+  ageIdentityFile?: string;
+  /**
    * Build each deploy in its own release directory under `path` and switch `<path>/current` to it in one step
    * (docs/releases.md). @default none (pull and run in repoPath)
    */
@@ -327,6 +341,10 @@ export interface ResolvedConfig
       | "allowedSigners"
       | "env"
       | "envFile"
+      | "envCommand"
+      | "envCommandFormat"
+      | "envCommandTimeoutMs"
+      | "ageIdentityFile"
       | "releases"
       | "gate"
       | "limits"
@@ -352,6 +370,10 @@ export interface ResolvedConfig
   allowedSigners?: string;
   env?: Record<string, EnvValue>;
   envFile?: string;
+  envCommand?: string;
+  envCommandFormat?: EnvCommandFormat;
+  envCommandTimeoutMs?: number;
+  ageIdentityFile?: string;
   /** With its defaults, the path absolute. */
   releases?: ReleaseSettings;
   /** With its defaults. */

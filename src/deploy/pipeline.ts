@@ -1,4 +1,5 @@
 import { readDeployVariables } from "../config/env.ts";
+import { loadDeployVariables, needsLoading } from "../steps/variables.ts";
 import { liveCommitOf } from "../history/live.ts";
 import { commitInfos, headCommit } from "../system/git.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
@@ -24,8 +25,18 @@ import { checkoutStep } from "../verify/pushed.ts";
  * wrong ends in the result, the `[done]` line and the log files.
  */
 export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
-  // Read before the run starts: the values read from files are secrets its every line is redacted of.
-  const variables = readDeployVariables(options.config, options.cwd);
+  // Read before the run starts: the values read from files are secrets its every line is redacted of. An
+  // `envCommand` or an age-encrypted envFile is awaited first (its values are secrets too); the deploy stays
+  // marked queued meanwhile. Without them the log files exist before the first await (deployer.ts).
+  const variables = needsLoading(options.config, options.cwd)
+    ? await loadDeployVariables(options.config, options.cwd, options.env ?? process.env).catch((error: Error) => ({
+        vars: {},
+        secrets: [],
+        warnings: [],
+        sourceProblems: [],
+        problem: `internal error: ${error.message}`,
+      }))
+    : { ...readDeployVariables(options.config, options.cwd), warnings: [] };
   // The log files exist before the first await: the deployer's "queued" mark goes once they do.
   const run = new DeployRun({ ...options, secrets: [...(options.secrets ?? []), ...variables.secrets] });
   const ctx = contextOf(options, run, variables.vars);
@@ -33,6 +44,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   run.start();
   if (options.forced) step("deploy", `forced: ${options.forced}`);
   for (const notice of options.notices ?? []) step("config", notice);
+  for (const warning of variables.warnings) step("config", `warning: ${warning}`);
   const state = new DeployState(ctx.config.runScript);
   // In place, what is live is what the history says (the releases flow reads `current` instead).
   // With no deploy on record, what the clone has checked out is what was live (a refusal before the pull says so too).

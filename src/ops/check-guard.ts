@@ -4,13 +4,15 @@
  * they come from.
  */
 import { resolve } from "node:path";
-import { envFileWarnings, readDeployVariables, type EnvSettings } from "../config/env.ts";
+import { ageIdentityProblem } from "../config/age.ts";
+import { envFileWarnings, readDeployVariables } from "../config/env.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
 import { listDeploys } from "../history/read.ts";
 import { gitQuery, short } from "../system/git.ts";
 import { readAllowedSigners, verifyCommit } from "../verify/signatures.ts";
+import type { VariableSettings } from "../steps/variables.ts";
 
-export interface GuardedApp extends EnvSettings {
+export interface GuardedApp extends VariableSettings {
   name?: string;
   repoPath: string;
   allowedSigners?: string;
@@ -29,6 +31,8 @@ export function guardFindings(app: GuardedApp, cwd: string): { problems: string[
   }
   const variables = readDeployVariables(app, cwd);
   if (variables.problem) problems.push(`${label}${variables.problem}: every deploy would be refused`);
+  const identity = ageIdentityProblem(app, cwd, label);
+  if (identity) problems.push(identity);
   return { problems, warnings };
 }
 

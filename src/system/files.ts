@@ -105,12 +105,17 @@ export function readNoFollow(file: string, follow = false): string {
  * would wait for a writer), and refused unless it is a regular file. Throws an Error whose message says why.
  */
 export function readUserFile(file: string, maxBytes: number): string {
+  return readUserBytes(file, maxBytes).toString("utf8");
+}
+
+/** `readUserFile`'s bytes, for a file that is not text (an age-encrypted file). */
+export function readUserBytes(file: string, maxBytes: number): Buffer {
   const fd = openSync(file, O_RDONLY | O_NONBLOCK);
   try {
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new Error(`not a regular file${stat.isDirectory() ? " (a directory)" : ""}`);
     if (stat.size > maxBytes) throw new Error(`${stat.size} bytes, over the ${maxBytes} bytes allowed`);
-    return readFileSync(fd, "utf8");
+    return readFileSync(fd);
   } finally {
     closeSync(fd);
   }

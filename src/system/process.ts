@@ -128,6 +128,9 @@ export class RunningProcesses {
 /** The owner of the commands started in the current async context (a deployer sets it around each deploy). */
 const owners = new AsyncLocalStorage<RunningProcesses>();
 
+/** The owner of the commands started here, if any: a set of commands of its own can be its child. */
+export const currentOwner = (): RunningProcesses | undefined => owners.getStore();
+
 /** What interrupts a wait of the current deploy (see RunningProcesses.interrupted); never, outside a deployer. */
 export function deployInterrupted(): AbortSignal {
   return owners.getStore()?.interrupted ?? new AbortController().signal;

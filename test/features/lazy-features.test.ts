@@ -18,6 +18,8 @@ const FEATURE_MODULES: Record<string, RegExp> = {
   polling: /^control\/poll\.ts$/,
   releases: /^releases\//,
   dedupe: /^http\/dedupe\.ts$/,
+  // The age implementation (the age-encryption package) is imported by this module alone.
+  age: /^config\/age-decrypt\.ts$/,
 };
 
 /** The src/ modules a library server of `config` loaded after starting, one deploy, and stopping. */
@@ -47,6 +49,14 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
 
   test("a server with every one of them configured loads each", async () => {
     const repo = makeRepo();
+    // An age-encrypted envFile, made with the package's own encrypter, and the identity that opens it.
+    const { Encrypter, generateX25519Identity, identityToRecipient } = await import("age-encryption");
+    const secrets = tempDir("service-age-");
+    const identity = await generateX25519Identity();
+    writeFileSync(join(secrets, "key.txt"), `${identity}\n`, { mode: 0o600 });
+    const encrypter = new Encrypter();
+    encrypter.addRecipient(await identityToRecipient(identity));
+    writeFileSync(join(secrets, "app.env.age"), await encrypter.encrypt("API_KEY=lazy-age-key-0123\n"));
     const modules = loadedBy({
       secret: SECRET,
       repoPath: repo.clone,
@@ -57,6 +67,8 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       pollIntervalMs: 3_600_000,
       releases: { path: join(tempDir("service-releases-"), "releases") },
       dedupeDeliveries: true,
+      envFile: join(secrets, "app.env.age"),
+      ageIdentityFile: join(secrets, "key.txt"),
     });
     expect(featuresIn(modules).sort()).toEqual(Object.keys(FEATURE_MODULES).sort());
   });
