@@ -78,6 +78,12 @@ function report(written: InitWritten, choices: InitChoices, cwd: string, forge: 
         `  (the forge was not recognised from the remote: service init --forge ${FORGES.join("|")} says where to click)`,
       );
   }
+  if (choices.apps && !choices.releases)
+    lines.push(
+      "",
+      "The apps share this clone: one app's pull changes what the other runs. Give each its own clone (repoPath) or",
+      "its own releases path (docs/multi-app.md); service check warns until then.",
+    );
   lines.push("", "Next: service check (what is in force), then service (or service systemd for a unit).");
   process.stdout.write(`${lines.join("\n")}\n`);
 }
