@@ -7,8 +7,17 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ADMIN_TOKEN, bearer, startAdmin } from "../_support/admin-helpers.ts";
-import { makeRepo, runCli, SECRET, tempDir, waitFor } from "../_support/helpers.ts";
+import { baseEnv, CLI, makeRepo, runCli, runProcess, SECRET, tempDir, waitFor } from "../_support/helpers.ts";
+import { noPty, startInPty } from "../_support/pty.ts";
 import { tokenSetup } from "../_support/token-fixtures.ts";
+
+/** A user the config file is not writable for: the test's own, or, as root (who writes anything), nobody. */
+const asOther =
+  process.getuid?.() !== 0
+    ? []
+    : Bun.which("setpriv")
+      ? ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+      : undefined;
 
 const CONFIG = [
   "# the service of the shop",
@@ -101,14 +110,18 @@ describe("service token", () => {
     expect(revoke.stderr.trim()).toBe('[error] no token named "nobody" (tokens: grafana, ci-web, ops)');
   });
 
-  test.skipIf(process.getuid?.() === 0)(
+  test.skipIf(asOther === undefined)(
     "with a config it cannot write: the token file, no config written, and the entry to add printed",
     async () => {
       const cwd = tempDir();
       const config = join(cwd, "service.yaml");
       writeFileSync(config, "runScript: 'true'\n");
       chmodSync(config, 0o444);
-      const out = await runCli(["token", "add", "--name", "wall", "--role", "read"], { cwd });
+      chmodSync(cwd, 0o777);
+      const out = await runProcess([...asOther!, ...CLI, "token", "add", "--name", "wall", "--role", "read"], {
+        cwd,
+        env: baseEnv(),
+      });
       expect(out.code).toBe(0);
       expect(out.stdout).toContain(`and no config: ${config} is not writable (EACCES)`);
       expect(out.stdout).toContain("tokens:\n  - { name: wall, role: read, file: .service/tokens/wall }\n");
@@ -128,5 +141,14 @@ describe("service token", () => {
     expect(out.stdout).toContain("tokens:\n  - { name: wall, role: read, file: .service/tokens/wall }\n");
     expect(readdirSync(repo.clone).filter((name) => name.startsWith("service"))).toEqual([]);
     expect(statSync(join(repo.clone, ".service", "tokens", "wall")).mode & 0o777).toBe(0o600);
+  });
+
+  test.skipIf(noPty)("on a terminal, add shows the value", async () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, "service.yaml"), "runScript: 'true'\nadminPort: 0\n");
+    await using pty = startInPty(cwd, {}, { args: ["token", "add", "--name", "wall", "--role", "read"] });
+    await waitFor(() => pty.screen().includes("Authorization: Bearer"), "the value shown");
+    const value = read(join(cwd, ".service", "tokens", "wall")).trim();
+    expect(pty.screen()).toContain(`\n  ${value}\n`);
   });
 });
