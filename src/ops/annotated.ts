@@ -33,12 +33,18 @@ function yamlLines(key: string, value: unknown): string[] {
     .split("\n");
 }
 
-/** The sentence of a key, with its environment variable and whether the line below is an example. */
+/** The sentence of a key, with its environment variables and whether the line below is an example. */
 function sentence(key: Key, is: "default" | "example" | "none" | "set"): string {
   const { env, moreEnv } = KEYS[key];
   const vars = [env, ...(moreEnv ?? [])].filter(Boolean);
-  const suffix = is === "example" ? " Unset by default; for example:" : is === "none" ? " Unset by default." : "";
-  return `# ${KEY_NOTES[key].say}${suffix}${vars.length ? ` [${vars.join(", ")}]` : ""}`;
+  const { say, unset } = KEY_NOTES[key];
+  const suffix =
+    is === "example"
+      ? ` ${unset ?? "Unset by default; for example:"}`
+      : is === "none"
+        ? ` ${unset ?? "Unset by default."}`
+        : "";
+  return `# ${say}${vars.length ? ` [${vars.join(", ")}]` : ""}${suffix}`;
 }
 
 /** One key as a commented line (or block) under its sentence. */

@@ -10,6 +10,8 @@ export interface KeyNote {
   say: string;
   /** Shown (commented) when the key has no default. */
   example?: unknown;
+  /** What stands for "Unset by default; for example:" where the default is not one value (it depends). */
+  unset?: string;
 }
 
 export const KEY_NOTES: Record<keyof UserConfig, KeyNote> = {
@@ -22,7 +24,10 @@ export const KEY_NOTES: Record<keyof UserConfig, KeyNote> = {
     say: "`pull`: git pull; `reset`: fetch, then `git reset --hard` to the remote's tip (local changes in the clone are lost).",
   },
   path: { say: "URL path that accepts the webhook." },
-  secret: { say: "Webhook secret; unset, one is generated into .service.secret (keep it out of this file)." },
+  secret: {
+    say: "Webhook secret (keep it out of this file).",
+    unset: "Default: one generated into .service.secret.",
+  },
   queueLimit: { say: "Most deploys waiting per repository; past it a POST gets 429." },
   queuePolicy: { say: "`latest`: a push arriving while a deploy already waits joins it instead of queueing another." },
   hostname: { say: "Address to listen on; 127.0.0.1 behind a reverse proxy on this machine." },
@@ -39,8 +44,9 @@ export const KEY_NOTES: Record<keyof UserConfig, KeyNote> = {
   maxLogBytes: { say: "Most output one deploy's .log keeps; the live stream has everything." },
   trustProxy: { say: "Take the host and client address from your reverse proxy's X-Forwarded-* headers." },
   boundConnections: {
-    say: "Close connections past the bounds as they are accepted (on by default unless on loopback).",
+    say: "Close connections past the bounds as they are accepted.",
     example: true,
+    unset: "Default: true, except on a loopback hostname; for example:",
   },
   status: {
     say: "Commit statuses on the forge per deploy (token from SERVICE_STATUS_TOKEN or tokenFile).",
@@ -92,7 +98,11 @@ export const KEY_NOTES: Record<keyof UserConfig, KeyNote> = {
   },
   catchUp: { say: "When a pause or freeze ends, deploy the newest push refused during it, once." },
   paths: { say: "Deploy a push only when it touches a file matching one of these globs.", example: ["src/**"] },
-  skipMarkers: { say: "Skip a push whose head commit says [skip deploy] (or your own markers).", example: true },
+  skipMarkers: {
+    say: "Skip a push whose head commit says [skip deploy] (or your own markers).",
+    example: true,
+    unset: "Default: false (a list of markers of your own replaces them); for example:",
+  },
   deploymentEvents: { say: "Deploy GitHub `deployment` events' commits and post their statuses." },
   environment: { say: "The forge environment this app deploys (deployment events for another are skipped)." },
   deploymentCreators: {
@@ -114,14 +124,20 @@ export const KEY_NOTES: Record<keyof UserConfig, KeyNote> = {
     ],
   },
   maxConcurrentDeploys: {
-    say: "At most this many deploys build at once across every app (0: no limit; default: the CPUs, at least 2).",
+    say: "At most this many deploys build at once across every app (0: no limit).",
+    example: 4,
+    unset: "Default: the CPUs of the machine, at least 2; for example:",
   },
   adminPort: {
-    say: "Port of the admin listener (/healthz, /metrics, the API, the dashboard); unset: none.",
+    say: "Port of the admin listener (/healthz, /metrics, the API, the dashboard).",
     example: 9090,
+    unset: "Unset by default (no admin listener); for example:",
   },
   adminHostname: { say: "Address of the admin listener." },
-  adminToken: { say: "Admin API token; unset, one is generated into .service/admin.token (keep it out of this file)." },
+  adminToken: {
+    say: "Admin API token (keep it out of this file).",
+    unset: "Default: one generated into .service/admin.token.",
+  },
   tokens: {
     say: "Admin tokens scoped to a role and apps (`service token add` writes them).",
     example: [{ name: "grafana", role: "read", file: ".service/tokens/grafana" }],
