@@ -42,13 +42,20 @@ function configOf(cwd: string): { file?: string; problem?: string } {
   return problem ? { file, problem } : { file };
 }
 
-/** `--app web --app api` or `--app web,api`. */
-const listOf = (value: unknown): string[] =>
-  ([] as unknown[])
-    .concat(value ?? [])
-    .flatMap((item) => String(item).split(","))
+/** `--app web --app api` or `--app web,api`: every occurrence (citty keeps the last one only). */
+function appsOf(rawArgs: string[]): string[] {
+  const given: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i]!;
+    if (arg === "--") break;
+    if (arg === "--app") given.push(rawArgs[++i] ?? "");
+    else if (arg.startsWith("--app=")) given.push(arg.slice("--app=".length));
+  }
+  return given
+    .flatMap((item) => item.split(","))
     .map((item) => item.trim())
     .filter(Boolean);
+}
 
 function add(cwd: string, name: string | undefined, role: string | undefined, apps: string[]): void {
   if (!name) throw new Error("--name is required: service token add --name NAME --role read|deploy|admin [--app APP]…");
@@ -165,11 +172,11 @@ export const tokenCommand = defineCommand({
       description: "The service's working directory: its config file and .service/ (default: the current directory)",
     },
   },
-  run({ args }) {
+  run({ args, rawArgs }) {
     const cwd = controlDir(args.cwd);
     if (args.action === "add") {
       if (args.target !== undefined) throw new Error(`unexpected argument "${args.target}": use --name`);
-      return add(cwd, args.name, args.role, listOf(args.app));
+      return add(cwd, args.name, args.role, appsOf(rawArgs));
     }
     if (args.action === "list") return list(cwd);
     if (args.action === "revoke") return revoke(cwd, args.target);

@@ -108,6 +108,14 @@ describe("service token", () => {
     expect(existsSync(join(setup.cwd, ".service", "tokens"))).toBe(false);
     const revoke = await runCli(["token", "revoke", "nobody"], { cwd: setup.cwd });
     expect(revoke.stderr.trim()).toBe('[error] no token named "nobody" (tokens: grafana, ci-web, ops)');
+    // --app again for each app.
+    const both = await runCli(["token", "add", "--name", "both", "--role", "deploy", "--app", "web", "--app=api"], {
+      cwd: setup.cwd,
+    });
+    expect(both.code).toBe(0);
+    expect(read(join(setup.cwd, "service.yaml"))).toContain(
+      "  - { name: both, role: deploy, apps: [ web, api ], file: .service/tokens/both }\n",
+    );
   });
 
   test.skipIf(asOther === undefined)(
