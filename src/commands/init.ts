@@ -52,6 +52,10 @@ function report(written: InitWritten, choices: InitChoices, cwd: string, forge: 
   const shown = (file: string) => relative(cwd, file) || file;
   const terminal = process.stdout.isTTY === true;
   const lines = [`Wrote ${written.config}: every key with its default and one sentence; \`service check\` reads it.`];
+  if (!written.inRepository)
+    lines.push(
+      `${cwd} is not in a git repository: clone the application here, or set repoPath to its clone (service check says so until then).`,
+    );
   if (written.gitignore) lines.push(`Added .service/ and ${".service.secret"} to ${written.gitignore}.`);
   for (const dir of written.made) lines.push(`Made the releases directory ${dir}.`);
   for (const secret of written.secrets)

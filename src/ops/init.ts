@@ -72,6 +72,8 @@ export interface InitWritten {
   config: string;
   /** The `.gitignore` the lines were added to; undefined outside a repository or when they were there. */
   gitignore?: string;
+  /** Whether the directory is inside a git repository (the one the service pulls, unless repoPath says otherwise). */
+  inRepository: boolean;
   secrets: InitSecret[];
   /** The releases directories made now. */
   made: string[];
@@ -90,7 +92,9 @@ export async function writeInit(cwd: string, choices: InitChoices, env: NodeJS.P
     if (code === "EEXIST") throw new Error(`${config} exists already: service init never overwrites a config`);
     throw new Error(`cannot write ${config} (${code ?? (error as Error).message})`);
   }
-  const gitignore = await ignoreState(cwd, env);
+  const top = await gitQuery(cwd, ["rev-parse", "--show-toplevel"], env);
+  const root = top.code === 0 && top.stdout ? top.stdout : undefined;
+  const gitignore = root ? ignoreState(root, cwd) : undefined;
   const files = choices.apps
     ? choices.apps.map((app) => ({ app, file: appSecretFile(cwd, app) }))
     : [{ file: join(cwd, SECRET_FILE) }];
@@ -108,18 +112,16 @@ export async function writeInit(cwd: string, choices: InitChoices, env: NodeJS.P
       mkdirSync(dir, { recursive: true, mode: 0o755 });
       made.push(dir);
     }
-  return { config, ...(gitignore ? { gitignore } : {}), secrets, made };
+  return { config, ...(gitignore ? { gitignore } : {}), inRepository: root !== undefined, secrets, made };
 }
 
-/** Adds IGNORED to the `.gitignore` of the repository `cwd` is in; the file, or undefined when nothing was added. */
-async function ignoreState(cwd: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const top = await gitQuery(cwd, ["rev-parse", "--show-toplevel"], env);
-  if (top.code !== 0 || !top.stdout) return undefined;
-  const file = join(top.stdout.trim(), ".gitignore");
+/** Adds IGNORED to the `.gitignore` of the repository at `root`; the file, or undefined when nothing was added. */
+function ignoreState(root: string, cwd: string): string | undefined {
+  const file = join(root, ".gitignore");
   const text = existsSync(file) ? readFileSync(file, "utf8") : "";
   const have = new Set(text.split("\n").map((line) => line.trim()));
   // From the repository's root, a pattern with a slash inside is anchored: the service directory's own path.
-  const under = relative(top.stdout.trim(), cwd);
+  const under = relative(root, cwd);
   const lines = IGNORED.map((line) => (under ? `/${under}/${line}` : line)).filter(
     (line) => !have.has(line) && !have.has(`/${line}`),
   );

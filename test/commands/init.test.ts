@@ -4,7 +4,7 @@
  * config overwritten.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { git, makeRepo, runCli, tempDir, waitFor } from "../_support/helpers.ts";
 import { noPty, startInPty } from "../_support/pty.ts";
@@ -68,6 +68,22 @@ describe("service init", () => {
     const check = await runCli(["check"], { cwd: repo.clone });
     expect(check.stdout.trim().split("\n").at(-1)).toBe("no problems found");
     expect(check.code).toBe(0);
+  });
+
+  test("--cwd a directory inside the repository: the .gitignore lines anchored to it; outside one, it says so", async () => {
+    const repo = makeRepo();
+    mkdirSync(join(repo.clone, "ops"));
+    const out = await runCli(["init", "--yes", "--cwd", "ops"], { cwd: repo.clone });
+    expect(out.code).toBe(0);
+    expect(read(join(repo.clone, ".gitignore"))).toContain("\n/ops/.service/\n/ops/.service.secret\n");
+    expect(git(repo.clone, "status", "--porcelain", "--untracked-files=all").split("\n").sort()).toEqual([
+      "?? .gitignore",
+      "?? ops/service.yaml",
+    ]);
+    const elsewhere = tempDir();
+    const outside = await runCli(["init", "--yes"], { cwd: elsewhere });
+    expect(outside.stdout).toContain(`${elsewhere} is not in a git repository`);
+    expect(existsSync(join(elsewhere, ".gitignore"))).toBe(false);
   });
 
   test("refuses to overwrite a config, naming it, and writes nothing", async () => {
