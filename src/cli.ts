@@ -22,6 +22,8 @@ const subCommands = {
   cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand),
   secret: () => import("./commands/secret.ts").then((m) => m.secretCommand),
   "admin-token": () => import("./commands/secret.ts").then((m) => m.adminTokenCommand),
+  token: () => import("./commands/token.ts").then((m) => m.tokenCommand),
+  init: () => import("./commands/init.ts").then((m) => m.initCommand),
 };
 
 export const main = defineCommand({

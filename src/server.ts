@@ -326,6 +326,7 @@ class Server {
         metrics: this.metrics!,
         apps: this.apps,
         trustProxy: () => this.reloader.current().trustProxy,
+        config: () => this.reloader.current(),
         draining: () => this.draining,
         waiting: (app) => this.deployer.queue.waiting(queueKey(app.repoPath)),
         queueDeploy: this.queueDeploy,

@@ -8,7 +8,7 @@ import {
   writeSecretFile,
 } from "../config/secret.ts";
 import { secretsEqual } from "../http/signature.ts";
-import type { TokenSet } from "../tokens/list.ts";
+import type { TokensInForce } from "../tokens/follow.ts";
 import { ADMIN_SCOPE, type Scope } from "../tokens/scope.ts";
 
 /** How long a dashboard session lasts after its login. */
@@ -101,7 +101,7 @@ export class AdminAuth {
   /** `token` as a function: the token may be replaced while the listener runs (`service admin-token rotate`). */
   constructor(
     token: string | (() => string),
-    private readonly tokens?: TokenSet,
+    private readonly tokens?: TokensInForce,
   ) {
     this.currentToken = typeof token === "string" ? () => token : token;
   }

@@ -24,7 +24,7 @@ import { oneLine } from "../system/actor.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
 import { isLoopback } from "../system/address.ts";
 import { AdminAuth, crossSite } from "./auth.ts";
-import type { TokenSet } from "../tokens/list.ts";
+import type { TokensInForce } from "../tokens/follow.ts";
 import { actorName, refusal, sees, type Action, type Scope } from "../tokens/scope.ts";
 
 /** Largest body of a POST to the admin listener (`/login` carries one short field, an API action a small JSON object). */
@@ -54,7 +54,7 @@ export interface AdminOptions extends AdminContext {
   /** The admin token; a function when it may change while the listener runs (a rotated token file). */
   token: string | (() => string);
   /** The tokens scoped to a role and apps (`tokens`), their values following their files. */
-  tokens?: TokenSet;
+  tokens?: TokensInForce;
   logger: ConsolaInstance;
 }
 

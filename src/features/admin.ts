@@ -41,6 +41,8 @@ export interface AdminContext {
   /** The apps in force now. */
   apps: () => ResolvedApp[];
   trustProxy: () => boolean;
+  /** The configuration in force now (its `tokens` are followed). */
+  config: () => ResolvedConfig;
   draining: () => boolean;
   waiting: (app: ResolvedApp) => number;
   queueDeploy: QueueDeploy;
@@ -69,7 +71,25 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
   const { loadTokens } = await import("../tokens/load.ts");
   const tokens = loadTokens(initial.tokens, ctx.apps(), ensured.token, cwd, (line) => logger.warn(line));
   if (tokens.problems.length > 0) throw new Error(`the tokens cannot be used:\n${tokens.problems.join("\n")}`);
-  const tokenValues = () => tokens.set.current().flatMap(({ value }) => (value === undefined ? [] : [value]));
+  // From then on, the entries follow the config file (`service token add`, `revoke`): no restart.
+  const { FollowedTokens } = await import("../tokens/follow.ts");
+  const followed = new FollowedTokens(
+    {
+      entries: () => ctx.config().tokens,
+      appNames: () => {
+        const { apps } = ctx.config();
+        return apps.length > 0 ? apps.map((app) => app.name) : ["default"];
+      },
+      apps: ctx.apps,
+      adminToken: token,
+      cwd,
+      info: (line) => logger.info(line),
+      warn: (line) => logger.warn(line),
+    },
+    tokens.specs,
+    tokens.set,
+  );
+  const tokenValues = () => followed.current().flatMap(({ value }) => (value === undefined ? [] : [value]));
   /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
   const deploy = (app: ResolvedApp, request: AdminDeploy): Response => {
     try {
@@ -84,7 +104,7 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
     hostname: initial.adminHostname,
     bounded: boundedPort(initial.adminHostname, initial.boundConnections),
     token,
-    ...(tokens.set.size > 0 ? { tokens: tokens.set } : {}),
+    tokens: followed,
     logger,
     cwd,
     metrics: ctx.metrics,

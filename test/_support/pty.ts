@@ -26,6 +26,8 @@ export interface PtyOptions {
   cols?: number;
   /** Sends the CLI's output to this file instead of the terminal (stdin stays the terminal). */
   stdoutTo?: string;
+  /** The CLI's arguments (none: the server). */
+  args?: string[];
 }
 
 /**
@@ -37,7 +39,7 @@ export interface PtyOptions {
 export function startInPty(cwd: string, env: Record<string, string | undefined> = {}, options: PtyOptions = {}) {
   const cols = options.cols ?? 120;
   const redirect = options.stdoutTo ? ` > ${shellQuote(options.stdoutTo)} 2>&1` : "";
-  const command = `stty cols ${cols} rows ${cols === 0 ? 0 : 40}; exec ${CLI.map(shellQuote).join(" ")}${redirect}`;
+  const command = `stty cols ${cols} rows ${cols === 0 ? 0 : 40}; exec ${[...CLI, ...(options.args ?? [])].map(shellQuote).join(" ")}${redirect}`;
   const proc = Bun.spawn(["script", "-qfec", command, "/dev/null"], {
     cwd,
     env: baseEnv({ SERVICE_PORT: "0", SERVICE_SECRET: SECRET, SERVICE_SKIP_HTTPS_PROMPT: undefined, ...env }),
