@@ -19,6 +19,7 @@ const subCommands = {
   pause: () => import("./commands/pause.ts").then((m) => m.pauseCommand),
   resume: () => import("./commands/pause.ts").then((m) => m.resumeCommand),
   cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand),
+  notify: () => import("./commands/notify.ts").then((m) => m.notifyCommand),
   secret: () => import("./commands/secret.ts").then((m) => m.secretCommand),
   "admin-token": () => import("./commands/secret.ts").then((m) => m.adminTokenCommand),
 };

@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from "node:os";
 import type { FreezeWindow } from "./freeze.ts";
+import { CHANNEL_FORMATS, type ChannelSettings } from "./channels.ts";
 
 /** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -11,11 +12,19 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 export const PROVIDERS = ["github", "gitlab", "gitea", "bitbucket"] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
-export const FORMATS = ["json", "slack", "discord", "ntfy"] as const;
+export const FORMATS = ["json", "slack", "discord", "ntfy", ...CHANNEL_FORMATS] as const;
 export type NotifyFormat = (typeof FORMATS)[number];
 
 /** What a deploy can end as, plus its start: the values of `notify[].on`. */
-export const NOTIFY_EVENTS = ["started", "succeeded", "failed", "rolled_back", "cancelled"] as const;
+export const NOTIFY_EVENTS = [
+  "started",
+  "succeeded",
+  "failed",
+  "rolled_back",
+  "cancelled",
+  "refused",
+  "superseded",
+] as const;
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
 export const DEFAULT_ON: NotifyEvent[] = ["failed", "rolled_back"];
 
@@ -48,8 +57,9 @@ export interface StatusSettings {
 /** A variable of `env`: its value as written, or the file that holds it (read at each deploy; a secret). */
 export type EnvValue = string | { file: string };
 
-/** One entry of `notify`. */
-export interface NotifyTarget {
+/** One entry of `notify` (the keys of email, telegram, teams, matrix and gotify: channels.ts). */
+export interface NotifyTarget extends ChannelSettings {
+  /** "" for `email`, which has none. */
   url: string;
   /** @default "json" */
   format?: NotifyFormat;

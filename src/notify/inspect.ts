@@ -4,9 +4,10 @@
  */
 import { spawnSync } from "node:child_process";
 import { Redaction } from "../system/redact.ts";
-import { notifyPayload, notifyRequest } from "./payloads.ts";
+import { notifyPayload } from "./payloads.ts";
+import { deliver } from "./channels/deliver.ts";
 import { OutboundCalls } from "./outbound.ts";
-import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyTarget, type StatusSettings } from "../config/schema.ts";
+import { DEFAULT_ON, type NotifyTarget, type StatusSettings } from "../config/schema.ts";
 import { statusToken } from "../config/notify.ts";
 import { statusTarget } from "../config/forge.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";
@@ -42,10 +43,14 @@ export function describeOutbound(
   }
   const targets = (value as NotifyTarget[] | undefined) ?? [];
   if (targets.length === 0) return "(none)";
-  return targets
-    .map((t) => `${t.format ?? "json"} to ${hostOf(t.url)} on ${(t.on ?? DEFAULT_ON).join("/")}`)
-    .join("; ");
+  return targets.map((t) => `${where(t)} on ${(t.on ?? DEFAULT_ON).join("/")}`).join("; ");
 }
+
+/** An entry in words: its format and where it goes (an email's recipients and server; else the URL's host). */
+const where = (t: NotifyTarget) =>
+  t.format === "email"
+    ? `email to ${(t.to ?? []).join(", ")} via ${t.host}:${t.port}`
+    : `${t.format ?? "json"} to ${hostOf(t.url)}`;
 
 function hostOf(url: string): string {
   try {
@@ -88,6 +93,7 @@ export async function sendTestNotifications(
   apps: OutboundSettings[],
   env: NodeJS.ProcessEnv,
   cwd = process.cwd(),
+  only: { format?: string; command?: string } = {},
 ): Promise<{ lines: string[]; failed: number }> {
   const lines: string[] = [];
   let failed = 0;
@@ -95,10 +101,12 @@ export async function sendTestNotifications(
   const seen = new Set<string>();
   for (const app of apps) {
     const redaction = new Redaction(outboundCredentials(app, cwd, env));
-    const targets = (app.notify ?? [])
+    const all = app.notify ?? [];
+    const targets = all
       .map((target, index) => ({ target, index }))
+      .filter(({ target }) => only.format === undefined || (target.format ?? "json") === only.format)
       .filter(({ target }) => {
-        const key = JSON.stringify([target.url, target.format ?? "json", target.headers ?? {}]);
+        const key = JSON.stringify(target);
         return !seen.has(key) && seen.add(key);
       });
     const calls = targets.map(async ({ target, index }) => {
@@ -108,15 +116,13 @@ export async function sendTestNotifications(
           app: app.name,
           trigger: "cli",
           outcome: "failed",
-          output: ["this is a test notification from service check --send-test"],
+          output: [`this is a test notification from ${only.command ?? "service check --send-test"}`],
         }),
         test: true,
       };
-      const answer = await new OutboundCalls().send(notifyRequest(target, payload), {
-        timeoutMs: target.timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS,
-      });
+      const answer = await deliver(new OutboundCalls(), target, payload, cwd);
       if (!answer.ok) failed++;
-      const who = `${app.name ? `app ${app.name}, ` : ""}notify entry ${index + 1} (${target.format ?? "json"} to ${hostOf(target.url)})`;
+      const who = `${app.name ? `app ${app.name}, ` : ""}notify entry ${index + 1} (${where(target)})`;
       return `${who}: ${answer.ok ? "sent" : "failed"}: ${redaction.text(answer.detail)}`;
     });
     lines.push(...(await Promise.all(calls)));
