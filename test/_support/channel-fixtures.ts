@@ -5,6 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { outboundCredentials } from "../../src/config/deploy-secrets.ts";
 import { defaultConfig, type NotifyTarget } from "../../src/config/schema.ts";
 import { runDeploy } from "../../src/deploy/pipeline.ts";
 import { type Notified, OutboundCalls } from "../../src/notify/outbound.ts";
@@ -29,7 +30,8 @@ export function deployNotifying(
     trigger: "webhook",
     cwd,
     app: options.app,
-    secrets: options.secrets ?? [],
+    // As the server builds them (config/deploy-secrets.ts): the channels' secret files join the set.
+    secrets: [...(options.secrets ?? []), ...outboundCredentials({ notify }, cwd, {})],
   });
 }
 
