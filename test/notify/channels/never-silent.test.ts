@@ -7,11 +7,13 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bearer, startAdmin } from "../../_support/admin-helpers.ts";
+import { hasBrowser, hasText, launchBrowser, loggedIn } from "../../_support/browser.ts";
 import { makeLocalRepo, makeRepo, post, runCli, SECRET, tempDir, waitFor } from "../../_support/helpers.ts";
 import { fakeApi } from "../../_support/outbound-fixtures.ts";
 import { secretFile } from "../../_support/channel-fixtures.ts";
 
 const TOKEN = "bot-token-0123456789abcdef";
+const browser = hasBrowser("the deploy page's notifications");
 
 describe("never silently", () => {
   test("a failed deploy's notifications are counted on /metrics, a failure logged with its reason and kept in the record", async () => {
@@ -58,6 +60,16 @@ notify:
     expect(byTarget.gotify).toMatchObject({ kind: "notify", what: "failed", ok: true });
     expect(byTarget.telegram).toMatchObject({ kind: "notify", what: "failed", ok: false });
     expect(byTarget.telegram.detail).toStartWith("401 Unauthorized");
+    if (!browser) return;
+    // The deploy's page says it, in a real browser.
+    await using context = await launchBrowser({ viewport: { width: 1300, height: 800 } });
+    const page = await loggedIn(context, server.admin);
+    await page.getByRole("link", { name: "Apps" }).waitFor();
+    await page.goto(`${server.admin}/deploys/${id}`);
+    const dl = page.locator("#content dl");
+    await hasText(dl, (t) => t.includes("Notifications") && t.includes("gotify: sent (failed)"));
+    await hasText(dl, (t) => t.includes("telegram: failed: 401 Unauthorized"));
+    expect((await dl.textContent()) ?? "").not.toContain(TOKEN);
   });
 });
 
