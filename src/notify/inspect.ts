@@ -9,6 +9,7 @@ import { deliver } from "./channels/deliver.ts";
 import { OutboundCalls } from "./outbound.ts";
 import { DEFAULT_ON, type NotifyTarget, type StatusSettings } from "../config/schema.ts";
 import { statusToken } from "../config/notify.ts";
+import { channelSecret } from "../config/channels.ts";
 import { statusTarget } from "../config/forge.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";
 
@@ -76,8 +77,27 @@ function originOf(repoPath: string): string | undefined {
 
 /** What keeps commit statuses from working: a provider it cannot infer, no apiUrl, no repo, no token. */
 export function outboundProblems(app: OutboundSettings, cwd: string, env: NodeJS.ProcessEnv): string[] {
-  if (!app.status) return [];
   const label = app.name ? `app "${app.name}": ` : "";
+  const files = channelFileProblems(app.notify ?? [], cwd).map((problem) => `${label}${problem}`);
+  if (!app.status) return files;
+  return [...files, ...statusProblems(app, label, cwd, env)];
+}
+
+/** The secret files of the notify entries that cannot be read now: their notifications would fail. */
+function channelFileProblems(targets: NotifyTarget[], cwd: string): string[] {
+  const problems: string[] = [];
+  targets.forEach((target, index) => {
+    for (const key of ["tokenFile", "passwordFile"] as const) {
+      const file = target[key];
+      const read = file ? channelSecret(file, cwd, key) : undefined;
+      if (read && "problem" in read) problems.push(`notify entry ${index + 1} (${target.format}): ${read.problem}`);
+    }
+  });
+  return problems;
+}
+
+function statusProblems(app: OutboundSettings, label: string, cwd: string, env: NodeJS.ProcessEnv): string[] {
+  if (!app.status) return [];
   const target = statusTarget(app.status, originOf(app.repoPath), app.name, cwd, env);
   if ("problem" in target) return [`${label}${target.problem}`];
   // The deployments of deployment events get their statuses through the status settings' forge.

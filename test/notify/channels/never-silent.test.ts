@@ -94,6 +94,18 @@ describe("service notify test", () => {
     expect(teams.seen).toHaveLength(1);
   });
 
+  test("a token file it cannot read: service check names it, and notify test sends nothing", async () => {
+    const api = fakeApi([200]);
+    const dir = serviceDir(`  - { format: gotify, url: "${api.url}", tokenFile: /nonexistent/gotify-token }\n`);
+    const check = await runCli(["check"], { cwd: dir });
+    expect(check.stdout).toContain("notify entry 1 (gotify): tokenFile: cannot read /nonexistent/gotify-token: ENOENT");
+    expect(check.code).toBe(1);
+    const sent = await runCli(["notify", "test"], { cwd: dir });
+    expect(sent.code).toBe(1);
+    expect(sent.stderr).toContain("tokenFile: cannot read /nonexistent/gotify-token");
+    expect(api.seen).toHaveLength(0);
+  });
+
   test("--format and --app choose the channels; an unknown one is an error, not a silent nothing", async () => {
     const gotify = fakeApi([200]);
     const teams = fakeApi([400]);
