@@ -7,7 +7,6 @@
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { resolve } from "node:path";
-import nodemailer from "nodemailer";
 import type { NotifyTarget } from "../../config/schema.ts";
 import { NOT_SENT, type OutboundAnswer } from "../outbound.ts";
 import { messageText, type NotifyPayload, summary } from "../payloads.ts";
@@ -64,8 +63,10 @@ export async function sendEmail(
   stop: AbortSignal,
   n: number,
 ): Promise<OutboundAnswer> {
-  let transport: ReturnType<typeof nodemailer.createTransport>;
+  let transport: import("nodemailer").Transporter;
   try {
+    // Imported here, not at the top: a one-file build (the Node.js library) keeps it a dynamic import too.
+    const { default: nodemailer } = await import("nodemailer");
     transport = nodemailer.createTransport(transportOptions(target, password, cwd, timeoutMs));
   } catch (error) {
     return {
