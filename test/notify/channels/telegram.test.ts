@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { makeRepo, tempDir } from "../../_support/helpers.ts";
 import { fakeApi } from "../../_support/outbound-fixtures.ts";
 import { outcomes } from "../../_support/outbound-outcomes.ts";
@@ -42,7 +43,7 @@ describe("telegram", () => {
     expect(told.find((t) => t.id === result.id)).toMatchObject({ format: "telegram", ok: true });
   });
 
-  test("a 401 is recorded failed with the answer, not retried; the token is in no log line", async () => {
+  test("a 401 is recorded failed with the answer, not retried; the token is in no log line nor the script's environment", async () => {
     const api = fakeApi([401]);
     api.errorBody = `{"ok":false,"error_code":401,"description":"Unauthorized","token":"${TOKEN}"}`;
     const repo = makeRepo();
@@ -50,8 +51,10 @@ describe("telegram", () => {
     const result = await deployNotifying(
       repo.clone,
       [{ url: api.url, format: "telegram", tokenFile: secretFile(cwd, "tg", TOKEN), chatId: "42" }],
-      { cwd, runScript: `echo ${TOKEN}; exit 1` },
+      { cwd, runScript: `env > ${join(cwd, "script-env")}; echo ${TOKEN}; exit 1` },
     );
+    // The token is a file the service reads when it sends: the run script's environment never has it.
+    expect(readFileSync(join(cwd, "script-env"), "utf8")).not.toContain(TOKEN);
     const [outcome] = await outcomes(result.log.json, 1);
     expect(outcome.ok).toBe(false);
     expect(outcome.detail).toStartWith("401 Unauthorized");
