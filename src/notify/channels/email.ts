@@ -34,11 +34,13 @@ export function emailMessage(target: NotifyTarget, payload: NotifyPayload) {
 
 /** The settings of the connection, as nodemailer takes them. */
 function transportOptions(target: NotifyTarget, password: string | undefined, cwd: string, timeoutMs: number) {
+  // As config/channels.ts sets them, again for a configuration that did not go through it (the library's).
+  const tls = target.tls ?? (target.user ? "starttls" : undefined);
   return {
     host: target.host,
-    port: target.port,
-    secure: target.tls === "implicit",
-    requireTLS: target.tls === "starttls",
+    port: target.port ?? (tls === "implicit" ? 465 : tls === "starttls" ? 587 : 25),
+    secure: tls === "implicit",
+    requireTLS: tls === "starttls",
     ignoreTLS: target.tls === "none",
     auth: target.user ? { user: target.user, pass: password ?? "" } : undefined,
     tls: {
@@ -63,6 +65,8 @@ export async function sendEmail(
   stop: AbortSignal,
   n: number,
 ): Promise<OutboundAnswer> {
+  if (target.user && target.tls === "none")
+    return { ok: false, detail: "tls: none would send the password unencrypted: not sent", tries: n, final: true };
   let transport: import("nodemailer").Transporter;
   try {
     // Imported here, not at the top: a one-file build (the Node.js library) keeps it a dynamic import too.
