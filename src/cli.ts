@@ -20,6 +20,7 @@ const subCommands = {
   resume: () => import("./commands/pause.ts").then((m) => m.resumeCommand),
   "catch-up": () => import("./commands/catch-up.ts").then((m) => m.catchUpCommand),
   cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand),
+  notify: () => import("./commands/notify.ts").then((m) => m.notifyCommand),
   secret: () => import("./commands/secret.ts").then((m) => m.secretCommand),
   "admin-token": () => import("./commands/secret.ts").then((m) => m.adminTokenCommand),
   token: () => import("./commands/token.ts").then((m) => m.tokenCommand),

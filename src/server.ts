@@ -110,7 +110,10 @@ class Server {
   readonly cwd: string;
   private readonly reloader: ConfigReloader;
   /** Its own outbound calls: stopping this server never touches another's (two servers in one process). */
-  private readonly outbound = new LazyOutbound();
+  private readonly outbound = new LazyOutbound((told) => {
+    this.metrics?.notified(told.app, told.format, told.ok);
+    if (!told.ok) this.logger.warn(`deploy ${told.id}: notification ${told.label} failed: ${told.detail}`);
+  });
   readonly deployer: Deployer;
   private readonly latest = new LatestDeploys();
   private readonly inFlight = new Set<Promise<unknown>>();

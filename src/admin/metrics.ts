@@ -34,6 +34,7 @@ export class Metrics {
   private readonly refusals = new Map<string, number>();
   private readonly skippedPushes = new Map<string, number>();
   private readonly tokenRefusals = new Map<string, number>();
+  private readonly notifications = new Map<string, number>();
   /** The deploy each app runs now, from its `start` event to its `done` event. */
   readonly running = new Map<string, RunningDeploy>();
 
@@ -79,6 +80,11 @@ export class Metrics {
   /** A push that did not deploy, by why (triggers/types.ts `TriggerSkip`: paths, marker, tag, environment). */
   skippedPush(app: string, reason: TriggerSkip["reason"]): void {
     bump(this.skippedPushes, labels({ app, reason }));
+  }
+
+  /** A notification that was sent, or failed after its tries, by app and format (email, slack…). */
+  notified(app: string, format: string, ok: boolean): void {
+    bump(this.notifications, labels({ app, format, outcome: ok ? "sent" : "failed" }));
   }
 
   /** `sink` wrapped so the counters hear every deploy of `app` start and end. */
@@ -197,6 +203,12 @@ export class Metrics {
     for (const [key, n] of this.kills) out.push(`service_limit_kills_total${key} ${n}`);
     family("service_token_refusals_total", "counter", "Admin requests a token's scope refused (403), by token name.");
     for (const [key, n] of this.tokenRefusals) out.push(`service_token_refusals_total${key} ${n}`);
+    family(
+      "service_notifications_total",
+      "counter",
+      "Notifications sent or failed (after their tries), by app, format and outcome (sent, failed).",
+    );
+    for (const [key, n] of this.notifications) out.push(`service_notifications_total${key} ${n}`);
     family("service_paused", "gauge", "1 while an app's deploys are paused.");
     for (const { name, paused } of apps) out.push(`service_paused${labels({ app: name })} ${paused ? 1 : 0}`);
     return `${out.join("\n")}\n`;

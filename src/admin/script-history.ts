@@ -144,6 +144,11 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
       if (record.status === "running" && record.waiting) field(info, "Waiting", "for " + record.waiting);
       if (record.cancel) field(info, "Cancelled", (record.cancel.by ? "by " + record.cancel.by + ", " : "") + new Date(record.cancel.at).toLocaleString());
       if (result.error) field(info, "Error", result.error);
+      // Each notification's outcome, a failure with its reason ("email to ops@example.com: failed: 535 …").
+      var notified = (record.outbound || []).filter(function (o) { return o.kind === "notify"; });
+      if (notified.length) field(info, "Notifications", el.apply(null, ["ul", { class: "notifications" }].concat(notified.map(function (o) {
+        return el("li", { text: o.target + ": " + (o.ok ? "sent" : "failed: " + o.detail) + " (" + o.what + ")" });
+      }))));
       // The phases that ended: the record's while it runs, the result's once it ended.
       var phases = result.phases || record.phases || [];
       timeline.textContent = "";

@@ -2,10 +2,11 @@
  * The one list of the secrets a deploy must not show (docs/security.md "What stays out of the output"), built the
  * same way for the server, `service deploy` and `service rollback`: every app's webhook secret, the admin token,
  * and the credentials the service sends (status tokens, notification URLs and headers) in every form they
- * travel in. The values a deploy reads from its own files (`envFile`, `env: { file }`) join it per deploy.
+ * travel in (and the channels' token and password files). The values a deploy reads from its own files (`envFile`, `env: { file }`) join it per deploy.
  */
 import { resolve } from "node:path";
 import { appSecretFile, type ResolvedApp } from "./apps.ts";
+import { channelSecrets } from "./channels.ts";
 import { basicCredential, STATUS_TOKEN_ENV, statusToken } from "./notify.ts";
 import type { NotifyTarget, ResolvedConfig, StatusSettings } from "./schema.ts";
 import { ADMIN_TOKEN_FILE, readSecretFile, SECRET_FILE } from "./secret.ts";
@@ -65,6 +66,7 @@ export function outboundCredentials(
   for (const target of settings.notify ?? []) {
     out.push(target.url, ...urlCredentials(target.url));
     for (const value of Object.values(target.headers ?? {})) out.push(value, ...headerCredentials(value));
+    out.push(...channelSecrets(target, cwd));
   }
   return out.filter(Boolean);
 }

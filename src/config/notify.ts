@@ -14,6 +14,7 @@ import {
   PROVIDERS,
   type StatusSettings,
 } from "./schema.ts";
+import { CHANNEL_KEYS, channelKey, checkChannel, DEFAULT_CHANNEL_URL } from "./channels.ts";
 
 const STATUS_KEYS = [
   "provider",
@@ -27,7 +28,7 @@ const STATUS_KEYS = [
   "deployments",
   "environment",
 ];
-const TARGET_KEYS = ["url", "format", "on", "headers", "timeoutMs"];
+const TARGET_KEYS = ["url", "format", "on", "headers", "timeoutMs", ...CHANNEL_KEYS];
 
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const isMapping = (value: unknown): value is Record<string, unknown> =>
@@ -128,8 +129,13 @@ export function normalizeNotify(value: unknown, where: string, problems: string[
           : problems.push(`${at}: format: expected one of ${FORMATS.join(", ")}, got ${show(item)}`);
       else if (key === "on") out[key] = notifyOn(item, at, problems);
       else if (key === "headers") out[key] = headers(item, at, problems);
+      else channelKey(key, item, at, problems, out);
     }
-    if (!("url" in out) && !problems.some((p) => p.startsWith(`${at}: url`))) problems.push(`${at}: url is required`);
+    const format = out.format as string | undefined;
+    const urlNeeded = format !== "email" && !(format && format in DEFAULT_CHANNEL_URL);
+    if (urlNeeded && !("url" in out) && !problems.some((p) => p.startsWith(`${at}: url`)))
+      problems.push(`${at}: url is required`);
+    checkChannel(out, at, problems);
     return out as unknown as NotifyTarget;
   });
 }

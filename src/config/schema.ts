@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from "node:os";
 import type { FreezeWindow } from "./freeze.ts";
+import { CHANNEL_FORMATS, type ChannelSettings } from "./channels.ts";
 
 /** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -11,7 +12,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 export const PROVIDERS = ["github", "gitlab", "gitea", "bitbucket"] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
-export const FORMATS = ["json", "slack", "discord", "ntfy"] as const;
+export const FORMATS = ["json", "slack", "discord", "ntfy", ...CHANNEL_FORMATS] as const;
 export type NotifyFormat = (typeof FORMATS)[number];
 
 /** What a deploy can end as, plus its start: the values of `notify[].on`. */
@@ -59,8 +60,9 @@ export type EnvValue = string | { file: string };
 /** How `envCommand` prints the variables it gives. */
 export type EnvCommandFormat = "dotenv" | "json";
 
-/** One entry of `notify`. */
-export interface NotifyTarget {
+/** One entry of `notify` (the keys of email, telegram, teams, matrix and gotify: channels.ts). */
+export interface NotifyTarget extends ChannelSettings {
+  /** "" for `email`, which has none. */
   url: string;
   /** @default "json" */
   format?: NotifyFormat;

@@ -6,7 +6,7 @@
 import type { ResolvedApp } from "../config/apps.ts";
 import type { OutboundDeploy, OutboundSinks, QueuedDeploy, RefusedDeployment } from "../deploy/types.ts";
 import type { PollerOptions } from "../control/poll.ts";
-import type { OutboundCalls } from "../notify/outbound.ts";
+import type { Notified, OutboundCalls } from "../notify/outbound.ts";
 import type { DeployEvent, DeploySink } from "../types.ts";
 
 /**
@@ -17,10 +17,13 @@ import type { DeployEvent, DeploySink } from "../types.ts";
 export class LazyOutbound {
   private loaded: Promise<{ calls: OutboundCalls; sinks: OutboundSinks }> | undefined;
 
+  /** `notified`: told each notification's outcome (counted, and a failure logged). */
+  constructor(private readonly notified?: (told: Notified) => void) {}
+
   private load() {
     this.loaded ??= Promise.all([import("../notify/outbound.ts"), import("../notify/sink.ts")]).then(
       ([{ OutboundCalls }, { outboundSinks }]) => {
-        const calls = new OutboundCalls();
+        const calls = new OutboundCalls(this.notified);
         return { calls, sinks: outboundSinks(calls) };
       },
     );

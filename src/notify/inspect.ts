@@ -4,10 +4,12 @@
  */
 import { spawnSync } from "node:child_process";
 import { Redaction } from "../system/redact.ts";
-import { notifyPayload, notifyRequest } from "./payloads.ts";
+import { notifyPayload } from "./payloads.ts";
+import { deliver } from "./channels/deliver.ts";
 import { OutboundCalls } from "./outbound.ts";
-import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyTarget, type StatusSettings } from "../config/schema.ts";
+import { DEFAULT_ON, type NotifyTarget, type StatusSettings } from "../config/schema.ts";
 import { statusToken } from "../config/notify.ts";
+import { channelSecret } from "../config/channels.ts";
 import { statusTarget } from "../config/forge.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";
 
@@ -42,10 +44,14 @@ export function describeOutbound(
   }
   const targets = (value as NotifyTarget[] | undefined) ?? [];
   if (targets.length === 0) return "(none)";
-  return targets
-    .map((t) => `${t.format ?? "json"} to ${hostOf(t.url)} on ${(t.on ?? DEFAULT_ON).join("/")}`)
-    .join("; ");
+  return targets.map((t) => `${where(t)} on ${(t.on ?? DEFAULT_ON).join("/")}`).join("; ");
 }
+
+/** An entry in words: its format and where it goes (an email's recipients and server; else the URL's host). */
+const where = (t: NotifyTarget) =>
+  t.format === "email"
+    ? `email to ${(t.to ?? []).join(", ")} via ${t.host}:${t.port}`
+    : `${t.format ?? "json"} to ${hostOf(t.url)}`;
 
 function hostOf(url: string): string {
   try {
@@ -71,8 +77,27 @@ function originOf(repoPath: string): string | undefined {
 
 /** What keeps commit statuses from working: a provider it cannot infer, no apiUrl, no repo, no token. */
 export function outboundProblems(app: OutboundSettings, cwd: string, env: NodeJS.ProcessEnv): string[] {
-  if (!app.status) return [];
   const label = app.name ? `app "${app.name}": ` : "";
+  const files = channelFileProblems(app.notify ?? [], cwd).map((problem) => `${label}${problem}`);
+  if (!app.status) return files;
+  return [...files, ...statusProblems(app, label, cwd, env)];
+}
+
+/** The secret files of the notify entries that cannot be read now: their notifications would fail. */
+function channelFileProblems(targets: NotifyTarget[], cwd: string): string[] {
+  const problems: string[] = [];
+  targets.forEach((target, index) => {
+    for (const key of ["tokenFile", "passwordFile"] as const) {
+      const file = target[key];
+      const read = file ? channelSecret(file, cwd, key) : undefined;
+      if (read && "problem" in read) problems.push(`notify entry ${index + 1} (${target.format}): ${read.problem}`);
+    }
+  });
+  return problems;
+}
+
+function statusProblems(app: OutboundSettings, label: string, cwd: string, env: NodeJS.ProcessEnv): string[] {
+  if (!app.status) return [];
   const target = statusTarget(app.status, originOf(app.repoPath), app.name, cwd, env);
   if ("problem" in target) return [`${label}${target.problem}`];
   // The deployments of deployment events get their statuses through the status settings' forge.
@@ -88,6 +113,7 @@ export async function sendTestNotifications(
   apps: OutboundSettings[],
   env: NodeJS.ProcessEnv,
   cwd = process.cwd(),
+  only: { format?: string; command?: string } = {},
 ): Promise<{ lines: string[]; failed: number }> {
   const lines: string[] = [];
   let failed = 0;
@@ -95,10 +121,12 @@ export async function sendTestNotifications(
   const seen = new Set<string>();
   for (const app of apps) {
     const redaction = new Redaction(outboundCredentials(app, cwd, env));
-    const targets = (app.notify ?? [])
+    const all = app.notify ?? [];
+    const targets = all
       .map((target, index) => ({ target, index }))
+      .filter(({ target }) => only.format === undefined || (target.format ?? "json") === only.format)
       .filter(({ target }) => {
-        const key = JSON.stringify([target.url, target.format ?? "json", target.headers ?? {}]);
+        const key = JSON.stringify(target);
         return !seen.has(key) && seen.add(key);
       });
     const calls = targets.map(async ({ target, index }) => {
@@ -108,15 +136,13 @@ export async function sendTestNotifications(
           app: app.name,
           trigger: "cli",
           outcome: "failed",
-          output: ["this is a test notification from service check --send-test"],
+          output: [`this is a test notification from ${only.command ?? "service check --send-test"}`],
         }),
         test: true,
       };
-      const answer = await new OutboundCalls().send(notifyRequest(target, payload), {
-        timeoutMs: target.timeoutMs ?? DEFAULT_OUTBOUND_TIMEOUT_MS,
-      });
+      const answer = await deliver(new OutboundCalls(), target, payload, cwd);
       if (!answer.ok) failed++;
-      const who = `${app.name ? `app ${app.name}, ` : ""}notify entry ${index + 1} (${target.format ?? "json"} to ${hostOf(target.url)})`;
+      const who = `${app.name ? `app ${app.name}, ` : ""}notify entry ${index + 1} (${where(target)})`;
       return `${who}: ${answer.ok ? "sent" : "failed"}: ${redaction.text(answer.detail)}`;
     });
     lines.push(...(await Promise.all(calls)));

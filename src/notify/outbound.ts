@@ -30,7 +30,25 @@ export interface OutboundAnswer {
   /** The answer's body, its first MAX_BODY bytes ("" when none came). */
   body?: string;
   tries: number;
+  /** The same call will not do better (an SMTP server's 5xx, like an HTTP 4xx): it is not tried again. */
+  final?: boolean;
 }
+
+/** One notification's outcome, as its owner is told it (its detail redacted). */
+export interface Notified {
+  /** The deploy's app ("default" in single-app mode). */
+  app: string;
+  format: string;
+  /** How the entry is named (`email to ops@example.com`, `slack#2`). */
+  label: string;
+  /** The deploy. */
+  id: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** One try of a call that is not a plain HTTP request (an email): its answer, stopped when `stop` aborts. */
+export type TryOnce = (stop: AbortSignal, n: number) => Promise<OutboundAnswer>;
 
 /** Most of an answer's body read: a GitHub deployment (its id is needed) is a few KiB. */
 const MAX_BODY = 64 * 1024;
@@ -46,6 +64,9 @@ export const NOT_SENT = "not sent: the service stopped before the call ended";
  * the other's calls.
  */
 export class OutboundCalls {
+  /** `notified`: told each notification's outcome (the admin listener's counters, the service's log). */
+  constructor(readonly notified?: (told: Notified) => void) {}
+
   /** Calls in flight, each with the way to stop it. */
   private readonly inFlight = new Map<Promise<OutboundAnswer>, AbortController>();
   /** Work that leads to calls (finding the commit, a status waiting for the one before it) and records outcomes. */
@@ -102,15 +123,20 @@ export class OutboundCalls {
   }
 
   send(request: OutboundRequest, options: OutboundOptions): Promise<OutboundAnswer> {
+    return this.sendBy((stop, n) => once(request, options.timeoutMs, stop, n), options);
+  }
+
+  /** A call made of tries of `tryOnce`, by the rule of `send`: retried, tracked, stopped alike. */
+  sendBy(tryOnce: TryOnce, options: OutboundOptions): Promise<OutboundAnswer> {
     if (this.closing > 0) return Promise.resolve({ ok: false, detail: NOT_SENT, tries: 0 });
     const controller = new AbortController();
-    const call = attempt(request, options, controller.signal).finally(() => this.inFlight.delete(call));
+    const call = attempt(tryOnce, options, controller.signal).finally(() => this.inFlight.delete(call));
     this.inFlight.set(call, controller);
     return call;
   }
 }
 
-async function attempt(request: OutboundRequest, options: OutboundOptions, stop: AbortSignal): Promise<OutboundAnswer> {
+async function attempt(tryOnce: TryOnce, options: OutboundOptions, stop: AbortSignal): Promise<OutboundAnswer> {
   const tries = options.tries ?? 3;
   let pause = options.backoffMs ?? 500;
   let last: OutboundAnswer = { ok: false, detail: "not tried", tries: 0 };
@@ -120,8 +146,8 @@ async function attempt(request: OutboundRequest, options: OutboundOptions, stop:
       pause *= 2;
     }
     if (stop.aborted) return { ok: false, detail: NOT_SENT, tries: n - 1 };
-    last = await once(request, options.timeoutMs, stop, n);
-    if (last.ok || stop.aborted) return last;
+    last = await tryOnce(stop, n);
+    if (last.ok || stop.aborted || last.final) return last;
     // A 4xx says the request itself is wrong (a bad token, a wrong repo): the same request will not do better.
     if (last.status !== undefined && last.status < 500) return last;
   }

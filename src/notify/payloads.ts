@@ -4,16 +4,16 @@
  */
 import { outcomeOf } from "../history/record.ts";
 import type { CommitInfo, DeployResult, ForgeDelivery, Trigger, Unrun } from "../types.ts";
-import type { OutboundRequest } from "./outbound.ts";
-import type { NotifyEvent, NotifyTarget } from "../config/schema.ts";
+import type { NotifyEvent } from "../config/schema.ts";
 
 /** Lines of output a notification carries. */
 export const TAIL_LINES = 20;
 
-/** Discord refuses a `content` over 2000 characters. */
-const DISCORD_MAX = 2000;
-
-/** What a finished deploy counts as for `on`: the deploy's outcome, where `ok` is called `succeeded`. */
+/**
+ * What a finished deploy counts as for `on`: the deploy's outcome, where `ok` is called `succeeded`. The one place
+ * a deploy's end becomes an event: a deploy that ends refused or superseded maps to `refused` / `superseded` here
+ * (their messages are built below: the refused commit and the reason).
+ */
 export function notifyOutcome(
   result: DeployResult,
   cancelled: boolean,
@@ -57,8 +57,10 @@ export interface NotifyPayload {
   /** The last lines of the deploy's transcript, secrets redacted. */
   output: string[];
   targetUrl: string | null;
-  /** True for `service check --send-test`. */
+  /** True for a test notification (`service notify test`, `service check --send-test`). */
   test?: boolean;
+  /** A deploy of a tag (a ref or a rollback that named one): the tag. Absent otherwise. */
+  tag?: string;
 }
 
 export interface PayloadInput {
@@ -75,6 +77,8 @@ export interface PayloadInput {
   targetUrl?: string;
   /** The forge's event and delivery id of a webhook deploy. */
   forge?: ForgeDelivery;
+  /** Why a deploy was refused or superseded (the payload's `error`). */
+  reason?: string;
 }
 
 export function notifyPayload(input: PayloadInput): NotifyPayload {
@@ -107,7 +111,7 @@ export function notifyPayload(input: PayloadInput): NotifyPayload {
     rolledBack: result ? result.rolledBack : false,
     exitCode,
     durationMs: result ? result.durationMs : null,
-    error: result ? result.error : null,
+    error: (result ? result.error : null) ?? input.reason ?? null,
     rollback: result?.rollback
       ? {
           to: result.rollback.to,
@@ -119,6 +123,7 @@ export function notifyPayload(input: PayloadInput): NotifyPayload {
       : null,
     output: input.output,
     targetUrl: input.targetUrl ?? null,
+    ...(result?.target?.tag ? { tag: result.target.tag } : {}),
   };
 }
 
@@ -131,9 +136,9 @@ const SUMMARY_SUBJECT = 72;
 export function summary(payload: NotifyPayload): string {
   const what = `${payload.test ? "Test notification: " : ""}deploy ${payload.app ? `of ${payload.app} ` : ""}`;
   const { after, subject } = payload.commit;
-  const words = subject
-    ? ` "${subject.length > SUMMARY_SUBJECT ? `${subject.slice(0, SUMMARY_SUBJECT - 1)}…` : subject}"`
-    : "";
+  const quote = (words: string | null) =>
+    words ? ` "${words.length > SUMMARY_SUBJECT ? `${words.slice(0, SUMMARY_SUBJECT - 1)}…` : words}"` : "";
+  const words = quote(subject);
   const commit = after ? ` at ${short(after)}${words}` : "";
   const took = payload.durationMs !== null ? ` in ${(payload.durationMs / 1000).toFixed(1)} s` : "";
   const by = payload.actor ? `, by ${payload.actor}` : "";
@@ -148,20 +153,33 @@ export function summary(payload: NotifyPayload): string {
       return `${what}FAILED${commit}${by} and was rolled back to ${short(payload.rollback?.to ?? null)}${payload.rollback?.ok ? "" : " (the rollback failed too)"}`;
     case "cancelled":
       return `${what}cancelled${by}${payload.error ? `: ${payload.error}` : ""}`;
-    case "refused":
+    case "refused": {
+      // The commit it refused: the one it tried, else the one named.
+      const refused = payload.target ?? { sha: after, subject };
+      const why = payload.error ? `: ${payload.error}` : "";
+      return `${what}refused commit ${short(refused.sha)}${quote(refused.subject)}${by}${why}`;
+    }
     case "superseded":
-      // Under the commit it named, never the one live: nothing of it ran.
-      return `${what}${payload.outcome}${payload.target ? ` at ${short(payload.target.sha)}` : ""}${by}${payload.error ? `: ${payload.error}` : ""}`;
+      return `${what}superseded${commit}${by}${payload.error ? `: ${payload.error}` : ""}`;
   }
 }
 
-/** The message text of chat formats: the summary, the link, and the last lines of output. */
-function messageText(payload: NotifyPayload, fence: boolean, max = Infinity): string {
-  const head = `${summary(payload)}${payload.targetUrl ? `\n${payload.targetUrl}` : ""}`;
+/**
+ * The message text of chat formats: the summary (or `line`, the entry's template filled in), the link, and the last
+ * lines of output; `shown` is applied to what comes from the deploy (`line` comes escaped already).
+ */
+export function messageText(
+  payload: NotifyPayload,
+  fence: boolean,
+  max = Infinity,
+  line?: string,
+  shown: (text: string) => string = (text) => text,
+): string {
+  const head = `${line ?? shown(summary(payload))}${payload.targetUrl ? `\n${shown(payload.targetUrl)}` : ""}`;
   if (payload.output.length === 0) return head.slice(0, max);
   const open = fence ? "\n```\n" : "\n\n";
   const close = fence ? "\n```" : "";
-  const lines = [...payload.output];
+  const lines = payload.output.map(shown);
   // Drop the oldest lines until it fits: the last ones say why a deploy failed.
   let text = `${head}${open}${lines.join("\n")}${close}`;
   while (text.length > max && lines.length > 0) {
@@ -169,62 +187,6 @@ function messageText(payload: NotifyPayload, fence: boolean, max = Infinity): st
     text = `${head}${open}${lines.join("\n")}${close}`;
   }
   return text.length > max ? head.slice(0, max) : text;
-}
-
-const JSON_HEADERS = { "content-type": "application/json" };
-
-const slackEscape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-
-/** The request of one target; `headers` of the entry come last, so the user's auth header is sent as written. */
-export function notifyRequest(target: NotifyTarget, payload: NotifyPayload): OutboundRequest {
-  const own = target.headers ?? {};
-  switch (target.format ?? "json") {
-    case "json":
-      return { url: target.url, headers: { ...JSON_HEADERS, ...own }, body: JSON.stringify(payload) };
-    case "slack":
-      // Slack reads <…> as links and mentions: output is shown as text.
-      return {
-        url: target.url,
-        headers: { ...JSON_HEADERS, ...own },
-        body: JSON.stringify({ text: slackEscape(messageText(payload, true)) }),
-      };
-    case "discord": {
-      // A deploy's output must not ping anyone (`@everyone` in a log line).
-      const content = messageText(payload, true, DISCORD_MAX);
-      return {
-        url: target.url,
-        headers: { ...JSON_HEADERS, ...own },
-        body: JSON.stringify({ content, allowed_mentions: { parse: [] } }),
-      };
-    }
-    case "ntfy": {
-      const bad = payload.outcome === "failed" || payload.outcome === "rolled_back";
-      const tags = {
-        started: "rocket",
-        succeeded: "white_check_mark",
-        failed: "x",
-        rolled_back: "rewind",
-        cancelled: "no_entry",
-        refused: "no_entry_sign",
-        superseded: "fast_forward",
-      }[payload.outcome];
-      // Header values are ASCII: the title stays plain.
-      const title = `deploy ${payload.app ?? ""} ${payload.outcome.replace("_", " ")}`
-        .replace(/\s+/g, " ")
-        .replace(/[^\x20-\x7e]/g, "?");
-      return {
-        url: target.url,
-        headers: {
-          "content-type": "text/plain; charset=utf-8",
-          title,
-          priority: bad ? "high" : "default",
-          tags,
-          ...own,
-        },
-        body: messageText(payload, false),
-      };
-    }
-  }
 }
 
 /** The bounded tail of a transcript: the last TAIL_LINES lines, each cut to a readable length. */

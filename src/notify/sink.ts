@@ -4,7 +4,7 @@
  * (while it runs, as a line of its transcript; after it finished, appended to both files).
  */
 import type { OutboundDeploy, OutboundSinks, QueuedDeploy, RefusedDeployment } from "../deploy/types.ts";
-import type { CommitInfo, DeployEvent, DeployResult, DeploySink } from "../types.ts";
+import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
 import { commitInfos, currentBranch, fullRefName, gitQuery } from "../system/git.ts";
 import { appendOutbound, type OutboundEntry } from "../history/record.ts";
 import { Redaction } from "../system/redact.ts";
@@ -12,9 +12,10 @@ import { outboundCredentials } from "../config/deploy-secrets.ts";
 import { GithubDeployment } from "./deployments.ts";
 import { GitlabDeployment } from "./gitlab-deployments.ts";
 import { EventDeployment, queuedStatus, refusedStatus, resolveTarget, type EarlyOutcome } from "./deployment-event.ts";
-import { notifyPayload, notifyRequest, notifyOutcome, Tail } from "./payloads.ts";
+import { notifyOutcome, Tail } from "./payloads.ts";
+import { type Commits, notifier } from "./notifications.ts";
 import type { OutboundCalls, OutboundRequest } from "./outbound.ts";
-import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent } from "../config/schema.ts";
+import { DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent } from "../config/schema.ts";
 import { fillTemplate, statusRequest, type StatusState } from "./commit-status.ts";
 import type { StatusTarget } from "../config/forge.ts";
 
@@ -97,44 +98,7 @@ export function outboundSink(
       }),
     );
 
-  const notify = (event: NotifyEvent, result?: DeployResult, commits?: Commits) => {
-    const wanted = targets.filter((t) => (t.on ?? DEFAULT_ON).includes(event));
-    if (wanted.length === 0) return;
-    const after = result ? result.pull.after : (commits?.after ?? null);
-    const targetUrl = ctx.config.status?.targetUrl
-      ? fillTemplate(ctx.config.status.targetUrl, { id: ctx.id, app: ctx.app, commit: after ?? "" })
-      : undefined;
-    const output = tail.get().map((line) => redaction.text(line));
-    const payload = notifyPayload({
-      id: ctx.id,
-      app: ctx.app,
-      trigger: ctx.trigger,
-      actor: ctx.actor,
-      ...(ctx.ref !== undefined ? { ref: ctx.ref } : {}),
-      forced: ctx.forced === true,
-      forge: ctx.forge,
-      outcome: event,
-      result,
-      commit: { before: commits?.before ?? null, after, info: commits?.info ?? null },
-      output,
-      targetUrl,
-    });
-    // The result is redacted of the webhook secrets already; not of the outbound ones.
-    if (payload.error) payload.error = redaction.text(payload.error);
-    if (payload.actor) payload.actor = redaction.text(payload.actor);
-    if (payload.commit.subject) payload.commit.subject = redaction.text(payload.commit.subject);
-    if (payload.commit.author) payload.commit.author = redaction.text(payload.commit.author);
-    if (payload.rollback?.error) payload.rollback.error = redaction.text(payload.rollback.error);
-    for (const t of wanted) {
-      const format = t.format ?? "json";
-      // Named by format, numbered when several share one: the URL may be a credential.
-      const label =
-        targets.filter((other) => (other.format ?? "json") === format).length > 1
-          ? `${format}#${targets.indexOf(t) + 1}`
-          : format;
-      send("notify", label, event, notifyRequest(t, payload), t.timeoutMs);
-    }
-  };
+  const notify = notifier(ctx, calls, tail, redaction, record);
 
   /** The status's `target_url` (and a deployment's `log_url`) for `sha`, from the `targetUrl` template. */
   const linkOf = (resolved: StatusTarget, sha: string) =>
@@ -276,7 +240,6 @@ export function outboundSink(
 /** What the deploy's GitHub Deployment does after its final status (a rollback's, see deployments.ts). */
 type AfterFinal = (deployment: GithubDeployment, url: string | undefined) => Promise<void> | undefined;
 
-type Commits = { before: string | null; after: string | null; info?: CommitInfo | null };
 const NO_COMMITS: Commits = { before: null, after: null };
 
 /**

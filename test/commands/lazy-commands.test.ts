@@ -19,6 +19,7 @@ const COMMAND_FILES = [
   "status",
   "pause",
   "cancel",
+  "notify",
   "secret",
 ];
 

@@ -15,6 +15,7 @@ import { modulesOfServer } from "../_support/cli-modules.ts";
 const FEATURE_MODULES: Record<string, RegExp> = {
   admin: /^(admin\/|features\/admin\.ts$)/,
   notifications: /^notify\//,
+  email: /^notify\/channels\/email\.ts$/,
   polling: /^control\/poll\.ts$/,
   releases: /^releases\//,
   dedupe: /^http\/dedupe\.ts$/,
@@ -63,7 +64,17 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       runScript: "true",
       adminPort: await freePort(),
       adminHostname: "127.0.0.1",
-      notify: [{ url: "http://127.0.0.1:9/hook", format: "json" }],
+      notify: [
+        { url: "http://127.0.0.1:9/hook", format: "json" },
+        {
+          format: "email",
+          host: "127.0.0.1",
+          port: 9,
+          from: "a@example.com",
+          to: ["b@example.com"],
+          on: ["failed"], // the deploy fails (its releases path is not made): an email is sent
+        },
+      ],
       pollIntervalMs: 3_600_000,
       releases: { path: join(tempDir("service-releases-"), "releases") },
       dedupeDeliveries: true,
@@ -71,6 +82,18 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       ageIdentityFile: join(secrets, "key.txt"),
     });
     expect(featuresIn(modules).sort()).toEqual(Object.keys(FEATURE_MODULES).sort());
+  });
+
+  test("a server whose notifications are webhooks holds no email code (nodemailer comes with an email entry)", () => {
+    const repo = makeRepo();
+    const modules = loadedBy({
+      secret: SECRET,
+      repoPath: repo.clone,
+      runScript: "true",
+      notify: [{ url: "http://127.0.0.1:9/hook", format: "slack", on: ["succeeded"] }],
+    });
+    expect(modules).toContain("notify/channels/deliver.ts");
+    expect(featuresIn(modules)).toEqual(["notifications"]);
   });
 
   test.skipIf(!!process.env.SERVICE_TEST_BIN)(

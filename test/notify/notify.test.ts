@@ -469,7 +469,7 @@ describe("the status and notify keys", () => {
     ["status: { provider: github, tokn: x }", 'unknown key "tokn"'],
     ["status: { apiUrl: 'ftp://x' }", "apiUrl: expected an http(s) URL"],
     ["notify: [{ url: 'https://x.example.com', on: [failed, exploded] }]", 'on: unknown event "exploded"'],
-    ["notify: [{ url: 'https://x.example.com', format: teams }]", "format: expected one of json, slack, discord, ntfy"],
+    ["notify: [{ url: 'https://x.example.com', format: irc }]", "format: expected one of json, slack, discord, ntfy"],
     ["notify: [{ format: slack }]", "entry 1: url is required"],
     ["notify: [{ url: 'https://x.example.com', timeoutMs: 0 }]", "timeoutMs: expected a positive integer"],
   ])("%s is refused, naming the key", (yaml, message) => {
