@@ -10,6 +10,7 @@ import { StreamReader } from "../_support/gate.ts";
 import { gatedService } from "../_support/github-checks.ts";
 import { lastLine, post, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 import { deployRecords } from "../_support/webhook-fixtures.ts";
+import { fakeApi } from "../_support/outbound-fixtures.ts";
 
 describe("refusals after acknowledgement", () => {
   test("a gate that shut is a refused row under the refused commit; a cancel at the gate a cancelled one under its commit", async () => {
@@ -51,5 +52,30 @@ describe("refusals after acknowledgement", () => {
     }).then((r) => r.text());
     expect(metrics).toContain('service_refusals_total{app="default",reason="gate"} 1');
     expect(metrics).not.toContain('service_deploys_total{app="default",outcome="failed"}');
+  });
+
+  test("a refusal notifies when `on` names refused: the refused commit and why, never as a failure", async () => {
+    const hook = fakeApi([200]);
+    const s = gatedService("{ checks: [ci/build] }", [
+      "notify:",
+      `  - url: ${hook.url}/hook`,
+      "    on: [refused]",
+      `  - url: ${hook.url}/failed`,
+      "    on: [failed]",
+    ]);
+    const refused = s.repo.push({ "a.txt": "1" });
+    s.forge.status(refused, "ci/build", "failure");
+    await using server = await startServer(s.cwd, s.env);
+    expect(lastLine(await (await post(`${server.url}/`, { secret: SECRET })).text())).toBe(
+      "[done] ok=false exitCode=null",
+    );
+    const [sent] = await waitFor(() => (hook.seen.length > 0 ? hook.seen : undefined), "the notification");
+    expect(sent!.path).toBe("/hook");
+    const payload = sent!.json();
+    expect(payload.outcome).toBe("refused");
+    expect(payload.target.sha).toBe(refused);
+    expect(payload.error).toContain("ci/build failure");
+    // Nothing went to the entry that listens for failures.
+    expect(hook.seen.filter((seen) => seen.path === "/failed")).toEqual([]);
   });
 });
