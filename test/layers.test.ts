@@ -26,6 +26,7 @@ const LAYERS = [
   "verify",
   "steps",
   "queue",
+  "audit",
   "history",
   "config",
   "system",
