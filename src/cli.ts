@@ -20,6 +20,7 @@ const subCommands = {
   resume: () => import("./commands/pause.ts").then((m) => m.resumeCommand),
   cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand),
   secret: () => import("./commands/secret.ts").then((m) => m.secretCommand),
+  audit: () => import("./commands/audit.ts").then((m) => m.auditCommand),
   "admin-token": () => import("./commands/secret.ts").then((m) => m.adminTokenCommand),
 };
 

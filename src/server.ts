@@ -20,6 +20,8 @@ import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
 import { deploySecrets } from "./config/deploy-secrets.ts";
 import { envFileWarnings } from "./config/env.ts";
 import type { Metrics, QueueDeploy, StartedAdmin } from "./features/admin.ts";
+import { AuditTrail } from "./audit/trail.ts";
+import type { AuditEvent } from "./audit/entry.ts";
 import { LazyOutbound, PollingWhenConfigured, recoverAppReleases, recoverLimitGroups } from "./features/optional.ts";
 
 export interface ServiceServerOptions {
@@ -129,6 +131,7 @@ class Server {
     this.logger = options.logger ?? defaultLogger();
     this.cwd = options.cwd ?? process.cwd();
     this.reloader = new ConfigReloader(config, this.cwd, this.logger);
+    this.reloader.onChange = (keys) => this.audit({ actor: "service", action: "config reloaded", keys, outcome: "ok" });
     this.deployer = new Deployer({ logger: this.logger, outbound: this.outbound.sinks });
     this.appsInForce = new AppsInForce(this.cwd, () => config.secret, this.logger);
     this.polling = new PollingWhenConfigured({
@@ -160,6 +163,12 @@ class Server {
     ),
     ...(this.admin?.tokenValues() ?? []),
   ];
+
+  /** Writes a line of the audit trail (docs/audit.md); one that cannot be written is a warning. */
+  readonly audit = (event: AuditEvent) =>
+    new AuditTrail(this.cwd, { keepDays: this.reloader.current().audit?.keepDays }).record(event, (line) =>
+      this.logger.warn(line),
+    );
 
   /** Keeps a started deploy until it ends: a stop waits for it. */
   readonly track = (id: string, result: Promise<unknown>, onError?: (error: Error) => void) => {
@@ -207,6 +216,7 @@ class Server {
     await this.openAdminOrClose(initial);
     this.polling.start();
     await this.watchForCatchUps(apps);
+    this.audit({ actor: "service", action: "started", target: `pid ${process.pid}`, outcome: "ok" });
   }
 
   /** With `catchUp` on an app: the watcher that deploys a push refused by a pause or a freeze once it ends. */
@@ -218,8 +228,11 @@ class Server {
       logger: this.logger,
       apps: this.apps,
       busy: this.busy,
+      dropped: (app, reason) =>
+        this.audit({ actor: "service", action: "catch-up", app: app.name ?? "default", outcome: "refused", reason }),
       deploy: (app, actor, target) => {
-        this.queueDeploy(app, { trigger: "catch-up", actor, ...(target ? { target } : {}) });
+        const { id } = this.queueDeploy(app, { trigger: "catch-up", actor, ...(target ? { target } : {}) });
+        this.audit({ actor, action: "catch-up", app: app.name ?? "default", deploy: id, outcome: "ok" });
         this.metrics?.caughtUp(app.name ?? "default");
       },
     });
@@ -297,6 +310,7 @@ class Server {
         waiting: (app) => this.deployer.queue.waiting(queueKey(app.repoPath)),
         queueDeploy: this.queueDeploy,
         secrets: this.secrets,
+        audit: this.audit,
       });
     } catch (error) {
       const current = this.listener!;
@@ -352,6 +366,7 @@ class Server {
     const adminListener = this.admin?.listener;
     this.admin = undefined;
     await adminListener?.stop();
+    this.audit({ actor: "service", action: "stopped", target: `pid ${process.pid}`, outcome: "ok" });
     this.reloader.close();
     this.appsInForce.close();
   }

@@ -12,20 +12,22 @@ import {
   appName,
   deployRecord,
   Follows,
-  forbidden,
   listApps,
   listDeployments,
   whoami,
   type AdminContext,
 } from "./api.ts";
 import { appStatsAnswer } from "./app-api.ts";
-import { cancelAction, deployAction, pauseAction, resumeAction, rollbackAction } from "./actions.ts";
+import { APP_ACTIONS, type AppAction, appAction, cancelAudited } from "./act.ts";
+import { auditAnswer } from "./audit-api.ts";
 import { oneLine } from "../system/actor.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
 import { isLoopback } from "../system/address.ts";
 import { AdminAuth, crossSite } from "./auth.ts";
 import type { TokenSet } from "../tokens/list.ts";
-import { actorName, refusal, sees, type Action, type Scope } from "../tokens/scope.ts";
+import { actorName, sees, type Scope } from "../tokens/scope.ts";
+
+const isAppAction = (action: string | undefined): action is AppAction => APP_ACTIONS.includes(action as AppAction);
 
 /** Largest body of a POST to the admin listener (`/login` carries one short field, an API action a small JSON object). */
 export const MAX_ADMIN_BODY_BYTES = 4096;
@@ -111,20 +113,36 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       const form = new URLSearchParams(Buffer.from(read.body ?? new Uint8Array()).toString("utf8"));
       const token = form.get("token") ?? "";
       const opened = auth.open(token);
+      // The name given at login labels what this session does in the history: `admin:alice@<address>`.
+      const label = oneLine(form.get("label"), MAX_LABEL_CHARS)?.replace(/@/g, "-");
+      if (token)
+        options.audit?.({
+          actor: opened ? actorName(opened.scope, label) : "unknown",
+          address: client(),
+          action: opened ? "login ok" : "login refused",
+          method: "token",
+          outcome: opened ? "ok" : "refused",
+        });
       if (!opened) {
         const refused = token ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED);
         // A browser's form gets the form again, saying why; a script gets the JSON.
         if (!request.headers.get("accept")?.includes("text/html")) return refused;
         return loginAgain("./", refused, "Wrong admin token.");
       }
-      // The name given at login labels what this session does in the history: `admin:alice@<address>`.
-      const label = oneLine(form.get("label"), MAX_LABEL_CHARS)?.replace(/@/g, "-");
       return new Response(null, {
         status: 303,
         headers: { location: "./", "set-cookie": auth.login(secure, Date.now(), label, opened) },
       });
     }
     if (path === "/logout" && method === "POST") {
+      const leaving = auth.scope(request);
+      if (leaving)
+        options.audit?.({
+          actor: actorName(leaving, auth.label(request)),
+          address: client(),
+          action: "logout",
+          outcome: "ok",
+        });
       return new Response(null, {
         status: 303,
         headers: { location: "./", "set-cookie": auth.logout(request, secure) },
@@ -222,26 +240,13 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       if (follow) control.noTimeout(request);
       return follows.log(seen, name, follow, clientKey(client()));
     }
-    if (resource === "apps" && name && action && extra === undefined && method === "POST") {
-      const app = options.apps().find((a) => appName(a) === name);
-      if (!app) return apiError(404, "not found", `no app named ${JSON.stringify(name.slice(0, 100))}`);
-      const refused = ["deploy", "rollback", "pause", "resume"].includes(action)
-        ? refusal(scope, action as Action, appName(app))
-        : undefined;
-      if (refused) return forbidden(options, scope, refused);
-      switch (action) {
-        case "deploy":
-          return deployAction(options, app, request, actor(), scope);
-        case "rollback":
-          return rollbackAction(options, app, request, actor(), scope);
-        case "pause":
-          return pauseAction(options, app, request, actor());
-        case "resume":
-          return resumeAction(options, app, actor());
-      }
-    }
+    const acting = { scope, actor: actor() };
+    if (resource === "apps" && name && isAppAction(action) && extra === undefined && method === "POST")
+      return appAction(options, acting, name, action, request);
     if (resource === "deploys" && name && action === "cancel" && extra === undefined && method === "POST")
-      return cancelAction(seen, name, actor(), scope);
+      return cancelAudited(seen, acting, name);
+    if (resource === "audit" && name === undefined && method === "GET")
+      return auditAnswer(options, scope, url.searchParams);
     return jsonResponse(404, NOT_FOUND);
   };
 

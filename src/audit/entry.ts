@@ -48,6 +48,10 @@ export interface AuditEvent {
   method?: string;
   force?: boolean;
   skipGate?: boolean;
+  /** The deploy an action queued or acted on. */
+  deploy?: string;
+  /** The way it came when not the API or a command: `mcp` (an agent's tool call), `dashboard`. */
+  via?: string;
   /** The keys a reload changed (names only). */
   keys?: string[];
 }
@@ -81,6 +85,8 @@ export function formatLine(event: AuditEvent, time: Date, prev: string): string 
     method: text(event.method),
     force: event.force || undefined,
     skipGate: event.skipGate || undefined,
+    deploy: text(event.deploy),
+    via: text(event.via),
     keys: event.keys?.length ? event.keys.slice(0, 100).map((key) => text(key)) : undefined,
     prev,
   };

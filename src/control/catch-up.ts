@@ -25,6 +25,8 @@ export interface CatchUpOptions {
   busy(app: ResolvedApp): boolean;
   /** Queues the catch-up deploy of `app` on behalf of `actor` (of a tag with `tags`); throws when the queue refuses it. */
   deploy(app: ResolvedApp, actor: string, target?: RollbackTarget): void;
+  /** The refused push was dropped, not deployed: why (for the audit trail). */
+  dropped?(app: ResolvedApp, reason: string): void;
   /** @internal Tests: look this often. */
   everyMs?: number;
 }
@@ -75,6 +77,7 @@ export class CatchUpWatcher {
       forgetRefusedPush(cwd, app.name);
       if (tip && tip === live) {
         logger.info(`catch-up of ${label} skipped: ${short(tip)}, the branch's tip, is live already`);
+        this.options.dropped?.(app, "dropped: the branch's tip is live already");
         return;
       }
       this.options.deploy(app, push.actor, tagged);
@@ -84,6 +87,7 @@ export class CatchUpWatcher {
       if (error instanceof DeployRefError && error.cause === undefined) {
         forgetRefusedPush(cwd, app.name);
         logger.info(`catch-up of ${label} skipped: ${error.message}`);
+        this.options.dropped?.(app, `dropped: ${error.message}`);
         return;
       }
       // The memory stays: the next look tries again.
