@@ -9,10 +9,12 @@ import { type AdminContext, apiError, forbidden } from "./api.ts";
 /** Lines an answer holds at most. */
 export const MAX_AUDIT_LINES = 5000;
 
+/** Whether `scope` may read the trail: it names every app and every actor, so the admin role over every app only. */
+export const mayAudit = (scope: Scope | undefined) => scope?.role === "admin" && !scope.apps;
+
 /** `?since=2d&actor=token:ci-web&app=web&limit=200` (limit 500 unless told). */
 export function auditAnswer(context: AdminContext, scope: Scope, query: URLSearchParams): Response {
-  // The trail names every app and every actor: a token scoped to some apps, or to less than admin, may not read it.
-  if (scope.role !== "admin" || scope.apps)
+  if (!mayAudit(scope))
     return forbidden(
       context,
       scope,

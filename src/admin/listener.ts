@@ -19,7 +19,7 @@ import {
 } from "./api.ts";
 import { appStatsAnswer } from "./app-api.ts";
 import { APP_ACTIONS, type AppAction, appAction, cancelAudited } from "./act.ts";
-import { auditAnswer } from "./audit-api.ts";
+import { auditAnswer, mayAudit } from "./audit-api.ts";
 import { oneLine } from "../system/actor.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
 import { isLoopback } from "../system/address.ts";
@@ -159,6 +159,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
         const scope = page.app === undefined ? undefined : auth.scope(request);
         const seen = (name: string) => !!scope && sees(scope, name) && options.apps().some((a) => appName(a) === name);
         if (page.app !== undefined && !seen(page.app)) return jsonResponse(404, NOT_FOUND);
+        // The Audit page is the admin role's over every app, as GET /api/audit is.
+        if (page.page === "audit" && !mayAudit(auth.scope(request))) return jsonResponse(404, NOT_FOUND);
         return dashboardPage(page);
       }
       if (!auth.presented(request)) return loginPage(page.root);
