@@ -13,6 +13,7 @@ const LAYERS = [
   "commands",
   "server.ts",
   "features",
+  "mcp",
   "ops",
   "admin",
   "tokens",

@@ -4,7 +4,7 @@
  */
 import type { AuditAction, AuditEvent } from "../audit/entry.ts";
 import { splitActor } from "../audit/entry.ts";
-import { type Action, refusal, type Scope } from "../tokens/scope.ts";
+import { type Action, refusal, type Scope, sees } from "../tokens/scope.ts";
 import { type Asked, cancelAction, deployAction, pauseAction, resumeAction, rollbackAction } from "./actions.ts";
 import { type AdminContext, apiError, appName, forbidden } from "./api.ts";
 
@@ -29,6 +29,16 @@ export async function outcomeOf(answer: Response): Promise<Pick<AuditEvent, "out
   if (answer.status < 300) return { outcome: "ok", ...(typeof body?.id === "string" ? { deploy: body.id } : {}) };
   const reason = typeof body?.error === "string" ? body.error : `HTTP ${answer.status}`;
   return { outcome: answer.status >= 500 ? "failed" : "refused", reason };
+}
+
+/** The context as `scope` sees it: its apps only, when it is scoped to apps. */
+export function seenBy<T extends AdminContext>(context: T, scope: Scope): T {
+  if (!scope.apps) return context;
+  return {
+    ...context,
+    apps: () => context.apps().filter((app) => sees(scope, appName(app))),
+    visible: (app: string) => sees(scope, app),
+  };
 }
 
 /** Who acts and how the action came, for the audit. */

@@ -18,7 +18,7 @@ import {
   type AdminContext,
 } from "./api.ts";
 import { appStatsAnswer } from "./app-api.ts";
-import { APP_ACTIONS, type AppAction, appAction, cancelAudited } from "./act.ts";
+import { type Acting, APP_ACTIONS, type AppAction, appAction, cancelAudited, seenBy } from "./act.ts";
 import { auditAnswer, mayAudit } from "./audit-api.ts";
 import { oneLine } from "../system/actor.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
@@ -47,6 +47,10 @@ const CROSS_SITE = Object.freeze({
   message: "this request came from another site's page and is refused",
 });
 const NOT_FOUND = Object.freeze({ error: "not found", message: "no such admin endpoint" });
+const NOT_POST = Object.freeze({
+  error: "method not allowed",
+  message: "the MCP endpoint is stateless: send each message as a POST",
+});
 
 export interface AdminOptions extends AdminContext {
   port: number;
@@ -58,6 +62,8 @@ export interface AdminOptions extends AdminContext {
   /** The tokens scoped to a role and apps (`tokens`), their values following their files. */
   tokens?: TokenSet;
   logger: ConsolaInstance;
+  /** `POST /mcp` (`adminMcp`, docs/agents.md): the agents' endpoint, loaded only when configured; unset: 404. */
+  mcp?: (request: Request, acting: Acting, client: string) => Promise<Response>;
 }
 
 export interface AdminListener {
@@ -190,6 +196,16 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
         headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
       });
     }
+    if (path === "/mcp" && options.mcp) {
+      // Stateless: no session to resume (GET) or end (DELETE), every call a POST with its token.
+      if (method !== "POST") return jsonResponse(405, NOT_POST, { allow: "POST" });
+      const blocked = throttled();
+      if (blocked) return blocked;
+      const scope = auth.scope(request);
+      if (!scope) return refuse();
+      const actor = `${actorName(scope, auth.label(request))}@${client()}`;
+      return options.mcp(request, { scope, actor, via: "mcp" }, clientKey(client()));
+    }
     if (!path.startsWith("/api/")) return jsonResponse(404, NOT_FOUND);
     const blocked = throttled();
     if (blocked) return blocked;
@@ -211,13 +227,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     scope: Scope,
   ): Promise<Response> => {
     // What the token sees: its apps only, when it is scoped to apps.
-    const seen: AdminOptions = scope.apps
-      ? {
-          ...options,
-          apps: () => options.apps().filter((app) => sees(scope, appName(app))),
-          visible: (app) => sees(scope, app),
-        }
-      : options;
+    const seen = seenBy(options, scope);
     const parts = url.pathname
       .split("/")
       .slice(2)

@@ -84,13 +84,7 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
       return queueFull(app, error);
     }
   };
-  const listener = await startAdminListener({
-    port: initial.adminPort!,
-    hostname: initial.adminHostname,
-    bounded: boundedPort(initial.adminHostname, initial.boundConnections),
-    token,
-    ...(tokens.set.size > 0 ? { tokens: tokens.set } : {}),
-    logger,
+  const context = {
     cwd,
     metrics: ctx.metrics,
     apps: ctx.apps,
@@ -100,6 +94,20 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
     deploy,
     secrets: ctx.secrets,
     audit: ctx.audit,
+  };
+  // The agents' endpoint (`adminMcp`): the MCP SDK is loaded only then.
+  const mcp = initial.adminMcp
+    ? (await import("../mcp/endpoint.ts")).mcpEndpoint(initial.adminMcp, context)
+    : undefined;
+  const listener = await startAdminListener({
+    port: initial.adminPort!,
+    hostname: initial.adminHostname,
+    bounded: boundedPort(initial.adminHostname, initial.boundConnections),
+    token,
+    ...(tokens.set.size > 0 ? { tokens: tokens.set } : {}),
+    ...(mcp ? { mcp } : {}),
+    logger,
+    ...context,
   });
   const host = initial.adminHostname;
   return { listener, url: `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}/`, token, tokenValues };
