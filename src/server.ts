@@ -84,7 +84,14 @@ export function createServiceServer(
   const server = new Server(config, options);
   const { cwd, deployer } = server;
   return {
-    ...serverControl({ cwd, deployer, apps: server.apps, secrets: server.secrets, track: server.track }),
+    ...serverControl({
+      cwd,
+      deployer,
+      apps: server.apps,
+      secrets: server.secrets,
+      track: server.track,
+      audit: server.audit,
+    }),
     start: () => server.start(),
     stop: (stopOptions) => server.stop(stopOptions),
     get listening() {

@@ -6,6 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import { freezeAt } from "../../src/config/freeze.ts";
 import { refusedPush } from "../../src/queue/refused.ts";
+import { readAudit } from "../../src/audit/read.ts";
+import { auditDir } from "../../src/audit/trail.ts";
 import { lastLine, logFiles, makeRepo, post, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 import { deployRecords } from "../_support/webhook-fixtures.ts";
 
@@ -92,6 +94,9 @@ describe("catch-up after a pause or a freeze", () => {
     expect(record.actor).toBe("carol");
     expect(repo.head()).toBe(pushed);
     expect(catchUps(repo.clone)).toHaveLength(1);
+    // The audit trail says who the catch-up deployed for, and which deploy it was.
+    const line = readAudit(auditDir(repo.clone)).find((l) => l.action === "catch-up");
+    expect(line).toMatchObject({ actor: "carol", app: "default", deploy: record.id, outcome: "ok" });
   });
 
   test("a catch-up is skipped when the branch's tip went live since", async () => {
@@ -109,6 +114,12 @@ describe("catch-up after a pause or a freeze", () => {
     await waitFor(() => !refusedPush(repo.clone, undefined), "the memory to be cleared");
     expect(again.stdout.text + again.stderr.text).toContain("catch-up of the app skipped");
     expect(catchUps(repo.clone)).toHaveLength(0);
+    // The drop is a line of the audit trail.
+    const dropped = await waitFor(
+      () => readAudit(auditDir(repo.clone)).find((l) => l.action === "catch-up"),
+      "the drop's audit line",
+    );
+    expect(dropped).toMatchObject({ outcome: "refused", reason: "dropped: the branch's tip is live already" });
   });
 
   test("without catchUp, nothing is deployed after a resume until the next push", async () => {
