@@ -80,3 +80,9 @@ export function changedKeys(before: Record<string, unknown>, after: Record<strin
   }
   return out;
 }
+
+/** `service check`'s value of `audit`. */
+export function describeAudit(value: AuditSettings | undefined): string {
+  const days = value?.keepDays ?? DEFAULT_AUDIT_KEEP_DAYS;
+  return days === 0 ? "keep every month" : `keep a month's file ${days} days after it ends`;
+}
