@@ -6,6 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { FAILURE_BURST } from "../../src/http/throttle.ts";
 import { startAdmin } from "../_support/admin-helpers.ts";
 import { waitFor } from "../_support/helpers.ts";
 import { standardTokens, TOKEN_VALUES, tokenSetup } from "../_support/token-fixtures.ts";
@@ -114,6 +115,19 @@ describe("the MCP endpoint (docs/agents.md)", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
     });
     expect(anonymous.status).toBe(401);
+    // Wrong tokens are counted as on the API: 401, then 429.
+    const statuses: number[] = [];
+    for (let i = 0; i < FAILURE_BURST * 3 && statuses.at(-1) !== 429; i++) {
+      const guess = await fetch(`${server.admin}/mcp`, {
+        method: "POST",
+        headers: { authorization: "Bearer wrong-token-0123456789abcdef", "content-type": "application/json" },
+        body: "{}",
+      });
+      await guess.text();
+      statuses.push(guess.status);
+    }
+    expect(statuses[0]).toBe(401);
+    expect(statuses.at(-1)).toBe(429);
     const setup = tokenSetup();
     await using plain = await startAdmin(setup.cwd, { SERVICE_SECRET: undefined });
     const off = await fetch(`${plain.admin}/mcp`, {
