@@ -22,6 +22,7 @@ const subCommands = {
   cancel: () => import("./commands/cancel.ts").then((m) => m.cancelCommand),
   notify: () => import("./commands/notify.ts").then((m) => m.notifyCommand),
   secret: () => import("./commands/secret.ts").then((m) => m.secretCommand),
+  audit: () => import("./commands/audit.ts").then((m) => m.auditCommand),
   "admin-token": () => import("./commands/secret.ts").then((m) => m.adminTokenCommand),
   token: () => import("./commands/token.ts").then((m) => m.tokenCommand),
   init: () => import("./commands/init.ts").then((m) => m.initCommand),

@@ -23,6 +23,8 @@ import { deploySecrets } from "./config/deploy-secrets.ts";
 import { ageIdentityProblem } from "./config/age.ts";
 import { envFileWarnings } from "./config/env.ts";
 import type { Metrics, QueueDeploy, StartedAdmin } from "./features/admin.ts";
+import { AuditTrail } from "./audit/trail.ts";
+import type { AuditEvent } from "./audit/entry.ts";
 import { LazyOutbound, PollingWhenConfigured, recoverAppReleases, recoverLimitGroups } from "./features/optional.ts";
 
 export interface ServiceServerOptions {
@@ -85,7 +87,14 @@ export function createServiceServer(
   const server = new Server(config, options);
   const { cwd, deployer } = server;
   return {
-    ...serverControl({ cwd, deployer, apps: server.apps, secrets: server.secrets, track: server.track }),
+    ...serverControl({
+      cwd,
+      deployer,
+      apps: server.apps,
+      secrets: server.secrets,
+      track: server.track,
+      audit: server.audit,
+    }),
     start: () => server.start(),
     stop: (stopOptions) => server.stop(stopOptions),
     get listening() {
@@ -135,6 +144,7 @@ class Server {
     this.logger = options.logger ?? defaultLogger();
     this.cwd = options.cwd ?? process.cwd();
     this.reloader = new ConfigReloader(config, this.cwd, this.logger);
+    this.reloader.onChange = (keys) => this.audit({ actor: "service", action: "config reloaded", keys, outcome: "ok" });
     this.deployer = new Deployer({ logger: this.logger, outbound: this.outbound.sinks });
     this.appsInForce = new AppsInForce(this.cwd, () => config.secret, this.logger);
     this.polling = new PollingWhenConfigured({
@@ -166,6 +176,12 @@ class Server {
     ),
     ...(this.admin?.tokenValues() ?? []),
   ];
+
+  /** Writes a line of the audit trail (docs/audit.md); one that cannot be written is a warning. */
+  readonly audit = (event: AuditEvent) =>
+    new AuditTrail(this.cwd, { keepDays: this.reloader.current().audit?.keepDays }).record(event, (line) =>
+      this.logger.warn(line),
+    );
 
   /** Keeps a started deploy until it ends: a stop waits for it. */
   readonly track = (id: string, result: Promise<unknown>, onError?: (error: Error) => void) => {
@@ -218,6 +234,7 @@ class Server {
     await this.openAdminOrClose(initial);
     this.polling.start();
     await this.watchForCatchUps(apps);
+    this.audit({ actor: "service", action: "started", target: `pid ${process.pid}`, outcome: "ok" });
   }
 
   /** With `catchUp` on an app: the watcher that deploys a push refused by a pause or a freeze once it ends. */
@@ -229,7 +246,9 @@ class Server {
       apps: this.apps,
       busy: this.busy,
       deploy: (app, request) => {
-        this.queueDeploy(app, request);
+        const { id } = this.queueDeploy(app, request);
+        const actor = request.actor ?? "service";
+        this.audit({ actor, action: "catch-up", app: app.name ?? "default", deploy: id, outcome: "ok" });
         this.metrics?.caughtUp(app.name ?? "default");
       },
     });
@@ -270,8 +289,19 @@ class Server {
       cwd: this.cwd,
       logger: this.logger,
       deploy: (app: ResolvedApp, request: Parameters<QueueDeploy>[1]) => void this.queueDeploy(app, request),
-      record: (options: DeployOptions, outcome: Unrun, reason: string) =>
-        this.deployer.recordUnrun(this.observed(options), outcome, reason),
+      record: (options: DeployOptions, outcome: Unrun, reason: string) => {
+        // A catch-up that ends a kept request without running it is a line of the audit trail, as its deploy is.
+        if (options.trigger === "catch-up")
+          this.audit({
+            actor: options.actor ?? "service",
+            action: "catch-up",
+            app: options.app ?? "default",
+            ...(options.id ? { deploy: options.id } : {}),
+            outcome: "refused",
+            reason,
+          });
+        return this.deployer.recordUnrun(this.observed(options), outcome, reason);
+      },
       cancelled: (options: DeployOptions, reason: string) =>
         this.deployer.recordUnrun(this.observed(options), "cancelled", reason),
       secrets: this.secrets,
@@ -334,6 +364,7 @@ class Server {
         waiting: (app) => this.deployer.queue.waiting(queueKey(app.repoPath)),
         queueDeploy: this.queueDeploy,
         secrets: this.secrets,
+        audit: this.audit,
       });
     } catch (error) {
       const current = this.listener!;
@@ -389,6 +420,7 @@ class Server {
     const adminListener = this.admin?.listener;
     this.admin = undefined;
     await adminListener?.stop();
+    this.audit({ actor: "service", action: "stopped", target: `pid ${process.pid}`, outcome: "ok" });
     this.reloader.close();
     this.appsInForce.close();
   }

@@ -10,6 +10,13 @@ import type { RollbackTarget } from "../types.ts";
 import { refusal as scopeRefusal, type Scope } from "../tokens/scope.ts";
 import { apiError, appName, deployOf, forbidden, type AdminContext } from "./api.ts";
 
+/** What an action was asked, as the audit trail says it: its ref or target, and the overrides. */
+export interface Asked {
+  target?: string;
+  force?: boolean;
+  skipGate?: boolean;
+}
+
 /** Largest JSON body of an API action (`{"to": …}`, `{"ref": …}`, `{"reason": …}`). */
 const MAX_ACTION_BODY_BYTES = 4096;
 
@@ -78,6 +85,7 @@ async function deployBody(
   request: Request,
   name: string,
   scope: Scope,
+  asked: Asked,
 ): Promise<{ value: string | undefined; force: boolean; skipGate: boolean; noCarry: boolean } | Response> {
   const body = await jsonBody(request);
   if (body instanceof Response) return body;
@@ -90,6 +98,7 @@ async function deployBody(
   // `carry: false` (with releases.carry): this release is built from nothing; absent or true, it carries as set.
   const carry = body.carry === undefined || body.carry === null ? true : flag(body, "carry");
   if (carry instanceof Response) return carry;
+  Object.assign(asked, { target: value, force, skipGate });
   // A deploy token's job (CI) may not override a pause, a freeze or the gate that waits for CI.
   const overrides = (force && scopeRefusal(scope, "force")) || (skipGate && scopeRefusal(scope, "skipGate"));
   if (overrides) return forbidden(context, scope, overrides);
@@ -107,8 +116,9 @@ export async function deployAction(
   request: Request,
   actor: string,
   scope: Scope,
+  said: Asked = {},
 ): Promise<Response> {
-  const asked = await deployBody(context, app, request, "ref", scope);
+  const asked = await deployBody(context, app, request, "ref", scope, said);
   if (asked instanceof Response) return asked;
   const { value: ref, force, skipGate, noCarry } = asked;
   const frozen = force ? undefined : freezeOf({ config: app });
@@ -149,8 +159,9 @@ export async function rollbackAction(
   request: Request,
   actor: string,
   scope: Scope,
+  said: Asked = {},
 ): Promise<Response> {
-  const asked = await deployBody(context, app, request, "to", scope);
+  const asked = await deployBody(context, app, request, "to", scope, said);
   if (asked instanceof Response) return asked;
   const { value: to, force } = asked;
   try {

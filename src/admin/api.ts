@@ -14,6 +14,7 @@ import { catchUpStatus, freezeStatus, liveOf, pollStatus, releasesStatus, slotsS
 import type { Scope } from "../tokens/scope.ts";
 import { appLinks } from "../config/forge-links.ts";
 import type { Metrics } from "./metrics.ts";
+import type { AuditEvent } from "../audit/entry.ts";
 
 /** What the API needs of the service around it. */
 export interface AdminContext {
@@ -30,6 +31,8 @@ export interface AdminContext {
   secrets(): string[];
   /** Whether the request's token sees the deploys of `app` (a token scoped to apps); unset: every app. */
   visible?(app: string): boolean;
+  /** Writes a line of the audit trail (docs/audit.md); unset: nothing is written. */
+  audit?(event: AuditEvent): void;
 }
 
 /** A deploy the API asks for: a pull, a ref's commit (`target` with `ref`), or a rollback's (trigger `rollback`). */

@@ -7,6 +7,7 @@ import { APP_PAGE_JS } from "./script-app.ts";
 import { APPS_PAGE_JS } from "./script-apps.ts";
 import { CHARTS_JS } from "./script-charts.ts";
 import { HISTORY_PAGES_JS } from "./script-history.ts";
+import { AUDIT_PAGE_JS } from "./script-audit.ts";
 import { OUTCOME_JS } from "./script-outcome.ts";
 
 /** The helpers every page uses: text-only elements, the API, the polling loop. */
@@ -146,7 +147,11 @@ const COMMON_JS = `"use strict";
 
   // The token's role: a read token's pages show no action, a deploy token's no pause or resume (styles.ts hides
   // what data-act names until the role is known); the API refuses them all the same.
-  getJson("whoami").then(function (who) { body.setAttribute("data-role", who.role); }, function () {});
+  // The Audit page is the admin role's over every app: its link shows for that role only.
+  getJson("whoami").then(function (who) {
+    body.setAttribute("data-role", who.role);
+    if (who.role === "admin" && !who.apps) body.setAttribute("data-audit", "");
+  }, function () {});
 
   // Polling keeps the pages current: bounded (one request at a time), and paused while the tab is hidden.
   function every(ms, refresh) {
@@ -163,10 +168,11 @@ const COMMON_JS = `"use strict";
 
 `;
 
-export const DASHBOARD_JS = `${COMMON_JS}${CHARTS_JS}${OUTCOME_JS}${APPS_PAGE_JS}${APP_PAGE_JS}${HISTORY_PAGES_JS}
+export const DASHBOARD_JS = `${COMMON_JS}${CHARTS_JS}${OUTCOME_JS}${APPS_PAGE_JS}${APP_PAGE_JS}${HISTORY_PAGES_JS}${AUDIT_PAGE_JS}
   if (page === "apps") appsPage();
   else if (page === "app") appPage();
   else if (page === "deploys") deploysPage();
   else if (page === "deploy") deployPage();
+  else if (page === "audit") auditPage();
 })();
 `;

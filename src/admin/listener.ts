@@ -12,20 +12,22 @@ import {
   appName,
   deployRecord,
   Follows,
-  forbidden,
   listApps,
   listDeployments,
   whoami,
   type AdminContext,
 } from "./api.ts";
 import { appStatsAnswer } from "./app-api.ts";
-import { cancelAction, deployAction, pauseAction, resumeAction, rollbackAction } from "./actions.ts";
+import { type Acting, APP_ACTIONS, type AppAction, appAction, cancelAudited, seenBy } from "./act.ts";
+import { auditAnswer, mayAudit } from "./audit-api.ts";
 import { oneLine } from "../system/actor.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
 import { isLoopback } from "../system/address.ts";
 import { AdminAuth, crossSite } from "./auth.ts";
 import type { TokensInForce } from "../tokens/follow.ts";
-import { actorName, refusal, sees, type Action, type Scope } from "../tokens/scope.ts";
+import { actorName, sees, type Scope } from "../tokens/scope.ts";
+
+const isAppAction = (action: string | undefined): action is AppAction => APP_ACTIONS.includes(action as AppAction);
 
 /** Largest body of a POST to the admin listener (`/login` carries one short field, an API action a small JSON object). */
 export const MAX_ADMIN_BODY_BYTES = 4096;
@@ -45,6 +47,10 @@ const CROSS_SITE = Object.freeze({
   message: "this request came from another site's page and is refused",
 });
 const NOT_FOUND = Object.freeze({ error: "not found", message: "no such admin endpoint" });
+const NOT_POST = Object.freeze({
+  error: "method not allowed",
+  message: "the MCP endpoint is stateless: send each message as a POST",
+});
 
 export interface AdminOptions extends AdminContext {
   port: number;
@@ -56,6 +62,8 @@ export interface AdminOptions extends AdminContext {
   /** The tokens scoped to a role and apps (`tokens`), their values following their files. */
   tokens?: TokensInForce;
   logger: ConsolaInstance;
+  /** `POST /mcp` (`adminMcp`, docs/agents.md): the agents' endpoint, loaded only when configured; unset: 404. */
+  mcp?: (request: Request, acting: Acting, client: string) => Promise<Response>;
 }
 
 export interface AdminListener {
@@ -111,20 +119,36 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       const form = new URLSearchParams(Buffer.from(read.body ?? new Uint8Array()).toString("utf8"));
       const token = form.get("token") ?? "";
       const opened = auth.open(token);
+      // The name given at login labels what this session does in the history: `admin:alice@<address>`.
+      const label = oneLine(form.get("label"), MAX_LABEL_CHARS)?.replace(/@/g, "-");
+      if (token)
+        options.audit?.({
+          actor: opened ? actorName(opened.scope, label) : "unknown",
+          address: client(),
+          action: opened ? "login ok" : "login refused",
+          method: "token",
+          outcome: opened ? "ok" : "refused",
+        });
       if (!opened) {
         const refused = token ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED);
         // A browser's form gets the form again, saying why; a script gets the JSON.
         if (!request.headers.get("accept")?.includes("text/html")) return refused;
         return loginAgain("./", refused, "Wrong admin token.");
       }
-      // The name given at login labels what this session does in the history: `admin:alice@<address>`.
-      const label = oneLine(form.get("label"), MAX_LABEL_CHARS)?.replace(/@/g, "-");
       return new Response(null, {
         status: 303,
         headers: { location: "./", "set-cookie": auth.login(secure, Date.now(), label, opened) },
       });
     }
     if (path === "/logout" && method === "POST") {
+      const leaving = auth.scope(request);
+      if (leaving)
+        options.audit?.({
+          actor: actorName(leaving, auth.label(request)),
+          address: client(),
+          action: "logout",
+          outcome: "ok",
+        });
       return new Response(null, {
         status: 303,
         headers: { location: "./", "set-cookie": auth.logout(request, secure) },
@@ -141,6 +165,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
         const scope = page.app === undefined ? undefined : auth.scope(request);
         const seen = (name: string) => !!scope && sees(scope, name) && options.apps().some((a) => appName(a) === name);
         if (page.app !== undefined && !seen(page.app)) return jsonResponse(404, NOT_FOUND);
+        // The Audit page is the admin role's over every app, as GET /api/audit is.
+        if (page.page === "audit" && !mayAudit(auth.scope(request))) return jsonResponse(404, NOT_FOUND);
         return dashboardPage(page);
       }
       if (!auth.presented(request)) return loginPage(page.root);
@@ -170,6 +196,16 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
         headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
       });
     }
+    if (path === "/mcp" && options.mcp) {
+      // Stateless: no session to resume (GET) or end (DELETE), every call a POST with its token.
+      if (method !== "POST") return jsonResponse(405, NOT_POST, { allow: "POST" });
+      const blocked = throttled();
+      if (blocked) return blocked;
+      const scope = auth.scope(request);
+      if (!scope) return refuse();
+      const actor = `${actorName(scope, auth.label(request))}@${client()}`;
+      return options.mcp(request, { scope, actor, via: "mcp" }, clientKey(client()));
+    }
     if (!path.startsWith("/api/")) return jsonResponse(404, NOT_FOUND);
     const blocked = throttled();
     if (blocked) return blocked;
@@ -191,13 +227,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     scope: Scope,
   ): Promise<Response> => {
     // What the token sees: its apps only, when it is scoped to apps.
-    const seen: AdminOptions = scope.apps
-      ? {
-          ...options,
-          apps: () => options.apps().filter((app) => sees(scope, appName(app))),
-          visible: (app) => sees(scope, app),
-        }
-      : options;
+    const seen = seenBy(options, scope);
     const parts = url.pathname
       .split("/")
       .slice(2)
@@ -222,26 +252,13 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       if (follow) control.noTimeout(request);
       return follows.log(seen, name, follow, clientKey(client()));
     }
-    if (resource === "apps" && name && action && extra === undefined && method === "POST") {
-      const app = options.apps().find((a) => appName(a) === name);
-      if (!app) return apiError(404, "not found", `no app named ${JSON.stringify(name.slice(0, 100))}`);
-      const refused = ["deploy", "rollback", "pause", "resume"].includes(action)
-        ? refusal(scope, action as Action, appName(app))
-        : undefined;
-      if (refused) return forbidden(options, scope, refused);
-      switch (action) {
-        case "deploy":
-          return deployAction(options, app, request, actor(), scope);
-        case "rollback":
-          return rollbackAction(options, app, request, actor(), scope);
-        case "pause":
-          return pauseAction(options, app, request, actor());
-        case "resume":
-          return resumeAction(options, app, actor());
-      }
-    }
+    const acting = { scope, actor: actor() };
+    if (resource === "apps" && name && isAppAction(action) && extra === undefined && method === "POST")
+      return appAction(options, acting, name, action, request);
     if (resource === "deploys" && name && action === "cancel" && extra === undefined && method === "POST")
-      return cancelAction(seen, name, actor(), scope);
+      return cancelAudited(seen, acting, name);
+    if (resource === "audit" && name === undefined && method === "GET")
+      return auditAnswer(options, scope, url.searchParams);
     return jsonResponse(404, NOT_FOUND);
   };
 

@@ -7,7 +7,7 @@ import { DASHBOARD_CSS } from "./styles.ts";
  * in as text, never as markup) and keeps it current. Nothing in the shell comes from the request but the page
  * kind, and every URL is relative, so the dashboard works behind a proxy's sub-path.
  */
-export type PageKind = "apps" | "app" | "deploys" | "deploy";
+export type PageKind = "apps" | "app" | "deploys" | "deploy" | "audit";
 
 export interface DashboardRoute {
   page: PageKind;
@@ -21,6 +21,7 @@ export interface DashboardRoute {
 export function dashboardRoute(path: string): DashboardRoute | undefined {
   if (path === "/") return { page: "apps", root: "./" };
   if (path === "/deploys") return { page: "deploys", root: "./" };
+  if (path === "/audit") return { page: "audit", root: "./" };
   const match = /^\/deploys\/([^/]+)$/.exec(path);
   if (match && isDeployRef(match[1]!)) return { page: "deploy", root: "../" };
   const app = /^\/apps\/([^/]+)$/.exec(path);
@@ -45,7 +46,13 @@ const HEADERS = {
   "x-content-type-options": "nosniff",
 };
 
-const TITLES: Record<PageKind, string> = { apps: "Apps", app: "App", deploys: "Deploy history", deploy: "Deploy" };
+const TITLES: Record<PageKind, string> = {
+  apps: "Apps",
+  app: "App",
+  deploys: "Deploy history",
+  deploy: "Deploy",
+  audit: "Audit",
+};
 
 /** An app's name in the shell (the config's names are plain, but nothing from the URL goes in as markup). */
 const escaped = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -65,7 +72,7 @@ export function dashboardPage(route: DashboardRoute): Response {
   const title = route.app === undefined ? TITLES[page] : escaped(route.app);
   const link = (kind: PageKind, href: string) =>
     `<a href="${root}${href}"${kind === page || (page === "deploy" && kind === "deploys") || (page === "app" && kind === "apps") ? ' aria-current="page"' : ""}>${TITLES[kind]}</a>`;
-  const body = `<header><nav aria-label="Dashboard">${link("apps", "")} ${link("deploys", "deploys")}</nav>
+  const body = `<header><nav aria-label="Dashboard">${link("apps", "")} ${link("deploys", "deploys")} <span data-act="audit">${link("audit", "audit")}</span></nav>
 <form method="post" action="${root}logout"><button type="submit">Log out</button></form></header>
 <main><h1>${title}</h1>
 <p id="notice" role="status" aria-live="polite"></p><p id="problem" role="alert"></p>

@@ -67,4 +67,5 @@ dialog .yes { border-color: var(--accent); font-weight: 600; }
 .hint { color: var(--muted); font-size: .9rem; }
 [hidden] { display: none !important; }
 body:not([data-role="deploy"]):not([data-role="admin"]) [data-act], [data-role="deploy"] [data-act="admin"] { display: none !important; }
+body:not([data-audit]) [data-act="audit"] { display: none !important; }
 ${CHARTS_CSS}`;

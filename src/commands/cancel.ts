@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { cancelDeploy, cancelledBy } from "../queue/cancel.ts";
 import { consola } from "../system/logger.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
+import { audited } from "./_audit.ts";
 
 export const cancelCommand = defineCommand({
   meta: {
@@ -17,7 +18,9 @@ export const cancelCommand = defineCommand({
   },
   async run({ args }) {
     const cwd = controlDir(args.cwd);
-    const outcome = await cancelDeploy(cwd, args.id, cancelledBy());
+    const outcome = await audited(cwd, { action: "cancel", deploy: args.id }, () =>
+      cancelDeploy(cwd, args.id, cancelledBy()),
+    );
     if (outcome.state === "cancelled") consola.info(`deploy ${outcome.id} cancelled`);
     else
       consola.info(

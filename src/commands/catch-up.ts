@@ -9,6 +9,7 @@ import { Cancellation } from "../queue/cancel.ts";
 import { replayedOf } from "../requests/replay.ts";
 import { cliActor } from "../system/actor.ts";
 import { consola } from "../system/logger.ts";
+import { auditCli } from "./_audit.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
 
 /**
@@ -47,6 +48,7 @@ export const catchUpCommand = defineCommand({
           `dropped by ${by} (service catch-up --drop)`,
         );
         dropRequest(cwd, request.id);
+        auditCli(cwd, { action: "catch-up dropped", app: app.name ?? "default", deploy: request.id, outcome: "ok" });
         dropped++;
       }
     }

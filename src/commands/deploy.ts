@@ -18,6 +18,7 @@ import { deployRefTarget, tagsTarget } from "../control/deploy-ref.ts";
 import { cliActor } from "../system/actor.ts";
 import { consola } from "../system/logger.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
+import { audited } from "./_audit.ts";
 
 export const deployCommand = defineCommand({
   meta: {
@@ -54,14 +55,22 @@ export const deployCommand = defineCommand({
   },
   async run({ args }) {
     const { cwd, config, apps, app } = chooseApp(args);
-    refuseWhilePaused(cwd, app, args.force);
-    refuseWhileFrozen(app, args.force);
-    // Resolved before anything is queued: a ref that names nothing is one error line.
-    // With `tags` and no ref: the highest matching tag on the remote.
-    const target =
-      args.ref === undefined
+    const asked = {
+      action: "deploy asked" as const,
+      app: app.name ?? "default",
+      ...(args.ref ? { target: args.ref } : {}),
+      ...(args.force ? { force: true } : {}),
+      ...(args["skip-gate"] ? { skipGate: true } : {}),
+    };
+    const target = await audited(cwd, asked, async () => {
+      refuseWhilePaused(cwd, app, args.force);
+      refuseWhileFrozen(app, args.force);
+      // Resolved before anything is queued: a ref that names nothing is one error line.
+      // With `tags` and no ref: the highest matching tag on the remote.
+      return args.ref === undefined
         ? await tagsTarget(cwd, app, process.env)
         : await deployRefTarget(cwd, app, args.ref, process.env);
+    });
     await printLive((deployer, sink) =>
       deployer.deploy(
         {

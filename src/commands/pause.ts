@@ -5,6 +5,7 @@ import { knownApp } from "../control/actions.ts";
 import { pause, pausedApps, pauseOf, resume, resumeHint } from "../queue/pause.ts";
 import { consola } from "../system/logger.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
+import { audited } from "./_audit.ts";
 
 const appArg = {
   type: "string",
@@ -51,10 +52,12 @@ export const pauseCommand = defineCommand({
     reason: { type: "string", valueHint: "text", description: "Why (shown to forges, shells and service status)" },
     cwd: cwdArg,
   },
-  run({ args }) {
+  async run({ args }) {
     const cwd = controlDir(args.cwd);
-    const app = checkedApp(cwd, args.app);
-    const done = pause(cwd, { app, reason: args.reason });
+    const done = await audited(cwd, { action: "pause", app: args.app }, () =>
+      pause(cwd, { app: checkedApp(cwd, args.app), reason: args.reason }),
+    );
+    const app = args.app;
     consola.info(`paused ${what(app)}: ${done.reason} (${resumeHint(done)} to lift it)`);
   },
 });
@@ -62,12 +65,14 @@ export const pauseCommand = defineCommand({
 export const resumeCommand = defineCommand({
   meta: { name: "resume", description: "Lift a pause made by service pause: deploys run again, waiting ones go on." },
   args: { app: appArg, cwd: cwdArg },
-  run({ args }) {
+  async run({ args }) {
     const cwd = controlDir(args.cwd);
-    const app = checkedApp(cwd, args.app);
-    const was = resume(cwd, { app });
-    const still = pauseOf(cwd, app);
-    if (!was) throw new Error(notPaused(cwd, app));
+    const app = args.app;
+    const { still } = await audited(cwd, { action: "resume", app }, () => {
+      const lifted = resume(cwd, { app: checkedApp(cwd, app) });
+      if (!lifted) throw new Error(notPaused(cwd, app));
+      return { still: pauseOf(cwd, app) };
+    });
     consola.info(
       `resumed ${what(app)}${still ? `; still paused by a pause of the whole service: ${still.reason}` : ""}`,
     );

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { rollbackDeploy } from "../control/rollback.ts";
 import { cwdArg } from "./_cwd.ts";
+import { audited } from "./_audit.ts";
 import { cliActor } from "../system/actor.ts";
 import { chooseApp, commandSecrets, printLive, refuseWhilePaused } from "./deploy.ts";
 
@@ -28,8 +29,9 @@ export const rollbackCommand = defineCommand({
   },
   async run({ args }) {
     const { cwd, config, apps, app } = chooseApp(args);
-    refuseWhilePaused(cwd, app, args.force);
     const target = typeof args.target === "string" && args.target !== "" ? args.target : undefined;
+    const asked = { action: "rollback" as const, app: app.name ?? "default", target, force: args.force };
+    await audited(cwd, asked, () => refuseWhilePaused(cwd, app, args.force));
     await printLive((deployer, sink) =>
       rollbackDeploy(
         deployer,

@@ -6,6 +6,7 @@ import { findConfigFile, loadConfig, loadedFromOf } from "../config/load.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
 import { generateSecret, readSecretFile, SECRET_FILE, writeSecretFile } from "../config/secret.ts";
 import { ensurePrivateDir } from "../system/files.ts";
+import { auditCli } from "./_audit.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
 
 /** Where a secret is kept: a file the service generated (which these commands may replace), or the configuration. */
@@ -142,5 +143,7 @@ export const adminTokenCommand = defineCommand({
       "The running service uses it from its next request: the old token is refused and every dashboard session ends",
       "(log in again). Update whatever sends it: scripts calling /api/, a Prometheus scrape's bearer token.",
     ]);
+    // Who rotated it: the running service's own line says only that it changed.
+    auditCli(cwd, { action: "token rotated", target: "admin", outcome: "ok" });
   },
 });

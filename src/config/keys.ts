@@ -10,6 +10,7 @@ import { normalizeFreeze } from "./freeze.ts";
 import { normalizeReleases, RELEASES_ENV } from "./releases.ts";
 import { GATE_ENV, normalizeGate } from "./gate.ts";
 import { LIMITS_ENV, normalizeLimits } from "./limits.ts";
+import { normalizeAudit, normalizeMcp } from "./audit.ts";
 import { closestName } from "./suggest.ts";
 
 type Kind =
@@ -35,7 +36,9 @@ type Kind =
   | "freeze"
   | "markers"
   | "tokens"
-  | "envFormat";
+  | "envFormat"
+  | "audit"
+  | "mcp";
 
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
@@ -109,6 +112,8 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   adminToken: { kind: "string", env: "SERVICE_ADMIN_TOKEN" },
   // Each entry's fields, roles and files are checked by tokens/list.ts, at start and by `service check`.
   tokens: { kind: "tokens", env: "" },
+  adminMcp: { kind: "mcp", env: "SERVICE_ADMIN_MCP" },
+  audit: { kind: "audit", env: "" },
   // SERVICE_SKIP_HTTPS_PROMPT=1 is its variable, read where the question is (ops/https.ts).
   httpsPrompt: { kind: "boolean", env: "" },
 };
@@ -229,6 +234,18 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
       )
         return coerce("boolean", value, fromEnv, where);
       return coerce("names", value, fromEnv, where);
+    case "audit": {
+      const problems: string[] = [];
+      const out = normalizeAudit(value, where, problems);
+      if (problems.length > 0) throw new ConfigError(problems);
+      return out;
+    }
+    case "mcp":
+      try {
+        return normalizeMcp(value);
+      } catch (error) {
+        return fail((error as Error).message.replace(/^expected /, ""));
+      }
     case "tokens":
       if (!Array.isArray(value)) return fail("a list of tokens ({ name, role, apps?, file })");
       return value;

@@ -6,6 +6,7 @@ import { fileKey, findConfigFile, loadedFromOf, readConfigText, strictFromEnv, t
 import { envConfig } from "./keys.ts";
 import type { ResolvedConfig, UserConfig } from "./schema.ts";
 import { type ConfigText, resolveConfig } from "./resolve.ts";
+import { changedKeys } from "./audit.ts";
 import { SecretFile, secretFileOf, setSecretFromFile } from "./secret.ts";
 
 /**
@@ -20,6 +21,9 @@ export class ConfigReloader {
   private key = "";
   private fileConfig: UserConfig | undefined;
   private readonly loaded: LoadedFrom | undefined;
+  /** Told the names of the keys a new version of the file changed. */
+  onChange: ((keys: string[]) => void) | undefined;
+  private looked = false;
   /** Why the config file is not in force right now (invalid since its last edit); each deploy says so. */
   problem: string | undefined;
 
@@ -65,10 +69,15 @@ export class ConfigReloader {
       this.key = key;
       this.problem = undefined;
       const read = this.read;
+      const before = this.fileConfig;
       if (file && read && !("missing" in read && read.missing)) this.fileConfig = this.parse(file, read);
       else if (this.strict && this.fileConfig) this.keep(`${this.goodFile ?? file ?? "the config file"} is gone`);
       else this.fileConfig = undefined;
+      // After the first look, a change of the file's values is told (the keys' names: the audit trail's line).
+      const keys = this.looked && before !== this.fileConfig ? changedKeys({ ...before }, { ...this.fileConfig }) : [];
+      if (keys.length > 0) this.onChange?.(keys);
     }
+    this.looked = true;
     // The same file text and base give the same config: merged once, the same object until either changes.
     if (this.merged && this.merged.key === key && this.merged.secret === this.base.secret) return this.merged.config;
     const layers = this.loaded

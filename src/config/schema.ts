@@ -5,6 +5,7 @@
 import { availableParallelism } from "node:os";
 import type { FreezeWindow } from "./freeze.ts";
 import { CHANNEL_FORMATS, type ChannelSettings } from "./channels.ts";
+import type { AuditSettings, McpMode } from "./audit.ts";
 
 /** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -288,6 +289,10 @@ export interface UserConfig {
    * checked by tokens/list.ts). @default none
    */
   tokens?: Record<string, unknown>[];
+  /** The MCP endpoint for agents at `POST /mcp` of the admin listener (docs/agents.md); unset: none. @default none */
+  adminMcp?: McpMode;
+  /** The audit trail (docs/audit.md): `keepDays`. @default { keepDays: 365 } */
+  audit?: AuditSettings;
   /**
    * Ask about HTTPS at an interactive start on Linux, until the proxy files are written; `false` never asks (as
    * SERVICE_SKIP_HTTPS_PROMPT=1). @default true
@@ -317,6 +322,8 @@ export const SERVICE_KEYS = [
   "adminHostname",
   "adminToken",
   "tokens",
+  "adminMcp",
+  "audit",
   "httpsPrompt",
 ] as const;
 export type ServiceKey = (typeof SERVICE_KEYS)[number];
@@ -335,6 +342,8 @@ export interface ResolvedConfig
       | "adminPort"
       | "adminToken"
       | "tokens"
+      | "adminMcp"
+      | "audit"
       | "status"
       | "notify"
       | "healthCheckUrl"
@@ -389,6 +398,8 @@ export interface ResolvedConfig
   adminPort?: number;
   adminToken?: string;
   tokens?: Record<string, unknown>[];
+  adminMcp?: McpMode;
+  audit?: AuditSettings;
   /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
   secret?: string;
   branch?: string;

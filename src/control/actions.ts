@@ -5,6 +5,9 @@ import type { DeployResult, DeploySink } from "../types.ts";
 import { pause, pauseOf, resume, type Pause } from "../queue/pause.ts";
 import { libraryActor } from "../system/actor.ts";
 import type { AppStatus } from "./status.ts";
+import type { AuditEvent } from "../audit/entry.ts";
+
+type Asked = Omit<AuditEvent, "actor" | "outcome">;
 
 /** The deploy-control actions of the server object (docs/library.md "Library"): those of the CLI, through the same files. */
 export interface ServerControl {
@@ -36,6 +39,8 @@ export interface ControlContext {
   secrets: () => string[];
   /** Keeps a started deploy until it ends: a stop waits for it. */
   track: (id: string, result: Promise<DeployResult>) => void;
+  /** Writes a line of the audit trail. */
+  audit?: (event: AuditEvent) => void;
 }
 
 /** The app `name` among the apps in force; throws when there is no such app (a pause of it would never apply). */
@@ -50,35 +55,82 @@ export function knownApp(apps: { name?: string }[], name: string | undefined): s
 
 export function serverControl(ctx: ControlContext): ServerControl {
   const { cwd } = ctx;
+  const said = (asked: Asked, error?: unknown) =>
+    ctx.audit?.({
+      actor: libraryActor(),
+      ...asked,
+      ...(error === undefined
+        ? { outcome: "ok" as const }
+        : { outcome: "refused" as const, reason: String((error as Error).message).split("\n")[0] }),
+    });
+  /** Runs an action of the library, its audit line saying how it ended. */
+  function audited<T>(asked: Asked, work: () => T): T {
+    let done: T;
+    try {
+      done = work();
+    } catch (error) {
+      said(asked, error);
+      throw error;
+    }
+    if (!(done instanceof Promise)) {
+      said(asked);
+      return done;
+    }
+    return done.then(
+      (value) => {
+        said(asked);
+        return value;
+      },
+      (error) => {
+        said(asked, error);
+        throw error;
+      },
+    ) as T;
+  }
   return {
     // rollback.ts and status.ts (and the poller's state they read) are loaded when first asked for.
-    async rollback(target, options = {}) {
-      const [{ rollbackDeploy }, { selectApps }] = await Promise.all([import("./rollback.ts"), import("./status.ts")]);
-      const apps = selectApps(ctx.apps(), options.app);
-      if (apps.length !== 1)
-        throw new Error(`several apps: name the one to roll back (apps: ${apps.map((a) => a.name).join(", ")})`);
-      const app = apps[0]!;
-      // Pause means pause for every trigger (docs/deploy-control.md "Pause and resume"): refused unless forced.
-      const paused = pauseOf(cwd, app.name);
-      if (paused && !options.force)
-        throw new Error(
-          `deploys are paused: ${paused.reason} (since ${paused.since}, by ${paused.by}); force: true rolls back anyway`,
-        );
-      const deploy = rollbackDeploy(
-        ctx.deployer,
-        target,
-        { config: app, app: app.name, actor: libraryActor(), cwd, secrets: ctx.secrets(), sink: options.sink },
-        { force: options.force },
-      );
-      ctx.track("rollback", deploy);
-      return deploy;
-    },
+    rollback: (target, options = {}) =>
+      audited({ action: "rollback", app: options.app, target, force: options.force }, () =>
+        rollbackNow(target, options),
+      ),
     async status(options = {}) {
       const { readStatus, selectApps } = await import("./status.ts");
       return readStatus(cwd, selectApps(ctx.apps(), options.app));
     },
-    cancel: (id) => cancelDeploy(cwd, id, cancelledBy(libraryActor())),
-    pause: (options = {}) => pause(cwd, { ...options, app: knownApp(ctx.apps(), options.app), by: libraryActor() }),
-    resume: (options = {}) => resume(cwd, { app: knownApp(ctx.apps(), options.app), by: libraryActor() }),
+    cancel: (id) => audited({ action: "cancel", deploy: id }, () => cancelDeploy(cwd, id, cancelledBy(libraryActor()))),
+    pause: (options = {}) =>
+      audited({ action: "pause", app: options.app }, () =>
+        pause(cwd, { ...options, app: knownApp(ctx.apps(), options.app), by: libraryActor() }),
+      ),
+    resume: (options = {}) =>
+      audited({ action: "resume", app: options.app }, () =>
+        resume(cwd, { app: knownApp(ctx.apps(), options.app), by: libraryActor() }),
+      ),
   };
+
+  /** The rollback asked: its audit line is written when it ends, or is refused (no target, paused, several apps). */
+  async function rollbackNow(
+    target: string | undefined,
+    options: { app?: string; sink?: DeploySink; force?: boolean },
+  ): Promise<DeployResult> {
+    const [{ rollbackDeploy }, { selectApps }] = await Promise.all([import("./rollback.ts"), import("./status.ts")]);
+    const apps = selectApps(ctx.apps(), options.app);
+    if (apps.length !== 1)
+      throw new Error(`several apps: name the one to roll back (apps: ${apps.map((a) => a.name).join(", ")})`);
+    const app = apps[0]!;
+    // Pause means pause for every trigger (docs/deploy-control.md "Pause and resume"): refused unless forced.
+    const paused = pauseOf(cwd, app.name);
+    if (paused && !options.force)
+      throw new Error(
+        `deploys are paused: ${paused.reason} (since ${paused.since}, by ${paused.by}); force: true rolls back anyway`,
+      );
+    const deploy = rollbackDeploy(
+      ctx.deployer,
+      target,
+      { config: app, app: app.name, actor: libraryActor(), cwd, secrets: ctx.secrets(), sink: options.sink },
+      { force: options.force },
+    );
+    ctx.track("rollback", deploy);
+    return deploy;
+  }
 }

@@ -14,6 +14,7 @@ import type { ResolvedConfig } from "../config/schema.ts";
 import { SecretFile, weakAdminTokenWarning } from "../config/secret.ts";
 import { acknowledgement, queueFull } from "../http/answers.ts";
 import { boundedPort } from "../system/address.ts";
+import type { AuditEvent } from "../audit/entry.ts";
 
 export { Metrics };
 
@@ -47,6 +48,8 @@ export interface AdminContext {
   waiting: (app: ResolvedApp) => number;
   queueDeploy: QueueDeploy;
   secrets: () => string[];
+  /** Writes a line of the audit trail. */
+  audit: (event: AuditEvent) => void;
 }
 
 export interface StartedAdmin {
@@ -66,10 +69,21 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
   const weak = weakAdminTokenWarning(ensured.token, ensured.file);
   if (weak) logger.warn(weak);
   const tokenFile = ensured.file ? new SecretFile(ensured.file, ensured.token) : undefined;
-  const token = tokenFile ? () => tokenFile.current() : () => ensured.token;
+  // A token's file changed: the audit says so (the names only), whether the admin token or a scoped one.
+  const changed = (name: string, how: "added" | "rotated" | "revoked") =>
+    ctx.audit({ actor: "service", action: `token ${how}`, target: name, outcome: "ok" });
+  let adminValue = ensured.token;
+  const token = tokenFile
+    ? () => {
+        const value = tokenFile.current();
+        if (value !== adminValue) changed("admin", "rotated");
+        adminValue = value;
+        return value;
+      }
+    : () => ensured.token;
   // The scoped tokens: every problem refuses the start, one line each (as `service check` lists them).
   const { loadTokens } = await import("../tokens/load.ts");
-  const tokens = loadTokens(initial.tokens, ctx.apps(), ensured.token, cwd, (line) => logger.warn(line));
+  const tokens = loadTokens(initial.tokens, ctx.apps(), ensured.token, cwd, (line) => logger.warn(line), changed);
   if (tokens.problems.length > 0) throw new Error(`the tokens cannot be used:\n${tokens.problems.join("\n")}`);
   // From then on, the entries follow the config file (`service token add`, `revoke`): no restart.
   const { FollowedTokens } = await import("../tokens/follow.ts");
@@ -99,13 +113,7 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
       return queueFull(app, error);
     }
   };
-  const listener = await startAdminListener({
-    port: initial.adminPort!,
-    hostname: initial.adminHostname,
-    bounded: boundedPort(initial.adminHostname, initial.boundConnections),
-    token,
-    tokens: followed,
-    logger,
+  const context = {
     cwd,
     metrics: ctx.metrics,
     apps: ctx.apps,
@@ -114,6 +122,21 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
     waiting: ctx.waiting,
     deploy,
     secrets: ctx.secrets,
+    audit: ctx.audit,
+  };
+  // The agents' endpoint (`adminMcp`): the MCP SDK is loaded only then.
+  const mcp = initial.adminMcp
+    ? (await import("../mcp/endpoint.ts")).mcpEndpoint(initial.adminMcp, context)
+    : undefined;
+  const listener = await startAdminListener({
+    port: initial.adminPort!,
+    hostname: initial.adminHostname,
+    bounded: boundedPort(initial.adminHostname, initial.boundConnections),
+    token,
+    tokens: followed,
+    ...(mcp ? { mcp } : {}),
+    logger,
+    ...context,
   });
   const host = initial.adminHostname;
   return { listener, url: `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}/`, token, tokenValues };

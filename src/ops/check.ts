@@ -16,6 +16,7 @@ import { pathsWarnings, sharedCloneWarnings, triggerSettings } from "../triggers
 import { describeBoundConnections, listenerWarnings } from "./check-listeners.ts";
 import type { ReleaseSettings } from "../config/schema.ts";
 import { describeLimits, limitsProblem } from "../steps/limits.ts";
+import { describeAudit } from "../config/audit.ts";
 
 export type Source = ValueSource | "secret file" | "generated at start";
 
@@ -182,17 +183,19 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
             ? describeReleases(config.releases)
             : key === "freeze"
               ? describeFreeze(config.freeze)
-              : key === "boundConnections"
-                ? describeBoundConnections(config)
-                : key === "tokens" && tokens
-                  ? tokens.described
-                  : value === undefined
-                    ? "(none)"
-                    : key === "adminToken"
-                      ? mask(String(value))
-                      : key === "healthCheckUrl"
-                        ? withoutPassword(String(value))
-                        : String(value);
+              : key === "audit"
+                ? describeAudit(config.audit)
+                : key === "boundConnections"
+                  ? describeBoundConnections(config)
+                  : key === "tokens" && tokens
+                    ? tokens.described
+                    : value === undefined
+                      ? "(none)"
+                      : key === "adminToken"
+                        ? mask(String(value))
+                        : key === "healthCheckUrl"
+                          ? withoutPassword(String(value))
+                          : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   warnings.push(...listenerWarnings(config, cwd));

@@ -148,6 +148,14 @@ export const KEY_NOTES: Record<keyof UserConfig, KeyNote> = {
     say: "Admin API token (keep it out of this file).",
     unset: "Default: one generated into .service/admin.token.",
   },
+  adminMcp: {
+    say: "The MCP endpoint for agents on the admin listener: read or write (docs/agents.md).",
+    example: "read",
+  },
+  audit: {
+    say: "The audit trail's retention: whole monthly files older than keepDays go.",
+    example: { keepDays: 365 },
+  },
   tokens: {
     say: "Admin tokens scoped to a role and apps (`service token add` writes them).",
     example: [{ name: "grafana", role: "read", file: ".service/tokens/grafana" }],

@@ -131,6 +131,8 @@ interface Held {
 export interface RotationGuard {
   reserved: () => Reserved[];
   warn: (line: string) => void;
+  /** A token's value came (`added`), changed (`rotated`) or went (`revoked`): for the audit trail. */
+  changed?: (name: string, how: "added" | "rotated" | "revoked") => void;
 }
 
 /**
@@ -156,7 +158,13 @@ export class TokenSet {
       if (stamp === held.stamp) continue;
       held.stamp = stamp;
       const read = stamp === undefined ? undefined : readTokenFile(held.spec);
+      const before = held.value;
       held.value = read && "value" in read ? this.own(held, read.value) : undefined;
+      if (held.value !== before)
+        this.guard?.changed?.(
+          held.spec.name,
+          before === undefined ? "added" : held.value === undefined ? "revoked" : "rotated",
+        );
       if (read && "problem" in read) this.guard?.warn(`${read.problem}: revoked until it is right`);
     }
     return this.held.map(({ spec, value }) => ({ spec, value }));

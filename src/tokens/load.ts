@@ -7,6 +7,7 @@ import {
   readTokenFile,
   readTokens,
   type Reserved,
+  type RotationGuard,
   TokenSet,
   type TokenSpec,
 } from "./list.ts";
@@ -41,6 +42,7 @@ export function loadTokens(
   adminToken: string | undefined,
   cwd: string,
   warn: (line: string) => void = () => {},
+  changed?: RotationGuard["changed"],
 ): LoadedTokens {
   const problems: string[] = [];
   const names = apps.map((app) => app.name ?? "default");
@@ -48,7 +50,12 @@ export function loadTokens(
   const admin = adminToken?.trim() || adminTokenIn(cwd);
   const reserved = () => reservedSecrets(admin, apps, cwd);
   const values = readTokens(specs, reserved(), problems);
-  return { specs, set: new TokenSet(specs, values, { reserved, warn }), problems, described: describeTokens(specs) };
+  return {
+    specs,
+    set: new TokenSet(specs, values, { reserved, warn, ...(changed ? { changed } : {}) }),
+    problems,
+    described: describeTokens(specs),
+  };
 }
 
 /** The values of the `tokens` whose files can be read now: what no deploy's output may carry (`service deploy`). */

@@ -3,6 +3,8 @@
  * token"): a generated secret is shown or replaced (0600, atomic), the running service uses a new one from its
  * next request without a restart, and a secret the configuration sets is changed where it is set.
  */
+import { readAudit } from "../../src/audit/read.ts";
+import { auditDir } from "../../src/audit/trail.ts";
 import { describe, expect, test } from "bun:test";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -120,6 +122,15 @@ describe('service admin-token rotate (docs/cli.md "Secrets and the admin token")
     expect(await apps({ authorization: `Bearer ${old}` })).toBe(401);
     expect(await apps({ cookie })).toBe(401);
     expect(await apps({ authorization: `Bearer ${fresh}` })).toBe(200);
+    // The audit trail: who rotated it (the command), and the service seeing it; neither value in it.
+    const lines = readAudit(auditDir(repo.clone)).filter((l) => l.action === "token rotated");
+    expect(lines.map((l) => [l.actor.split(":")[0], l.target])).toEqual([
+      ["cli", "admin"],
+      ["service", "admin"],
+    ]);
+    const trail = JSON.stringify(readAudit(auditDir(repo.clone)));
+    expect(trail).not.toContain(old);
+    expect(trail).not.toContain(fresh);
   });
 
   test("a token set by SERVICE_ADMIN_TOKEN is refused, naming where to change it", async () => {

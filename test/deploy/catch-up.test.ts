@@ -6,6 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import { freezeAt } from "../../src/config/freeze.ts";
 import { keptRequests } from "../../src/history/requests.ts";
+import { readAudit } from "../../src/audit/read.ts";
+import { auditDir } from "../../src/audit/trail.ts";
 import { lastLine, logFiles, makeRepo, post, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 import { deployRecords } from "../_support/webhook-fixtures.ts";
 
@@ -98,6 +100,9 @@ describe("catch-up after a pause or a freeze", () => {
     expect(record.actor).toBe("carol");
     expect(repo.head()).toBe(pushed);
     expect(catchUps(repo.clone)).toHaveLength(1);
+    // The audit trail says who the catch-up deployed for, and which deploy it was.
+    const line = readAudit(auditDir(repo.clone)).find((l) => l.action === "catch-up");
+    expect(line).toMatchObject({ actor: "carol", app: "default", deploy: record.id, outcome: "ok" });
   });
 
   test("a kept push whose commit went live since is recorded superseded, under its own actor, and nothing runs", async () => {
@@ -119,6 +124,13 @@ describe("catch-up after a pause or a freeze", () => {
     expect(superseded).toMatchObject({ status: "superseded", actor: "dave" });
     expect(superseded!.reason).toContain("is live already");
     expect(superseded!.result.run.exitCode).toBeNull();
+    // The superseded request is a line of the audit trail.
+    const dropped = await waitFor(
+      () => readAudit(auditDir(repo.clone)).find((l) => l.action === "catch-up"),
+      "the catch-up's audit line",
+    );
+    expect(dropped).toMatchObject({ actor: "dave", outcome: "refused" });
+    expect(dropped.reason).toContain("is live already");
   });
 
   test("without catchUp, nothing is deployed after a resume until the next push", async () => {

@@ -2,7 +2,7 @@
  * docs/architecture.md "Optional features": a server loads the code of a feature only once its configuration asks
  * for it (a dynamic import at the point of use). A server with no admin listener, no notifications or commit
  * statuses, no polling, no releases and no duplicate-delivery check holds none of their modules; one with all of
- * them configured loads them (the list below is what the check looks for, so it can tell).
+ * them configured (the MCP endpoint too) loads them (the list below is what the check looks for, so it can tell).
  */
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
@@ -21,6 +21,7 @@ const FEATURE_MODULES: Record<string, RegExp> = {
   dedupe: /^http\/dedupe\.ts$/,
   // The age implementation (the age-encryption package) is imported by this module alone.
   age: /^config\/age-decrypt\.ts$/,
+  mcp: /^mcp\//,
 };
 
 /** The src/ modules a library server of `config` loaded after starting, one deploy, and stopping. */
@@ -80,6 +81,7 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       dedupeDeliveries: true,
       envFile: join(secrets, "app.env.age"),
       ageIdentityFile: join(secrets, "key.txt"),
+      adminMcp: "write",
     });
     expect(featuresIn(modules).sort()).toEqual(Object.keys(FEATURE_MODULES).sort());
   });

@@ -6,6 +6,8 @@ import { StreamReader, startGated } from "../_support/gate.ts";
 import { adminUrl, startAdmin } from "../_support/admin-helpers.ts";
 import { lastLine, logFiles, makeRepo, post, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 import { startLibraryServer } from "../_support/library.ts";
+import { readAudit } from "../../src/audit/read.ts";
+import { auditDir } from "../../src/audit/trail.ts";
 
 /** A logger that keeps the test output clean. */
 function quiet() {
@@ -154,5 +156,13 @@ describe("the library's controls", () => {
     expect(server.resume()?.reason).toBe("library freeze");
     expect(lastLine(await (await post(server.url!, { secret: SECRET })).text())).toBe("[done] ok=true exitCode=0");
     await expect(server.cancel("ffffffff")).rejects.toThrow('no deploy with id "ffffffff"');
+    // Each is a line of the audit trail, as library:<user>, the refusals too.
+    const lines = readAudit(auditDir(repo.clone)).filter((l) => l.actor.startsWith("library:"));
+    expect(lines.map((l) => [l.action, l.outcome])).toEqual([
+      ["pause", "ok"],
+      ["pause", "refused"],
+      ["resume", "ok"],
+      ["cancel", "refused"],
+    ]);
   });
 });

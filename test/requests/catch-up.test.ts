@@ -21,6 +21,8 @@ import { ADMIN_TOKEN } from "../_support/admin-helpers.ts";
 import { BOT, deliver, deploymentEvent } from "../_support/deployment-events.ts";
 import { DEPLOY_TOKEN, deploymentsApi, OWNER_REPO } from "../_support/deployments-api.ts";
 import { deployRecords, postAs, writeServiceYaml } from "../_support/webhook-fixtures.ts";
+import { readAudit } from "../../src/audit/read.ts";
+import { auditDir } from "../../src/audit/trail.ts";
 
 /** A freeze window from a minute ago to an hour ahead. */
 const FREEZE = [
@@ -228,6 +230,9 @@ describe("catch-up replays the requests, decided again", () => {
     expect(record).toMatchObject({ status: "cancelled", actor: "erin" });
     expect(record.cancel.by).toStartWith("cli:");
     expect(record.result.error).toContain("dropped by cli:");
+    const line = readAudit(auditDir(repo.clone)).find((l) => l.action === "catch-up dropped");
+    expect(line).toMatchObject({ deploy: record.id, outcome: "ok" });
+    expect(line?.actor).toStartWith("cli:");
     expect((await runCli(["status", "--json"], { cwd: repo.clone, env })).stdout).toContain('"catchUp": null');
     expect((await runCli(["resume"], { cwd: repo.clone, env })).code).toBe(0);
     // Nothing is kept, so nothing deploys: the next push does.
