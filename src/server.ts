@@ -153,7 +153,7 @@ class Server {
   /** Every secret a deploy's output and the admin API's answers must not carry (as `service deploy` builds it). */
   readonly secrets = () => [
     ...deploySecrets(
-      { adminToken: this.admin?.token() ?? this.reloader.current().adminToken },
+      { ...this.reloader.current(), adminToken: this.admin?.token() ?? this.reloader.current().adminToken },
       this.appsInForce.lastGood,
       this.cwd,
       process.env,
@@ -297,6 +297,7 @@ class Server {
         waiting: (app) => this.deployer.queue.waiting(queueKey(app.repoPath)),
         queueDeploy: this.queueDeploy,
         secrets: this.secrets,
+        settings: () => this.reloader.current(),
       });
     } catch (error) {
       const current = this.listener!;

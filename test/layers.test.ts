@@ -15,6 +15,7 @@ const LAYERS = [
   "features",
   "ops",
   "admin",
+  "people",
   "tokens",
   "http",
   "control",

@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from "node:os";
 import type { FreezeWindow } from "./freeze.ts";
+import type { OidcSettings, TrustedHeaderSettings } from "./people.ts";
 
 /** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -264,6 +265,14 @@ export interface UserConfig {
    * checked by tokens/list.ts). @default none
    */
   tokens?: Record<string, unknown>[];
+  /** Sign in to the dashboard with an OpenID provider (docs/admin.md "People"). @default none */
+  adminOidc?: OidcSettings;
+  /** The user a trusted proxy names in a header (docs/admin.md "People"). @default none */
+  adminTrustedHeader?: TrustedHeaderSettings;
+  /** The login page's token form; `false` hides it (people sign in with `adminOidc`). @default true */
+  adminTokenLogin?: boolean;
+  /** How long a dashboard session lasts after its login, in hours. @default 12 */
+  adminSessionHours?: number;
   /**
    * Ask about HTTPS at an interactive start on Linux, until the proxy files are written; `false` never asks (as
    * SERVICE_SKIP_HTTPS_PROMPT=1). @default true
@@ -293,6 +302,10 @@ export const SERVICE_KEYS = [
   "adminHostname",
   "adminToken",
   "tokens",
+  "adminOidc",
+  "adminTrustedHeader",
+  "adminTokenLogin",
+  "adminSessionHours",
   "httpsPrompt",
 ] as const;
 export type ServiceKey = (typeof SERVICE_KEYS)[number];
@@ -311,6 +324,8 @@ export interface ResolvedConfig
       | "adminPort"
       | "adminToken"
       | "tokens"
+      | "adminOidc"
+      | "adminTrustedHeader"
       | "status"
       | "notify"
       | "healthCheckUrl"
@@ -357,6 +372,8 @@ export interface ResolvedConfig
   adminPort?: number;
   adminToken?: string;
   tokens?: Record<string, unknown>[];
+  adminOidc?: OidcSettings;
+  adminTrustedHeader?: TrustedHeaderSettings;
   /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
   secret?: string;
   branch?: string;
@@ -398,6 +415,8 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     apps: [],
     adminHostname: "127.0.0.1",
     httpsPrompt: true,
+    adminTokenLogin: true,
+    adminSessionHours: 12,
     catchUp: false,
     deploymentEvents: false,
     environment: "production",

@@ -2,10 +2,11 @@
  * The admin listener of a server (`adminPort`), loaded only when it is configured: its token, the counters it
  * shows (nothing counts without it), and the deploys its API queues.
  */
+import { resolve } from "node:path";
 import type { ConsolaInstance } from "consola";
 import type { AdminDeploy } from "../admin/api.ts";
 import { ensureAdminToken } from "../admin/auth.ts";
-import { startAdminListener, type AdminListener } from "../admin/listener.ts";
+import { startAdminListener, type AdminListener, type AdminOptions } from "../admin/listener.ts";
 import { Metrics } from "../admin/metrics.ts";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
@@ -36,6 +37,8 @@ export interface AdminContext {
   waiting: (app: ResolvedApp) => number;
   queueDeploy: QueueDeploy;
   secrets: () => string[];
+  /** The configuration in force: the people's roles apply at each request. */
+  settings: () => ResolvedConfig;
 }
 
 export interface StartedAdmin {
@@ -60,6 +63,7 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
   const { loadTokens } = await import("../tokens/load.ts");
   const tokens = loadTokens(initial.tokens, ctx.apps(), ensured.token, cwd, (line) => logger.warn(line));
   if (tokens.problems.length > 0) throw new Error(`the tokens cannot be used:\n${tokens.problems.join("\n")}`);
+  const people = await peopleOf(initial, ctx);
   const tokenValues = () => tokens.set.current().flatMap(({ value }) => (value === undefined ? [] : [value]));
   /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
   const deploy = (app: ResolvedApp, request: AdminDeploy): Response => {
@@ -76,6 +80,9 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
     bounded: boundedPort(initial.adminHostname, initial.boundConnections),
     token,
     ...(tokens.set.size > 0 ? { tokens: tokens.set } : {}),
+    ...people,
+    people: ctx.settings,
+    sessionHours: initial.adminSessionHours,
     logger,
     cwd,
     metrics: ctx.metrics,
@@ -88,4 +95,36 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
   });
   const host = initial.adminHostname;
   return { listener, url: `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}/`, token, tokenValues };
+}
+
+/**
+ * `adminOidc` and `adminTrustedHeader`, each loaded only when configured: their checks (a problem refuses the
+ * start, a role open to anyone is warned of), the provider's sign-in and the proxy's user. Their secrets are kept
+ * out of every output by config/deploy-secrets.ts.
+ */
+async function peopleOf(initial: ResolvedConfig, ctx: AdminContext) {
+  const { adminOidc: oidc, adminTrustedHeader: trusted } = initial;
+  const options: Pick<AdminOptions, "oidc" | "trusted"> = {};
+  if (!oidc && !trusted) return options;
+  const { checkPeople, callbackUrl } = await import("../people/check.ts");
+  const names = ctx.apps().map((app) => app.name ?? "default");
+  const checked = checkPeople(initial, names, ctx.cwd);
+  if (checked.problems.length > 0)
+    throw new Error(`the sign-in settings cannot be used:\n${checked.problems.join("\n")}`);
+  for (const line of checked.warnings) ctx.logger.warn(line);
+  const { FollowedSecret, TrustedHeader } = await import("../people/trusted-header.ts");
+  if (oidc) {
+    const { OidcLogin, SIGN_IN_COOKIE } = await import("../people/oidc.ts");
+    const file = resolve(ctx.cwd, oidc.clientSecretFile);
+    const secret = new FollowedSecret(file, `adminOidc.clientSecretFile: ${file}`);
+    const login = new OidcLogin(oidc, secret);
+    options.oidc = { login, redirectUri: callbackUrl(initial.adminPublicUrl!), cookie: SIGN_IN_COOKIE };
+  }
+  if (trusted) {
+    const settings = () => ctx.settings().adminTrustedHeader;
+    options.trusted = new TrustedHeader(
+      () => settings() && { ...settings()!, secretFile: resolve(ctx.cwd, trusted.secretFile) },
+    );
+  }
+  return options;
 }
