@@ -1,7 +1,8 @@
 /**
  * docs/architecture.md "Optional features": a server loads the code of a feature only once its configuration asks
  * for it (a dynamic import at the point of use). A server with no admin listener, no notifications or commit
- * statuses, no polling, no releases and no duplicate-delivery check holds none of their modules; one with all of
+ * statuses, no polling, no releases, no duplicate-delivery check and no sign-in of people (OpenID, a trusted proxy's
+ * header) holds none of their modules; one with all of
  * them configured loads them (the list below is what the check looks for, so it can tell).
  */
 import { describe, expect, test } from "bun:test";
@@ -18,6 +19,8 @@ const FEATURE_MODULES: Record<string, RegExp> = {
   polling: /^control\/poll\.ts$/,
   releases: /^releases\//,
   dedupe: /^http\/dedupe\.ts$/,
+  oidc: /^people\/oidc\.ts$/,
+  trustedHeader: /^people\/trusted-header\.ts$/,
 };
 
 /** The src/ modules a library server of `config` loaded after starting, one deploy, and stopping. */
@@ -45,8 +48,25 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
     expect(featuresIn(modules)).toEqual([]);
   });
 
+  test("a server with the admin listener alone loads neither sign-in of people (OpenID, a trusted proxy's header)", async () => {
+    const repo = makeRepo();
+    const modules = loadedBy({
+      secret: SECRET,
+      repoPath: repo.clone,
+      runScript: "true",
+      adminPort: await freePort(),
+      adminHostname: "127.0.0.1",
+    });
+    const features = featuresIn(modules);
+    expect(features).toContain("admin");
+    expect(features.filter((feature) => feature === "oidc" || feature === "trustedHeader")).toEqual([]);
+  });
+
   test("a server with every one of them configured loads each", async () => {
     const repo = makeRepo();
+    const secretFile = join(tempDir("service-lazy-secret-"), "secret");
+    writeFileSync(secretFile, "a-secret-of-the-feature-0123456789\n", { mode: 0o600 });
+    const roles = { claim: "groups", admin: ["ops"], deploy: {}, read: [] };
     const modules = loadedBy({
       secret: SECRET,
       repoPath: repo.clone,
@@ -57,6 +77,9 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       pollIntervalMs: 3_600_000,
       releases: { path: join(tempDir("service-releases-"), "releases") },
       dedupeDeliveries: true,
+      adminPublicUrl: "http://127.0.0.1:9/admin",
+      adminOidc: { issuer: "http://127.0.0.1:9", clientId: "c", clientSecretFile: secretFile, name: "SSO", roles },
+      adminTrustedHeader: { header: "Remote-User", from: ["127.0.0.1/32"], secretFile, roles },
     });
     expect(featuresIn(modules).sort()).toEqual(Object.keys(FEATURE_MODULES).sort());
   });
