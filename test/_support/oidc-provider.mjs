@@ -53,8 +53,9 @@ const provider = new Provider(issuer, {
     profile: ["preferred_username", "groups"],
     email: ["email", "email_verified"],
   },
-  // The claims go in the ID token when the scope asks for them (as Keycloak's mappers put `groups` there).
-  conformIdTokenClaims: false,
+  // The claims go in the ID token when the scope asks for them (as Keycloak's mappers put `groups` there); with
+  // `userInfoOnly`, only in the user info (the ID token has `sub`), as the specification's default has it.
+  conformIdTokenClaims: options.userInfoOnly === true,
   features: { devInteractions: { enabled: true } },
   async findAccount(_ctx, id) {
     const user = options.users[id];

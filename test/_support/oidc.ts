@@ -19,9 +19,16 @@ export interface Provider extends AsyncDisposable {
   idTokens(mode: "forged" | "expired" | "as-is"): Promise<void>;
 }
 
-/** Starts the provider on 127.0.0.1 (its issuer named `localhost`: another site than the service's). */
-export async function startProvider(redirectUris: string[], users: Record<string, Claims>): Promise<Provider> {
-  const options = { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris, users, host: "localhost" };
+/**
+ * Starts the provider on 127.0.0.1 (its issuer named `localhost`: another site than the service's); with
+ * `userInfoOnly` the claims are in the user info only, not in the ID token.
+ */
+export async function startProvider(
+  redirectUris: string[],
+  users: Record<string, Claims>,
+  more: { userInfoOnly?: boolean } = {},
+): Promise<Provider> {
+  const options = { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, redirectUris, users, host: "localhost", ...more };
   const proc = Bun.spawn(["node", join(ROOT, "test/_support/oidc-provider.mjs"), JSON.stringify(options)], {
     stdout: "pipe",
     stderr: "pipe",

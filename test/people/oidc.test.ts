@@ -50,10 +50,10 @@ function writeConfig(cwd: string, issuer: string, publicUrl: string, roles = ROL
 }
 
 /** A provider and a service that signs in with it, on an admin port known before the start (the callback's). */
-async function signingIn(roles = ROLES) {
+async function signingIn(roles = ROLES, more: { userInfoOnly?: boolean } = {}) {
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
-  const provider = await startProvider([`${publicUrl}/oidc/callback`], USERS);
+  const provider = await startProvider([`${publicUrl}/oidc/callback`], USERS, more);
   const cwd = tempDir("service-oidc-");
   writeConfig(cwd, provider.issuer, publicUrl, roles);
   const server = await startAdmin(cwd, { SERVICE_ADMIN_PORT: String(port) });
@@ -194,6 +194,19 @@ describe("adminOidc: sign in with the team's OpenID provider", () => {
       const ended = await end(bearer(ADMIN_TOKEN));
       expect(await ended.json()).toEqual({ actor: "oidc:alice", ended: 1 });
       expect((await whoami(page)).status).toBe(401);
+    },
+    120_000,
+  );
+
+  test.skipIf(!browser)(
+    "a provider that puts the groups in the user info only: they are asked there",
+    async () => {
+      await using setup = await signingIn(ROLES, { userInfoOnly: true });
+      await using context = await launchBrowser();
+      const page = await context.newPage();
+      await signIn(page, setup.admin, "alice");
+      await shown(page.getByRole("region", { name: "default" }));
+      expect(await whoami(page)).toEqual({ status: 200, body: { name: "oidc:alice", role: "admin", apps: null } });
     },
     120_000,
   );
