@@ -112,7 +112,7 @@ async function peopleOf(initial: ResolvedConfig, ctx: AdminContext) {
   if (checked.problems.length > 0)
     throw new Error(`the sign-in settings cannot be used:\n${checked.problems.join("\n")}`);
   for (const line of checked.warnings) ctx.logger.warn(line);
-  const { FollowedSecret, TrustedHeader } = await import("../people/trusted-header.ts");
+  const { FollowedSecret } = await import("../people/secret-file.ts");
   if (oidc) {
     const { OidcLogin, SIGN_IN_COOKIE } = await import("../people/oidc.ts");
     const file = resolve(ctx.cwd, oidc.clientSecretFile);
@@ -121,6 +121,7 @@ async function peopleOf(initial: ResolvedConfig, ctx: AdminContext) {
     options.oidc = { login, redirectUri: callbackUrl(initial.adminPublicUrl!), cookie: SIGN_IN_COOKIE };
   }
   if (trusted) {
+    const { TrustedHeader } = await import("../people/trusted-header.ts");
     const settings = () => ctx.settings().adminTrustedHeader;
     options.trusted = new TrustedHeader(
       () => settings() && { ...settings()!, secretFile: resolve(ctx.cwd, trusted.secretFile) },

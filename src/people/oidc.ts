@@ -8,7 +8,7 @@ import type { OidcSettings } from "../config/people.ts";
 import { oneLine } from "../system/actor.ts";
 import { isLoopback } from "../system/address.ts";
 import type { Person } from "./roles.ts";
-import type { FollowedSecret } from "./trusted-header.ts";
+import type { FollowedSecret } from "./secret-file.ts";
 
 /** How long a browser has between leaving for the provider and coming back. */
 export const SIGN_IN_TTL_MS = 10 * 60 * 1000;

@@ -7,37 +7,13 @@
 import { inCidrs, PROXY_SECRET_HEADER, type TrustedHeaderSettings } from "../config/people.ts";
 import { secretsEqual } from "../http/signature.ts";
 import { oneLine } from "../system/actor.ts";
-import { fileStamp } from "../system/files.ts";
-import { readPrivateSecret } from "../tokens/list.ts";
 import type { Person } from "./roles.ts";
+import { FollowedSecret } from "./secret-file.ts";
 
 /** Longest user name kept from the header. */
 const MAX_USER_CHARS = 100;
 /** Most groups kept from the groups header. */
 const MAX_GROUPS = 100;
-
-/** A secret that follows its file: read again when the file changes; none while it cannot be used. */
-export class FollowedSecret {
-  private stamp: string | undefined = "unread";
-  private value: string | undefined;
-  problem: string | undefined;
-
-  constructor(
-    readonly file: string,
-    private readonly of: string,
-  ) {}
-
-  current(): string | undefined {
-    const stamp = fileStamp(this.file);
-    if (stamp !== this.stamp) {
-      this.stamp = stamp;
-      const read = readPrivateSecret(this.file, this.of, "a secret");
-      this.value = "value" in read ? read.value : undefined;
-      this.problem = "problem" in read ? read.problem : undefined;
-    }
-    return this.value;
-  }
-}
 
 export class TrustedHeader {
   readonly secret: FollowedSecret;
