@@ -20,7 +20,7 @@ import {
 import { appStatsAnswer } from "./app-api.ts";
 import { cancelAction, deployAction, pauseAction, resumeAction, rollbackAction } from "./actions.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
-import { choicesOf, endSessions, loginAgain, type SignIns, signInRoute } from "./login.ts";
+import { choicesOf, endSessions, forgedHeader, loginAgain, type SignIns, signInRoute } from "./login.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
 import type { TrustedHeader } from "../people/trusted-header.ts";
 import { noRole, scopeOf as roleScope } from "../people/roles.ts";
@@ -44,10 +44,6 @@ const CROSS_SITE = Object.freeze({
   message: "this request came from another site's page and is refused",
 });
 const NOT_FOUND = Object.freeze({ error: "not found", message: "no such admin endpoint" });
-const FORGED = Object.freeze({
-  error: "unauthorized",
-  message: "a user named in a header is believed only from the trusted proxy (its address and its secret)",
-});
 
 export interface AdminOptions extends AdminContext {
   port: number;
@@ -122,15 +118,12 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     }
     if (method === "POST" && crossSite(request, trustProxy)) return jsonResponse(403, CROSS_SITE);
 
-    const signIn = await signInRoute(ins, { request, path, client, secure, throttled });
+    const asked = { request, path, client, secure, throttled };
+    const signIn = await signInRoute(ins, asked);
     if (signIn) return signIn;
     // A user a trusted proxy names: believed only from its addresses with its secret, else refused and counted.
     const proxied = options.trusted?.identify(request, control.remoteAddress(request));
-    if (proxied === "refused") {
-      const blocked = throttled(true);
-      const answer = blocked ?? throttle.refuse(client());
-      return answer.status === 401 ? jsonResponse(401, FORGED) : answer;
-    }
+    if (proxied === "refused") return forgedHeader(ins, asked);
     const proxiedScope = proxied ? ins.personScope(proxied) : undefined;
     if (proxied && !proxiedScope) return jsonResponse(403, { error: "forbidden", message: noRole(proxied) });
     /** The scope of the request: the proxy's user, the Bearer token, or the session. */

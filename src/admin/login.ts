@@ -1,7 +1,8 @@
 /**
  * Signing in and out of the dashboard: the token form (`POST /login`), the provider's sign-in (`GET /oidc/login`,
  * `/oidc/callback`, with `adminOidc`), `POST /logout`, and the admin's end of a person's sessions. A login that
- * succeeds, one refused, a logout and ended sessions each happen in one function below.
+ * succeeds (`signedIn`), one refused (`refused`; a forged proxy's header: `forgedHeader`), a logout (`loggedOut`)
+ * and ended sessions (`endSessions`) each happen in one function below.
  */
 import type { ConsolaInstance } from "consola";
 import { readBody } from "../http/body.ts";
@@ -168,6 +169,17 @@ function refused(
   if (person) ins.logger.warn(`${person.actor} (sub ${person.sub}) signed in at the provider; no role here: refused`);
   if (method === "token" && !wantsHtml(asked.request)) return answer;
   return loginAgain(root, answer, problem, choicesOf(ins));
+}
+
+const FORGED = Object.freeze({
+  error: "unauthorized",
+  message: "a user named in a header is believed only from the trusted proxy (its address and its secret)",
+});
+
+/** A request naming a user (`adminTrustedHeader`) not from the proxy's address with its secret: counted, refused. */
+export function forgedHeader(ins: SignIns, asked: Asked): Response {
+  const answer = asked.throttled(true) ?? ins.throttle.refuse(asked.client());
+  return answer.status === 401 ? jsonResponse(401, FORGED) : answer;
 }
 
 /** `POST /logout`: the request's session ends. */
