@@ -169,7 +169,7 @@ class Server {
   /** Every secret a deploy's output and the admin API's answers must not carry (as `service deploy` builds it). */
   readonly secrets = () => [
     ...deploySecrets(
-      { adminToken: this.admin?.token() ?? this.reloader.current().adminToken },
+      { ...this.reloader.current(), adminToken: this.admin?.token() ?? this.reloader.current().adminToken },
       this.appsInForce.lastGood,
       this.cwd,
       process.env,

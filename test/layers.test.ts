@@ -16,6 +16,7 @@ const LAYERS = [
   "mcp",
   "ops",
   "admin",
+  "people",
   "tokens",
   "http",
   "control",

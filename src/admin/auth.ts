@@ -9,9 +9,10 @@ import {
 } from "../config/secret.ts";
 import { secretsEqual } from "../http/signature.ts";
 import type { TokensInForce } from "../tokens/follow.ts";
+import type { Person } from "../people/roles.ts";
 import { ADMIN_SCOPE, type Scope } from "../tokens/scope.ts";
 
-/** How long a dashboard session lasts after its login. */
+/** How long a dashboard session lasts after its login, unless `adminSessionHours` says otherwise. */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
 /** Sessions kept at most; a login past it ends the oldest session. */
@@ -45,7 +46,7 @@ export function ensureAdminToken(configured: string | undefined, cwd: string): E
 }
 
 /** The value of one cookie of the request. */
-function cookie(request: Request, name: string): string | undefined {
+export function cookie(request: Request, name: string): string | undefined {
   for (const part of (request.headers.get("cookie") ?? "").split(";")) {
     const [key, ...value] = part.trim().split("=");
     if (key === name) return value.join("=");
@@ -77,13 +78,14 @@ function clearedCookie(secure: boolean): string {
   return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure ? "; Secure" : ""}`;
 }
 
-/** A session: when it ends, the label given at login, and the token that opened it (its name and value then). */
-interface Session {
-  expires: number;
-  label?: string;
-  scope: Scope;
-  value: string;
-}
+/**
+ * A session: when it ends, and either the token that opened it (its name and value then) with the label given at
+ * login, or the person who signed in (their role is looked up again at each request).
+ */
+type Session = { expires: number } & ({ label?: string; scope: Scope; value: string } | { person: Person });
+
+/** What a person's groups give them now (the config's roles in force); undefined: no role. */
+export type PersonScope = (person: Person) => Scope | undefined;
 
 /** A credential that opened a scope: the scope and the value it was opened with. */
 export interface Opened {
@@ -102,6 +104,8 @@ export class AdminAuth {
   constructor(
     token: string | (() => string),
     private readonly tokens?: TokensInForce,
+    private readonly personScope: PersonScope = () => undefined,
+    private readonly ttlMs = SESSION_TTL_MS,
   ) {
     this.currentToken = typeof token === "string" ? () => token : token;
   }
@@ -150,7 +154,9 @@ export class AdminAuth {
     this.tokenNow();
     const bearer = this.bearer(request);
     if (bearer) return this.open(bearer)?.scope;
-    return this.session(request, now)?.scope;
+    const session = this.session(request, now);
+    if (session === undefined) return undefined;
+    return "person" in session ? this.personScope(session.person) : session.scope;
   }
 
   /** The right Bearer token, or a live session cookie. */
@@ -169,9 +175,13 @@ export class AdminAuth {
     if (!id) return undefined;
     const session = this.sessions.get(id);
     if (session === undefined) return undefined;
-    // A session lasts as long as the token it was opened with: revoked or rotated, the session ends.
-    const value = this.valueNow(session.scope);
-    if (session.expires <= now || value === undefined || !secretsEqual(session.value, value)) {
+    // A session lasts as long as the token it was opened with: revoked or rotated, the session ends. A person's
+    // ends when the roles in force give them none.
+    const ended =
+      "person" in session
+        ? this.personScope(session.person) === undefined
+        : !secretsEqual(session.value, this.valueNow(session.scope) ?? "");
+    if (session.expires <= now || ended) {
       this.sessions.delete(id);
       return undefined;
     }
@@ -180,7 +190,14 @@ export class AdminAuth {
 
   /** The label the request's live session was given at login (who is at the dashboard), if any. */
   label(request: Request, now = Date.now()): string | undefined {
-    return this.bearer(request) ? undefined : this.session(request, now)?.label;
+    const session = this.bearer(request) ? undefined : this.session(request, now);
+    return session && "label" in session ? session.label : undefined;
+  }
+
+  /** The person signed in at the request's session, if any. */
+  person(request: Request, now = Date.now()): Person | undefined {
+    const session = this.bearer(request) ? undefined : this.session(request, now);
+    return session && "person" in session ? session.person : undefined;
   }
 
   /**
@@ -188,12 +205,33 @@ export class AdminAuth {
    * unless told); its `Set-Cookie` value.
    */
   login(secure: boolean, now = Date.now(), label?: string, opened?: Opened): string {
-    for (const [id, session] of this.sessions) if (session.expires <= now) this.sessions.delete(id);
+    const by = opened ?? { scope: ADMIN_SCOPE, value: this.tokenNow() };
+    return this.newSession(secure, now, { ...(label ? { label } : {}), ...by });
+  }
+
+  /** A new session of a person who signed in; its `Set-Cookie` value. */
+  loginPerson(secure: boolean, person: Person, now = Date.now()): string {
+    return this.newSession(secure, now, { person });
+  }
+
+  private newSession(secure: boolean, now: number, session: Omit<Session, "expires">): string {
+    for (const [id, held] of this.sessions) if (held.expires <= now) this.sessions.delete(id);
     while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
     const id = generateSecret();
-    const by = opened ?? { scope: ADMIN_SCOPE, value: this.tokenNow() };
-    this.sessions.set(id, { expires: now + SESSION_TTL_MS, ...(label ? { label } : {}), ...by });
-    return `${SESSION_COOKIE}=${id}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_TTL_MS / 1000}${secure ? "; Secure" : ""}`;
+    this.sessions.set(id, { expires: now + this.ttlMs, ...session } as Session);
+    const seconds = Math.floor(this.ttlMs / 1000);
+    return `${SESSION_COOKIE}=${id}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${seconds}${secure ? "; Secure" : ""}`;
+  }
+
+  /** Ends every session of `actor` (a person's, `oidc:alice`); how many there were. */
+  endSessions(actor: string): number {
+    let ended = 0;
+    for (const [id, session] of this.sessions)
+      if ("person" in session && session.person.actor === actor) {
+        this.sessions.delete(id);
+        ended++;
+      }
+    return ended;
   }
 
   /** Ends the request's session; the `Set-Cookie` value that clears it. */

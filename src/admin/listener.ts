@@ -1,7 +1,6 @@
 import type { ConsolaInstance } from "consola";
 import { pauseOf } from "../queue/pause.ts";
 import { slotsStatus } from "../control/status.ts";
-import { readBody } from "../http/body.ts";
 import { requestUrl } from "../http/request-url.ts";
 import { jsonResponse } from "../http/response.ts";
 import { runtime } from "#runtime";
@@ -9,6 +8,7 @@ import type { Listener, RequestControl } from "../runtime/types.ts";
 import { clientAddress, clientKey, FailureThrottle } from "../http/throttle.ts";
 import {
   apiError,
+  forbidden,
   appName,
   deployRecord,
   Follows,
@@ -20,20 +20,20 @@ import {
 import { appStatsAnswer } from "./app-api.ts";
 import { type Acting, APP_ACTIONS, type AppAction, appAction, cancelAudited, seenBy } from "./act.ts";
 import { auditAnswer, mayAudit } from "./audit-api.ts";
-import { oneLine } from "../system/actor.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
+import { choicesOf, endSessions, forgedHeader, loginAgain, type SignIns, signInRoute } from "./login.ts";
+import type { ResolvedConfig } from "../config/schema.ts";
+import type { TrustedHeader } from "../people/trusted-header.ts";
+import { noRole, scopeOf as roleScope } from "../people/roles.ts";
 import { isLoopback } from "../system/address.ts";
 import { AdminAuth, crossSite } from "./auth.ts";
 import type { TokensInForce } from "../tokens/follow.ts";
-import { actorName, sees, type Scope } from "../tokens/scope.ts";
+import { actorName, scopeText, sees, type Scope } from "../tokens/scope.ts";
 
 const isAppAction = (action: string | undefined): action is AppAction => APP_ACTIONS.includes(action as AppAction);
 
 /** Largest body of a POST to the admin listener (`/login` carries one short field, an API action a small JSON object). */
 export const MAX_ADMIN_BODY_BYTES = 4096;
-
-/** Longest label a dashboard login may give itself (the name shown in the history). */
-const MAX_LABEL_CHARS = 40;
 
 /** Idle connections are closed after this; follow streams are exempt. */
 const IDLE_TIMEOUT_SECONDS = 30;
@@ -64,7 +64,16 @@ export interface AdminOptions extends AdminContext {
   logger: ConsolaInstance;
   /** `POST /mcp` (`adminMcp`, docs/agents.md): the agents' endpoint, loaded only when configured; unset: 404. */
   mcp?: (request: Request, acting: Acting, client: string) => Promise<Response>;
+  /** The people's keys in force (their roles apply at each request), and how long a session lasts. */
+  people?: () => People;
+  sessionHours?: number;
+  /** With `adminOidc`: the provider's sign-in. */
+  oidc?: SignIns["oidc"];
+  /** With `adminTrustedHeader`: the user its proxy names. */
+  trusted?: TrustedHeader;
 }
+
+type People = Pick<ResolvedConfig, "adminOidc" | "adminTrustedHeader" | "adminTokenLogin">;
 
 export interface AdminListener {
   port: number;
@@ -74,8 +83,24 @@ export interface AdminListener {
 
 /** The second, optional listener: `/healthz`, `/metrics`, `/api/`, `/login`, `/logout` and the dashboard. */
 export async function startAdminListener(options: AdminOptions): Promise<AdminListener> {
-  const auth = new AdminAuth(options.token, options.tokens);
+  const people: () => People = options.people ?? (() => ({ adminTokenLogin: true }));
+  /** A person's role from the roles in force: their provider's, or the proxy's. */
+  const personScope = (person: Parameters<typeof roleScope>[0]) => {
+    const now = people();
+    return roleScope(person, (person.actor.startsWith("oidc:") ? now.adminOidc : now.adminTrustedHeader)?.roles);
+  };
+  const hours = options.sessionHours;
+  const auth = new AdminAuth(options.token, options.tokens, personScope, hours ? hours * 3_600_000 : undefined);
   const throttle = new FailureThrottle();
+  const ins: SignIns = {
+    auth,
+    throttle,
+    logger: options.logger,
+    tokenLogin: () => people().adminTokenLogin,
+    personScope,
+    ...(options.oidc ? { oidc: options.oidc } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
+  };
   const follows = new Follows();
   const openMetrics = isLoopback(options.hostname);
 
@@ -103,76 +128,35 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     }
     if (method === "POST" && crossSite(request, trustProxy)) return jsonResponse(403, CROSS_SITE);
 
-    if (path === "/login" && method === "POST") {
-      const blocked = throttled(true);
-      if (blocked)
-        return request.headers.get("accept")?.includes("text/html") ? loginAgain("./", blocked, "") : blocked;
-      // Within the size limit and the read deadline every body has: a login form is not authenticated yet.
-      const read = await readBody(request, { limit: MAX_ADMIN_BODY_BYTES, keep: true });
-      if (!read.ok)
-        return apiError(
-          read.reason === "too large" ? 413 : 408,
-          read.reason,
-          `the login form could not be read (${read.reason}; at most ${MAX_ADMIN_BODY_BYTES} bytes)`,
-        );
-      read.release();
-      const form = new URLSearchParams(Buffer.from(read.body ?? new Uint8Array()).toString("utf8"));
-      const token = form.get("token") ?? "";
-      const opened = auth.open(token);
-      // The name given at login labels what this session does in the history: `admin:alice@<address>`.
-      const label = oneLine(form.get("label"), MAX_LABEL_CHARS)?.replace(/@/g, "-");
-      if (token)
-        options.audit?.({
-          actor: opened ? actorName(opened.scope, label) : "unknown",
-          address: client(),
-          action: opened ? "login ok" : "login refused",
-          method: "token",
-          outcome: opened ? "ok" : "refused",
-        });
-      if (!opened) {
-        const refused = token ? throttle.refuse(client()) : jsonResponse(401, UNAUTHORIZED);
-        // A browser's form gets the form again, saying why; a script gets the JSON.
-        if (!request.headers.get("accept")?.includes("text/html")) return refused;
-        return loginAgain("./", refused, "Wrong admin token.");
-      }
-      return new Response(null, {
-        status: 303,
-        headers: { location: "./", "set-cookie": auth.login(secure, Date.now(), label, opened) },
-      });
-    }
-    if (path === "/logout" && method === "POST") {
-      const leaving = auth.scope(request);
-      if (leaving)
-        options.audit?.({
-          actor: actorName(leaving, auth.label(request)),
-          address: client(),
-          action: "logout",
-          outcome: "ok",
-        });
-      return new Response(null, {
-        status: 303,
-        headers: { location: "./", "set-cookie": auth.logout(request, secure) },
-      });
-    }
+    const asked = { request, path, client, secure, throttled };
+    const signIn = await signInRoute(ins, asked);
+    if (signIn) return signIn;
+    // A user a trusted proxy names: believed only from its addresses with its secret, else refused and counted.
+    const proxied = options.trusted?.identify(request, control.remoteAddress(request));
+    if (proxied === "refused") return forgedHeader(ins, asked);
+    const proxiedScope = proxied ? ins.personScope(proxied) : undefined;
+    if (proxied && !proxiedScope) return jsonResponse(403, { error: "forbidden", message: noRole(proxied) });
+    /** The scope of the request: the proxy's user, the Bearer token, or the session. */
+    const scopeOf = () => proxiedScope ?? auth.scope(request);
     const asset = method === "GET" ? dashboardAsset(path) : undefined;
     if (asset) return asset;
     const page = method === "GET" ? dashboardRoute(path) : undefined;
     if (page) {
       const blocked = throttled();
-      if (blocked) return loginAgain(page.root, blocked, "");
-      if (auth.authorized(request)) {
+      if (blocked) return loginAgain(page.root, blocked, "", choicesOf(ins));
+      const scope = scopeOf();
+      if (scope) {
         // An app page names one of the config's apps, and one the token sees; any other is not found.
-        const scope = page.app === undefined ? undefined : auth.scope(request);
         const seen = (name: string) => !!scope && sees(scope, name) && options.apps().some((a) => appName(a) === name);
         if (page.app !== undefined && !seen(page.app)) return jsonResponse(404, NOT_FOUND);
         // The Audit page is the admin role's over every app, as GET /api/audit is.
         if (page.page === "audit" && !mayAudit(auth.scope(request))) return jsonResponse(404, NOT_FOUND);
         return dashboardPage(page);
       }
-      if (!auth.presented(request)) return loginPage(page.root);
+      if (!auth.presented(request)) return loginPage(page.root, 401, "", choicesOf(ins));
       // A wrong Bearer token or a stale session: counted like on the API (else the pages answer guesses
       // unthrottled), and the stale cookie cleared so a browser stops sending it.
-      const form = loginAgain(page.root, throttle.refuse(client()), "");
+      const form = loginAgain(page.root, throttle.refuse(client()), "", choicesOf(ins));
       const clear = auth.clearStale(request, secure);
       if (clear) form.headers.set("set-cookie", clear);
       return form;
@@ -183,7 +167,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       if (!openMetrics || proxied) {
         const blocked = throttled();
         if (blocked) return blocked;
-        if (!auth.authorized(request)) return refuse();
+        if (!scopeOf()) return refuse();
       }
       const apps = options.apps().map((app) => ({
         name: appName(app),
@@ -209,7 +193,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (!path.startsWith("/api/")) return jsonResponse(404, NOT_FOUND);
     const blocked = throttled();
     if (blocked) return blocked;
-    const scope = auth.scope(request);
+    const scope = scopeOf();
     if (!scope) return refuse();
     // Who acts, for the records: the token, the session's label when its login gave one, the client's address.
     const label = auth.label(request);
@@ -259,6 +243,10 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       return cancelAudited(seen, acting, name);
     if (resource === "audit" && name === undefined && method === "GET")
       return auditAnswer(options, scope, url.searchParams);
+    if (resource === "sessions" && name && action === "end" && extra === undefined && method === "POST") {
+      if (scope.role !== "admin") return forbidden(options, scope, `${scopeText(scope)} may not end sessions`);
+      return endSessions(ins, name, actor());
+    }
     return jsonResponse(404, NOT_FOUND);
   };
 
@@ -284,13 +272,4 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       await listener.stop();
     },
   };
-}
-
-/** The login form again after a refused credential: 401, or 429 with `Retry-After` once the client is over budget. */
-function loginAgain(root: string, refused: Response, problem: string): Response {
-  const retry = refused.headers.get("retry-after");
-  if (refused.status !== 429) return loginPage(root, refused.status, problem);
-  const form = loginPage(root, 429, `Too many wrong tokens: try again in ${retry ?? "a few"} seconds.`);
-  if (retry) form.headers.set("retry-after", retry);
-  return form;
 }

@@ -81,16 +81,38 @@ export function dashboardPage(route: DashboardRoute): Response {
   return new Response(shell(title, root, body, page), { headers: HEADERS });
 }
 
+/** What the login page offers: the token form (unless `adminTokenLogin: false`), "Sign in with <name>" (`adminOidc`). */
+export interface LoginChoices {
+  token: boolean;
+  oidc?: string;
+}
+
 /** The login form, shown for every dashboard page until the browser has a session. */
-export function loginPage(root: string, status = 401, problem = ""): Response {
-  const body = `<main class="login"><h1>service</h1>
-<form method="post" action="${root}login"><label for="token">Admin token</label>
-<input id="token" type="password" name="token" autocomplete="current-password" required autofocus>
+export function loginPage(root: string, status = 401, problem = "", choices: LoginChoices = { token: true }): Response {
+  const oidc = choices.oidc
+    ? `<p><a class="sign-in" href="${root}oidc/login">Sign in with ${escaped(choices.oidc)}</a></p>`
+    : "";
+  const form = choices.token
+    ? `<form method="post" action="${root}login"><label for="token">Admin token</label>
+<input id="token" type="password" name="token" autocomplete="current-password" required${choices.oidc ? "" : " autofocus"}>
 <label for="label">Your name (optional: the history shows who did what)</label>
 <input id="label" type="text" name="label" maxlength="40" autocomplete="username">
-<button type="submit">Log in</button></form>
-${problem ? `<p role="alert">${problem}</p>` : ""}<p class="hint">The token is <code>adminToken</code> / <code>SERVICE_ADMIN_TOKEN</code>, the one in <code>.service/admin.token</code>, or one of <code>tokens</code>.</p></main>`;
+<button type="submit">Log in</button></form>`
+    : "";
+  const hint = choices.token
+    ? `<p class="hint">The token is <code>adminToken</code> / <code>SERVICE_ADMIN_TOKEN</code>, the one in <code>.service/admin.token</code>, or one of <code>tokens</code>.</p>`
+    : "";
+  const body = `<main class="login"><h1>service</h1>
+${oidc}${form}
+${problem ? `<p role="alert">${escaped(problem)}</p>` : ""}${hint}</main>`;
   return new Response(shell("Log in", root, body), { status, headers: HEADERS });
+}
+
+/** The page that takes a browser back from the provider to the dashboard: a navigation of our own, so the session cookie (`SameSite=Strict`) goes with it. */
+export function signedInPage(root: string, headers: Headers): Response {
+  const body = `<meta http-equiv="refresh" content="0;url=${root}"><main class="login"><p><a href="${root}">Continue to the dashboard</a></p></main>`;
+  for (const [name, value] of Object.entries(HEADERS)) headers.set(name, value);
+  return new Response(shell("Signed in", root, body), { status: 200, headers });
 }
 
 /** `GET /assets/dashboard.js` and `/assets/dashboard.css` (and no favicon): embedded, so the binary serves them itself. */

@@ -64,6 +64,7 @@ dialog::backdrop { background: rgba(0, 0, 0, .45); }
 dialog .yes { border-color: var(--accent); font-weight: 600; }
 .login { max-width: 24rem; margin-top: 3rem; }
 .login form { display: flex; flex-direction: column; gap: .5rem; }
+.login .sign-in { display: inline-block; padding: .5rem .9rem; border: 1px solid var(--line); border-radius: .4rem; min-height: 2.5rem; box-sizing: border-box; }
 .hint { color: var(--muted); font-size: .9rem; }
 [hidden] { display: none !important; }
 body:not([data-role="deploy"]):not([data-role="admin"]) [data-act], [data-role="deploy"] [data-act="admin"] { display: none !important; }

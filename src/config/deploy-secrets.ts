@@ -10,6 +10,7 @@ import { channelSecrets } from "./channels.ts";
 import { basicCredential, STATUS_TOKEN_ENV, statusToken } from "./notify.ts";
 import type { NotifyTarget, ResolvedConfig, StatusSettings } from "./schema.ts";
 import { ADMIN_TOKEN_FILE, readSecretFile, SECRET_FILE } from "./secret.ts";
+import { readNoFollow } from "../system/files.ts";
 
 /** A secret file's value; undefined when it is missing or unusable (then it cannot be in any output either). */
 function secretIn(file: string): string | undefined {
@@ -32,17 +33,34 @@ export const appSecretOf = (app: ResolvedApp, cwd: string) =>
  * secrets that live in files are read now: what a command finds is what the server uses.
  */
 export function deploySecrets(
-  config: Pick<ResolvedConfig, "adminToken">,
+  config: Pick<ResolvedConfig, "adminToken"> & Partial<Pick<ResolvedConfig, "adminOidc" | "adminTrustedHeader">>,
   apps: ResolvedApp[],
   cwd: string,
   env: NodeJS.ProcessEnv,
 ): string[] {
-  const secrets = [config.adminToken || adminTokenIn(cwd)];
+  const secrets = [config.adminToken || adminTokenIn(cwd), ...peopleSecrets(config, cwd)];
   for (const app of apps) {
     secrets.push(appSecretOf(app, cwd));
     secrets.push(...outboundCredentials(app, cwd, env));
   }
   return [...new Set(secrets.filter((secret): secret is string => !!secret))];
+}
+
+/** The OpenID client's secret and the trusted proxy's (each its file's first line), when their files can be read. */
+export function peopleSecrets(
+  config: Partial<Pick<ResolvedConfig, "adminOidc" | "adminTrustedHeader">>,
+  cwd: string,
+): string[] {
+  const files = [config.adminOidc?.clientSecretFile, config.adminTrustedHeader?.secretFile];
+  return files.flatMap((file) => {
+    if (!file) return [];
+    try {
+      const line = (readNoFollow(resolve(cwd, file), true).split("\n")[0] ?? "").trim();
+      return line ? [line] : [];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /**

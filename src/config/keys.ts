@@ -11,6 +11,7 @@ import { normalizeReleases, RELEASES_ENV } from "./releases.ts";
 import { GATE_ENV, normalizeGate } from "./gate.ts";
 import { LIMITS_ENV, normalizeLimits } from "./limits.ts";
 import { normalizeAudit, normalizeMcp } from "./audit.ts";
+import { normalizeOidc, normalizeTrustedHeader } from "./people.ts";
 import { closestName } from "./suggest.ts";
 
 type Kind =
@@ -38,7 +39,9 @@ type Kind =
   | "tokens"
   | "envFormat"
   | "audit"
-  | "mcp";
+  | "mcp"
+  | "oidc"
+  | "trustedHeader";
 
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
@@ -114,6 +117,11 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   tokens: { kind: "tokens", env: "" },
   adminMcp: { kind: "mcp", env: "SERVICE_ADMIN_MCP" },
   audit: { kind: "audit", env: "" },
+  // People at the dashboard (config/people.ts): their provider, or the proxy that names them.
+  adminOidc: { kind: "oidc", env: "" },
+  adminTrustedHeader: { kind: "trustedHeader", env: "" },
+  adminTokenLogin: { kind: "boolean", env: "SERVICE_ADMIN_TOKEN_LOGIN" },
+  adminSessionHours: { kind: "positiveInt", env: "SERVICE_ADMIN_SESSION_HOURS" },
   // SERVICE_SKIP_HTTPS_PROMPT=1 is its variable, read where the question is (ops/https.ts).
   httpsPrompt: { kind: "boolean", env: "" },
 };
@@ -246,6 +254,13 @@ function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min
       } catch (error) {
         return fail((error as Error).message.replace(/^expected /, ""));
       }
+    case "oidc":
+    case "trustedHeader": {
+      const problems: string[] = [];
+      const out = (kind === "oidc" ? normalizeOidc : normalizeTrustedHeader)(value, where, problems);
+      if (problems.length > 0) throw new ConfigError(problems);
+      return out;
+    }
     case "tokens":
       if (!Array.isArray(value)) return fail("a list of tokens ({ name, role, apps?, file })");
       return value;

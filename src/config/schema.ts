@@ -6,6 +6,7 @@ import { availableParallelism } from "node:os";
 import type { FreezeWindow } from "./freeze.ts";
 import { CHANNEL_FORMATS, type ChannelSettings } from "./channels.ts";
 import type { AuditSettings, McpMode } from "./audit.ts";
+import type { OidcSettings, TrustedHeaderSettings } from "./people.ts";
 
 /** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -293,6 +294,14 @@ export interface UserConfig {
   adminMcp?: McpMode;
   /** The audit trail (docs/audit.md): `keepDays`. @default { keepDays: 365 } */
   audit?: AuditSettings;
+  /** Sign in to the dashboard with an OpenID provider (docs/admin.md "People"). @default none */
+  adminOidc?: OidcSettings;
+  /** The user a trusted proxy names in a header (docs/admin.md "People"). @default none */
+  adminTrustedHeader?: TrustedHeaderSettings;
+  /** The login page's token form; `false` hides it (people sign in with `adminOidc`). @default true */
+  adminTokenLogin?: boolean;
+  /** How long a dashboard session lasts after its login, in hours. @default 12 */
+  adminSessionHours?: number;
   /**
    * Ask about HTTPS at an interactive start on Linux, until the proxy files are written; `false` never asks (as
    * SERVICE_SKIP_HTTPS_PROMPT=1). @default true
@@ -324,6 +333,10 @@ export const SERVICE_KEYS = [
   "tokens",
   "adminMcp",
   "audit",
+  "adminOidc",
+  "adminTrustedHeader",
+  "adminTokenLogin",
+  "adminSessionHours",
   "httpsPrompt",
 ] as const;
 export type ServiceKey = (typeof SERVICE_KEYS)[number];
@@ -344,6 +357,8 @@ export interface ResolvedConfig
       | "tokens"
       | "adminMcp"
       | "audit"
+      | "adminOidc"
+      | "adminTrustedHeader"
       | "status"
       | "notify"
       | "healthCheckUrl"
@@ -400,6 +415,8 @@ export interface ResolvedConfig
   tokens?: Record<string, unknown>[];
   adminMcp?: McpMode;
   audit?: AuditSettings;
+  adminOidc?: OidcSettings;
+  adminTrustedHeader?: TrustedHeaderSettings;
   /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
   secret?: string;
   branch?: string;
@@ -441,6 +458,8 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     apps: [],
     adminHostname: "127.0.0.1",
     httpsPrompt: true,
+    adminTokenLogin: true,
+    adminSessionHours: 12,
     catchUp: false,
     deploymentEvents: false,
     environment: "production",

@@ -2,10 +2,11 @@
  * The admin listener of a server (`adminPort`), loaded only when it is configured: its token, the counters it
  * shows (nothing counts without it), and the deploys its API queues.
  */
+import { resolve } from "node:path";
 import type { ConsolaInstance } from "consola";
 import type { AdminDeploy } from "../admin/api.ts";
 import { ensureAdminToken } from "../admin/auth.ts";
-import { startAdminListener, type AdminListener } from "../admin/listener.ts";
+import { startAdminListener, type AdminListener, type AdminOptions } from "../admin/listener.ts";
 import { Metrics } from "../admin/metrics.ts";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { PathsRecord } from "../history/record.ts";
@@ -103,6 +104,7 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
     tokens.specs,
     tokens.set,
   );
+  const people = await peopleOf(initial, ctx);
   const tokenValues = () => followed.current().flatMap(({ value }) => (value === undefined ? [] : [value]));
   /** A deploy asked for through the admin API: answered like an acknowledged webhook. */
   const deploy = (app: ResolvedApp, request: AdminDeploy): Response => {
@@ -135,9 +137,45 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
     token,
     tokens: followed,
     ...(mcp ? { mcp } : {}),
+    ...people,
+    people: ctx.config,
+    sessionHours: initial.adminSessionHours,
     logger,
     ...context,
   });
   const host = initial.adminHostname;
   return { listener, url: `http://${host.includes(":") ? `[${host}]` : host}:${listener.port}/`, token, tokenValues };
+}
+
+/**
+ * `adminOidc` and `adminTrustedHeader`, each loaded only when configured: their checks (a problem refuses the
+ * start, a role open to anyone is warned of), the provider's sign-in and the proxy's user. Their secrets are kept
+ * out of every output by config/deploy-secrets.ts.
+ */
+async function peopleOf(initial: ResolvedConfig, ctx: AdminContext) {
+  const { adminOidc: oidc, adminTrustedHeader: trusted } = initial;
+  const options: Pick<AdminOptions, "oidc" | "trusted"> = {};
+  if (!oidc && !trusted) return options;
+  const { checkPeople, callbackUrl } = await import("../people/check.ts");
+  const names = ctx.apps().map((app) => app.name ?? "default");
+  const checked = checkPeople(initial, names, ctx.cwd);
+  if (checked.problems.length > 0)
+    throw new Error(`the sign-in settings cannot be used:\n${checked.problems.join("\n")}`);
+  for (const line of checked.warnings) ctx.logger.warn(line);
+  const { FollowedSecret } = await import("../people/secret-file.ts");
+  if (oidc) {
+    const { OidcLogin, SIGN_IN_COOKIE } = await import("../people/oidc.ts");
+    const file = resolve(ctx.cwd, oidc.clientSecretFile);
+    const secret = new FollowedSecret(file, `adminOidc.clientSecretFile: ${file}`);
+    const login = new OidcLogin(oidc, secret);
+    options.oidc = { login, redirectUri: callbackUrl(initial.adminPublicUrl!), cookie: SIGN_IN_COOKIE };
+  }
+  if (trusted) {
+    const { TrustedHeader } = await import("../people/trusted-header.ts");
+    const settings = () => ctx.config().adminTrustedHeader;
+    options.trusted = new TrustedHeader(
+      () => settings() && { ...settings()!, secretFile: resolve(ctx.cwd, trusted.secretFile) },
+    );
+  }
+  return options;
 }

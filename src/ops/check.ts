@@ -171,6 +171,14 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
       )
     : undefined;
   if (tokens) problems.push(...tokens.problems);
+  // The people's sign-in (loaded only when set): their secrets' files, apps, roles open to anyone.
+  const names = config.apps.length === 0 ? ["default"] : valid.apps.map((app) => app.name ?? "default");
+  const people =
+    config.adminOidc || config.adminTrustedHeader
+      ? (await import("../people/check.ts")).checkPeople(config, names, cwd)
+      : undefined;
+  if (people) problems.push(...people.problems);
+  if (people) warnings.push(...people.warnings);
   for (const key of Object.keys(KEYS) as (keyof UserConfig)[]) {
     if (key === "apps" || key === "secret") continue;
     const value = config[key as keyof typeof config];
@@ -189,13 +197,15 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
                   ? describeBoundConnections(config)
                   : key === "tokens" && tokens
                     ? tokens.described
-                    : value === undefined
-                      ? "(none)"
-                      : key === "adminToken"
-                        ? mask(String(value))
-                        : key === "healthCheckUrl"
-                          ? withoutPassword(String(value))
-                          : String(value);
+                    : key === "adminOidc" || key === "adminTrustedHeader"
+                      ? (people?.described[key] ?? "(none)")
+                      : value === undefined
+                        ? "(none)"
+                        : key === "adminToken"
+                          ? mask(String(value))
+                          : key === "healthCheckUrl"
+                            ? withoutPassword(String(value))
+                            : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   warnings.push(...listenerWarnings(config, cwd));

@@ -148,6 +148,27 @@ export const KEY_NOTES: Record<keyof UserConfig, KeyNote> = {
     say: "Admin API token (keep it out of this file).",
     unset: "Default: one generated into .service/admin.token.",
   },
+  adminOidc: {
+    say: "People sign in to the dashboard with the team's OpenID provider; roles from their groups (docs/admin.md).",
+    example: {
+      issuer: "https://id.example.com/realms/acme",
+      clientId: "deploy-dashboard",
+      clientSecretFile: "/etc/service/oidc-secret",
+      roles: { claim: "groups", admin: ["ops"], read: ["engineering"] },
+    },
+  },
+  adminTrustedHeader: {
+    say: "The user a sign-in proxy in front of the admin listener names in a header (docs/admin.md).",
+    example: {
+      header: "Remote-User",
+      groupsHeader: "Remote-Groups",
+      from: ["127.0.0.1/32"],
+      secretFile: "/etc/service/proxy-secret",
+      roles: { admin: ["ops"] },
+    },
+  },
+  adminTokenLogin: { say: "The dashboard's token form; false hides it (people sign in with adminOidc)." },
+  adminSessionHours: { say: "How long a dashboard session lasts after its login, in hours." },
   adminMcp: {
     say: "The MCP endpoint for agents on the admin listener: read or write (docs/agents.md).",
     example: "read",

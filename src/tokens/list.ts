@@ -68,13 +68,20 @@ export function parseTokens(entries: unknown, apps: string[], cwd: string, probl
 
 /** A token file's value, or why it cannot be used: missing, unreadable, readable by others, under 16 characters. */
 export function readTokenFile(spec: TokenSpec): { value: string } | { problem: string } {
-  const of = `token "${spec.name}": ${spec.file}`;
+  return readPrivateSecret(spec.file, `token "${spec.name}": ${spec.file}`, "a token");
+}
+
+/**
+ * A secret file's first line, trimmed, or why it cannot be used (`of` names it): missing, unreadable, readable by
+ * others (not 0600), under 16 characters. `what` names what the secret is in that last message.
+ */
+export function readPrivateSecret(file: string, of: string, what: string): { value: string } | { problem: string } {
   let text: string;
   let mode: number;
   try {
     // A link the operator made is followed; a FIFO or a device is refused, never waited on.
-    text = readNoFollow(spec.file, true);
-    mode = statSync(spec.file).mode & 0o777;
+    text = readNoFollow(file, true);
+    mode = statSync(file).mode & 0o777;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return {
@@ -83,12 +90,12 @@ export function readTokenFile(spec: TokenSpec): { value: string } | { problem: s
   }
   if ((mode & 0o077) !== 0)
     return {
-      problem: `${of} can be read by other users (mode ${mode.toString(8).padStart(4, "0")}): run chmod 600 ${spec.file}`,
+      problem: `${of} can be read by other users (mode ${mode.toString(8).padStart(4, "0")}): run chmod 600 ${file}`,
     };
   const value = (text.split("\n")[0] ?? "").trim();
   if (value.length < WEAK_SECRET_LENGTH)
     return {
-      problem: `${of}: its first line has ${value.length} characters; a token needs at least ${WEAK_SECRET_LENGTH}`,
+      problem: `${of}: its first line has ${value.length} characters; ${what} needs at least ${WEAK_SECRET_LENGTH}`,
     };
   return { value };
 }

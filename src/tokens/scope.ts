@@ -9,7 +9,7 @@ export type Role = (typeof ROLES)[number];
 
 /** Who a request is, once its token or session is known. */
 export interface Scope {
-  /** The token's name; `admin` for the admin token. */
+  /** The token's name; `admin` for the admin token; a person's actor (`oidc:alice`: no token's name has a ":"). */
   name: string;
   role: Role;
   /** Only these apps; undefined: every app. */
@@ -25,6 +25,9 @@ export type Action = "deploy" | "rollback" | "cancel" | "pause" | "resume" | "fo
 /** The actions of a `deploy` token; `force` and `skipGate` stay an admin's (a CI job must not override its own gate). */
 const DEPLOY_ACTIONS: ReadonlySet<Action> = new Set(["deploy", "rollback", "cancel"]);
 
+/** A person's scope (`oidc:alice`, `proxy:bob`), not a token's. */
+export const isPerson = (scope: Scope) => scope.name.includes(":");
+
 /** Whether `scope` sees `app` (its records, logs, status). */
 export function sees(scope: Scope, app: string): boolean {
   return scope.apps === undefined || scope.apps.includes(app);
@@ -32,7 +35,7 @@ export function sees(scope: Scope, app: string): boolean {
 
 /** `token ci-web (deploy: web)`, `token grafana (read)`: how a refusal names the token, never its value. */
 export function scopeText(scope: Scope): string {
-  return `token ${scope.name} (${scope.role}${scope.apps ? `: ${scope.apps.join(", ")}` : ""})`;
+  return `${isPerson(scope) ? "" : "token "}${scope.name} (${scope.role}${scope.apps ? `: ${scope.apps.join(", ")}` : ""})`;
 }
 
 /** Why `scope` may not do `action` (on `app`), as the 403's message; undefined when it may. */
@@ -48,6 +51,6 @@ export function refusal(scope: Scope, action: Action, app?: string): string | un
 /** The actor of what the scope does, before `@<address>`: `admin`, `admin:alice`, `token:ci-web`, `token:ci-web:alice`. */
 export function actorName(scope: Scope, label?: string): string {
   // "admin" is no token's name (list.ts refuses it): it is the admin token's.
-  const who = scope.name === ADMIN_SCOPE.name ? "admin" : `token:${scope.name}`;
+  const who = scope.name === ADMIN_SCOPE.name || isPerson(scope) ? scope.name : `token:${scope.name}`;
   return label ? `${who}:${label}` : who;
 }

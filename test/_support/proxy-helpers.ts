@@ -108,11 +108,11 @@ export interface CaddyProcess extends ProxyProcess {
   certificate(domain: string): Promise<void>;
 }
 
-/** `caddy run` with the Caddyfile `config`, its state under `home`. */
-export function startCaddy(config: string, home: string): CaddyProcess {
+/** `caddy run` with the Caddyfile `config`, its state under `home`, `env` added to its environment. */
+export function startCaddy(config: string, home: string, env: Record<string, string> = {}): CaddyProcess {
   const proxy = spawnProxy(["caddy", "run", "--config", config, "--adapter", "caddyfile"], {
     cwd: home,
-    env: { ...process.env, HOME: home, ...caddyEnv(home) },
+    env: { ...process.env, HOME: home, ...caddyEnv(home), ...env },
   });
   return Object.assign(proxy, {
     ready: async () => {

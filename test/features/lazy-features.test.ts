@@ -1,7 +1,8 @@
 /**
  * docs/architecture.md "Optional features": a server loads the code of a feature only once its configuration asks
  * for it (a dynamic import at the point of use). A server with no admin listener, no notifications or commit
- * statuses, no polling, no releases and no duplicate-delivery check holds none of their modules; one with all of
+ * statuses, no polling, no releases, no duplicate-delivery check and no sign-in of people (OpenID, a trusted proxy's
+ * header) holds none of their modules; one with all of
  * them configured (the MCP endpoint too) loads them (the list below is what the check looks for, so it can tell).
  */
 import { describe, expect, test } from "bun:test";
@@ -22,6 +23,8 @@ const FEATURE_MODULES: Record<string, RegExp> = {
   // The age implementation (the age-encryption package) is imported by this module alone.
   age: /^config\/age-decrypt\.ts$/,
   mcp: /^mcp\//,
+  oidc: /^people\/oidc\.ts$/,
+  trustedHeader: /^people\/trusted-header\.ts$/,
 };
 
 /** The src/ modules a library server of `config` loaded after starting, one deploy, and stopping. */
@@ -49,6 +52,20 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
     expect(featuresIn(modules)).toEqual([]);
   });
 
+  test("a server with the admin listener alone loads neither sign-in of people (OpenID, a trusted proxy's header)", async () => {
+    const repo = makeRepo();
+    const modules = loadedBy({
+      secret: SECRET,
+      repoPath: repo.clone,
+      runScript: "true",
+      adminPort: await freePort(),
+      adminHostname: "127.0.0.1",
+    });
+    const features = featuresIn(modules);
+    expect(features).toContain("admin");
+    expect(features.filter((feature) => feature === "oidc" || feature === "trustedHeader")).toEqual([]);
+  });
+
   test("a server with every one of them configured loads each", async () => {
     const repo = makeRepo();
     // An age-encrypted envFile, made with the package's own encrypter, and the identity that opens it.
@@ -59,6 +76,9 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
     const encrypter = new Encrypter();
     encrypter.addRecipient(await identityToRecipient(identity));
     writeFileSync(join(secrets, "app.env.age"), await encrypter.encrypt("API_KEY=lazy-age-key-0123\n"));
+    const secretFile = join(tempDir("service-lazy-secret-"), "secret");
+    writeFileSync(secretFile, "a-secret-of-the-feature-0123456789\n", { mode: 0o600 });
+    const roles = { claim: "groups", admin: ["ops"], deploy: {}, read: [] };
     const modules = loadedBy({
       secret: SECRET,
       repoPath: repo.clone,
@@ -82,6 +102,9 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       envFile: join(secrets, "app.env.age"),
       ageIdentityFile: join(secrets, "key.txt"),
       adminMcp: "write",
+      adminPublicUrl: "http://127.0.0.1:9/admin",
+      adminOidc: { issuer: "http://127.0.0.1:9", clientId: "c", clientSecretFile: secretFile, name: "SSO", roles },
+      adminTrustedHeader: { header: "Remote-User", from: ["127.0.0.1/32"], secretFile, roles },
     });
     expect(featuresIn(modules).sort()).toEqual(Object.keys(FEATURE_MODULES).sort());
   });
