@@ -27,8 +27,8 @@ export interface DeployResult {
   verify?: VerifyResult;
   /** Where the deploy spent its time: the queue wait, then each phase (docs/log-files.md "Phases"). */
   phases?: DeployPhase[];
-  /** Under `limits.memory`: the kernel killed the run script for memory (docs/production.md "Limits"). */
-  killedBy?: "memory";
+  /** Under `limits`: the run script was killed for memory, or at `tasks` (docs/production.md "Limits"). */
+  killedBy?: "memory" | "tasks";
   /** With `gate`: what it decided on the commit, or that it was skipped (docs/configuration.md "gate"). */
   gate?: GateResult;
   /** With `releases` (docs/releases.md): the release this deploy built or switched to, and the one live before. */

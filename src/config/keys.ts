@@ -95,7 +95,14 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   limits: {
     kind: "limits",
     env: LIMITS_ENV.memory,
-    moreEnv: [LIMITS_ENV.cpu, LIMITS_ENV.tasks, LIMITS_ENV.nice, LIMITS_ENV.ioNice],
+    moreEnv: [
+      LIMITS_ENV.cpu,
+      LIMITS_ENV.tasks,
+      LIMITS_ENV.nice,
+      LIMITS_ENV.ioNice,
+      LIMITS_ENV.leftovers,
+      LIMITS_ENV.kept,
+    ],
   },
   activateScript: { kind: "string", env: "SERVICE_ACTIVATE_SCRIPT" },
   freeze: { kind: "freeze", env: "SERVICE_FREEZE" },

@@ -87,6 +87,10 @@ export interface LimitsSettings {
   nice?: number;
   /** I/O class: `idle`, `best-effort` or `best-effort:<0-7>`. */
   ioNice?: string;
+  /** What the scripts left running becomes when the deploy ends. @default kill after a failed deploy, keep after an ok one */
+  leftovers?: "kill" | "keep" | "move-out";
+  /** The limits of the app's group that keeps what ok deploys left running. @default { tasks: 4096 } */
+  kept?: { memory?: number; cpu?: number; tasks?: number };
 }
 
 /** Wait for the forge's checks on the commit before deploying it (key `gate`, top level or per app). */

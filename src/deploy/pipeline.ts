@@ -91,18 +91,14 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     step("deploy", state.error);
   }
   try {
-    // What a script left running on purpose (a daemon) leaves the deploy's limits with it: production never runs
-    // under a build's cap, nor dies because a build ended.
-    const moved = ctx.limits?.close() ?? [];
-    if (moved.length > 0)
-      step(
-        "deploy",
-        `left running, moved out of the deploy's limits into the service's own group: ${moved.join(", ")}`,
-      );
     // Nothing follows the `[done]` line: a cancel that comes while the deploy ends changes nothing.
     ended = true;
     const by = ctx.cancelled();
     const produced = state.produced(by);
+    // What the scripts left running (a daemon) is kept in the app's group after an ok deploy, stopped after a failed
+    // one (steps/leftovers.ts): never without limits, unless asked.
+    const left = await ctx.limits?.end(produced.ok);
+    if (left) step("deploy", left);
     const commits = await commitsOf(ctx, {
       live: state.liveCommit(produced.ok),
       before: state.liveBefore,
@@ -161,7 +157,7 @@ async function applyLimits(ctx: DeployContext): Promise<string | null> {
   const settings = ctx.config.limits;
   if (!settings) return null;
   const { DeployLimits } = await import("../steps/limits.ts");
-  const opened = await DeployLimits.open(settings, ctx.run.id);
+  const opened = await DeployLimits.open(settings, ctx.run.id, { app: ctx.app, repoPath: ctx.config.repoPath });
   if ("problem" in opened) {
     ctx.run.step("deploy", `${opened.problem}; nothing runs`);
     return opened.problem;

@@ -89,7 +89,7 @@ export function repoProblems(
 /** The releases directory of an app must be usable (docs/releases.md); an activate script needs releases. */
 export function releasesProblems(
   label: string,
-  app: { repoPath: string; releases?: ReleaseSettings; activateScript?: string },
+  app: { repoPath: string; releases?: ReleaseSettings; activateScript?: string; runScript?: string },
   files: Features["releaseFiles"],
 ): { problems: string[]; warnings: string[] } {
   if (!app.releases) {
@@ -102,7 +102,10 @@ export function releasesProblems(
   }
   // Loaded: this app has releases (featuresOf).
   const problem = files!.releasesPathProblem(app.releases, app.repoPath);
-  const warnings = files!.sharedFileWarnings(app.releases).map((warning) => `${label}${warning}`);
+  const warnings = [
+    ...files!.sharedFileWarnings(app.releases),
+    ...files!.carryWarnings(app.releases, app.runScript),
+  ].map((warning) => `${label}${warning}`);
   return { problems: problem ? [`${label}${problem}`] : [], warnings };
 }
 

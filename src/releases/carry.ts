@@ -3,8 +3,8 @@
  * live release into the new one before its build, so `npm ci` and the like fetch only what changed. A copy, never a
  * link or a shared directory: the releases stay apart, and a rollback stays a plain switch.
  */
-import { lstatSync, mkdirSync, readdirSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type { DeployContext } from "../steps/context.ts";
 import { short } from "../system/git.ts";
 import { runProcess } from "../system/process.ts";
@@ -90,8 +90,9 @@ export async function trackedCarry(
 
 /**
  * Copies each carry path from the live release `from` into the new release `to` (`cp -a --reflink=auto`: a
- * copy-on-write clone where the file system can, links copied as links, never followed), within `deadline`. A path
- * missing in the live release is skipped, and said. Returns what was carried, or why the release cannot be built.
+ * copy-on-write clone where the file system can, links copied as links, never followed), within `deadline`. Only real
+ * directories and files: a path missing in the live release, or that is a link, is skipped, and so are the links inside
+ * it that lead out of the release; each said. Returns what was carried, or why the release cannot be built.
  */
 export async function carryInto(
   carry: string[],
@@ -118,6 +119,15 @@ export async function carryInto(
       say(`carry: ${entry} is not in release ${from.id}: skipped`);
       continue;
     }
+    // A link carried as a link would have the build write through it, into the release it names (the live one).
+    const kind = lstatSync(source);
+    if (!kind.isDirectory() && !kind.isFile()) {
+      const what = kind.isSymbolicLink() ? "a link" : "a special file";
+      say(
+        `carry: ${entry} in release ${from.id} is ${what}, not a directory or a file: skipped (only real directories and files are carried)`,
+      );
+      continue;
+    }
     const target = join(to, rel);
     // Nor a link on the way into the new release (a tracked `cache -> /`): the copy must land inside it.
     const parent = firstNotDirectory(to, rel);
@@ -137,7 +147,8 @@ export async function carryInto(
         : (copied.error ?? `cp exited with code ${copied.exitCode}`);
       return `carrying ${entry} from release ${from.id} failed: ${why}`;
     }
-    const size = sizeOf(target);
+    const { skipped, ...size } = settle(target, to);
+    if (skipped.length > 0) say(`carry: ${entry}: skipped ${describeSkipped(skipped)}`);
     carried.push({ path: entry, ...size });
     say(`carried ${entry} (${size.files} files, ${formatBytes(size.bytes)}) from ${from.id}`);
   }
@@ -172,22 +183,61 @@ const exists = (path: string) => {
   }
 };
 
-/** The entries (files, links: anything but a directory) under `path` and their bytes, links never followed. */
-function sizeOf(path: string): { files: number; bytes: number } {
+/**
+ * What was copied to `path` in the release `root`, made safe to build in: a link that leads out of the release (to the
+ * live release, anywhere else on the machine) and anything that is neither a directory, a file nor a link are removed,
+ * and named (relative to the release); links are never followed. The entries kept and their bytes.
+ */
+function settle(path: string, root: string): { files: number; bytes: number; skipped: Skipped[] } {
   let files = 0;
   let bytes = 0;
+  const skipped: Skipped[] = [];
+  const release = resolve(root);
   const pending = [path];
   while (pending.length > 0) {
     const next = pending.pop()!;
     const stat = lstatSync(next);
-    if (!stat.isDirectory()) {
-      files++;
-      bytes += stat.size;
+    if (stat.isDirectory()) {
+      for (const name of readdirSync(next)) pending.push(join(next, name));
       continue;
     }
-    for (const name of readdirSync(next)) pending.push(join(next, name));
+    const out = stat.isSymbolicLink() ? leadsOut(next, release) : !stat.isFile();
+    if (out) {
+      rmSync(next, { force: true });
+      skipped.push({ path: relative(release, next), link: stat.isSymbolicLink() });
+      continue;
+    }
+    files++;
+    bytes += stat.size;
   }
-  return { files, bytes };
+  return { files, bytes, skipped };
+}
+
+interface Skipped {
+  path: string;
+  link: boolean;
+}
+
+/** Whether the link at `path` names something outside `release` (resolved by its text, never followed). */
+function leadsOut(path: string, release: string): boolean {
+  const text = readlinkSync(path);
+  const target = isAbsolute(text) ? resolve(text) : resolve(dirname(path), text);
+  return target !== release && !target.startsWith(`${release}/`);
+}
+
+/** `1 link leading out of the release: node_modules/.bin/tool` (the first five named), and the special files. */
+function describeSkipped(skipped: Skipped[]): string {
+  const parts: string[] = [];
+  for (const link of [true, false]) {
+    const some = skipped.filter((s) => s.link === link);
+    if (some.length === 0) continue;
+    const what = link
+      ? `${some.length} link${some.length === 1 ? "" : "s"} leading out of the release`
+      : `${some.length} special file${some.length === 1 ? "" : "s"} (neither a directory, a file nor a link)`;
+    const named = some.slice(0, 5).map((s) => s.path);
+    parts.push(`${what}: ${named.join(", ")}${some.length > 5 ? ", …" : ""}`);
+  }
+  return parts.join("; ");
 }
 
 /** 38.2 MB, 14.9 kB, 512 B: decimal units, as `du --si` says them. */

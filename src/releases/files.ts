@@ -208,6 +208,21 @@ export function sharedFileWarnings(settings: Pick<ReleaseSettings, "path" | "sha
   return warnings;
 }
 
+/** `npm ci` (or its other names) as a command of a run script. */
+const NPM_CI = /(^|[^\w-])npm\s+(ci|clean-install|install-clean)(?=$|[\s;&|)])/m;
+
+/**
+ * A carried `node_modules` that the run script's `npm ci` deletes before it installs (docs/releases.md "Carrying a
+ * build cache"): copied for nothing. Said by `service check`.
+ */
+export function carryWarnings(settings: Pick<ReleaseSettings, "carry">, runScript: string | undefined): string[] {
+  const modules = settings.carry?.find((entry) => /(^|\/)node_modules\/?$/.test(entry));
+  if (!modules || !runScript || !NPM_CI.test(runScript)) return [];
+  return [
+    `releases.carry has ${modules.replace(/\/$/, "")}, but the run script runs npm ci, which deletes node_modules before it installs: nothing carried is used (build with npm install, or carry npm's cache: npm ci --cache .npm-cache with carry: [.npm-cache]; docs/releases.md)`,
+  ];
+}
+
 /** An app's releases as `service status`, its `--json` and `GET /api/apps` show them. */
 export interface ReleasesView {
   path: string;

@@ -7,11 +7,13 @@
  */
 import { formatBytes } from "../config/limits.ts";
 import type { LimitsSettings } from "../config/schema.ts";
-import { type Controller, DeployGroup, findHierarchy, removeDeadGroups } from "../system/cgroups.ts";
+import { type Controller, DeployGroup, findHierarchy } from "../system/cgroups.ts";
+import { removeDeadGroups } from "../system/cgroup-members.ts";
 import type { ScriptLimits } from "../system/process.ts";
+import { endLeftovers, keptGroupName } from "./leftovers.ts";
 
 /** The controllers `limits` needs; none for `nice` and `ioNice` alone. */
-export function controllersOf(limits: LimitsSettings | undefined): Controller[] {
+export function controllersOf(limits: Pick<LimitsSettings, "memory" | "cpu" | "tasks"> | undefined): Controller[] {
   if (!limits) return [];
   return [
     ...(limits.memory !== undefined ? (["memory"] as const) : []),
@@ -28,15 +30,20 @@ export function limitsProblem(limits: LimitsSettings | undefined): string | unde
   return "problem" in found ? found.problem : undefined;
 }
 
-/** `limits` as one line: `memory 2G, cpu 1.5, tasks 512, nice 10, ioNice idle`; empty without any. */
+/**
+ * `limits` as one line: `memory 2G, cpu 1.5, tasks 512, nice 10, ioNice idle, leftovers kill, kept (tasks 64)`; empty
+ * without any.
+ */
 export function describeLimits(limits: LimitsSettings | undefined): string {
-  const { memory, cpu, tasks, nice, ioNice } = limits ?? {};
+  const { memory, cpu, tasks, nice, ioNice, leftovers, kept } = limits ?? {};
   return [
     memory !== undefined && `memory ${formatBytes(memory)}`,
     cpu !== undefined && `cpu ${cpu}`,
     tasks !== undefined && `tasks ${tasks}`,
     nice !== undefined && `nice ${nice}`,
     ioNice !== undefined && `ioNice ${ioNice}`,
+    leftovers !== undefined && `leftovers ${leftovers}`,
+    kept !== undefined && `kept (${describeLimits(kept)})`,
   ]
     .filter(Boolean)
     .join(", ");
@@ -56,20 +63,26 @@ export class DeployLimits implements ScriptLimits {
   private constructor(
     readonly settings: LimitsSettings,
     private readonly group: DeployGroup | undefined,
+    private readonly keptName: string,
   ) {}
 
   /**
    * The limits of deploy `id`: its group made (and the groups a dead process left removed first), or why the
-   * limits cannot be enforced: then nothing may run, never silently unlimited.
+   * limits cannot be enforced: then nothing may run, never silently unlimited. `of` names the app's kept group.
    */
-  static async open(settings: LimitsSettings, id: string): Promise<DeployLimits | { problem: string }> {
+  static async open(
+    settings: LimitsSettings,
+    id: string,
+    of: { app: string | undefined; repoPath: string },
+  ): Promise<DeployLimits | { problem: string }> {
+    const keptName = keptGroupName(of.app, of.repoPath);
     const wanted = controllersOf(settings);
-    if (wanted.length === 0) return new DeployLimits(settings, undefined);
+    if (wanted.length === 0) return new DeployLimits(settings, undefined, keptName);
     const hierarchy = findHierarchy(wanted);
     if ("problem" in hierarchy) return hierarchy;
     try {
       await removeDeadGroups(hierarchy);
-      return new DeployLimits(settings, DeployGroup.make(hierarchy, id, settings));
+      return new DeployLimits(settings, DeployGroup.make(hierarchy, id, settings), keptName);
     } catch (error) {
       return { problem: `limits: the deploy's cgroup cannot be made: ${(error as Error).message}` };
     }
@@ -88,9 +101,14 @@ export class DeployLimits implements ScriptLimits {
     return ["/bin/sh", "-c", steps.join("; "), "sh", ...(this.group?.procsFiles ?? []), "--", ...argv];
   }
 
-  /** How many of its processes the kernel killed for memory so far. */
-  oomKills(): number {
-    return this.group?.oomKills() ?? 0;
+  /** What the kernel did to the deploy's processes so far: memory kills, forks refused at `tasks`. */
+  counts(): { memory: number; tasks: number } {
+    return this.group?.counts() ?? { memory: 0, tasks: 0 };
+  }
+
+  /** Whether a fork can be refused at `tasks` (the spawn then watches for it). */
+  get tasks(): number | undefined {
+    return this.group ? this.settings.tasks : undefined;
   }
 
   /** The memory limit as said: `2G`. */
@@ -103,8 +121,16 @@ export class DeployLimits implements ScriptLimits {
     return describeLimits(this.settings);
   }
 
-  /** Removes the group; returns the pids of what a script left running, moved out into the service's own group. */
-  close(): number[] {
-    return this.group?.close() ?? [];
+  /**
+   * Ends the deploy's group: what its scripts left running is kept, stopped or moved out (leftovers.ts, by
+   * `limits.leftovers` and whether the deploy was `ok`). The line that says what was done, if anything was left.
+   */
+  async end(ok: boolean): Promise<string | undefined> {
+    if (!this.group) return undefined;
+    try {
+      return await endLeftovers(this.group, this.settings, ok, this.keptName);
+    } catch (error) {
+      return `what the deploy left running could not be ended: ${(error as Error).message}`;
+    }
   }
 }

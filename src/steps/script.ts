@@ -222,11 +222,16 @@ export function describeLeftovers(left: Leftovers): string {
 }
 
 /** How one run of the script went, without its output (kept by the caller). */
-export type StepRun = Omit<RunResult, "stdout" | "stderr"> & { error?: string; killedBy?: "memory" };
+export type StepRun = Omit<RunResult, "stdout" | "stderr"> & { error?: string; killedBy?: "memory" | "tasks" };
 
-/** The line of a script the kernel killed for memory under `limits.memory`. */
-export const killedText = (limits: { memoryText: string } | undefined) =>
-  `killed: out of memory (limit ${limits?.memoryText ?? "?"})`;
+/** The line of a script killed for `limits`: the kernel's out-of-memory kill, or `tasks` reached. */
+export const killedText = (
+  limits: { memoryText: string; tasks: number | undefined } | undefined,
+  by: "memory" | "tasks",
+) =>
+  by === "memory"
+    ? `killed: out of memory (limit ${limits?.memoryText ?? "?"})`
+    : `killed: task limit (${limits?.tasks ?? "?"}) reached`;
 
 /** Why a run of the script failed, when it did not exit non-zero on its own (it could not start, it timed out). */
 export function describeFailure(run: StepRun): string | null {
@@ -257,7 +262,8 @@ export async function scriptStep(
     ...(ctx.limits ? { limits: ctx.limits } : {}),
   });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  const killed = outcome.killedBy === "memory" ? killedText(ctx.limits) : undefined;
+  const { killedBy } = outcome;
+  const killed = killedBy ? killedText(ctx.limits, killedBy) : undefined;
   if (outcome.error) run.step(name, outcome.error);
   else if (killed) run.step(name, `${killed}; exit code ${outcome.exitCode} after ${seconds} s`);
   else if (outcome.timedOut) run.step(name, describeTimeout(config.runTimeoutMs, outcome.stopped));
@@ -266,6 +272,6 @@ export async function scriptStep(
     exitCode: outcome.exitCode,
     timedOut: outcome.timedOut,
     script,
-    ...(outcome.error ? { error: outcome.error } : killed ? { error: killed, killedBy: "memory" as const } : {}),
+    ...(outcome.error ? { error: outcome.error } : killed ? { error: killed, killedBy } : {}),
   };
 }

@@ -1,8 +1,9 @@
 /**
  * The kernel's control groups as a deploy's limits use them (docs/production.md "Limits"): where this process's own
  * group is, in the unified hierarchy (cgroup v2) or in one hierarchy per controller (v1); whether a controller can
- * really be used there; and a deploy's own group beside it, its limits written, its processes listed, its
- * out-of-memory kills counted, removed at the end, and the groups a dead process left cleaned up.
+ * really be used there; and a group of ours beside it (a deploy's, or an app's kept group), its limits written, its
+ * processes listed, what the kernel did to it counted (memory kills, refused forks). What ends its processes or moves
+ * them is cgroup-members.ts.
  */
 import {
   accessSync,
@@ -15,7 +16,6 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { processAlive } from "./liveness.ts";
 
 export type Controller = "memory" | "cpu" | "pids";
 
@@ -110,53 +110,56 @@ export function findHierarchy(wanted: Controller[]): Hierarchy | { problem: stri
   };
 }
 
-/** A deploy's group: one directory (v2) or one per controller (v1), made with its limits. */
+/** A group of ours: one directory (v2) or one per controller it limits (v1), made with its limits. */
 export class DeployGroup {
   private constructor(
-    private readonly hierarchy: Hierarchy,
-    readonly dirs: string[],
+    readonly hierarchy: Hierarchy,
+    readonly name: string,
+    /** v1: the group's directory in the hierarchy of each controller it limits; v2: the one directory for all. */
+    readonly byController: Partial<Record<Controller, string>>,
   ) {}
 
   /** Makes the group of deploy `id` with `limits`; throws with the reason when the kernel refuses. */
-  static make(
-    hierarchy: Hierarchy,
-    id: string,
-    limits: { memory?: number; cpu?: number; tasks?: number },
-  ): DeployGroup {
-    const name = `service-${process.pid}-${id.slice(0, 8)}`;
-    if (hierarchy.version === 2) {
-      enableV2(hierarchy, limits);
-      const dir = join(hierarchy.parent, name);
-      mkdirSync(dir, { recursive: true });
-      if (limits.memory !== undefined) {
-        writeFileSync(join(dir, "memory.max"), String(limits.memory));
-        if (existsSync(join(dir, "memory.swap.max"))) writeFileSync(join(dir, "memory.swap.max"), "0");
-      }
-      if (limits.cpu !== undefined) writeFileSync(join(dir, "cpu.max"), `${Math.round(limits.cpu * 100_000)} 100000`);
-      if (limits.tasks !== undefined) writeFileSync(join(dir, "pids.max"), String(limits.tasks));
-      return new DeployGroup(hierarchy, [dir]);
-    }
-    const dirs: string[] = [];
+  static make(hierarchy: Hierarchy, id: string, limits: Limits): DeployGroup {
+    return DeployGroup.at(hierarchy, `service-${process.pid}-${id.slice(0, 8)}`, limits);
+  }
+
+  /** The group `name` with `limits` written, made when it does not exist yet; throws when the kernel refuses. */
+  static at(hierarchy: Hierarchy, name: string, limits: Limits): DeployGroup {
+    const byController: Partial<Record<Controller, string>> = {};
     const at = (controller: Controller) => {
-      const dir = join(hierarchy.parents[controller], name);
+      const dir = join(hierarchy.version === 2 ? hierarchy.parent : hierarchy.parents[controller], name);
       mkdirSync(dir, { recursive: true });
-      dirs.push(dir);
+      byController[controller] = dir;
       return dir;
     };
+    if (hierarchy.version === 2) enableV2(hierarchy, limits);
     if (limits.memory !== undefined) {
       const dir = at("memory");
-      writeFileSync(join(dir, "memory.limit_in_bytes"), String(limits.memory));
-      // Swap too: a build over its memory is killed, not swapped out (absent when the kernel has no swap accounting).
-      if (existsSync(join(dir, "memory.memsw.limit_in_bytes")))
-        writeFileSync(join(dir, "memory.memsw.limit_in_bytes"), String(limits.memory));
+      const v2 = hierarchy.version === 2;
+      // Swap too: over its memory a group is killed, not swapped out (absent without swap accounting). v1 wants
+      // memory.limit_in_bytes <= memory.memsw.limit_in_bytes at every write: swap is lifted first, then set.
+      const swap = join(dir, v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes");
+      if (!v2 && existsSync(swap)) writeFileSync(swap, "-1");
+      writeFileSync(join(dir, v2 ? "memory.max" : "memory.limit_in_bytes"), String(limits.memory));
+      if (existsSync(swap)) writeFileSync(swap, v2 ? "0" : String(limits.memory));
     }
     if (limits.cpu !== undefined) {
       const dir = at("cpu");
-      writeFileSync(join(dir, "cpu.cfs_period_us"), "100000");
-      writeFileSync(join(dir, "cpu.cfs_quota_us"), String(Math.round(limits.cpu * 100_000)));
+      const quota = Math.round(limits.cpu * 100_000);
+      if (hierarchy.version === 2) writeFileSync(join(dir, "cpu.max"), `${quota} 100000`);
+      else {
+        writeFileSync(join(dir, "cpu.cfs_period_us"), "100000");
+        writeFileSync(join(dir, "cpu.cfs_quota_us"), String(quota));
+      }
     }
     if (limits.tasks !== undefined) writeFileSync(join(at("pids"), "pids.max"), String(limits.tasks));
-    return new DeployGroup(hierarchy, dirs);
+    return new DeployGroup(hierarchy, name, byController);
+  }
+
+  /** Its directories (one in v2). */
+  get dirs(): string[] {
+    return [...new Set(Object.values(this.byController))];
   }
 
   /** The files a process writes its pid to, to join the group (before it runs anything). */
@@ -164,13 +167,17 @@ export class DeployGroup {
     return this.dirs.map((dir) => join(dir, "cgroup.procs"));
   }
 
-  /** How many processes the kernel killed in it for memory, so far. */
-  oomKills(): number {
-    const dir =
-      this.hierarchy.version === 2 ? this.dirs[0] : this.dirs.find((d) => existsSync(join(d, "memory.oom_control")));
-    if (!dir) return 0;
-    const text = read(join(dir, this.hierarchy.version === 2 ? "memory.events" : "memory.oom_control"));
-    return Number(/oom_kill (\d+)/.exec(text)?.[1] ?? 0);
+  /** What the kernel did to it so far: processes killed for memory, forks refused at its `tasks`. */
+  counts(): { memory: number; tasks: number } {
+    const v2 = this.hierarchy.version === 2;
+    const memory = this.byController.memory;
+    const pids = this.byController.pids;
+    const oom = memory ? read(join(memory, v2 ? "memory.events" : "memory.oom_control")) : "";
+    return {
+      memory: Number(/^oom_kill (\d+)/m.exec(oom)?.[1] ?? 0),
+      // pids.events: `max` counts the forks refused at the limit (v1 and v2 alike).
+      tasks: pids ? Number(/^max (\d+)/m.exec(read(join(pids, "pids.events")))?.[1] ?? 0) : 0,
+    };
   }
 
   /** The processes in it now. */
@@ -178,28 +185,19 @@ export class DeployGroup {
     return [...new Set(this.dirs.flatMap((dir) => pidsIn(dir)))];
   }
 
-  /**
-   * Removes the group. What still runs in it (a daemon a script left running on purpose) is moved out first, into
-   * the service's own group: production never runs under a build's limits. Returns the pids moved.
-   */
-  close(): number[] {
-    const moved = this.members();
+  /** Removes its directories (an empty group's; one that still holds a process stays). */
+  remove(): void {
     for (const dir of this.dirs) {
-      const parent = this.hierarchy.version === 2 ? this.hierarchy.leaf : join(dir, "..");
-      for (const pid of pidsIn(dir)) {
-        try {
-          writeFileSync(join(parent, "cgroup.procs"), String(pid));
-        } catch {}
-      }
       try {
         rmdirSync(dir);
       } catch {}
     }
-    return moved;
   }
 }
 
-function pidsIn(dir: string): number[] {
+type Limits = { memory?: number; cpu?: number; tasks?: number };
+
+export function pidsIn(dir: string): number[] {
   return read(join(dir, "cgroup.procs")).split("\n").filter(Boolean).map(Number);
 }
 
@@ -207,10 +205,7 @@ function pidsIn(dir: string): number[] {
  * v2 lets a group give controllers to child groups only while it holds no process itself: the service moves into
  * its leaf first (once), then the controllers are enabled for the children.
  */
-function enableV2(
-  hierarchy: Extract<Hierarchy, { version: 2 }>,
-  limits: { memory?: number; cpu?: number; tasks?: number },
-) {
+function enableV2(hierarchy: Extract<Hierarchy, { version: 2 }>, limits: Limits) {
   mkdirSync(hierarchy.leaf, { recursive: true });
   for (const pid of pidsIn(hierarchy.parent)) writeFileSync(join(hierarchy.leaf, "cgroup.procs"), String(pid));
   const wanted = [
@@ -223,37 +218,14 @@ function enableV2(
   if (more.length) writeFileSync(join(hierarchy.parent, "cgroup.subtree_control"), more.map((c) => `+${c}`).join(" "));
 }
 
-/**
- * The groups a dead process left (a crash, kill -9 of the server or of `service deploy`): what still runs in them is
- * killed (v1 has no `cgroup.kill`: each process), then they are removed. Bounded: a group that does not empty within
- * `graceMs` is left for the next look. Returns the groups removed.
- */
-export async function removeDeadGroups(hierarchy: Hierarchy, graceMs = 2000): Promise<string[]> {
-  const parents = hierarchy.version === 2 ? [hierarchy.parent] : [...new Set(Object.values(hierarchy.parents))];
-  const removed: string[] = [];
-  for (const parent of parents) {
-    let names: string[] = [];
-    try {
-      names = readdirSync(parent);
-    } catch {}
-    for (const name of names) {
-      const owner = Number(GROUP.exec(name)?.[1]);
-      if (!owner || owner === process.pid || processAlive(owner)) continue;
-      const dir = join(parent, name);
-      const deadline = Date.now() + graceMs;
-      for (let left = pidsIn(dir); left.length > 0 && Date.now() < deadline; left = pidsIn(dir)) {
-        for (const pid of left) {
-          try {
-            process.kill(pid, "SIGKILL");
-          } catch {}
-        }
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      try {
-        rmdirSync(dir);
-        removed.push(dir);
-      } catch {}
-    }
-  }
-  return removed;
+/** The deploys' groups a process left in `parent`, with the pid of the process that made each. */
+export function deployGroupsIn(parent: string): { dir: string; owner: number }[] {
+  let names: string[] = [];
+  try {
+    names = readdirSync(parent);
+  } catch {}
+  return names.flatMap((name) => {
+    const owner = Number(GROUP.exec(name)?.[1]);
+    return owner ? [{ dir: join(parent, name), owner }] : [];
+  });
 }

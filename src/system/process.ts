@@ -7,13 +7,18 @@ import type { Child } from "../runtime/types.ts";
 import { collectGarbage } from "../runtime/gc.ts";
 import { deployGroups, groupOf, snapshot, stopLeftovers, type StopReport } from "./groups.ts";
 
-/** What a deploy's limits do to a script it starts (steps/limits.ts): wrap its command, count its memory kills. */
+/** What a deploy's limits do to a script it starts (steps/limits.ts): wrap its command, count what the kernel did. */
 export interface ScriptLimits {
   /** The command started so that it joins the deploy's group and takes its priority before it runs anything. */
   wrap(argv: string[]): string[];
-  /** How many processes of the deploy the kernel killed for memory so far. */
-  oomKills(): number;
+  /** What the kernel did to the deploy's processes so far: killed for memory, forks refused at `tasks`. */
+  counts(): { memory: number; tasks: number };
+  /** The `tasks` limit, when the deploy's group has one: a script that reaches it is killed. */
+  readonly tasks: number | undefined;
 }
+
+/** How often a running script's refused forks are looked at, under a `tasks` limit. */
+const TASKS_LOOK_MS = 100;
 
 /** The limits of the script running in the current async context (steps/script.ts sets them around it). */
 export const scriptLimits = new AsyncLocalStorage<ScriptLimits>();
@@ -52,8 +57,11 @@ export interface ProcessExit {
   error?: string;
   /** With `leaveNothing`: what it had left running (only when it left something). */
   left?: Leftovers;
-  /** Under a deploy's `limits.memory`: the kernel killed it (or a process of it) for memory. */
-  killedBy?: "memory";
+  /**
+   * Under a deploy's `limits`: the kernel killed it (or a process of it) for memory, or it reached `tasks` (a fork
+   * refused), and was killed for it.
+   */
+  killedBy?: "memory" | "tasks";
 }
 
 /**
@@ -179,7 +187,7 @@ const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 export async function runProcess(argv: string[], options: ProcessOptions): Promise<ProcessExit> {
   let proc: Child;
   const limits = scriptLimits.getStore();
-  const killsBefore = limits?.oomKills() ?? 0;
+  const before = limits?.counts();
   try {
     proc = await runtime.spawn(limits ? limits.wrap(argv) : argv, { cwd: options.cwd, env: options.env });
   } catch (error) {
@@ -211,6 +219,17 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
   };
   const pumps = Promise.all([pump("stdout", proc.stdout), pump("stderr", proc.stderr)]);
 
+  // A script that reaches `tasks` (a fork bomb, a build spawning without end) is stopped there, not at its timeout.
+  let reachedTasks = false;
+  const tasksLook =
+    limits?.tasks !== undefined && before
+      ? setInterval(() => {
+          if (limits.counts().tasks <= before.tasks) return;
+          reachedTasks = true;
+          killGroup(pid, "SIGKILL");
+          clearInterval(tasksLook);
+        }, TASKS_LOOK_MS)
+      : undefined;
   let timedOut = false;
   let stopped: StopReport | undefined;
   let killTimer: ReturnType<typeof setTimeout> | undefined;
@@ -236,6 +255,7 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
     await Promise.race([pumps, sleep(DRAIN_MS)]);
   } finally {
     clearTimeout(timeoutTimer);
+    clearInterval(tasksLook);
     if (killTimer) clearTimeout(killTimer);
     forwarding = false;
     owner?.ended(pid);
@@ -243,7 +263,7 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
   }
   const signal = ended.signal as NodeJS.Signals | null;
   const exitCode = ended.exitCode ?? (signal ? 128 + (constants.signals[signal] ?? 0) : null);
-  const killedBy = limits && exitCode !== 0 && limits.oomKills() > killsBefore ? ("memory" as const) : undefined;
+  const killedBy = exitCode !== 0 && before ? limitReached(before, limits!.counts(), reachedTasks) : undefined;
   return {
     exitCode,
     timedOut,
@@ -251,6 +271,16 @@ export async function runProcess(argv: string[], options: ProcessOptions): Promi
     ...(left ? { left } : {}),
     ...(killedBy ? { killedBy } : {}),
   };
+}
+
+/** Which limit ended a script that failed, from the kernel's counts before and after it. */
+function limitReached(
+  before: { memory: number; tasks: number },
+  after: { memory: number; tasks: number },
+  reachedTasks: boolean,
+): "memory" | "tasks" | undefined {
+  if (after.memory > before.memory) return "memory";
+  return reachedTasks || after.tasks > before.tasks ? "tasks" : undefined;
 }
 
 /** The markers that find a command's processes outside its group: its own, else its deploy's. */

@@ -3,16 +3,7 @@
  * releases, real copies, the real CLI.
  */
 import { describe, expect, test } from "bun:test";
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { counted, currentRelease, deployStreamed, makeReleasesSite, recordOf } from "../_support/release-helpers.ts";
 import { bearer, startAdmin } from "../_support/admin-helpers.ts";
@@ -74,31 +65,54 @@ describe('carrying a build cache (docs/releases.md "Carrying a build cache")', (
     expect(two.result.ok).toBe(false);
   });
 
-  test("a carried link pointing outside the release is copied as a link: not followed, its target not copied", async () => {
+  test("only real directories and files are carried: a carried path that is a link, and links inside it that lead out of the release, are skipped and said", async () => {
     const outside = tempDir("service-carry-outside-");
     mkdirSync(join(outside, "lib"));
     writeFileSync(join(outside, "lib", "secret"), "outside\n");
+    const seen = join(outside, "seen");
+    // The build notes what it finds carried (before it makes anything), then makes vendor a link out of the release,
+    // and in node_modules a link inside it and one out of it.
+    const build = join(outside, "build.sh");
+    writeFileSync(
+      build,
+      [
+        "for p in vendor node_modules/.bin/tool node_modules/.bin/inside node_modules/pkg/cli.js; do",
+        `  if [ -L $p ]; then echo "$p link"; elif [ -e $p ]; then echo "$p file"; else echo "$p none"; fi >> ${seen}`,
+        "done",
+        `test -e vendor || ln -s ${outside}/lib vendor`,
+        "mkdir -p node_modules/.bin node_modules/pkg && echo cli > node_modules/pkg/cli.js",
+        "ln -sfn ../pkg/cli.js node_modules/.bin/inside",
+        `ln -sfn ${outside}/lib/secret node_modules/.bin/tool`,
+        "",
+      ].join("\n"),
+    );
     const s = makeReleasesSite(
       { "public/index.html": "v1\n" },
-      {
-        SERVICE_RELEASES_CARRY: "vendor,node_modules",
-        SERVICE_RUN_SCRIPT: `sh -c 'test -e vendor || ln -s ${outside}/lib vendor; mkdir -p node_modules/.bin && test -e node_modules/.bin/tool || ln -s ${outside}/lib/secret node_modules/.bin/tool'`,
-      },
+      { SERVICE_RELEASES_CARRY: "vendor,node_modules", SERVICE_RUN_SCRIPT: `sh ${build}` },
     );
     await using server = await startServer(s.cwd, s.env);
-    await deployStreamed(server.url, s.cwd);
+    const one = await deployStreamed(server.url, s.cwd);
+    const id1 = one.result.release.id;
     s.repo.push({ "public/index.html": "v2\n" }, "v2");
     const two = await deployStreamed(server.url, s.cwd);
     expect(lastLine(two.text)).toBe("[done] ok=true exitCode=0");
-    const dir = two.result.release.path;
-    expect(lstatSync(join(dir, "vendor")).isSymbolicLink()).toBe(true);
-    expect(readlinkSync(join(dir, "vendor"))).toBe(join(outside, "lib"));
-    expect(lstatSync(join(dir, "node_modules/.bin/tool")).isSymbolicLink()).toBe(true);
-    expect(readlinkSync(join(dir, "node_modules/.bin/tool"))).toBe(join(outside, "lib", "secret"));
-    // Counted as one entry each, the target's files never copied nor touched.
-    expect(two.text).toMatch(/\[release\] carried vendor \(1 files, \d+ B\)/);
-    expect(two.result.release.carried).toContainEqual({ path: "vendor", files: 1, bytes: expect.any(Number) });
+    expect(two.text).toContain(
+      `[release] carry: vendor in release ${id1} is a link, not a directory or a file: skipped (only real directories and files are carried)`,
+    );
+    expect(two.text).toContain(
+      "[release] carry: node_modules: skipped 1 link leading out of the release: node_modules/.bin/tool",
+    );
+    expect(two.text).toMatch(/\[release\] carried node_modules \(2 files, \d+ B\)/);
+    // What the second build found: no vendor, no link out; the link inside node_modules and its target.
+    expect(readFileSync(seen, "utf8").split("\n").slice(4, 8)).toEqual([
+      "vendor none",
+      "node_modules/.bin/tool none",
+      "node_modules/.bin/inside link",
+      "node_modules/pkg/cli.js file",
+    ]);
+    expect(two.result.release.carried).toEqual([{ path: "node_modules", files: 2, bytes: expect.any(Number) }]);
     expect(readdirSync(join(outside, "lib"))).toEqual(["secret"]);
+    expect(readFileSync(join(outside, "lib", "secret"), "utf8")).toBe("outside\n");
   });
 
   test("service deploy --no-carry builds from nothing once, and the record says so; the next deploy carries again", async () => {
@@ -170,6 +184,29 @@ describe('carrying a build cache (docs/releases.md "Carrying a build cache")', (
 });
 
 describe("the carry setting (docs/configuration.md)", () => {
+  test("service check warns when a carried node_modules meets npm ci in the run script, which deletes it first", async () => {
+    const s = makeReleasesSite({ "public/index.html": "v1\n" });
+    const warning =
+      "releases.carry has node_modules, but the run script runs npm ci, which deletes node_modules before it installs: nothing carried is used (build with npm install, or carry npm's cache: npm ci --cache .npm-cache with carry: [.npm-cache]; docs/releases.md)";
+    const checked = (carry: string, runScript: string) =>
+      runCli(["check"], {
+        cwd: s.cwd,
+        env: { ...s.env, SERVICE_RELEASES_CARRY: carry, SERVICE_RUN_SCRIPT: runScript },
+      });
+    for (const script of ["npm ci\nnpm run build", "cd web && npm ci --omit=dev", "npm clean-install"]) {
+      const warned = await checked("node_modules,web/node_modules", script);
+      expect(warned.stdout + warned.stderr).toContain(`warning: ${warning}`);
+    }
+    for (const [carry, script] of [
+      ["node_modules", "npm install\nnpm run build"],
+      [".npm-cache", "npm ci --cache .npm-cache"],
+      ["node_modules", "echo npm ci-free build"],
+    ] as const) {
+      const quiet = await checked(carry, script);
+      expect(quiet.stdout + quiet.stderr).not.toContain("npm ci, which deletes");
+    }
+  });
+
   test("carry overlapping shared, absolute or with .. is a config error at start and in service check, naming the key", async () => {
     const s = makeReleasesSite({ "public/index.html": "v1\n" });
     const overlapping = { ...s.env, SERVICE_RELEASES_SHARED: "storage/", SERVICE_RELEASES_CARRY: "storage/cache" };

@@ -4,60 +4,16 @@
  * controllers), nice and ioNice as the scripts' own priority; limits that cannot be enforced refuse the deploy.
  */
 import { describe, expect, test } from "bun:test";
-import { accessSync, constants, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  baseEnv,
-  CLI,
-  lastLine,
-  makeRepo,
-  post,
-  runCli,
-  SECRET,
-  startServer,
-  tempDir,
-  waitFor,
-} from "../_support/helpers.ts";
+import { baseEnv, CLI, lastLine, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";
+import { cgroupsHere, limited, memoryGroupOf } from "../_support/limits.ts";
 import { spawnDeploy } from "../_support/queueing.ts";
 import { deployRecords } from "../_support/webhook-fixtures.ts";
 
-/** Whether this process may make cgroups for memory and tasks (root, a writable hierarchy). */
-function cgroupsHere(): boolean {
-  try {
-    for (const dir of ["/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids"]) accessSync(dir, constants.W_OK);
-    return process.getuid?.() === 0;
-  } catch {
-    return false;
-  }
-}
 const usable = cgroupsHere();
 if (!usable)
   console.warn("the cgroup limit tests skipped: no writable cgroup v1 memory and pids hierarchy as root here");
-
-/** A service directory whose app runs `script` under `limits` (YAML lines). */
-function limited(script: string, limits: string[]) {
-  const repo = makeRepo();
-  const cwd = tempDir("service-limits-");
-  writeFileSync(
-    join(cwd, "service.yaml"),
-    [
-      `repoPath: ${repo.clone}`,
-      "runScript: |",
-      ...script.split("\n").map((l) => `  ${l}`),
-      "limits:",
-      ...limits.map((l) => `  ${l}`),
-      "",
-    ].join("\n"),
-  );
-  return { repo, cwd, env: { SERVICE_SECRET: SECRET, SERVICE_HOSTNAME: "127.0.0.1" } };
-}
-
-/** The cgroup v1 memory group a process is in. */
-const memoryGroupOf = (pid: number) =>
-  readFileSync(`/proc/${pid}/cgroup`, "utf8")
-    .split("\n")
-    .find((line) => /^\d+:memory:/.test(line))
-    ?.split(":")[2];
 
 describe("limits", () => {
   test.skipIf(!usable)(
@@ -85,16 +41,21 @@ describe("limits", () => {
     },
   );
 
-  test.skipIf(!usable)("limits.tasks ends a fork loop at the limit, and the server lives", async () => {
-    // Bounded: at most 200 children, each a short sleep; the limit stops it long before.
-    const s = limited('i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done; echo "forked $i"', ["tasks: 20"]);
-    await using server = await startServer(s.cwd, s.env);
-    const text = await (await post(`${server.url}/`, { secret: SECRET })).text();
-    expect(text).toMatch(/[Cc]an(no|')t fork|Resource temporarily unavailable/);
-    expect(text).not.toContain("forked 200");
-    expect(lastLine(text)).not.toBe("[done] ok=true exitCode=0");
-    expect((await fetch(`${server.url}/nothing`, { method: "POST" })).status).toBe(404);
-  });
+  test.skipIf(!usable)(
+    "limits.tasks ends a fork loop at the limit and says so; the record says killedBy tasks; the server lives",
+    async () => {
+      // Bounded: at most 200 children, each a short sleep; the limit stops it long before.
+      const s = limited('i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done; echo "forked $i"', ["tasks: 20"]);
+      await using server = await startServer(s.cwd, s.env);
+      const text = await (await post(`${server.url}/`, { secret: SECRET })).text();
+      expect(text).not.toContain("forked 200");
+      expect(text).toMatch(/\[run\] killed: task limit \(20\) reached; exit code \d+ after/);
+      expect(lastLine(text)).not.toBe("[done] ok=true exitCode=0");
+      const [record] = deployRecords(s.cwd);
+      expect(record.result).toMatchObject({ ok: false, killedBy: "tasks", error: "killed: task limit (20) reached" });
+      expect((await fetch(`${server.url}/nothing`, { method: "POST" })).status).toBe(404);
+    },
+  );
 
   test.skipIf(!usable)(
     "limits.cpu: the script's group gets its share of CPU time, and the kernel throttles a script that wants more",
@@ -139,9 +100,9 @@ describe("limits", () => {
   });
 
   test.skipIf(!usable)(
-    "the deploy's group is removed when it ends; a daemon a script leaves running survives, moved out of it",
+    "limits.leftovers: move-out: the deploy's group is removed when it ends; a daemon left running survives, moved out of it",
     async () => {
-      const s = limited('nohup sleep 300 > /dev/null 2>&1 & echo $! > "$OUT"', ["memory: 256M"]);
+      const s = limited('nohup sleep 300 > /dev/null 2>&1 & echo $! > "$OUT"', ["memory: 256M", "leftovers: move-out"]);
       const out = join(s.cwd, "daemon.pid");
       const deployed = await runCli(["deploy"], { cwd: s.cwd, env: { ...s.env, OUT: out } });
       expect(deployed.code).toBe(0);
@@ -227,12 +188,27 @@ describe("limits", () => {
     expect(readFileSync(out, "utf8").trim()).toBe("9");
   });
 
+  test("leftovers and kept come from the environment too, and the deploy says them", async () => {
+    const s = limited("true", ["nice: 5"]);
+    const env = { ...s.env, SERVICE_LIMITS_LEFTOVERS: "move-out", SERVICE_LIMITS_KEPT: "memory=1G, tasks=10" };
+    const deployed = await runCli(["deploy"], { cwd: s.cwd, env });
+    expect(deployed.stdout).toContain("[deploy] limits: nice 5, leftovers move-out, kept (memory 1G, tasks 10)\n");
+    const wrong = await runCli(["check"], { cwd: s.cwd, env: { ...env, SERVICE_LIMITS_KEPT: "lots" } });
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stdout + wrong.stderr).toContain(
+      'environment variable SERVICE_LIMITS_KEPT: expected a mapping (memory, cpu, tasks), got "lots"',
+    );
+  });
+
   test("a bad limit is a configuration error naming it", async () => {
-    const s = limited("true", ["memory: lots", "nice: 30"]);
+    const s = limited("true", ["memory: lots", "nice: 30", "leftovers: sometimes", "kept: { nice: 3, tasks: 0 }"]);
     const checked = await runCli(["check"], { cwd: s.cwd, env: s.env });
     expect(checked.code).not.toBe(0);
     const said = checked.stdout + checked.stderr;
     expect(said).toContain('memory: expected a size of at least 4M (like 512M or 2G), got "lots"');
     expect(said).toContain("nice: expected a niceness from 0 to 19, got 30");
+    expect(said).toContain('leftovers: expected kill, keep or move-out, got "sometimes"');
+    expect(said).toContain('kept: unknown key "nice" (allowed: memory, cpu, tasks)');
+    expect(said).toContain("kept: tasks: expected a whole number of processes and threads, at least 1, got 0");
   });
 });
