@@ -8,7 +8,7 @@ import { notifyPayload, notifyRequest } from "./payloads.ts";
 import { OutboundCalls } from "./outbound.ts";
 import { DEFAULT_ON, DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyTarget, type StatusSettings } from "../config/schema.ts";
 import { statusToken } from "../config/notify.ts";
-import { statusTarget } from "../config/forge.ts";
+import { statusContextOf, statusTarget } from "../config/forge.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";
 
 export interface OutboundSettings {
@@ -27,6 +27,7 @@ export function describeOutbound(
   value: unknown,
   cwd: string,
   env: NodeJS.ProcessEnv,
+  app?: string,
 ): string {
   if (key === "status") {
     const status = value as StatusSettings | undefined;
@@ -36,6 +37,7 @@ export function describeOutbound(
       status.provider ?? "provider from origin",
       status.repo ?? "repo from origin",
       `token ${"token" in token ? hidden(token.token) : "missing"}`,
+      `context ${statusContextOf(status, app)}`,
     ];
     if (status.apiUrl) parts.push(new Redaction([]).text(status.apiUrl));
     return parts.join(", ");
