@@ -208,6 +208,9 @@ function contextOf(options: PlannedDeploy, run: DeployRun, appVariables: Record<
     // Always set (empty without a forge event), so a value in the service's own environment never passes for one.
     SERVICE_EVENT: run.forge.event ?? "",
     SERVICE_DELIVERY: run.forge.delivery ?? "",
+    // The tag deployed, and the ref (filled in by the pull or the reset): always set, empty when there is none.
+    SERVICE_TAG: options.target?.tag ?? "",
+    SERVICE_REF: "",
   };
   if (options.app) variables.SERVICE_APP = options.app;
   const env = scriptEnv(processEnv, variables, appVariables);
