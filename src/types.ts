@@ -131,6 +131,8 @@ export interface RollbackTarget {
   ref?: string;
   /** The tag the ref or the rollback named (`v1.2.0`): with `allowedSigners`, its signature is checked too. */
   tag?: string;
+  /** What was noticed in choosing it (tags above it off `branch`): a `[warn]` line at the deploy's start. */
+  warning?: string;
 }
 
 /** The commit a deploy tried, and for a rollback or a ref how it was named. */
@@ -206,6 +208,7 @@ export type Step =
   | "gate"
   | "slot"
   | "config"
+  | "warn"
   | "release"
   | "run"
   | "health"
