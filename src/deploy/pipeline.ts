@@ -32,6 +32,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   run.start();
   if (options.forced) step("deploy", `forced: ${options.forced}`);
   for (const notice of options.notices ?? []) step("config", notice);
+  for (const warning of options.warnings ?? []) step("warn", warning);
   if (options.target?.warning) step("warn", options.target.warning);
   const state = new DeployState(ctx.config.runScript);
   // In place, what is live is what the history says (the releases flow reads `current` instead).
