@@ -1,6 +1,6 @@
 import { readDeployVariables } from "../config/env.ts";
 import { liveCommitOf } from "../history/live.ts";
-import { commitInfos } from "../system/git.ts";
+import { commitInfos, short } from "../system/git.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
 import type { CommitInfo, DeployResult } from "../types.ts";
 import { scriptEnv } from "../steps/env.ts";
@@ -95,6 +95,9 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
       tried: state.triedCommit(options.target),
     });
     const target = commits.tried && { ...commits.tried, ...options.target };
+    // Rolled back, the deploy ends ok=true though what it tried is not live: the line before `[done]` says which is.
+    if (produced.ok && produced.rolledBack && commits.commit && commits.tried)
+      step("rollback", `done: ${short(commits.commit.sha)} stays live; ${short(commits.tried.sha)} is not live`);
     const result = run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, by ? "cancelled" : "done");
     // Old releases are pruned after the `[done]` line, still in the deploy's queue turn (docs/releases.md step 7).
     if (state.prune) await run.afterDone(result, state.prune);
