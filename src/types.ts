@@ -175,7 +175,10 @@ export interface CommitInfo {
 
 /** One phase of a deploy's time (the record's `phases`): the queue wait, then the stages as they ran. */
 export interface DeployPhase {
-  /** `queue`, or the step of the stage: slot, gate, pull, verify, release (prepare, switch, activate), run, health, rollback. */
+  /**
+   * `queue`, or the stage: slot, gate, pull, verify, release (prepare), run, switch (a release switched to and
+   * activated), health, rollback (`switch back` with releases), `health after rollback` (`health after switch back`).
+   */
   name: string;
   startedAt: string;
   ms: number;

@@ -140,25 +140,28 @@ describe('service admin-token rotate (docs/cli.md "Secrets and the admin token")
 const noPty = process.platform !== "linux" || Bun.which("script") === null;
 
 describe("a rotated secret is printed on a terminal only", () => {
-  test.skipIf(noPty)("service secret rotate and service admin-token rotate on a terminal print the new value", async () => {
-    const repo = makeRepo();
-    writeServiceYaml(repo.clone, { runScript: "true" });
-    const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
-    const onTerminal = async (...args: string[]) => {
-      const proc = Bun.spawn(["script", "-qfec", `exec ${[...CLI, ...args].map(quote).join(" ")}`, "/dev/null"], {
-        cwd: repo.clone,
-        env: baseEnv({}),
-        stdin: "pipe",
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      const screen = await new Response(proc.stdout).text();
-      expect(await proc.exited).toBe(0);
-      return screen;
-    };
-    const secret = await onTerminal("secret", "rotate");
-    expect(secret).toContain(read(join(repo.clone, ".service.secret")));
-    const token = await onTerminal("admin-token", "rotate");
-    expect(token).toContain(read(join(repo.clone, ".service", "admin.token")));
-  });
+  test.skipIf(noPty)(
+    "service secret rotate and service admin-token rotate on a terminal print the new value",
+    async () => {
+      const repo = makeRepo();
+      writeServiceYaml(repo.clone, { runScript: "true" });
+      const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+      const onTerminal = async (...args: string[]) => {
+        const proc = Bun.spawn(["script", "-qfec", `exec ${[...CLI, ...args].map(quote).join(" ")}`, "/dev/null"], {
+          cwd: repo.clone,
+          env: baseEnv({}),
+          stdin: "pipe",
+          stdout: "pipe",
+          stderr: "pipe",
+        });
+        const screen = await new Response(proc.stdout).text();
+        expect(await proc.exited).toBe(0);
+        return screen;
+      };
+      const secret = await onTerminal("secret", "rotate");
+      expect(secret).toContain(read(join(repo.clone, ".service.secret")));
+      const token = await onTerminal("admin-token", "rotate");
+      expect(token).toContain(read(join(repo.clone, ".service", "admin.token")));
+    },
+  );
 });
