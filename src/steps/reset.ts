@@ -28,9 +28,6 @@ export async function resetStep(ctx: DeployContext, state: PullState, target: Ro
   }
   const what = target.ref === undefined ? "rollback" : `ref ${shown(target.ref)}`;
   const deadline = Date.now() + config.runTimeoutMs;
-  // A tag deployed is fetched into the clone (`git describe` names it), with its commit when that is missing too.
-  if (target.tag !== undefined) await fetchTag(ctx, state, target.tag, deadline);
-  env.SERVICE_REF = await refNamed(config.repoPath, target, env);
   if (target.ref !== undefined && !(await resolveCommit(config.repoPath, commit, env))) {
     const repo = await inspectRepo(config.repoPath, env);
     if (repo.hasRemote) {
@@ -43,6 +40,9 @@ export async function resetStep(ctx: DeployContext, state: PullState, target: Ro
       return error;
     }
   }
+  // A tag deployed is fetched into the clone, as the remote has it: `git describe` in the script names it.
+  if (target.tag !== undefined) await fetchTag(ctx, state, target.tag, deadline);
+  env.SERVICE_REF = await refNamed(config.repoPath, target, env);
   const before = (state.before = await headCommit(config.repoPath, env));
   env.SERVICE_COMMIT_BEFORE = before ?? "";
   run.step("pull", `${what}: git reset --hard ${short(commit)} (from ${short(before)})`);
