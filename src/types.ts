@@ -131,6 +131,8 @@ export interface RollbackTarget {
   ref?: string;
   /** The tag the ref or the rollback named (`v1.2.0`): with `allowedSigners`, its signature is checked too. */
   tag?: string;
+  /** What was noticed in choosing it (tags above it off `branch`): a `[warn]` line at the deploy's start. */
+  warning?: string;
 }
 
 /** The commit a deploy tried, and for a rollback or a ref how it was named. */
@@ -173,7 +175,10 @@ export interface CommitInfo {
 
 /** One phase of a deploy's time (the record's `phases`): the queue wait, then the stages as they ran. */
 export interface DeployPhase {
-  /** `queue`, or the step of the stage: slot, gate, pull, verify, release (prepare, switch, activate), run, health, rollback. */
+  /**
+   * `queue`, or the stage: slot, gate, pull, verify, release (prepare), run, switch (a release switched to and
+   * activated), health, rollback (`switch back` with releases), `health after rollback` (`health after switch back`).
+   */
   name: string;
   startedAt: string;
   ms: number;
@@ -210,6 +215,7 @@ export type Step =
   | "gate"
   | "slot"
   | "config"
+  | "warn"
   | "release"
   | "run"
   | "health"

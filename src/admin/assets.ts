@@ -127,11 +127,12 @@ const COMMON_JS = `"use strict";
     if (!commit) return "–";
     return short(commit.sha) + " " + commit.subject + (commit.author ? " (" + commit.author + ")" : "");
   }
-  // The commit a deploy tried, and the one live after it when that is another (a failed build, a rollback).
+  // The commit a deploy tried, the tag or ref it was asked as, and the one live after it when that is another.
   function triedText(entry) {
     var tried = entry.target || entry.commit;
     var live = entry.commit && tried && entry.commit.sha !== tried.sha ? " · live: " + short(entry.commit.sha) : "";
-    return commitText(tried) + live;
+    var ref = entry.ref ? (entry.ref.indexOf("refs/tags/") === 0 ? " · tag " + entry.ref.slice(10) : " · ref " + entry.ref) : "";
+    return commitText(tried) + ref + live;
   }
   // Deploy again: the commit the deploy tried (an entry of the history, or a deploy's record), once confirmed.
   function deployAgain(entry, commit, done) {

@@ -93,10 +93,10 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
         running = app.running;
         current = app;
         info.textContent = "";
-        field(info, "Live commit", app.live ? el("span", {}, commitLink(app.links, app.live.sha), " " + app.live.subject + (app.live.author ? " (" + app.live.author + (app.live.date ? ", " + age(app.live.date) : "") + ")" : "")) : "none known");
+        field(info, "Live commit", app.live ? el("span", {}, commitLink(app.links, app.live.sha), " " + app.live.subject + (app.live.author ? " (" + app.live.author + (app.live.date ? ", " + age(app.live.date) : "") + ")" : "") + (app.liveTag ? " · tag " + app.liveTag : "")) : "none known");
         if (app.checkedOut && app.checkedOut !== app.commit) field(info, "Checked out", el("span", {}, commitLink(app.links, app.checkedOut), " in the clone (not live)"));
         field(info, "State", app.paused ? el("span", {}, el("span", { class: "badge paused", text: "paused: " + app.paused.reason }), " by " + app.paused.by) : app.running ? (app.running.waiting ? el("span", { class: "badge running", text: "waiting for " + (app.running.waiting === "slot" ? "a build slot" : app.running.waiting) }) : badge("running")) : "idle");
-        if (app.frozen) field(info, "Frozen", el("span", {}, el("span", { class: "badge paused", text: "frozen: " + app.frozen.reason }), " until " + app.frozen.until));
+        if (app.frozen) field(info, "Frozen", el("span", {}, el("span", { class: "badge paused", text: app.frozen.reason }), " until " + app.frozen.until));
         if (app.catchUp) field(info, "Catch-up", app.catchUp.text);
         if (app.nextFreeze) field(info, "Next freeze", app.nextFreeze.reason + ": " + new Date(app.nextFreeze.start).toLocaleString() + " until " + app.nextFreeze.until);
         field(info, "Running", app.running ? el("span", {}, deployLink(app.running.id), " (" + app.running.trigger + (app.running.actor ? ", by " + app.running.actor : "") + ", " + age(app.running.since) + ")") : "none");

@@ -32,26 +32,22 @@ export const CHARTS_JS = `  var SVG_NS = "http://www.w3.org/2000/svg";
     return chart;
   }
 
-  // A deploy's phases on one time axis, a row each, labelled with its name and duration (the picture's text too).
+  // A deploy's phases on one time axis, a row each: its name and duration as text (readable at any width, the
+  // picture's words too), beside a bar placed by percentages on the row's track.
   function phaseTimeline(phases) {
-    var width = 600, row = 22, left = 150, axis = 18;
     var start = phases.length ? Date.parse(phases[0].startedAt) : 0;
     var end = phases.reduce(function (last, phase) { return Math.max(last, Date.parse(phase.startedAt) + phase.ms); }, start);
     var total = Math.max(1, end - start);
     var said = phases.map(function (phase) { return phase.name + " " + seconds(phase.ms); }).join(", ");
-    var chart = svg("svg", { class: "timeline", viewBox: "0 0 " + width + " " + (phases.length * row + axis), role: "img", "aria-label": "Phases: " + (said || "none yet") });
-    phases.forEach(function (phase, index) {
-      var x = left + (Date.parse(phase.startedAt) - start) / total * (width - left - 4);
-      var w = Math.max(2, phase.ms / total * (width - left - 4));
-      var y = index * row;
-      chart.appendChild(svg("g", { "data-phase": phase.name },
-        svg("text", { x: "0", y: String(y + 15), text: phase.name + " " + seconds(phase.ms) }),
-        svg("rect", { class: "phase " + phase.name, x: String(x), y: String(y + 3), width: String(w), height: String(row - 6) })));
+    var chart = el("div", { class: "timeline", role: "img", "aria-label": "Phases: " + (said || "none yet") });
+    phases.forEach(function (phase) {
+      var bar = el("span", { class: "phase" });
+      bar.style.left = ((Date.parse(phase.startedAt) - start) / total * 100).toFixed(2) + "%";
+      bar.style.width = Math.max(0.5, phase.ms / total * 100).toFixed(2) + "%";
+      chart.appendChild(el("div", { class: "row", "data-phase": phase.name },
+        el("span", { class: "label", text: phase.name + " " + seconds(phase.ms) }), el("span", { class: "track" }, bar)));
     });
-    var base = phases.length * row;
-    chart.appendChild(svg("line", { class: "axis", x1: String(left), y1: String(base + 1), x2: String(width - 4), y2: String(base + 1) }));
-    chart.appendChild(svg("text", { x: String(left), y: String(base + axis - 2), text: "0 s" }));
-    chart.appendChild(svg("text", { x: String(width - 4), y: String(base + axis - 2), "text-anchor": "end", text: seconds(total) }));
+    chart.appendChild(el("div", { class: "row" }, el("span"), el("span", { class: "axis" }, el("span", { text: "0 s" }), el("span", { text: seconds(total) }))));
     return chart;
   }
 

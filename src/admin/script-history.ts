@@ -43,7 +43,7 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
     refresh = every(3000, function () {
       return getJson("deploys?limit=50" + (query() ? "&" + query() : "")).then(function (entries) {
         table.textContent = "";
-        table.appendChild(el("thead", {}, el("tr", {}, el("th", { text: "Deploy" }), el("th", { text: "App" }), el("th", { text: "Trigger" }), el("th", { text: "By" }), el("th", { text: "Commit" }), el("th", { text: "Outcome" }), el("th", { text: "Started" }), el("th", { text: "Duration" }), el("th", { text: "Actions" }))));
+        table.appendChild(el("thead", {}, el("tr", {}, el("th", { text: "Deploy" }), el("th", { text: "App" }), el("th", { text: "Trigger" }), el("th", { text: "By" }), el("th", { text: "Commit" }), el("th", { text: "Outcome" }), el("th", { text: "Started" }), el("th", { text: "Duration" }), el("th", { "data-act": "deploy", text: "Actions" }))));
         var rows = el("tbody");
         entries.forEach(function (entry) {
           var again = entry.status === "running" ? "" : el("button", { type: "button", "data-act": "deploy", text: "Deploy again", "aria-label": "Deploy again " + entry.id.slice(0, 8), onclick: function () {
@@ -57,7 +57,7 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
             el("td", { class: "commit", "data-label": "Commit", title: shown(tried), text: tried }),
             el("td", { "data-label": "Outcome" }, badge(outcomeLabel(entry)), entry.reason ? " (" + entry.reason + ")" : "", entry.cancelledBy ? " by " + entry.cancelledBy : "", entry.forced ? " (forced)" : ""),
             el("td", { "data-label": "Started", text: age(entry.startedAt) }), el("td", { "data-label": "Duration", text: entry.durationMs === null ? "" : (entry.durationMs / 1000).toFixed(1) + " s" }),
-            el("td", { "data-label": "Actions" }, again)));
+            el("td", { "data-label": "Actions", "data-act": "deploy" }, again)));
         });
         var filtered = filters.app || filters.outcome || filters.since;
         var empty = filtered ? "No deploys match these filters." : failed ? "No failed deploys." : "No deploys yet.";
@@ -130,6 +130,7 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
       field(info, "Trigger", record.trigger || "");
       if (record.actor) field(info, "By", record.actor);
       if (record.ref) field(info, "Ref", el("code", { text: record.ref }));
+      if (result.target && result.target.tag) field(info, "Tag", result.target.tag);
       if (record.forced) field(info, "Forced", "yes: it ran while deploys were paused");
       field(info, "Outcome", badge(outcomeLabel({ status: record.status, ok: result.ok, rolledBack: result.rolledBack })));
       field(info, "Started", record.startedAt ? new Date(record.startedAt).toLocaleString() + " (" + age(record.startedAt) + ")" : "");

@@ -11,12 +11,17 @@ export const OUTCOME_JS = `  // What refused a deploy before it changed anything
     if (typeof result.error === "string" && result.error.indexOf(${JSON.stringify(FROZEN)}) === 0) return ["a freeze", result.error];
     return null;
   }
-  // The step a failed deploy failed at: the last phase it reached (before a rollback).
+  // The step a failed deploy failed at: what its result says failed (the pull, the run script, the activate
+  // script, the health check), else the last phase it reached before a rollback.
   function failedStep(result) {
-    var phases = (result.phases || []).filter(function (phase) { return ["queue", "slot", "rollback"].indexOf(phase.name) < 0; });
-    if (phases.length) return phases[phases.length - 1].name;
+    var run = result.run || {};
+    var activate = (result.release || {}).activate;
     if (result.pull && result.pull.success === false) return "pull";
-    return result.run && result.run.exitCode !== null && result.run.exitCode !== undefined ? "run" : "";
+    if (run.timedOut || (run.exitCode !== null && run.exitCode !== undefined && run.exitCode !== 0)) return "run";
+    if (activate && activate.exitCode !== 0) return "activate";
+    if (result.healthCheck && result.healthCheck.ok === false) return "health";
+    var phases = (result.phases || []).filter(function (phase) { return ["queue", "slot", "rollback", "switch back"].indexOf(phase.name) < 0 && phase.name.indexOf("health after") !== 0; });
+    return phases.length ? phases[phases.length - 1].name : "";
   }
   // The outcome panel: its outcome (data-outcome), its tone (the class: ok green, failed red, rolled-back amber,
   // stopped grey) and its words; null while the deploy runs. A rollback is no success.

@@ -5,8 +5,11 @@ export const CHARTS_CSS = `.picture { max-width: 40rem; }
 .bar.ok { fill: var(--ok); } .bar.failed { fill: var(--bad); } .bar.rolled_back { fill: var(--warn); } .bar.running { fill: var(--accent); }
 .bar.slow { stroke: var(--fg); stroke-width: 2; }
 .bars a:focus-visible rect { stroke: var(--accent); stroke-width: 3; }
-.timeline text { fill: var(--fg); font-size: 13px; }
-.timeline .phase { fill: var(--accent); }
-.timeline .axis { stroke: var(--line); }
+.timeline { display: grid; gap: 2px; font-size: 13px; }
+.timeline .row { display: grid; grid-template-columns: minmax(0, 2fr) minmax(0, 3fr); gap: .75rem; align-items: center; }
+.timeline .label { overflow-wrap: anywhere; }
+.timeline .track { position: relative; height: 1rem; }
+.timeline .phase { position: absolute; top: 2px; bottom: 2px; min-width: 2px; background: var(--accent); }
+.timeline .axis { display: flex; justify-content: space-between; border-top: 1px solid var(--line); color: var(--muted); }
 .figures .rate, .figures .median { font-weight: 600; }
 `;

@@ -1,6 +1,8 @@
 import { isAbsolute, relative, resolve } from "node:path";
 import { isLoopback } from "../system/address.ts";
 import type { ResolvedApp } from "../config/apps.ts";
+import { statusContextOf } from "../config/forge.ts";
+import { describeGate } from "../config/gate.ts";
 import { CONFIG_FILE_NAMES, findConfigFile, loadedFromOf } from "../config/load.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
 import { scriptLines } from "../steps/script.ts";
@@ -8,14 +10,13 @@ import { scriptLines } from "../steps/script.ts";
 /**
  * The start banner (README "Quick start"). Its first lines: `listening on http://localhost:<port>`, the
  * repository, the run command and `Auth: required`. Around them, what an operator checks first: the address
- * actually bound when it is not loopback, where the run script comes from (a repository's config file may
- * replace it after each pull), and each app's filters, polling and releases when set. One block per app.
+ * actually bound, where the run script comes from (a repository's config file may replace it after each pull),
+ * and each app's filters, polling, releases, gate and status context when set. One block per app.
  */
 export function banner(port: number, config: ResolvedConfig, apps: ResolvedApp[], cwd: string): string[] {
   const multiApp = config.apps.length > 0;
   const lines = [`listening on http://localhost:${port}`];
-  const bound = boundLine(config.hostname);
-  if (bound) lines.push(bound);
+  lines.push(boundLine(config.hostname));
   for (const app of apps) {
     const prefix = multiApp ? `app ${app.name}: ` : "";
     lines.push(
@@ -32,10 +33,10 @@ export function banner(port: number, config: ResolvedConfig, apps: ResolvedApp[]
   return lines;
 }
 
-/** `bound to 0.0.0.0: every interface` when the port is reachable from other machines; nothing on loopback. */
-function boundLine(hostname: string): string | undefined {
-  if (isLoopback(hostname)) return undefined;
+/** The address bound: `bound to 0.0.0.0: every interface`, `bound to 127.0.0.1 (loopback: this machine only)`. */
+function boundLine(hostname: string): string {
   const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+  if (isLoopback(hostname)) return `bound to ${shown} (loopback: this machine only)`;
   const every = hostname === "0.0.0.0" || hostname === "::" ? ": every interface" : "";
   return `bound to ${shown}${every}`;
 }
@@ -50,6 +51,8 @@ function appSettings(app: ResolvedApp): string[] {
       `polling: every ${seconds(app.pollIntervalMs)} (the remote's ${app.branch ?? "branch"} is asked for new commits)`,
     );
   if (app.releases) lines.push(`releases: ${app.releases.path} (keep ${app.releases.keep})`);
+  if (app.gate) lines.push(`gate: ${describeGate(app.gate)}`);
+  if (app.status) lines.push(`status context: ${statusContextOf(app.status, app.name)}`);
   return lines;
 }
 

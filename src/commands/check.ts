@@ -44,7 +44,6 @@ export const checkCommand = defineCommand({
       if (app.env) lines.push(`    env: ${app.env}`);
       if (app.allowedSigners) lines.push(`    allowedSigners: ${app.allowedSigners}`);
       if (app.releases) lines.push(`    releases: ${app.releases}`);
-      if (app.freeze) lines.push(`    freeze: ${app.freeze}`);
     }
     const verdicts = await signatureVerdicts(report.guarded, cwd, process.env);
     if (verdicts.length > 0) lines.push("", ...verdicts);

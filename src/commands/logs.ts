@@ -110,10 +110,10 @@ function writerRunning(record: { pid?: unknown; pidStart?: unknown }): boolean {
 const UNREADABLE_POLLS = 10;
 
 /** Prints a running deploy's .log as it grows, until its JSON record says it ended. */
-async function follow(cwd: string, ref: string): Promise<void> {
+async function follow(cwd: string, ref: string, keep: (entry: HistoryEntry) => boolean): Promise<void> {
   // Waiting below is for a deploy that has not started yet: a ref that can never match would wait forever.
   if (!isDeployRef(ref)) throw new Error(`"${ref}" is not a deploy id, an id prefix or "last"`);
-  let entry = findDeploy(cwd, ref);
+  let entry = findDeploy(cwd, ref, keep);
   let announced = false;
   // An acknowledged deploy may still wait in the queue: its files appear when it starts.
   while (typeof entry === "string" && /^no deploy with id/.test(entry) && ref !== "last") {
@@ -122,7 +122,7 @@ async function follow(cwd: string, ref: string): Promise<void> {
     if (!announced) process.stderr.write(`waiting for deploy ${ref} to start…\n`);
     announced = true;
     await sleep(200);
-    entry = findDeploy(cwd, ref);
+    entry = findDeploy(cwd, ref, keep);
   }
   if (typeof entry === "string") throw new Error(entry);
   const { logPath, jsonPath } = entry;
@@ -207,9 +207,14 @@ export const logsCommand = defineCommand({
   async run({ args }) {
     endsWhenOutputCloses();
     const cwd = serviceDir(args.cwd);
+    // --app, --failed, --outcome and --since choose among the deploys, for one deploy (`last`, an id) as for a list.
+    const filter = parseFilter(args, "--");
     if (args.deploy) {
-      if (args.follow && !args.json) return follow(cwd, args.deploy);
-      const entry = findDeploy(cwd, args.deploy);
+      const filtered =
+        filter.app !== undefined || filter.outcomes !== undefined || filter.since !== undefined || args.failed;
+      if (args.follow && !args.json) return follow(cwd, args.deploy, keeps(filter));
+      let entry = findDeploy(cwd, args.deploy, keeps(filter));
+      if (typeof entry === "string" && args.deploy === "last" && filtered) entry = nothingListed(cwd, args);
       const queued = typeof entry === "string" ? findQueued(cwd, args.deploy) : undefined;
       if (queued && !queued.waiting) throw new Error(neverStarted(queued.record));
       if (queued && args.json)
@@ -241,7 +246,6 @@ export const logsCommand = defineCommand({
     const limit = Number(args.limit);
     if (!Number.isInteger(limit) || limit <= 0)
       throw new Error(`--limit expects a positive whole number, got "${args.limit}"`);
-    const filter = parseFilter(args, "--");
     // A page of the newest: the records of older deploys are not read.
     const entries = newestDeploys(cwd, limit, keeps(filter));
     if (args.json) process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);

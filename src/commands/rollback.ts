@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { rollbackDeploy } from "../control/rollback.ts";
+import { AlreadyLiveError, rollbackDeploy } from "../control/rollback.ts";
 import { cwdArg } from "./_cwd.ts";
 import { audited } from "./_audit.ts";
 import { cliActor } from "../system/actor.ts";
@@ -32,20 +32,26 @@ export const rollbackCommand = defineCommand({
     const target = typeof args.target === "string" && args.target !== "" ? args.target : undefined;
     const asked = { action: "rollback" as const, app: app.name ?? "default", target, force: args.force };
     await audited(cwd, asked, () => refuseWhilePaused(cwd, app, args.force));
-    await printLive((deployer, sink) =>
-      rollbackDeploy(
-        deployer,
-        target,
-        {
-          config: app,
-          app: app.name,
-          actor: cliActor(),
-          cwd,
-          secrets: commandSecrets(config, apps, cwd),
-          sink,
-        },
-        { force: args.force },
-      ),
-    );
+    // Nothing to roll back is no failure (docs/cli.md "Exit codes"): one line, exit 0, nothing recorded.
+    try {
+      await printLive((deployer, sink) =>
+        rollbackDeploy(
+          deployer,
+          target,
+          {
+            config: app,
+            app: app.name,
+            actor: cliActor(),
+            cwd,
+            secrets: commandSecrets(config, apps, cwd),
+            sink,
+          },
+          { force: args.force },
+        ),
+      );
+    } catch (error) {
+      if (!(error instanceof AlreadyLiveError)) throw error;
+      process.stdout.write(`${error.message}\n`);
+    }
   },
 });

@@ -66,16 +66,20 @@ function fileOf(kept: Kept, action: string): string {
 }
 
 /**
- * Writes a new secret into `file` (0600, atomic), and prints it with what must change with it. The running
- * service uses it from its next request.
+ * Writes a new secret into `file` (0600, atomic), and says what must change with it. The value is printed on a
+ * terminal only: into a pipe or a journal it would be kept where it does not belong, so there the line says how to
+ * read it (`readWith`). The running service uses it from its next request.
  */
-function replace(what: string, file: string, then: string[]): void {
+function replace(what: string, file: string, readWith: string, then: string[]): void {
   ensurePrivateDir(dirname(file));
   const secret = generateSecret();
   writeSecretFile(file, secret);
-  process.stdout.write(
-    [`Replaced ${what}: a new one is saved to ${file} (mode 0600):`, "", `  ${secret}`, "", ...then, ""].join("\n"),
-  );
+  const shown = process.stdout.isTTY
+    ? [`Replaced ${what}: a new one is saved to ${file} (mode 0600):`, "", `  ${secret}`, ""]
+    : [
+        `Replaced ${what}: a new one is saved to ${file} (mode 0600); not printed off a terminal, read it with: ${readWith}`,
+      ];
+  process.stdout.write([...shown, ...then, ""].join("\n"));
 }
 
 const appArg = {
@@ -113,7 +117,8 @@ export const secretCommand = defineCommand({
       process.stdout.write(`${secret}\n`);
       return;
     }
-    replace(kept.what, file, [
+    const readWith = `service secret show${args.app ? ` --app ${args.app}` : ""}${args.cwd === undefined ? "" : ` --cwd ${cwd}`}`;
+    replace(kept.what, file, readWith, [
       "The running service uses it from its next request and refuses the old one. Update every sender now:",
       "- the forge's webhook: its Secret field (GitHub, Gitea, Forgejo, Bitbucket) or Secret token (GitLab), under the",
       "  repository's Settings → Webhooks;",
@@ -139,7 +144,7 @@ export const adminTokenCommand = defineCommand({
     if (args.action !== "rotate") throw new Error(`unknown action "${args.action}": service admin-token rotate`);
     const kept = adminToken(cwd);
     const file = fileOf(kept, "replace");
-    replace(kept.what, file, [
+    replace(kept.what, file, `cat ${file}`, [
       "The running service uses it from its next request: the old token is refused and every dashboard session ends",
       "(log in again). Update whatever sends it: scripts calling /api/, a Prometheus scrape's bearer token.",
     ]);

@@ -1,8 +1,10 @@
 import { defineCommand } from "citty";
-import { writeFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { resolveApps } from "../config/apps.ts";
+import { existsSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { appSecretFile, type ResolvedApp, resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
+import type { ResolvedConfig } from "../config/schema.ts";
+import { SECRET_FILE } from "../config/secret.ts";
 import { currentExecStart, systemdUnit, unitUser } from "../ops/systemd.ts";
 
 export const systemdCommand = defineCommand({
@@ -19,12 +21,13 @@ export const systemdCommand = defineCommand({
     const cwd = process.cwd();
     const user = unitUser(args.user);
     const config = loadConfig();
-    const unit = systemdUnit({
-      workingDirectory: cwd,
-      execStart: currentExecStart(),
-      user,
-      apps: resolveApps(config, cwd),
-    });
+    const apps = resolveApps(config, cwd);
+    const unit = systemdUnit({ workingDirectory: cwd, execStart: currentExecStart(), user, apps });
+    // A secret generated at the first start is printed then: under systemd, into the journal.
+    for (const name of secretsMissing(config, apps, cwd))
+      process.stderr.write(
+        `no webhook secret yet${name === undefined ? "" : ` for app "${name}"`}: create it before the first start with: service secret rotate${name === undefined ? "" : ` --app ${name}`} (a secret generated at the first start is printed into the journal)\n`,
+      );
     if (!args.output) return void process.stdout.write(unit);
     const file = resolve(cwd, args.output);
     writeFileSync(file, unit);
@@ -33,3 +36,9 @@ export const systemdCommand = defineCommand({
     );
   },
 });
+
+/** The apps (undefined: the single app) whose webhook secret is neither configured nor generated yet. */
+function secretsMissing(config: ResolvedConfig, apps: ResolvedApp[], cwd: string): (string | undefined)[] {
+  if (config.apps.length === 0) return config.secret || existsSync(join(cwd, SECRET_FILE)) ? [] : [undefined];
+  return apps.filter((app) => !app.secret && !existsSync(appSecretFile(cwd, app.name!))).map((app) => app.name);
+}

@@ -55,6 +55,11 @@ export interface StatusTarget {
   targetUrl?: string;
 }
 
+/** The context a status is reported under: the one `status` names, or `deploy` (`deploy/<app>` in multi-app mode). */
+export function statusContextOf(settings: Pick<StatusSettings, "context">, app: string | undefined): string {
+  return settings.context ?? (app ? `deploy/${app}` : "deploy");
+}
+
 /**
  * Fills in what the settings leave out, from the `origin` URL. Returns the target, or what is missing (one
  * message; `service check` and the deploy's log say the same).
@@ -90,7 +95,7 @@ export function statusTarget(
     };
   const token = statusToken(settings, cwd, env);
   if ("problem" in token) return token;
-  const context = settings.context ?? (app ? `deploy/${app}` : "deploy");
+  const context = statusContextOf(settings, app);
   return {
     provider,
     repo,

@@ -99,3 +99,13 @@ function checkList(value: unknown, where: string, problems: string[]): GateSetti
 export function resolveGate(gate: Partial<GateSettings> & Pick<GateSettings, "checks">): GateSettings {
   return { checks: gate.checks, waitMs: gate.waitMs ?? DEFAULT_GATE_WAIT_MS, bakeMs: gate.bakeMs ?? 0 };
 }
+
+const seconds = (ms: number) => `${ms % 1000 === 0 ? ms / 1000 : (ms / 1000).toFixed(1)} s`;
+
+/** The gate in words (`service check`, the start banner): the checks (with who must report them), the wait and the bake. */
+export function describeGate(gate: GateSettings | undefined): string {
+  if (!gate) return "none";
+  const checks = gate.checks.map((check) => (typeof check === "string" ? check : `${check.name} (by ${check.by})`));
+  const bake = gate.bakeMs > 0 ? `, then bake ${seconds(gate.bakeMs)}` : "";
+  return `${checks.join(", ")} success (wait up to ${seconds(gate.waitMs)}${bake})`;
+}

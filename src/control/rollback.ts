@@ -11,6 +11,11 @@ export class RollbackTargetError extends Error {
   override name = "RollbackTargetError";
 }
 
+/** `last-ok` names what is live already: there is nothing to roll back, and nothing was queued. */
+export class AlreadyLiveError extends RollbackTargetError {
+  override name = "AlreadyLiveError";
+}
+
 /**
  * The commit a deploy left checked out: the one its rollback reset to, else the one it pulled (or reset) to. With
  * releases, the commit of the release it left live: its own, or the one it replaced.
@@ -65,10 +70,16 @@ export async function rollbackTarget(
   if (ref === undefined || ref === "last-ok") {
     const liveId = files && layout ? files.liveReleaseId(layout) : undefined;
     const live = files && layout ? (liveId ? (files.readMeta(layout, liveId)?.commit ?? null) : null) : undefined;
-    const head = ref === undefined ? (live !== undefined ? live : await headCommit(repoPath, env)) : null;
+    const head = live !== undefined ? live : await headCommit(repoPath, env);
     const found = listDeploys(cwd).find(
       (entry) => mine(entry) && wasOk(entry) && (ref !== undefined || (commitLeftBy(entry) ?? head) !== head),
     );
+    // last-ok is the newest ok deploy whatever its commit: when that commit is live, a rollback would change nothing.
+    const left = ref === "last-ok" && found ? commitLeftBy(found) : null;
+    if (found && left && left === head)
+      throw new AlreadyLiveError(
+        `already live: nothing to roll back (the newest ok deploy, ${found.id.slice(0, 8)}, left ${short(left)}, which is live)`,
+      );
     if (!found)
       throw new RollbackTargetError(
         ref === undefined

@@ -6,11 +6,17 @@ const PHASE_STEPS = new Set<Step>(["slot", "gate", "pull", "verify", "release", 
 /**
  * Where a deploy spent its time (the record's `phases`): the wait in the queue, then each phase from its first line
  * (or output) to the next phase's, as the stages say them. Nothing is measured twice: the lines a deploy writes
- * anyway mark the phases.
+ * anyway mark the phases. No name comes twice: with releases, the release switched to is `switch`; once a rollback
+ * begins, its phases are `rollback` (`switch back` with releases) and `health after rollback` (`health after switch
+ * back`), and its last lines (succeeded, done) end that health phase rather than open another.
  */
 export class Phases {
   private readonly list: DeployPhase[] = [];
-  private current: { name: Step; at: number } | undefined;
+  private current: { name: string; at: number } | undefined;
+  /** A release was prepared or switched to (the releases flow), a release switched to, a rollback begun. */
+  private releases = false;
+  private switched = false;
+  private back = false;
 
   /** `requestedAt`: when the deploy was asked for (its queue wait ends at `startedAt`). */
   constructor(requestedAt: number | undefined, startedAt: number) {
@@ -18,12 +24,36 @@ export class Phases {
       this.list.push({ name: "queue", startedAt: new Date(requestedAt).toISOString(), ms: startedAt - requestedAt });
   }
 
-  /** A line or output of `step`: a new phase begins when it is a phase other than the current one (then true). */
-  saw(step: Step, now = Date.now()): boolean {
-    if (!PHASE_STEPS.has(step) || this.current?.name === step) return false;
+  /**
+   * A line (its `text`) or output of `step`: a new phase begins when it names a phase other than the current one
+   * (then true).
+   */
+  saw(step: Step, now = Date.now(), text?: string): boolean {
+    if (!PHASE_STEPS.has(step)) return false;
+    const name = this.nameOf(step, text);
+    if (name === undefined || this.current?.name === name) return false;
     this.close(now);
-    this.current = { name: step, at: now };
+    this.current = { name, at: now };
     return true;
+  }
+
+  /** The phase a line or output of `step` belongs to; undefined: the current one, whatever it is. */
+  private nameOf(step: Step, text: string | undefined): string | undefined {
+    if (step === "release") this.releases = true;
+    if (step === "rollback") this.back = true;
+    if (this.back) {
+      const back = this.releases ? "switch back" : "rollback";
+      if (step === "health") return `health after ${back}`;
+      // After the health check of what was switched back to, its last lines (succeeded, done) end that phase.
+      if (step === "rollback" || step === "release" || step === "run")
+        return this.current?.name.startsWith("health after") ? undefined : back;
+      return step;
+    }
+    if (step !== "release") return step;
+    if (text?.startsWith("switched current")) this.switched = true;
+    if (this.switched) return "switch";
+    // A failed build's release removed: still the run's phase.
+    return this.current?.name === "run" ? undefined : "release";
   }
 
   /** The phases that ended so far. */

@@ -1,7 +1,7 @@
 import { readDeployVariables } from "../config/env.ts";
 import { loadDeployVariables, needsLoading } from "../steps/variables.ts";
 import { liveCommitOf } from "../history/live.ts";
-import { commitInfos, headCommit } from "../system/git.ts";
+import { commitInfos, headCommit, short } from "../system/git.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
 import type { CommitInfo, DeployResult } from "../types.ts";
 import { scriptEnv } from "../steps/env.ts";
@@ -45,6 +45,8 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   if (options.forced) step("deploy", `forced: ${options.forced}`);
   for (const notice of options.notices ?? []) step("config", notice);
   for (const warning of variables.warnings) step("config", `warning: ${warning}`);
+  for (const warning of options.warnings ?? []) step("warn", warning);
+  if (options.target?.warning) step("warn", options.target.warning);
   const state = new DeployState(ctx.config.runScript);
   // In place, what is live is what the history says (the releases flow reads `current` instead).
   // With no deploy on record, what the clone has checked out is what was live (a refusal before the pull says so too).
@@ -105,6 +107,9 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
       tried: state.triedCommit(options.target, options.pushed),
     });
     const target = commits.tried && { ...commits.tried, ...options.target };
+    // Rolled back, the deploy ends ok=true though what it tried is not live: the line before `[done]` says which is.
+    if (produced.ok && produced.rolledBack && commits.commit && commits.tried)
+      step("rollback", `done: ${short(commits.commit.sha)} stays live; ${short(commits.tried.sha)} is not live`);
     // Refused after it was acknowledged: a record of the refused commit (docs/deploy-control.md "Requests"); one a
     // freeze refused is kept for the catch-up at its end.
     const refused = by ? undefined : state.refusal();
@@ -226,6 +231,9 @@ function contextOf(options: PlannedDeploy, run: DeployRun, appVariables: Record<
     // Always set (empty without a forge event), so a value in the service's own environment never passes for one.
     SERVICE_EVENT: run.forge.event ?? "",
     SERVICE_DELIVERY: run.forge.delivery ?? "",
+    // The tag deployed, and the ref (filled in by the pull or the reset): always set, empty when there is none.
+    SERVICE_TAG: options.target?.tag ?? "",
+    SERVICE_REF: "",
   };
   if (options.app) variables.SERVICE_APP = options.app;
   const env = scriptEnv(processEnv, variables, appVariables);

@@ -227,7 +227,10 @@ export class DeployRun implements RunTranscript {
     // The service's own lines come after the output before them: release what the redactors still hold.
     if (event.type !== "output") for (const redactor of this.redactors) redactor.flush();
     // A phase ended: the running record says so, for a page that follows the deploy.
-    if ((event.type === "step" || event.type === "output") && this.phases.saw(event.step))
+    if (
+      (event.type === "step" || event.type === "output") &&
+      this.phases.saw(event.step, Date.now(), event.type === "step" ? event.text : undefined)
+    )
       this.log.phases([...this.phases.ended()]);
     this.log.write(event);
     // The record is final before the client reads `[done]`, and a record that could not be kept is said before it.

@@ -61,6 +61,8 @@ export interface DeployOptions {
   env?: NodeJS.ProcessEnv;
   /** Problems with the configuration in force, said at the start of the deploy (an invalid config file). */
   notices?: string[];
+  /** What the deploy should know of how it was asked (a body that did not parse): `[warn]` lines at its start. */
+  warnings?: string[];
   /**
    * Secrets to redact from the output, the result and the logs (config/deploy-secrets.ts); the values the deploy
    * reads from its own files (`envFile`, `env: { file }`) are added to them.

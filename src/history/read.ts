@@ -89,7 +89,9 @@ export function findDeploy(
 ): HistoryEntry | string {
   const missing = missingLogDir(cwd);
   if (ref === "last")
-    return newestDeploys(cwd, 1)[0] ?? (missing ? `no deploys here: ${missing}` : `no deploys in ${logDir(cwd)} yet`);
+    return (
+      newestDeploys(cwd, 1, keep)[0] ?? (missing ? `no deploys here: ${missing}` : `no deploys in ${logDir(cwd)} yet`)
+    );
   const needle = ref.toLowerCase();
   const dir = logDir(cwd);
   // The stem is `<YYYY-MM-DD_HH-mm-ssZ>_<id>`.

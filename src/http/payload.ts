@@ -35,6 +35,24 @@ export function parsePayload(body: Uint8Array | undefined, contentType: string |
   return payload && typeof payload === "object" && !Array.isArray(payload) ? (payload as Payload) : undefined;
 }
 
+/**
+ * The payload of an authenticated body, and the warning a deploy says when there is a body that does not parse as
+ * the JSON object it should be: a signed one (a forge signs what it sends), or one whose content type says JSON.
+ * It then deploys as a request that names nothing (curl), by its address: without the warning, silently.
+ */
+export function payloadOf(
+  body: Uint8Array | undefined,
+  headers: Headers,
+  signed: boolean,
+): { payload: Payload | undefined; warnings: string[] } {
+  const contentType = headers.get("content-type");
+  const payload = parsePayload(body, contentType);
+  const json = signed || Boolean(contentType?.toLowerCase().includes("json"));
+  if (payload || !body?.length || !json) return { payload, warnings: [] };
+  const warning = `the body did not parse as JSON (${body.length} bytes): who pushed and what it names are unknown; it deploys as a request that names nothing, by its address`;
+  return { payload, warnings: [warning] };
+}
+
 const FULL_COMMIT = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 /** A full commit hash other than the all-zero one a forge sends for a deleted ref. */
 const commitOf = (value: unknown) =>

@@ -19,7 +19,7 @@ import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
 import type { LatestDeploys } from "../queue/latest.ts";
 import { queueKey } from "../queue/tickets.ts";
 import { forgeDelivery, skippedResponse, wholeDeliveryId } from "./forge.ts";
-import { branchOfPush, parsePayload, pusherOf } from "./payload.ts";
+import { branchOfPush, payloadOf, pusherOf } from "./payload.ts";
 import type { ConfigReloader } from "../config/reload.ts";
 import { requestPath, requestUrl } from "./request-url.ts";
 import { pauseOf } from "../queue/pause.ts";
@@ -190,7 +190,7 @@ export function webhookHandler(
 
     const wantsJson = query.get("format") === "json";
     const forge = forgeDelivery(request.headers);
-    const payload = parsePayload(body, request.headers.get("content-type"));
+    const { payload, warnings } = payloadOf(body, request.headers, signed);
     const asked = await deliveryAsk(cwd, app, forge, payload, (skip) => skippedPush(app, skip));
     if (asked instanceof Response) return asked;
     const { skip, target, deployment } = asked;
@@ -283,7 +283,6 @@ export function webhookHandler(
     if (joined) result = joined.result;
     else
       try {
-        const notices = reloader.problem ? [reloader.problem] : [];
         const served = app.queuePolicy === "latest" && !target ? latest.served(forge.delivery) : undefined;
         result = deployer.deploy({
           id,
@@ -298,7 +297,8 @@ export function webhookHandler(
           ...forge,
           cwd,
           sink: metrics ? metrics.observe(appName, sink) : sink,
-          notices,
+          notices: reloader.problem ? [reloader.problem] : [],
+          warnings,
           secrets: secrets(),
           served,
         });

@@ -10,7 +10,7 @@ import { OutboundCalls } from "./outbound.ts";
 import { DEFAULT_ON, type NotifyTarget, type StatusSettings } from "../config/schema.ts";
 import { statusToken } from "../config/notify.ts";
 import { channelSecret } from "../config/channels.ts";
-import { statusTarget } from "../config/forge.ts";
+import { statusContextOf, statusTarget } from "../config/forge.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";
 
 export interface OutboundSettings {
@@ -29,6 +29,7 @@ export function describeOutbound(
   value: unknown,
   cwd: string,
   env: NodeJS.ProcessEnv,
+  app?: string,
 ): string {
   if (key === "status") {
     const status = value as StatusSettings | undefined;
@@ -38,6 +39,7 @@ export function describeOutbound(
       status.provider ?? "provider from origin",
       status.repo ?? "repo from origin",
       `token ${"token" in token ? hidden(token.token) : "missing"}`,
+      `context ${statusContextOf(status, app)}`,
     ];
     if (status.apiUrl) parts.push(new Redaction([]).text(status.apiUrl));
     return parts.join(", ");

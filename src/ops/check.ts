@@ -1,10 +1,9 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { appSecretFile, collectApps, type ResolvedApp } from "../config/apps.ts";
-import { scriptLines } from "../steps/script.ts";
 import { findConfigFile, readConfigText, strictFromEnv } from "../config/load.ts";
 import { KEYS } from "../config/keys.ts";
-import type { UserConfig } from "../config/schema.ts";
+import { SERVICE_KEYS, type UserConfig } from "../config/schema.ts";
 import type { OutboundSettings } from "../notify/inspect.ts";
 import { resolveConfig, type Source as ValueSource } from "../config/resolve.ts";
 import { SECRET_FILE, weakSecretWarning } from "../config/secret.ts";
@@ -12,9 +11,10 @@ import { describeEnv } from "../config/env.ts";
 import { describeFreeze } from "../config/freeze.ts";
 import { cloneFindings, featuresOf, releasesProblems, repoProblems } from "./check-app.ts";
 import { guardFindings, type GuardedApp } from "./check-guard.ts";
-import { pathsWarnings, sharedCloneWarnings, triggerSettings } from "../triggers/check.ts";
+import { pathsWarnings, sharedCloneWarnings } from "../triggers/check.ts";
+import { appSettings, describeReleases, withoutPassword } from "./check-describe.ts";
+import { describeGate } from "../config/gate.ts";
 import { describeBoundConnections, listenerWarnings } from "./check-listeners.ts";
-import type { ReleaseSettings } from "../config/schema.ts";
 import { describeLimits, limitsProblem } from "../steps/limits.ts";
 import { describeAudit } from "../config/audit.ts";
 
@@ -49,8 +49,6 @@ export interface ConfigReport {
     allowedSigners?: string;
     /** The releases in force (docs/releases.md), described. */
     releases?: string;
-    /** The app's freeze windows, described. */
-    freeze?: string;
   }[];
   /** Everything that is wrong; the server would refuse, fall back, or fail its deploys. */
   problems: string[];
@@ -64,14 +62,6 @@ export interface ConfigReport {
 
 const mask = (secret: string) => `set (${secret.length} characters, hidden)`;
 
-/** The releases in force, as the check prints them: none, or the path, how many are kept and what is shared. */
-export function describeReleases(releases: ReleaseSettings | undefined): string {
-  if (!releases) return "(none: pull and run in repoPath)";
-  const shared = releases.shared?.length ? `, shared: ${releases.shared.join(", ")}` : "";
-  const carry = releases.carry?.length ? `, carry: ${releases.carry.join(", ")}` : "";
-  return `${releases.path} (keep ${releases.keep}${shared}${carry})`;
-}
-
 function secretSource(
   secret: string | undefined,
   file: string,
@@ -82,38 +72,6 @@ function secretSource(
   return { value: `none yet: generated into ${file} at the first start`, source: "generated at start" };
 }
 
-/** An app's settings as `service check` shows them under the app (the top-level table shows a single app's). */
-function appSettings(app: ResolvedApp): { label: string; value: string }[] {
-  const seconds = (ms: number) => `${ms % 1000 === 0 ? ms / 1000 : (ms / 1000).toFixed(1)} s`;
-  const check = app.healthCheckUrl ? `GET ${withoutPassword(app.healthCheckUrl)}` : app.healthCheck;
-  return [
-    { label: "run", value: scriptLines(app.runScript).join("; ") },
-    { label: "branch", value: app.branch ?? "any" },
-    { label: "tags", value: app.tags ?? "none" },
-    { label: "pull", value: app.pull },
-    { label: "events", value: app.events?.length ? app.events.join(", ") : "any" },
-    {
-      label: "health check",
-      value: check
-        ? `${check} (within ${seconds(app.healthCheckTimeoutMs)}, every ${seconds(app.healthCheckIntervalMs)})`
-        : "none",
-    },
-    { label: "rollback", value: app.rollbackOnFailure ? "on failure" : "off" },
-    { label: "polling", value: app.pollIntervalMs === undefined ? "off" : `every ${seconds(app.pollIntervalMs)}` },
-    { label: "gate", value: describeGate(app.gate, seconds) },
-    { label: "limits", value: describeLimits(app.limits) || "none" },
-    ...triggerSettings(app),
-  ];
-}
-
-/** The gate in force, as the check prints it: the checks (with who must report them), the wait and the bake. */
-function describeGate(gate: ResolvedApp["gate"], seconds: (ms: number) => string): string {
-  if (!gate) return "none";
-  const checks = gate.checks.map((check) => (typeof check === "string" ? check : `${check.name} (by ${check.by})`));
-  const bake = gate.bakeMs > 0 ? `, then bake ${seconds(gate.bakeMs)}` : "";
-  return `${checks.join(", ")} success (wait up to ${seconds(gate.waitMs)}${bake})`;
-}
-
 /** A `tags` that is no rule (a range that does not parse); triggers/tags.ts is loaded only for an app that has one. */
 async function tagsProblems(apps: { name?: string; tags?: string }[]): Promise<string[]> {
   if (!apps.some((app) => app.tags !== undefined)) return [];
@@ -122,18 +80,6 @@ async function tagsProblems(apps: { name?: string; tags?: string }[]): Promise<s
     const rule = app.tags === undefined ? undefined : tagsRule(app.tags);
     return typeof rule === "string" ? [`${app.name ? `app "${app.name}": ` : ""}${rule}`] : [];
   });
-}
-
-/** A URL as shown: a password in it is masked. */
-function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (!parsed.password) return url;
-    parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return url;
-  }
 }
 
 /**
@@ -179,8 +125,14 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
       : undefined;
   if (people) problems.push(...people.problems);
   if (people) warnings.push(...people.warnings);
+  // In multi-app mode a top-level value that every apps entry sets for itself is used by no app: not shown.
+  const entries = config.apps as unknown as Record<string, unknown>[];
+  const unused = (key: string) =>
+    entries.length > 0 &&
+    !(SERVICE_KEYS as readonly string[]).includes(key) &&
+    entries.every((entry) => entry[key] !== undefined);
   for (const key of Object.keys(KEYS) as (keyof UserConfig)[]) {
-    if (key === "apps" || key === "secret") continue;
+    if (key === "apps" || key === "secret" || unused(key)) continue;
     const value = config[key as keyof typeof config];
     const shown =
       key === "status" || key === "notify"
@@ -193,19 +145,25 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
               ? describeFreeze(config.freeze)
               : key === "audit"
                 ? describeAudit(config.audit)
-                : key === "boundConnections"
-                  ? describeBoundConnections(config)
-                  : key === "tokens" && tokens
-                    ? tokens.described
-                    : key === "adminOidc" || key === "adminTrustedHeader"
-                      ? (people?.described[key] ?? "(none)")
-                      : value === undefined
-                        ? "(none)"
-                        : key === "adminToken"
-                          ? mask(String(value))
-                          : key === "healthCheckUrl"
-                            ? withoutPassword(String(value))
-                            : String(value);
+                : key === "gate"
+                  ? config.gate
+                    ? describeGate(config.gate)
+                    : "(none)"
+                  : key === "limits"
+                    ? describeLimits(config.limits) || "(none)"
+                    : key === "boundConnections"
+                      ? describeBoundConnections(config)
+                      : key === "tokens" && tokens
+                        ? tokens.described
+                        : key === "adminOidc" || key === "adminTrustedHeader"
+                          ? (people?.described[key] ?? "(none)")
+                          : value === undefined
+                            ? "(none)"
+                            : key === "adminToken"
+                              ? mask(String(value))
+                              : key === "healthCheckUrl"
+                                ? withoutPassword(String(value))
+                                : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   warnings.push(...listenerWarnings(config, cwd));
@@ -245,12 +203,13 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
         repoPath: app.repoPath,
         secret: secret.value,
         settings: appSettings(app),
-        ...(app.status ? { status: features.outbound!.describeOutbound("status", app.status, cwd, env) } : {}),
+        ...(app.status
+          ? { status: features.outbound!.describeOutbound("status", app.status, cwd, env, app.name) }
+          : {}),
         ...(app.notify?.length ? { notify: features.outbound!.describeOutbound("notify", app.notify, cwd, env) } : {}),
         ...(app.env || app.envFile ? { env: describeEnv(app, cwd) } : {}),
         ...(app.allowedSigners ? { allowedSigners: resolve(cwd, app.allowedSigners) } : {}),
         ...(app.releases ? { releases: describeReleases(app.releases) } : {}),
-        ...(app.freeze?.length ? { freeze: describeFreeze(app.freeze) } : {}),
       });
       const weak = app.secret && weakSecretWarning(app.secret, app.name);
       if (weak) warnings.push(weak);

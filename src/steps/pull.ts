@@ -74,6 +74,8 @@ export async function pullStep(ctx: DeployContext, state: PullState, gated?: str
   }
   const after = (state.after = repo.hasRemote ? await headCommit(config.repoPath, env) : before);
   env.SERVICE_COMMIT = after ?? "";
+  const branch = await currentBranch(config.repoPath, env);
+  env.SERVICE_REF = branch ? `refs/heads/${branch}` : "";
   if (state.success)
     step("pull", before === after ? `up to date at ${short(after)}` : `${short(before)} -> ${short(after)}`);
   return error;

@@ -1,5 +1,14 @@
 import { existsSync } from "node:fs";
-import { gitFetch, gitResetHard, headCommit, inspectRepo, resolveCommit, short } from "../system/git.ts";
+import {
+  defaultRemote,
+  fullRefName,
+  gitFetch,
+  gitResetHard,
+  headCommit,
+  inspectRepo,
+  resolveCommit,
+  short,
+} from "../system/git.ts";
 import { shown } from "../system/shown.ts";
 import type { RollbackTarget } from "../types.ts";
 import type { PullState } from "./pull.ts";
@@ -31,6 +40,9 @@ export async function resetStep(ctx: DeployContext, state: PullState, target: Ro
       return error;
     }
   }
+  // A tag deployed is fetched into the clone, as the remote has it: `git describe` in the script names it.
+  if (target.tag !== undefined) await fetchTag(ctx, state, target.tag, deadline);
+  env.SERVICE_REF = await refNamed(config.repoPath, target, env);
   const before = (state.before = await headCommit(config.repoPath, env));
   env.SERVICE_COMMIT_BEFORE = before ?? "";
   run.step("pull", `${what}: git reset --hard ${short(commit)} (from ${short(before)})`);
@@ -45,4 +57,28 @@ export async function resetStep(ctx: DeployContext, state: PullState, target: Ro
   const error = reset.error ?? `git reset --hard ${short(commit)} failed with exit code ${reset.exitCode}`;
   run.step("pull", `failed: ${error}`);
   return error;
+}
+
+/** The tag from the remote into the clone's `refs/tags/`, as the remote has it; a failure is said, not fatal. */
+async function fetchTag(ctx: DeployContext, state: PullState, tag: string, deadline: number): Promise<void> {
+  const { config, env, run } = ctx;
+  const remote = await defaultRemote(config.repoPath, env);
+  if (!remote) return;
+  const fetched = await gitFetch(config.repoPath, { env, deadline, onOutput: run.output("pull", state.out) }, [
+    "--quiet",
+    "--no-tags",
+    "--",
+    remote,
+    `+refs/tags/${tag}:refs/tags/${tag}`,
+  ]);
+  if (fetched.exitCode !== 0)
+    run.step("pull", `warning: tag ${shown(tag)} could not be fetched from ${remote} (exit code ${fetched.exitCode})`);
+}
+
+/** SERVICE_REF: the tag or branch in full (`refs/tags/v1.4.2`), else the ref as named; empty for a rollback. */
+async function refNamed(repoPath: string, target: RollbackTarget, env: NodeJS.ProcessEnv): Promise<string> {
+  if (target.tag !== undefined) return `refs/tags/${target.tag}`;
+  if (target.ref === undefined) return "";
+  if (target.ref.startsWith("refs/") || target.deployId !== null) return target.ref;
+  return (await fullRefName(repoPath, target.ref, env)) ?? target.ref;
 }

@@ -10,6 +10,7 @@
 import { leftLive, ofApp, tagOf } from "../history/live.ts";
 import { newestDeploys } from "../history/read.ts";
 import { defaultRemote, gitQuery, short } from "../system/git.ts";
+import { shown } from "../system/shown.ts";
 import type { RollbackTarget } from "../types.ts";
 import { compareVersions, isRangeText, parseRange, parseVersion, type Range, satisfies } from "./semver.ts";
 import type { TriggerSkip } from "./types.ts";
@@ -67,18 +68,13 @@ export async function remoteTags(
  * tag pushed last is not something a remote says).
  */
 export function newestTag(rule: TagsRule, names: string[]): string | { problem: string } {
-  const matching = names.filter((name) => tagMatches(rule, name));
-  if (matching.length === 0) return { problem: `no tag on the remote matches ${rule.text}` };
-  const versions = matching.flatMap((name) => {
-    const version = parseVersion(name);
-    return version ? [{ name, version }] : [];
-  });
-  if (versions.length === 0)
+  if (!names.some((name) => tagMatches(rule, name))) return { problem: `no tag on the remote matches ${rule.text}` };
+  const newest = byVersion(rule, names)[0];
+  if (newest === undefined)
     return {
       problem: `no tag matching ${rule.text} is a version (like v1.4.2): which is newest cannot be told; name one with service deploy --ref <tag>`,
     };
-  versions.sort((a, b) => compareVersions(b.version, a.version));
-  return versions[0]!.name;
+  return newest;
 }
 
 /**
@@ -91,16 +87,17 @@ export function liveTagOf(cwd: string, app: string | undefined): string | undefi
 }
 
 /**
- * Whether `commit` is on `branch` as the remote has it now: the branch fetched into a ref of its own (so a running
- * deploy's pull and its FETCH_HEAD are left alone), then `git merge-base --is-ancestor`.
+ * The index of the first of `commits` on `branch` as the remote has it now (-1: none is): the branch fetched once
+ * into a ref of its own (so a running deploy's pull and its FETCH_HEAD are left alone), then `git merge-base
+ * --is-ancestor` for each in order, until one is.
  */
-async function onRemoteBranch(
+async function firstOnRemoteBranch(
   repoPath: string,
   remote: string,
   branch: string,
-  commit: string,
+  commits: string[],
   env: NodeJS.ProcessEnv,
-): Promise<boolean> {
+): Promise<number> {
   const full = branch.startsWith("refs/") ? branch : `refs/heads/${branch}`;
   const scratch = `refs/service/tag-check/${crypto.randomUUID()}`;
   const fetched = await gitQuery(
@@ -111,11 +108,52 @@ async function onRemoteBranch(
   try {
     if (fetched.code !== 0)
       throw new Error(`git fetch ${remote} ${full} failed: ${fetched.stderr.split("\n").pop() || fetched.code}`);
-    const { code } = await gitQuery(repoPath, ["merge-base", "--is-ancestor", commit, scratch], env);
-    return code === 0;
+    for (const [index, commit] of commits.entries()) {
+      const { code } = await gitQuery(repoPath, ["merge-base", "--is-ancestor", commit, scratch], env);
+      if (code === 0) return index;
+    }
+    return -1;
   } finally {
     await gitQuery(repoPath, ["update-ref", "-d", scratch], env);
   }
+}
+
+/** The matching tags that are versions, highest first. */
+function byVersion(rule: TagsRule, names: string[]): string[] {
+  return names
+    .filter((name) => tagMatches(rule, name))
+    .flatMap((name) => {
+      const version = parseVersion(name);
+      return version ? [{ name, version }] : [];
+    })
+    .sort((a, b) => compareVersions(b.version, a.version))
+    .map(({ name }) => name);
+}
+
+/**
+ * With `branch`, what a deploy naming no tag deploys: the highest matching tag whose commit is on the branch, and the
+ * higher ones that are not (named in a warning: a tag on an unmerged branch never blocks the ones on it).
+ */
+async function newestOnBranch(
+  rule: TagsRule,
+  tags: Map<string, string>,
+  app: { repoPath: string; branch: string },
+  remote: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ name: string; off: string[] } | { problem: string }> {
+  const newest = newestTag(rule, [...tags.keys()]);
+  if (typeof newest !== "string") return newest;
+  const names = byVersion(rule, [...tags.keys()]);
+  const index = await firstOnRemoteBranch(
+    app.repoPath,
+    remote,
+    app.branch,
+    names.map((name) => tags.get(name)!),
+    env,
+  );
+  if (index < 0)
+    return { problem: `no tag matching ${rule.text} is on ${app.branch} (off it: ${names.map(shown).join(", ")})` };
+  return { name: names[index]!, off: names.slice(0, index) };
 }
 
 /** What the tag trigger decided: a deploy of a tag (like `--ref`'s), or why nothing deploys. */
@@ -144,8 +182,15 @@ export async function tagTrigger(
         : `tag ${pushed} does not match ${rule.text}; this app deploys tags (${rule.text})`,
     );
   const tags = await remoteTags(app.repoPath, remote, env);
-  const name = pushed ?? newestTag(rule, [...tags.keys()]);
-  if (typeof name !== "string") return skip(name.problem);
+  // With `branch`, a deploy naming no tag is chosen among the tags on it: those are checked already.
+  const chosen =
+    pushed !== undefined
+      ? pushed
+      : app.branch
+        ? await newestOnBranch(rule, tags, { repoPath: app.repoPath, branch: app.branch }, remote, env)
+        : newestTag(rule, [...tags.keys()]);
+  if (typeof chosen !== "string" && "problem" in chosen) return skip(chosen.problem);
+  const [name, off] = typeof chosen === "string" ? [chosen, []] : [chosen.name, chosen.off];
   const commit = tags.get(name);
   // A push that deleted the tag, or a tag deleted since.
   if (!commit) return skip(`tag ${name} is not on the remote ${remote}`);
@@ -155,7 +200,14 @@ export async function tagTrigger(
     if (version && liveVersion && compareVersions(version, liveVersion) < 0)
       return skip(`tag ${name} is lower than ${live}, which is live`);
   }
-  if (app.branch && !(await onRemoteBranch(app.repoPath, remote, app.branch, commit, env)))
+  if (
+    app.branch &&
+    pushed !== undefined &&
+    (await firstOnRemoteBranch(app.repoPath, remote, app.branch, [commit], env)) < 0
+  )
     return skip(`tag ${name} (${short(commit)}) is not on ${app.branch}`);
-  return { target: { commit, deployId: null, ref: `refs/tags/${name}`, tag: name } };
+  const warning = off.length
+    ? { warning: `tags in ${rule.text} but not on ${app.branch}, not deployed: ${off.map(shown).join(", ")}` }
+    : {};
+  return { target: { commit, deployId: null, ref: `refs/tags/${name}`, tag: name, ...warning } };
 }

@@ -42,8 +42,8 @@ describe('the start banner (docs/cli.md "The banner")', () => {
     expect(banner).toContain(
       "run from: the default; after each pull, a service.yaml (or service.yml, .service.yaml, .service.yml) in the repository replaces it when present",
     );
-    expect(banner.filter((line) => /^(bound to|branch|events|polling):/.test(line))).toEqual([]);
-    expect(banner.some((line) => line.startsWith("bound to"))).toBe(false);
+    expect(banner.filter((line) => /^(branch|events|polling|gate|status context):/.test(line))).toEqual([]);
+    expect(banner[1]).toBe("bound to 127.0.0.1 (loopback: this machine only)");
   });
 
   test("SERVICE_RUN_SCRIPT wins over every config file; SERVICE_CONFIG outside the repository is never replaced", async () => {
@@ -87,6 +87,43 @@ describe('the start banner (docs/cli.md "The banner")', () => {
       `app web: run from: its apps entry in ${file}; after each pull, a service.yaml (or service.yml, .service.yaml, .service.yml) in the repository (its apps entry "web", or its top-level keys) replaces it when present`,
     );
     expect(banner).toContain("app web: branch: main (pushes to other branches are skipped)");
-    expect(banner.some((line) => line.startsWith("bound to"))).toBe(false);
+    expect(banner[1]).toBe("bound to [::1] (loopback: this machine only)");
+  });
+
+  test("each app's gate and the context its status is reported under", async () => {
+    const [web, api] = [makeRepo(), makeRepo()];
+    const cwd = tempDir("service-apps-");
+    const status = { provider: "github", repo: "o/r", token: "t0k3n-abcdefghijklmnop" };
+    writeServiceYaml(cwd, {
+      hostname: "127.0.0.1",
+      apps: [
+        {
+          name: "web",
+          host: "web.example.com",
+          path: "/hook",
+          repoPath: web.clone,
+          runScript: "echo web",
+          secret: SECRET,
+          status,
+          gate: { checks: ["build", { name: "lint", by: "ci-bot" }], waitMs: 60000 },
+        },
+        {
+          name: "api",
+          host: "api.example.com",
+          path: "/hook",
+          repoPath: api.clone,
+          runScript: "echo api",
+          secret: SECRET,
+          status: { ...status, context: "ci/api" },
+        },
+      ],
+    });
+    await using server = await startServer(cwd);
+    const banner = lines(server.stdout.text);
+    expect(banner[0]).toBe(`listening on http://localhost:${server.port}`);
+    expect(banner).toContain("app web: gate: build, lint (by ci-bot) success (wait up to 60 s)");
+    expect(banner).toContain("app web: status context: deploy/web");
+    expect(banner).toContain("app api: status context: ci/api");
+    expect(banner.some((line) => line.startsWith("app api: gate:"))).toBe(false);
   });
 });

@@ -354,7 +354,8 @@ describe("arguments a command does not define are refused, not ignored", () => {
       ["logs", "--limit=5", "--no-json", "--failed"],
       ["systemd", "--output", "-unit.service"],
     ]) {
-      const { code, stderr } = await runCli(args, { cwd: repo.clone });
+      // With a secret: without one, `service systemd` says on stderr to create it first.
+      const { code, stderr } = await runCli(args, { cwd: repo.clone, env: { SERVICE_SECRET: SECRET } });
       expect({ args, code, stderr }).toEqual({ args, code: 0, stderr: "" });
     }
   });

@@ -30,7 +30,7 @@ function shownUnder(lines: string[], at: number): string[] {
 
 describe('README "Quick start", as written', () => {
   test.skipIf(!curl)(
-    "its service.yaml keeps the service on loopback: the banner is the README's (no line about every interface) and the curl deploy ends ok",
+    "its service.yaml keeps the service on loopback: the banner is the README's (bound to loopback) and the curl deploy ends ok",
     async () => {
       const lines = docBlock("README.md", "sh", "Quick start").split("\n");
       const dir = tempDir("service-quick-start-");

@@ -10,6 +10,7 @@ import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { adminUrl } from "../_support/admin-helpers.ts";
 import { lastLine, makeRepo, post, runCli, SECRET, startServer, tempDir } from "../_support/helpers.ts";
+import { baseEnv, CLI } from "../_support/repo.ts";
 import { postAs, writeServiceYaml } from "../_support/webhook-fixtures.ts";
 
 const read = (file: string) => readFileSync(file, "utf8").trim();
@@ -32,7 +33,9 @@ describe('service secret (docs/cli.md "Secrets and the admin token")', () => {
     expect(fresh).not.toBe(old);
     expect(fresh.length).toBeGreaterThanOrEqual(43);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(rotated.stdout).toContain(fresh);
+    // Off a terminal (a pipe, a journal) the value is not printed: where it is, and the command that reads it.
+    expect(rotated.stdout).not.toContain(fresh);
+    expect(rotated.stdout).toContain(`read it with: service secret show`);
     expect(rotated.stdout).toContain("Secret field");
     expect(rotated.stdout).toContain("Secret token (GitLab)");
 
@@ -117,7 +120,8 @@ describe('service admin-token rotate (docs/cli.md "Secrets and the admin token")
     const fresh = read(file);
     expect(fresh).not.toBe(old);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(rotated.stdout).toContain(fresh);
+    expect(rotated.stdout).not.toContain(fresh);
+    expect(rotated.stdout).toContain(`read it with: cat ${file}`);
 
     expect(await apps({ authorization: `Bearer ${old}` })).toBe(401);
     expect(await apps({ cookie })).toBe(401);
@@ -142,4 +146,33 @@ describe('service admin-token rotate (docs/cli.md "Secrets and the admin token")
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("SERVICE_ADMIN_TOKEN in the service's environment");
   });
+});
+
+const noPty = process.platform !== "linux" || Bun.which("script") === null;
+
+describe("a rotated secret is printed on a terminal only", () => {
+  test.skipIf(noPty)(
+    "service secret rotate and service admin-token rotate on a terminal print the new value",
+    async () => {
+      const repo = makeRepo();
+      writeServiceYaml(repo.clone, { runScript: "true" });
+      const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+      const onTerminal = async (...args: string[]) => {
+        const proc = Bun.spawn(["script", "-qfec", `exec ${[...CLI, ...args].map(quote).join(" ")}`, "/dev/null"], {
+          cwd: repo.clone,
+          env: baseEnv({}),
+          stdin: "pipe",
+          stdout: "pipe",
+          stderr: "pipe",
+        });
+        const screen = await new Response(proc.stdout).text();
+        expect(await proc.exited).toBe(0);
+        return screen;
+      };
+      const secret = await onTerminal("secret", "rotate");
+      expect(secret).toContain(read(join(repo.clone, ".service.secret")));
+      const token = await onTerminal("admin-token", "rotate");
+      expect(token).toContain(read(join(repo.clone, ".service", "admin.token")));
+    },
+  );
 });

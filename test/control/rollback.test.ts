@@ -81,13 +81,28 @@ describe("service rollback", () => {
     const byPrefix = await cli(repo.clone, ["rollback", firstId.slice(0, 6)]);
     expect(byPrefix.code).toBe(0);
     expect(repo.head()).toBe(first);
+    // A failed deploy of the second commit leaves it checked out: last-ok (the rollback just made) takes the first.
+    expect((await cli(repo.clone, ["deploy"], { SERVICE_RUN_SCRIPT: "false" })).code).toBe(1);
+    expect(repo.head()).toBe(second);
     const lastOk = await cli(repo.clone, ["rollback", "last-ok"]);
     expect(lastOk.code).toBe(0);
-    // The newest ok deploy is the rollback just made: its commit is the first one.
     expect(lastOk.record.result.target).toMatchObject({ commit: first, deployId: byPrefix.id });
     const byId = await cli(repo.clone, ["rollback", firstId]);
     expect(byId.record.result.target.commit).toBe(first);
     expect(second).not.toBe(first);
+  });
+
+  test("last-ok when the newest ok deploy is live: already live, nothing recorded, exit 0", async () => {
+    const { repo, second, secondId } = await deployedTwice();
+    const before = logFiles(repo.clone);
+    const { code, stdout, stderr, id } = await cli(repo.clone, ["rollback", "last-ok"]);
+    expect({ code, id }).toEqual({ code: 0, id: undefined });
+    expect(stderr).not.toContain("[error]");
+    expect(stdout).toBe(
+      `already live: nothing to roll back (the newest ok deploy, ${secondId.slice(0, 8)}, left ${second.slice(0, 12)}, which is live)\n`,
+    );
+    expect(logFiles(repo.clone)).toEqual(before);
+    expect(repo.head()).toBe(second);
   });
 
   test("<commit>: any commit of the repository, by hash or prefix; deployId is null", async () => {

@@ -21,6 +21,9 @@ describe('rollback (docs/deploy-control.md "Rollback")', () => {
     const text = await res.text();
     expect(text).toContain("[rollback]");
     expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+    // The line before [done] says what is live, and that what the push brought is not.
+    const lines = text.trimEnd().split("\n");
+    expect(lines.at(-2)).toBe(`[rollback] done: ${good.slice(0, 12)} stays live; ${broken.slice(0, 12)} is not live`);
     expect(repo.head()).toBe(good);
 
     // The same again, as JSON: the rollback object says what happened.

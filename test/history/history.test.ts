@@ -131,7 +131,7 @@ describe("service logs: the list", () => {
     expect(last.stdout).toStartWith(`[deploy] ${ids[5]} started`);
   });
 
-  test("--app lists one app's deploys in multi-app mode; the APP column names the app", async () => {
+  test("--app lists one app's deploys in multi-app mode (and picks `last` among them); the APP column names the app", async () => {
     const a = makeRepo();
     const b = makeRepo();
     const cwd = tempDir("service-apps-");
@@ -177,6 +177,16 @@ describe("service logs: the list", () => {
       [betaCli, "beta"],
       [beta.id, "beta"],
     ]);
+    // One deploy by `last` or an id: --app picks among that app's deploys only.
+    const lastAlpha = await logs(cwd, "last", "--app", "alpha", "--json");
+    expect(lastAlpha.code).toBe(0);
+    expect(JSON.parse(lastAlpha.stdout).id).toBe(alpha.id);
+    const otherApp = await logs(cwd, beta.id.slice(0, 8), "--app", "alpha");
+    expect(otherApp.code).toBe(1);
+    expect(otherApp.stderr).toContain(`no deploy with id "${beta.id.slice(0, 8)}"`);
+    const noneOfGamma = await logs(cwd, "last", "--app", "gamma");
+    expect(noneOfGamma.code).toBe(1);
+    expect(noneOfGamma.stderr).toContain('no deploys of app "gamma"');
   }, 30_000);
 
   test("with no deploys yet it says so (naming the directory it looked in) and exits 0", async () => {

@@ -115,3 +115,23 @@ describe('who deployed: the forge\'s pusher from an authenticated body (docs/log
     expect(deployRecords(repo.clone)).toHaveLength(2);
   });
 });
+
+describe("a body that does not parse", () => {
+  test("a signed body that is not JSON deploys by the address, with a [warn] line saying the body did not parse", async () => {
+    const repo = makeRepo();
+    await using server = await startServer(repo.clone, { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true" });
+    const body = '{"ref": "refs/heads/main", "pusher": {"name": "octo';
+    const headers = { ...githubHeaders(), "x-hub-signature-256": `sha256=${hmacHex(SECRET, body)}` };
+    const text = await (await post(server.url, { headers, body })).text();
+    expect(text).toContain("[done] ok=true");
+    expect(text).toContain(
+      `[warn] the body did not parse as JSON (${body.length} bytes): who pushed and what it names are unknown; it deploys as a request that names nothing, by its address`,
+    );
+    expect(deployRecords(repo.clone).at(-1).actor).toStartWith("webhook@");
+    // A body that parses says nothing of the kind; neither does curl without a body.
+    const good = JSON.stringify(githubPush());
+    const signed = { ...githubHeaders(), "x-hub-signature-256": `sha256=${hmacHex(SECRET, good)}` };
+    expect(await (await post(server.url, { headers: signed, body: good })).text()).not.toContain("[warn]");
+    expect(await (await post(server.url, { secret: SECRET })).text()).not.toContain("[warn]");
+  });
+});

@@ -84,4 +84,19 @@ describe("service systemd: descriptors", () => {
     expect(code).toBe(0);
     expect(stdout).toContain("\nLimitNOFILE=65536\n");
   });
+
+  test("with no webhook secret yet, it says to create one before the first start (a generated one lands in the journal)", async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo.clone, "service.yaml"), "runScript: npm run deploy\n");
+    const before = await runCli(["systemd", "--user", "root"], { cwd: repo.clone });
+    expect(before.code).toBe(0);
+    expect(before.stdout).not.toContain("secret rotate");
+    expect(before.stderr).toContain(
+      "no webhook secret yet: create it before the first start with: service secret rotate (a secret generated at the first start is printed into the journal)",
+    );
+    expect((await runCli(["secret", "rotate"], { cwd: repo.clone })).code).toBe(0);
+    const after = await runCli(["systemd", "--user", "root"], { cwd: repo.clone });
+    expect(after.stderr).not.toContain("no webhook secret");
+    expect(after.stdout).toBe(before.stdout);
+  });
 });
