@@ -196,7 +196,7 @@ class Server {
 
   /** A deploy the service starts itself (admin API, poll; with a target, the API's rollback or a ref): its result is only logged. */
   private readonly queueDeploy: QueueDeploy = (app, request) => {
-    const { trigger, target, force, skipGate, noCarry, paths, pushed, deployment, event, delivery } = request;
+    const { trigger, target, force, skipGate, noCarry, paths, pushed, deployment, event, delivery, sub } = request;
     const actor = request.actor ?? undefined;
     const id = request.id ?? crypto.randomUUID();
     let position = 0;
@@ -218,6 +218,7 @@ class Server {
       ...(deployment ? { deployment } : {}),
       ...(event ? { event } : {}),
       ...(delivery ? { delivery } : {}),
+      ...(sub ? { sub } : {}),
     };
     this.track(id, this.deployer.deploy(asked, { force }));
     return { id, position };

@@ -61,6 +61,7 @@ async function audited(
   const { asked, ...rest } = what;
   context.audit({
     ...splitActor(acting.actor),
+    ...(acting.scope.sub ? { sub: acting.scope.sub } : {}),
     ...rest,
     ...(asked?.target ? { target: asked.target } : {}),
     ...(asked?.force ? { force: true } : {}),

@@ -145,7 +145,8 @@ export async function deployAction(
       : apiError(400, "unknown ref", error.message);
   }
   const skip = { ...(skipGate ? { skipGate } : {}), ...(noCarry ? { noCarry } : {}) };
-  return context.deploy(app, { trigger: "api", actor, force, ...skip, ...(target ? { target } : {}) });
+  const sub = scope.sub ? { sub: scope.sub } : {};
+  return context.deploy(app, { trigger: "api", actor, ...sub, force, ...skip, ...(target ? { target } : {}) });
 }
 
 /**
@@ -166,7 +167,7 @@ export async function rollbackAction(
   const { value: to, force } = asked;
   try {
     const target = await rollbackTarget(context.cwd, app, to, app.name, process.env);
-    return context.deploy(app, { trigger: "rollback", actor, target, force });
+    return context.deploy(app, { trigger: "rollback", actor, ...(scope.sub ? { sub: scope.sub } : {}), target, force });
   } catch (error) {
     if (error instanceof RollbackTargetError) return apiError(409, "no rollback target", error.message);
     throw error;

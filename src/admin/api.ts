@@ -40,6 +40,8 @@ export interface AdminDeploy {
   trigger: "api" | "rollback";
   /** `admin@<client address>`, with the session's label when it has one (`admin:alice@…`). */
   actor: string;
+  /** A person signed in with an OpenID provider: the provider's subject. */
+  sub?: string;
   target?: RollbackTarget;
   /** Asked with `force: true`: not held by a pause. */
   force?: boolean;

@@ -27,6 +27,7 @@ export function requestOf(
     ...(options.app !== undefined ? { app: options.app } : {}),
     trigger: options.trigger,
     actor: cleanActor(options.actor) ?? null,
+    ...(options.sub ? { sub: options.sub } : {}),
     repoPath: options.config.repoPath,
     named: {
       ...(target ? { target } : {}),

@@ -55,6 +55,7 @@ export class DeployRun implements RunTranscript {
         ...this.forge,
         trigger: options.trigger,
         actor: this.actor,
+        ...(options.sub ? { sub: this.redaction.text(options.sub) } : {}),
         ...(ref !== undefined ? { ref: this.redaction.text(ref) } : {}),
         ...(options.forced ? { forced: true } : {}),
         ...(options.pushed ? { pushed: options.pushed } : {}),

@@ -26,6 +26,8 @@ export interface DeployOptions {
   trigger: Trigger;
   /** Who asked for it (docs/log-files.md "Who deployed what"); cleaned and redacted before it is recorded. */
   actor?: string;
+  /** A person signed in with an OpenID provider: the provider's subject (people are matched by it), recorded. */
+  sub?: string;
   /**
    * A `service rollback` or a deploy of a ref: reset to this commit instead of pulling (docs/deploy-control.md
    * "`service rollback`", "Deploy a ref").

@@ -206,6 +206,7 @@ export class DeployLog {
       ...(this.header.app ? { app: this.header.app } : {}),
       trigger: this.header.trigger,
       actor: this.header.actor ?? null,
+      ...(this.header.sub ? { sub: this.header.sub } : {}),
       ...(this.header.ref !== undefined ? { ref: this.header.ref } : {}),
       ...(this.header.forced ? { forced: true } : {}),
       ...(this.header.pushed ? { pushed: this.header.pushed } : {}),

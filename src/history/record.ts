@@ -27,6 +27,8 @@ export interface DeployRecordHeader {
   trigger: Trigger;
   /** Who started it (docs/log-files.md "Who deployed what"). */
   actor?: string | null;
+  /** A person signed in with an OpenID provider: the provider's subject. */
+  sub?: string;
   /** A deploy of a ref (`service deploy --ref`, the API's `ref`): the ref as it was named. */
   ref?: string;
   /** It was asked to run while deploys were paused, and did. */
@@ -63,6 +65,8 @@ export interface DeployRecord {
   trigger: Trigger;
   /** Who started it: a forge's pusher, `webhook@<address>`, `cli:<user>`, `admin@<address>`, `poll`; null in old records. */
   actor?: string | null;
+  /** A person signed in with an OpenID provider: the provider's subject. */
+  sub?: string;
   ref?: string;
   forced?: boolean;
   pushed?: string;

@@ -34,8 +34,9 @@ export interface StoredRequest {
   state: "queued" | "kept";
   app?: string;
   trigger: Trigger;
-  /** Who asked for it (docs/log-files.md "Who deployed what"). */
+  /** Who asked for it (docs/log-files.md "Who deployed what"), and a person's provider subject. */
   actor: string | null;
+  sub?: string;
   repoPath: string;
   /** When it was acknowledged (ISO). */
   at: string;

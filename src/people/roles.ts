@@ -21,12 +21,13 @@ const matches = (wanted: string[], groups: string[]) => wanted.some((group) => g
 /** The scope `roles` gives `person` now; undefined when no entry matches. */
 export function scopeOf(person: Person, roles: RoleMap | undefined): Scope | undefined {
   if (!roles) return undefined;
-  if (matches(roles.admin, person.groups)) return { name: person.actor, role: "admin" };
+  const sub = person.sub ? { sub: person.sub } : {};
+  if (matches(roles.admin, person.groups)) return { name: person.actor, role: "admin", ...sub };
   const apps = Object.entries(roles.deploy)
     .filter(([, groups]) => matches(groups, person.groups))
     .map(([app]) => app);
-  if (apps.length > 0) return { name: person.actor, role: "deploy", apps };
-  if (matches(roles.read, person.groups)) return { name: person.actor, role: "read" };
+  if (apps.length > 0) return { name: person.actor, role: "deploy", apps, ...sub };
+  if (matches(roles.read, person.groups)) return { name: person.actor, role: "read", ...sub };
   return undefined;
 }
 

@@ -21,6 +21,7 @@ export interface Replayed {
   id: string;
   trigger: ReplayTrigger | "rollback";
   actor: string | null;
+  sub?: string;
   target?: RollbackTarget;
   pushed?: string;
   deployment?: StoredRequest["named"]["deployment"];
@@ -50,6 +51,7 @@ export function replayedOf(request: StoredRequest, trigger: ReplayTrigger): Repl
     // A rollback stays a rollback (never frozen, never gated): it puts back what was live.
     trigger: request.trigger === "rollback" ? "rollback" : trigger,
     actor: request.actor,
+    ...(request.sub ? { sub: request.sub } : {}),
     ...(target ? { target } : {}),
     ...(pushed ? { pushed } : {}),
     ...(deployment ? { deployment } : {}),

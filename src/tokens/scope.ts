@@ -14,6 +14,8 @@ export interface Scope {
   role: Role;
   /** Only these apps; undefined: every app. */
   apps?: string[];
+  /** A person signed in with an OpenID provider: the provider's subject, kept in records and the audit. */
+  sub?: string;
 }
 
 /** The admin token's scope: everything. */

@@ -4,6 +4,8 @@
  * a user with no role refused; a forged or expired ID token refused; a replayed state refused; logout; the roles in
  * force applied to open sessions; an admin ending a person's sessions.
  */
+import { readAudit } from "../../src/audit/read.ts";
+import { auditDir } from "../../src/audit/trail.ts";
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -96,8 +98,13 @@ describe("adminOidc: sign in with the team's OpenID provider", () => {
       });
       const record = (await (await fetch(`${setup.admin}api/deploys/${id}`, { headers: bearer() })).json()) as {
         actor: string;
+        sub: string;
       };
       expect(record.actor).toBe("oidc:alice@127.0.0.1");
+      // People are matched by their subject: the record and the audit keep it.
+      expect(record.sub).toBe("alice");
+      const asked = readAudit(auditDir(setup.cwd)).find((line) => line.action === "deploy asked");
+      expect(asked).toMatchObject({ actor: "oidc:alice", sub: "alice" });
       await page.getByRole("button", { name: "Log out" }).click();
       await shown(page.getByRole("link", { name: "Sign in with Test SSO" }));
       expect((await whoami(page)).status).toBe(401);
