@@ -1,6 +1,7 @@
 import { readDeployVariables } from "../config/env.ts";
 import { loadDeployVariables, needsLoading } from "../steps/variables.ts";
 import { liveCommitOf } from "../history/live.ts";
+import { committerDates, leadOf } from "../history/lead.ts";
 import { commitInfos, headCommit } from "../system/git.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
 import type { CommitInfo, DeployResult } from "../types.ts";
@@ -103,11 +104,14 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     ended = true;
     const by = ctx.cancelled();
     const produced = state.produced(by);
-    const commits = await commitsOf(ctx, {
-      live: state.liveCommit(produced.ok),
-      before: state.liveBefore,
-      tried: state.triedCommit(options.target, options.pushed),
-    });
+    const live = state.liveCommit(produced.ok);
+    // The lead time's one git call runs beside the words' own: the `[done]` line waits for no more than one call.
+    const [commits, dates] = await Promise.all([
+      commitsOf(ctx, { live, before: state.liveBefore, tried: state.triedCommit(options.target, options.pushed) }),
+      committerDates(ctx.config.repoPath, state.liveBefore, live, ctx.env),
+    ]);
+    const finishedAt = new Date();
+    const lead = leadOf(dates, finishedAt.getTime());
     const target = commits.tried && { ...commits.tried, ...options.target };
     // Refused after it was acknowledged: a record of the refused commit (docs/deploy-control.md "Requests"); one a
     // freeze refused is kept for the catch-up at its end.
@@ -115,7 +119,11 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     if (state.frozen && keepForCatchUp(options, state.frozen))
       step("deploy", "kept for the catch-up at the end of the freeze");
     const ending = by ? "cancelled" : refused ? { outcome: "refused" as const, reason: refused } : "done";
-    const result = run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, ending);
+    const result = run.end(
+      { ...produced, ...commits, ...(target ? { target } : {}), ...(lead ? { lead } : {}) },
+      ending,
+      finishedAt,
+    );
     // Old releases are pruned after the `[done]` line, still in the deploy's queue turn (docs/releases.md step 7).
     if (state.prune) await run.afterDone(result, state.prune);
     return result;
