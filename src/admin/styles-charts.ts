@@ -8,5 +8,5 @@ export const CHARTS_CSS = `.picture { max-width: 40rem; }
 .timeline text { fill: var(--fg); font-size: 13px; }
 .timeline .phase { fill: var(--accent); }
 .timeline .axis { stroke: var(--line); }
-.figures .rate, .figures .median { font-weight: 600; }
+.figures .rate, .figures .median, .dora .value, .dora .band { font-weight: 600; }
 `;
