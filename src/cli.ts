@@ -16,6 +16,7 @@ const subCommands = {
   systemd: () => import("./commands/systemd.ts").then((m) => m.systemdCommand),
   rollback: () => import("./commands/rollback.ts").then((m) => m.rollbackCommand),
   status: () => import("./commands/status.ts").then((m) => m.statusCommand),
+  stats: () => import("./commands/stats.ts").then((m) => m.statsCommand),
   pause: () => import("./commands/pause.ts").then((m) => m.pauseCommand),
   resume: () => import("./commands/pause.ts").then((m) => m.resumeCommand),
   "catch-up": () => import("./commands/catch-up.ts").then((m) => m.catchUpCommand),

@@ -45,11 +45,20 @@ export interface DeployResult {
   commit: CommitInfo | null;
   /** The commit live before the deploy (as `commit` says it); null when none is known. */
   previousCommit: CommitInfo | null;
+  /** A deploy that changed what is live: how long its commits waited for it (docs/log-files.md "DORA figures"). */
+  lead?: LeadTime;
   /** The deploy id and the paths of its two log files. */
   log: { id: string; json: string; log: string };
   startedAt: string;
   finishedAt: string;
   durationMs: number;
+}
+
+/** The commits a deploy made live (at most 1000 of them) and how long each waited since its committer date. */
+export interface LeadTime {
+  commits: number;
+  medianSeconds: number;
+  oldestSeconds: number;
 }
 
 export interface PullResult {

@@ -7,7 +7,7 @@
  * case starts its own server, so each peak RSS (VmHWM) belongs to that case alone. Every step is bounded in
  * time; every process started here (and any process left running in the temp dir) is killed at the end.
  *
- * Usage: npm run bench -- [--no-build] [--only start,unauthorized,latency,scale,history,burst,latest,stream,signed,releases,slots,limits,carry,pruning,memory,overhead]   (BENCH_BIN=<binary> to measure another build)
+ * Usage: npm run bench -- [--no-build] [--only start,unauthorized,latency,scale,history,dora,burst,latest,stream,signed,releases,slots,limits,carry,pruning,memory,overhead]   (BENCH_BIN=<binary> to measure another build)
  */
 import { Bench, type Case } from "./lab.ts";
 import { bounded, elapsedSeconds, log, which } from "./measure.ts";
@@ -20,6 +20,7 @@ const CASES = [
   "latency",
   "scale-apps", // 200 apps against one
   "history", // 5000 deploys kept
+  "dora", // the DORA figures of 10 000 records
   "burst",
   "latest",
   "stream", // with the slow client

@@ -6,6 +6,7 @@ import { BREAKS, HIDDEN } from "../system/shown.ts";
 import { APP_PAGE_JS } from "./script-app.ts";
 import { APPS_PAGE_JS } from "./script-apps.ts";
 import { CHARTS_JS } from "./script-charts.ts";
+import { DORA_JS } from "./script-dora.ts";
 import { HISTORY_PAGES_JS } from "./script-history.ts";
 import { AUDIT_PAGE_JS } from "./script-audit.ts";
 import { OUTCOME_JS } from "./script-outcome.ts";
@@ -169,7 +170,7 @@ const COMMON_JS = `"use strict";
 
 `;
 
-export const DASHBOARD_JS = `${COMMON_JS}${CHARTS_JS}${OUTCOME_JS}${APPS_PAGE_JS}${APP_PAGE_JS}${HISTORY_PAGES_JS}${AUDIT_PAGE_JS}
+export const DASHBOARD_JS = `${COMMON_JS}${CHARTS_JS}${OUTCOME_JS}${APPS_PAGE_JS}${DORA_JS}${APP_PAGE_JS}${HISTORY_PAGES_JS}${AUDIT_PAGE_JS}
   if (page === "apps") appsPage();
   else if (page === "app") appPage();
   else if (page === "deploys") deploysPage();

@@ -20,6 +20,7 @@ import {
 import { appStatsAnswer } from "./app-api.ts";
 import { type Acting, APP_ACTIONS, type AppAction, appAction, cancelAudited, seenBy } from "./act.ts";
 import { auditAnswer, mayAudit } from "./audit-api.ts";
+import { DoraGauges } from "./metrics-dora.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
 import { choicesOf, endSessions, forgedHeader, loginAgain, type SignIns, signInRoute } from "./login.ts";
 import type { ResolvedConfig } from "../config/schema.ts";
@@ -102,6 +103,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     ...(options.audit ? { audit: options.audit } : {}),
   };
   const follows = new Follows();
+  const doraGauges = new DoraGauges(options.cwd);
   const openMetrics = isLoopback(options.hostname);
 
   const handle = async (request: Request, control: RequestControl): Promise<Response> => {
@@ -176,7 +178,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       }));
       const inForce = options.apps();
       const slots = slotsStatus(options.cwd, inForce[0]?.maxConcurrentDeploys ?? 0);
-      return new Response(options.metrics.render(apps, slots), {
+      const dora = doraGauges.render(apps.map((app) => app.name));
+      return new Response(options.metrics.render(apps, slots) + dora, {
         headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
       });
     }
@@ -229,7 +232,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (resource === "deploys" && name === undefined && method === "GET")
       return listDeployments(seen, url.searchParams);
     if (resource === "apps" && name && action === "stats" && extra === undefined && method === "GET")
-      return appStatsAnswer(seen, name);
+      return appStatsAnswer(seen, name, url.searchParams);
     if (resource === "deploys" && name && action === undefined && method === "GET") return deployRecord(seen, name);
     if (resource === "deploys" && name && action === "log" && extra === undefined && method === "GET") {
       const follow = ["1", "true", "yes"].includes(url.searchParams.get("follow") ?? "");

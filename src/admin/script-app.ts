@@ -1,13 +1,16 @@
-/** The dashboard's page of one app, `/apps/<name>`: its last deploys as bars, its rates and medians (a part of assets.ts's script). */
+/** The dashboard's page of one app, `/apps/<name>`: its last deploys as bars, its rates and medians, its DORA figures (a part of assets.ts's script). */
 export const APP_PAGE_JS = `  // One app: GET /api/apps/<name>/stats, drawn again every 5 s while the tab is visible.
   function appPage() {
     var name = decodeURIComponent(location.pathname.split("/").pop());
     var figures = el("dl", { class: "figures" });
+    var dora = el("dl", { class: "figures", id: "dora" });
     var picture = el("div", { class: "picture", id: "bars" });
     var legend = el("p", { class: "hint" });
     content.textContent = "";
     content.appendChild(el("h2", { text: "Success rate and median duration" }));
     content.appendChild(figures);
+    content.appendChild(el("h2", { text: "DORA figures, last 30 days (bands after DORA 2024)" }));
+    content.appendChild(dora);
     content.appendChild(el("h2", { text: "Last deploys" }));
     content.appendChild(picture);
     content.appendChild(legend);
@@ -20,6 +23,7 @@ export const APP_PAGE_JS = `  // One app: GET /api/apps/<name>/stats, drawn agai
           field(figures, "Last " + window.days + " days", el("span", { "data-days": String(window.days) },
             el("span", { class: "rate", text: rate }), ", median ", el("span", { class: "median", text: seconds(window.medianMs) })));
         });
+        if (stats.dora) doraFigures(dora, stats.dora);
         if (stats.partial) field(figures, "Note", "only the newest records were read: the figures cover fewer days");
         picture.textContent = "";
         picture.appendChild(stats.bars.length ? deployBars(stats.bars) : el("p", { text: "No deploys yet." }));

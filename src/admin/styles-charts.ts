@@ -11,5 +11,5 @@ export const CHARTS_CSS = `.picture { max-width: 40rem; }
 .timeline .track { position: relative; height: 1rem; }
 .timeline .phase { position: absolute; top: 2px; bottom: 2px; min-width: 2px; background: var(--accent); }
 .timeline .axis { display: flex; justify-content: space-between; border-top: 1px solid var(--line); color: var(--muted); }
-.figures .rate, .figures .median { font-weight: 600; }
+.figures .rate, .figures .median, .dora .value, .dora .band { font-weight: 600; }
 `;

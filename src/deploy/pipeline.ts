@@ -1,6 +1,7 @@
 import { readDeployVariables } from "../config/env.ts";
 import { loadDeployVariables, needsLoading } from "../steps/variables.ts";
 import { liveCommitOf } from "../history/live.ts";
+import { committerDates, leadOf } from "../history/lead.ts";
 import { commitInfos, headCommit, short } from "../system/git.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
 import type { CommitInfo, DeployResult } from "../types.ts";
@@ -101,11 +102,14 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     // one (steps/leftovers.ts): never without limits, unless asked.
     const left = await ctx.limits?.end(produced.ok);
     if (left) step("deploy", left);
-    const commits = await commitsOf(ctx, {
-      live: state.liveCommit(produced.ok),
-      before: state.liveBefore,
-      tried: state.triedCommit(options.target, options.pushed),
-    });
+    const live = state.liveCommit(produced.ok);
+    // The lead time's one git call runs beside the words' own: the `[done]` line waits for no more than one call.
+    const [commits, dates] = await Promise.all([
+      commitsOf(ctx, { live, before: state.liveBefore, tried: state.triedCommit(options.target, options.pushed) }),
+      committerDates(ctx.config.repoPath, state.liveBefore, live, ctx.env),
+    ]);
+    const finishedAt = new Date();
+    const lead = leadOf(dates, finishedAt.getTime());
     const target = commits.tried && { ...commits.tried, ...options.target };
     // Rolled back, the deploy ends ok=true though what it tried is not live: the line before `[done]` says which is.
     if (produced.ok && produced.rolledBack && commits.commit && commits.tried)
@@ -116,7 +120,11 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     if (state.frozen && keepForCatchUp(options, state.frozen))
       step("deploy", "kept for the catch-up at the end of the freeze");
     const ending = by ? "cancelled" : refused ? { outcome: "refused" as const, reason: refused } : "done";
-    const result = run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, ending);
+    const result = run.end(
+      { ...produced, ...commits, ...(target ? { target } : {}), ...(lead ? { lead } : {}) },
+      ending,
+      finishedAt,
+    );
     // Old releases are pruned after the `[done]` line, still in the deploy's queue turn (docs/releases.md step 7).
     if (state.prune) await run.afterDone(result, state.prune);
     return result;

@@ -1,14 +1,15 @@
 import type { Captures } from "../steps/capture.ts";
-import type { CommitInfo, DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step, Unrun } from "../types.ts";
+import type { DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step, Unrun } from "../types.ts";
 import { pruneLogs } from "../history/retention.ts";
 import { DeployLog } from "../history/log.ts";
 import { amendRecord } from "../history/record.ts";
 import { cleanActor } from "../system/actor.ts";
 import { defaultLogger } from "../system/logger.ts";
 import { OutputRedactor, Redaction } from "../system/redact.ts";
+import { forgeOf, redactedCommit, servedOf } from "./run-words.ts";
 import type { RunTranscript } from "../steps/context.ts";
 import type { Produced } from "../steps/state.ts";
-import type { DeployOptions, PlannedDeploy } from "./types.ts";
+import type { PlannedDeploy } from "./types.ts";
 import { Phases } from "./phases.ts";
 
 /**
@@ -133,7 +134,7 @@ export class DeployRun implements RunTranscript {
    */
   end(produced: Produced, ending: Ending = "done", finishedAt = new Date()): DeployResult {
     const { redaction, log } = this;
-    const { rollback, healthCheck, target, verify, gate, release, switchedBack, killedBy } = produced;
+    const { rollback, healthCheck, target, verify, gate, release, switchedBack, killedBy, lead } = produced;
     const checked = (health: typeof healthCheck) =>
       health && { ...health, error: health.error && redaction.text(health.error) };
     const result: DeployResult = {
@@ -169,6 +170,7 @@ export class DeployRun implements RunTranscript {
       actor: this.actor,
       commit: redactedCommit(produced.commit, redaction),
       previousCommit: redactedCommit(produced.previousCommit, redaction),
+      ...(lead ? { lead } : {}),
       log: { id: this.id, json: log.jsonPath, log: log.logPath },
       startedAt: this.startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),
@@ -282,33 +284,4 @@ const pendingRetention = new Set<Promise<void>>();
 /** Settles once the retention of every deploy that ended so far has run: a process that exits waits for it. */
 export async function retentionDone(): Promise<void> {
   while (pendingRetention.size > 0) await Promise.all([...pendingRetention]);
-}
-
-/** The forge event and delivery id, redacted like every other text of a deploy, null when absent. */
-function forgeOf(options: DeployOptions, redaction: Redaction): ForgeDelivery {
-  return {
-    event: options.event ? redaction.text(options.event) : null,
-    delivery: options.delivery ? redaction.text(options.delivery) : null,
-  };
-}
-
-/** The requests a deploy served, their delivery ids redacted like its own (a copy: it is fixed once the deploy starts). */
-function servedOf(options: DeployOptions, redaction: Redaction): DeployOptions["served"] {
-  const { served } = options;
-  if (!served) return undefined;
-  const replaces = served.replaces?.map((each) => ({
-    ...each,
-    actor: each.actor && redaction.text(cleanActor(each.actor) ?? each.actor),
-    delivery: each.delivery && redaction.text(each.delivery),
-  }));
-  return {
-    requests: served.requests,
-    deliveries: served.deliveries.map((d) => redaction.text(d)),
-    ...(replaces?.length ? { replaces } : {}),
-  };
-}
-
-/** A commit's words redacted like the deploy's output: a message may quote a secret. */
-function redactedCommit<T extends CommitInfo>(commit: T | null, redaction: Redaction): T | null {
-  return commit && { ...commit, subject: redaction.text(commit.subject), author: redaction.text(commit.author) };
 }

@@ -17,6 +17,7 @@ const COMMAND_FILES = [
   "systemd",
   "rollback",
   "status",
+  "stats",
   "pause",
   "cancel",
   "notify",
@@ -42,6 +43,7 @@ function commandsLoadedBy(args: string[]): string[] {
 describe('the CLI loads only the command it runs (docs/architecture.md "Optional features")', () => {
   test.skipIf(!!process.env.SERVICE_TEST_BIN).each([
     [["status"], ["status"]],
+    [["stats"], ["stats"]],
     [["logs"], ["logs"]],
     [["pause", "--help"], ["pause"]],
   ])("service %p loads commands/%p only", (args, expected) => {
