@@ -83,8 +83,15 @@ export const CHANNEL_KEYS = [
   "to",
 ];
 
-const show = (value: unknown) =>
-  typeof value === "string" ? JSON.stringify(value) : Array.isArray(value) ? "a list" : String(value);
+/** A value as a problem names it: never its string form, which a mapping shadowing `toString` does not have. */
+export const show = (value: unknown) =>
+  typeof value === "string"
+    ? JSON.stringify(value)
+    : Array.isArray(value)
+      ? "a list"
+      : value !== null && typeof value === "object"
+        ? "a mapping"
+        : String(value);
 const ADDRESS = /^[^\s@<>,;:"()\\[\]]+@[^\s@<>,;:"()\\[\]]+$/;
 /** `ops@example.com`, or `Deploys <ops@example.com>` for `from`. */
 const mailbox = (value: string, named: boolean) => {

@@ -14,7 +14,7 @@ import {
   PROVIDERS,
   type StatusSettings,
 } from "./schema.ts";
-import { CHANNEL_KEYS, channelKey, checkChannel, DEFAULT_CHANNEL_URL } from "./channels.ts";
+import { CHANNEL_KEYS, channelKey, checkChannel, DEFAULT_CHANNEL_URL, show } from "./channels.ts";
 
 const STATUS_KEYS = [
   "provider",
@@ -33,14 +33,6 @@ const TARGET_KEYS = ["url", "format", "on", "headers", "timeoutMs", ...CHANNEL_K
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const isMapping = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
-const show = (value: unknown) =>
-  typeof value === "string"
-    ? JSON.stringify(value)
-    : isMapping(value)
-      ? "a mapping"
-      : Array.isArray(value)
-        ? "a list"
-        : String(value);
 
 /** A URL the service may call: http or https, nothing else (no file:, no data:). */
 function httpUrl(value: unknown): boolean {
