@@ -518,7 +518,7 @@ describe("what a deploy knows of its app (the log JSON names the app)", () => {
       await postAs(server.url, "api.example.com", "/hook?format=json", { secret: API_SECRET })
     ).json();
     expect(result.ok).toBe(true);
-    const record = readJson(result.log.json);
+    const record = readJson(join(cwd, result.log.json));
     expect(record.status).toBe("done");
     expect(record.repoPath).toBe(api.clone);
     expect(record.app).toBe("api");
