@@ -335,7 +335,7 @@ describe("validation at start (duplicate host+path, missing fields → a clear e
     test(`${what}: the CLI exits non-zero with one clear line naming the app, no stack trace`, async () => {
       const cwd = tempDir("service-apps-");
       writeServiceYaml(cwd, { apps });
-      const { code, stdout, stderr } = await runCli([], { cwd, timeoutMs: 20_000 });
+      const { code, stdout, stderr } = await runCli([], { cwd, env: { SERVICE_PORT: "0" }, timeoutMs: 20_000 });
       expect(code).not.toBe(0);
       expect(code).not.toBeNull();
       const output = `${stdout}${stderr}`;
