@@ -427,7 +427,9 @@ describe("service check and shutdown", () => {
     expect(readJson(join(dir, log.json)).outbound).toMatchObject([
       { kind: "notify", ok: false, detail: expect.stringMatching(/^not sent/) },
     ]);
-    expect(readFileSync(join(dir, log.log), "utf8")).toContain("[notify] json: succeeded not sent: the service stopped");
+    expect(readFileSync(join(dir, log.log), "utf8")).toContain(
+      "[notify] json: succeeded not sent: the service stopped",
+    );
     api.release();
   });
 });
