@@ -124,9 +124,13 @@ describe('HTTP endpoint (docs/http.md "HTTP")', () => {
     expect(result.error).toBeNull();
     expect(result.rollback).toBeUndefined();
     expect(result.log.id).toMatch(/^[0-9a-f-]{36}$/);
-    const json = readJson(result.log.json);
+    // The log files by their paths in the service's working directory: no directory of the server goes to a client.
+    expect(result.log.json).toMatch(new RegExp(`^\\.service/logs/[0-9-]{10}_[0-9-]{8}Z_${result.log.id}\\.json$`));
+    expect(result.log.log).toBe(result.log.json.replace(/\.json$/, ".log"));
+    expect(JSON.stringify(result)).not.toContain(repo.clone);
+    const json = readJson(join(repo.clone, result.log.json));
     expect(json.result.ok).toBe(true);
-    expect(readFileSync(result.log.log, "utf8")).toContain("[done] ok=true exitCode=0");
+    expect(readFileSync(join(repo.clone, result.log.log), "utf8")).toContain("[done] ok=true exitCode=0");
   });
 
   test("a run script that exits non-zero still answers 200; the outcome is in the last line", async () => {
@@ -182,8 +186,8 @@ describe("Library (README: Library)", () => {
     expect(processesRunning(["sleep", seconds])).toEqual([]);
     const result = await (await response).json();
     expect(result.ok).toBe(false);
-    expect(readJson(result.log.json).result.ok).toBe(false);
-    expect(lastLine(readFileSync(result.log.log, "utf8"))).toStartWith("[done] ok=false");
+    expect(readJson(join(repo.clone, result.log.json)).result.ok).toBe(false);
+    expect(lastLine(readFileSync(join(repo.clone, result.log.log), "utf8"))).toStartWith("[done] ok=false");
   });
 
   test("stop({ force: true }) stops only the deploys of its own server, not another server's in the same process", async () => {
@@ -233,7 +237,8 @@ describe("two library servers in one process", () => {
         stop,
       );
     await using a = await start(makeRepo().clone, { force: true });
-    await using b = await start(makeRepo().clone);
+    const bRepo = makeRepo().clone;
+    await using b = await start(bRepo);
     using _released = defer(() => api.release());
     const res = await post(`${b.url}/?format=json`, { secret: SECRET });
     const result = await res.json();
@@ -242,7 +247,7 @@ describe("two library servers in one process", () => {
     // A forced stop gives its own calls no grace: it must not abort b's.
     await a.stop({ force: true });
     api.release();
-    const sent = await waitFor(() => readJson(result.log.json).outbound?.[0], "b's notification recorded");
+    const sent = await waitFor(() => readJson(join(bRepo, result.log.json)).outbound?.[0], "b's notification recorded");
     expect(sent).toMatchObject({ kind: "notify", ok: true, what: "succeeded" });
   });
 });

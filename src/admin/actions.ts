@@ -7,8 +7,10 @@ import { DeployRefError, deployRefTarget, tagsTarget } from "../control/deploy-r
 import { rollbackTarget, RollbackTargetError } from "../control/rollback.ts";
 import { jsonResponse } from "../http/response.ts";
 import type { RollbackTarget } from "../types.ts";
-import { refusal as scopeRefusal, type Scope } from "../tokens/scope.ts";
-import { apiError, appName, deployOf, forbidden, type AdminContext } from "./api.ts";
+import { refusal as scopeRefusal, type Scope, sees } from "../tokens/scope.ts";
+import { isDeployRef, type HistoryEntry } from "../history/read.ts";
+import { apiError, appName, forbidden, type AdminContext } from "./api.ts";
+import { namedDeploy, noDeploy } from "./deploy-ids.ts";
 
 /** What an action was asked, as the audit trail says it: its ref or target, and the overrides. */
 export interface Asked {
@@ -58,6 +60,30 @@ function flag(body: Record<string, unknown>, name: string): boolean | Response {
 }
 
 const SHUTTING_DOWN = { error: "shutting down", message: "the service is stopping and accepts no new deploys" };
+
+/** The deploys `scope` sees, for the one lookup of a deploy it names. */
+const seenBy = (context: AdminContext, scope: Scope) => ({
+  cwd: context.cwd,
+  ...(scope.apps ? { visible: (app: string) => sees(scope, app) } : {}),
+});
+
+/**
+ * The deploy a `ref` or `to` names among those the token sees (null: none, so it is a tag, a branch, a commit), or
+ * the answer: a prefix of several, or a deploy still queued (it tried no commit yet).
+ */
+function deployNamed(context: AdminContext, scope: Scope, value: string): HistoryEntry | null | Response {
+  if (value === "last" || value.length < 4 || !isDeployRef(value)) return null;
+  const named = namedDeploy(seenBy(context, scope), value);
+  if (named instanceof Response || !named) return named ?? null;
+  return named.entry ?? apiError(409, "queued", `deploy ${named.id} is queued: it has tried no commit yet`);
+}
+
+/** An error's message as a token that is not admin is told it: the server's directories left out. */
+function told(context: AdminContext, scope: Scope, app: ResolvedApp, message: string): string {
+  if (scope.role === "admin") return message;
+  const paths = [app.repoPath, context.cwd].filter((path) => path.length > 1).sort((a, b) => b.length - a.length);
+  return paths.reduce((text, path) => text.replaceAll(path, "<repoPath>"), message);
+}
 
 /**
  * Why a deploy of `app` may not start now: the service stops (503), or its deploys are paused and the request
@@ -131,18 +157,20 @@ export async function deployAction(
       frozen: { reason: frozen.reason, until: frozen.until, end: frozen.end.toISOString() },
     });
   }
+  // A deploy id (a retry) is looked up once, among the deploys the token sees, and passed on as found.
+  const named = ref === undefined ? undefined : deployNamed(context, scope, ref);
+  if (named instanceof Response) return named;
   let target: RollbackTarget | undefined;
   try {
     // With `tags` and no ref: the highest matching tag on the remote.
     target =
       ref === undefined
         ? await tagsTarget(context.cwd, app, process.env)
-        : await deployRefTarget(context.cwd, app, ref, process.env);
+        : await deployRefTarget(context.cwd, app, ref, process.env, named);
   } catch (error) {
     if (!(error instanceof DeployRefError)) throw error;
-    return error.notAllowed
-      ? apiError(403, "ref not allowed", error.message)
-      : apiError(400, "unknown ref", error.message);
+    const message = told(context, scope, app, error.message);
+    return error.notAllowed ? apiError(403, "ref not allowed", message) : apiError(400, "unknown ref", message);
   }
   const skip = { ...(skipGate ? { skipGate } : {}), ...(noCarry ? { noCarry } : {}) };
   const sub = scope.sub ? { sub: scope.sub } : {};
@@ -165,29 +193,38 @@ export async function rollbackAction(
   const asked = await deployBody(context, app, request, "to", scope, said);
   if (asked instanceof Response) return asked;
   const { value: to, force } = asked;
+  const named = to === undefined ? undefined : deployNamed(context, scope, to);
+  if (named instanceof Response) return named;
   try {
-    const target = await rollbackTarget(context.cwd, app, to, app.name, process.env);
+    const target = await rollbackTarget(context.cwd, app, to, app.name, process.env, named);
     return context.deploy(app, { trigger: "rollback", actor, ...(scope.sub ? { sub: scope.sub } : {}), target, force });
   } catch (error) {
-    if (error instanceof RollbackTargetError) return apiError(409, "no rollback target", error.message);
+    if (error instanceof RollbackTargetError)
+      return apiError(409, "no rollback target", told(context, scope, app, error.message));
     throw error;
   }
 }
 
-/** `POST /api/deploys/<id>/cancel`: as `service cancel <id>`; answers once the deploy took the cancel. */
+/**
+ * `POST /api/deploys/<id>/cancel`: as `service cancel <id>`; answers once the deploy took the cancel. The deploy is
+ * looked up once, among those the token sees (queued ones included), and cancelled by the full id found: the scope
+ * is checked on the deploy that is cancelled.
+ */
 export async function cancelAction(context: AdminContext, ref: string, actor: string, scope: Scope): Promise<Response> {
-  // A deploy of an app the token does not see is not found; one it sees, it may cancel if its role may.
-  const entry = scope.apps ? deployOf(context, ref) : undefined;
-  if (entry instanceof Response) return entry;
-  const refused = scopeRefusal(scope, "cancel", entry?.app ?? (entry ? "default" : undefined));
+  if (ref === "last" || !isDeployRef(ref))
+    return apiError(400, "bad request", `"${ref.slice(0, 40)}" is not a deploy id: give the id (or its start)`);
+  const named = namedDeploy(seenBy(context, scope), ref);
+  if (named instanceof Response) return named;
+  if (!named) return noDeploy(ref);
+  const refused = scopeRefusal(scope, "cancel", named.app);
   if (refused) return forbidden(context, scope, refused);
   try {
-    const outcome = await cancelDeploy(context.cwd, ref, cancelledBy(actor));
+    const outcome = await cancelDeploy(context.cwd, named.id, cancelledBy(actor));
     return jsonResponse(200, outcome);
   } catch (error) {
     const message = (error as Error).message;
-    if (/is not a deploy id/.test(message)) return apiError(400, "bad request", message);
-    if (/^no deploy/.test(message)) return apiError(404, "not found", message);
+    // It went between the lookup and the cancel: gone from the history and the queue.
+    if (/^no deploy/.test(message)) return noDeploy(ref);
     return apiError(409, "cannot cancel", message);
   }
 }

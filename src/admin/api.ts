@@ -7,7 +7,9 @@ import { Redaction } from "../system/redact.ts";
 import { entryOutcome, type HistoryFilter, keeps, parseFilter } from "../history/filter.ts";
 import { openRegular, readBytesNoFollow, readNoFollow } from "../system/files.ts";
 import type { RollbackTarget } from "../types.ts";
-import { findDeploy, isDeployRef, listDeploys, newestDeploys, type HistoryEntry } from "../history/read.ts";
+import { listDeploys, newestDeploys, type HistoryEntry } from "../history/read.ts";
+import { deployOf } from "./deploy-ids.ts";
+import { entryUntold, releasesUntold } from "./untold.ts";
 import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { catchUpStatus, freezeStatus, liveOf, pollStatus, releasesStatus, slotsStatus } from "../control/status.ts";
@@ -33,6 +35,8 @@ export interface AdminContext {
   visible?(app: string): boolean;
   /** Writes a line of the audit trail (docs/audit.md); unset: nothing is written. */
   audit?(event: AuditEvent): void;
+  /** The token is not admin: its answers name no directory of the server (untold.ts). */
+  hidesPaths?: boolean;
 }
 
 /** A deploy the API asks for: a pull, a ref's commit (`target` with `ref`), or a rollback's (trigger `rollback`). */
@@ -88,7 +92,7 @@ export async function listApps(context: AdminContext): Promise<Response> {
       const releases = await releasesStatus(context.cwd, app);
       return {
         name,
-        repoPath: app.repoPath,
+        ...(context.hidesPaths ? {} : { repoPath: app.repoPath }),
         branch: app.branch ?? null,
         ...(await liveOf(app, history, releases)),
         links: await appLinks(app),
@@ -105,7 +109,7 @@ export async function listApps(context: AdminContext): Promise<Response> {
         paused: pauseOf(context.cwd, app.name) ?? false,
         ...freezeStatus(app, Date.now()),
         poll: pollStatus(context.cwd, app, Date.now()),
-        releases,
+        releases: context.hidesPaths ? releasesUntold(releases) : releases,
         lastSkipped: lastSkippedPush(context.cwd, app.name),
         catchUp: catchUpStatus(context.cwd, app, Date.now()),
       };
@@ -147,28 +151,8 @@ export function listDeployments(context: AdminContext, query: URLSearchParams): 
   }
   const keep = keeps(filter);
   const visible = context.visible ?? (() => true);
-  return redactedJson(
-    context,
-    200,
-    newestDeploys(context.cwd, limit, (entry) => keep(entry) && visible(entryApp(entry))),
-  );
-}
-
-/** The deploy `ref` names, or the error answer; a deploy of an app the token does not see is not found. */
-export function deployOf(context: AdminContext, ref: string): HistoryEntry | Response {
-  if (!isDeployRef(ref) || ref.length < 4)
-    return apiError(400, "bad request", "a deploy is named by its id or at least 4 characters of it");
-  const visible = context.visible;
-  const entry =
-    ref === "last" && visible
-      ? (newestDeploys(context.cwd, 1, (e) => visible(entryApp(e)))[0] ?? "no deploy of these apps yet")
-      : // A deploy the token does not see is not there: not found, and never one of an ambiguous prefix's.
-        findDeploy(context.cwd, ref, (e) => !visible || visible(entryApp(e)));
-  if (typeof entry !== "string")
-    return !visible || visible(entryApp(entry))
-      ? entry
-      : apiError(404, "not found", `no deploy ${JSON.stringify(ref.slice(0, 40))}`);
-  return entry.startsWith("no deploy") ? apiError(404, "not found", entry) : apiError(409, "ambiguous", entry);
+  const entries = newestDeploys(context.cwd, limit, (entry) => keep(entry) && visible(entryApp(entry)));
+  return redactedJson(context, 200, context.hidesPaths ? entries.map(entryUntold) : entries);
 }
 
 /** `GET /api/deploys/<id>`: the deploy's JSON record. */

@@ -171,15 +171,20 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
         if (blocked) return blocked;
         if (!scopeOf()) return refuse();
       }
-      const apps = options.apps().map((app) => ({
-        name: appName(app),
-        waiting: options.waiting(app),
-        paused: pauseOf(options.cwd, app.name) !== undefined,
-      }));
+      // A token scoped to apps is shown its apps' counters only; open metrics (no token) show every app's.
+      const scope = auth.presented(request) ? auth.scope(request) : undefined;
+      const only = scope?.apps ? { app: (name: string) => sees(scope, name), token: scope.name } : undefined;
       const inForce = options.apps();
+      const apps = inForce
+        .filter((app) => !only || only.app(appName(app)))
+        .map((app) => ({
+          name: appName(app),
+          waiting: options.waiting(app),
+          paused: !!pauseOf(options.cwd, app.name),
+        }));
       const slots = slotsStatus(options.cwd, inForce[0]?.maxConcurrentDeploys ?? 0);
       const dora = doraGauges.render(apps.map((app) => app.name));
-      return new Response(options.metrics.render(apps, slots) + dora, {
+      return new Response(options.metrics.render(apps, slots, only) + dora, {
         headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
       });
     }
@@ -213,8 +218,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     actor: () => string,
     scope: Scope,
   ): Promise<Response> => {
-    // What the token sees: its apps only, when it is scoped to apps.
-    const seen = seenBy(options, scope);
+    // What the token sees: its apps only, when it is scoped to apps; no directory of the server, unless it is admin.
+    const seen: AdminOptions = { ...seenBy(options, scope), hidesPaths: scope.role !== "admin" };
     const parts = url.pathname
       .split("/")
       .slice(2)

@@ -116,9 +116,13 @@ export class Metrics {
     };
   }
 
-  /** Prometheus text format 0.0.4; `waiting` and `paused` are each configured app's now, `slots` the service's. */
-  render(apps: { name: string; waiting: number; paused: boolean }[], slots?: Slots): string {
+  /**
+   * Prometheus text format 0.0.4; `waiting` and `paused` are each configured app's now, `slots` the service's. With
+   * `only` (a token scoped to apps), the counters of those apps and of that token alone.
+   */
+  render(apps: { name: string; waiting: number; paused: boolean }[], slots?: Slots, only?: Only): string {
     const out: string[] = [];
+    const shown = only ? (key: string) => shownTo(only, key) : () => true;
     const family = (name: string, type: string, help: string) =>
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     family("service_info", "gauge", "The running service; its version is a label.");
@@ -128,11 +132,12 @@ export class Metrics {
       "counter",
       "Webhook requests answered, by app and HTTP status (app empty: no route matched).",
     );
-    for (const [key, n] of this.webhooks) out.push(`service_webhook_requests_total${key} ${n}`);
+    for (const [key, n] of this.webhooks) if (shown(key)) out.push(`service_webhook_requests_total${key} ${n}`);
     family("service_deploys_total", "counter", "Deploys ended, by app and outcome.");
-    for (const [key, n] of this.deploys) out.push(`service_deploys_total${key} ${n}`);
+    for (const [key, n] of this.deploys) if (shown(key)) out.push(`service_deploys_total${key} ${n}`);
     family("service_deploy_duration_seconds", "histogram", "How long deploys took.");
     for (const [app, h] of this.durations) {
+      if (only && !only.app(app)) continue;
       DURATION_BUCKETS.forEach((bound, i) => {
         out.push(`service_deploy_duration_seconds_bucket${labels({ app, le: String(bound) })} ${h.buckets[i]}`);
       });
@@ -163,13 +168,13 @@ export class Metrics {
         `service_deploys_waiting_for_slot${labels({ app: name })} ${this.running.get(name)?.waiting === "slot" ? 1 : 0}`,
       );
     family("service_last_deploy_timestamp_seconds", "gauge", "When the last deploy of each outcome ended (Unix time).");
-    for (const [key, at] of this.last) out.push(`service_last_deploy_timestamp_seconds${key} ${at}`);
+    for (const [key, at] of this.last) if (shown(key)) out.push(`service_last_deploy_timestamp_seconds${key} ${at}`);
     family(
       "service_polls_total",
       "counter",
       "Polls of the remote, by app and result (deployed, unchanged, skipped, failed).",
     );
-    for (const [key, n] of this.polls) out.push(`service_polls_total${key} ${n}`);
+    for (const [key, n] of this.polls) if (shown(key)) out.push(`service_polls_total${key} ${n}`);
     family("service_gate_waiting", "gauge", "1 while a deploy of the app waits at its gate for the forge's checks.");
     for (const { name } of apps)
       out.push(`service_gate_waiting${labels({ app: name })} ${this.running.get(name)?.waiting === "checks" ? 1 : 0}`);
@@ -178,41 +183,58 @@ export class Metrics {
       "counter",
       "Gates passed by deploys, by app and outcome (open, shut, timeout).",
     );
-    for (const [key, n] of this.gates) out.push(`service_gate_outcomes_total${key} ${n}`);
+    for (const [key, n] of this.gates) if (shown(key)) out.push(`service_gate_outcomes_total${key} ${n}`);
     family("service_frozen_refusals_total", "counter", "Deploys refused by a freeze window, by app.");
-    for (const [key, n] of this.frozen) out.push(`service_frozen_refusals_total${key} ${n}`);
+    for (const [key, n] of this.frozen) if (shown(key)) out.push(`service_frozen_refusals_total${key} ${n}`);
     family("service_catch_ups_total", "counter", "Catch-up deploys queued after a pause or a freeze, by app.");
-    for (const [key, n] of this.catchUps) out.push(`service_catch_ups_total${key} ${n}`);
+    for (const [key, n] of this.catchUps) if (shown(key)) out.push(`service_catch_ups_total${key} ${n}`);
     family(
       "service_refusals_total",
       "counter",
       "Requests acknowledged that ended without running: refused (gate, signature, freeze, pause) or superseded.",
     );
-    for (const [key, n] of this.refusals) out.push(`service_refusals_total${key} ${n}`);
+    for (const [key, n] of this.refusals) if (shown(key)) out.push(`service_refusals_total${key} ${n}`);
     family(
       "service_skipped_pushes_total",
       "counter",
       "Pushes that did not deploy, by app and reason (paths, marker, tag, environment).",
     );
-    for (const [key, n] of this.skippedPushes) out.push(`service_skipped_pushes_total${key} ${n}`);
+    for (const [key, n] of this.skippedPushes) if (shown(key)) out.push(`service_skipped_pushes_total${key} ${n}`);
     family(
       "service_limit_kills_total",
       "counter",
       "Run scripts the kernel killed for a deploy's limits, by app and limit.",
     );
-    for (const [key, n] of this.kills) out.push(`service_limit_kills_total${key} ${n}`);
+    for (const [key, n] of this.kills) if (shown(key)) out.push(`service_limit_kills_total${key} ${n}`);
     family("service_token_refusals_total", "counter", "Admin requests a token's scope refused (403), by token name.");
-    for (const [key, n] of this.tokenRefusals) out.push(`service_token_refusals_total${key} ${n}`);
+    for (const [key, n] of this.tokenRefusals) if (shown(key)) out.push(`service_token_refusals_total${key} ${n}`);
     family(
       "service_notifications_total",
       "counter",
       "Notifications sent or failed (after their tries), by app, format and outcome (sent, failed).",
     );
-    for (const [key, n] of this.notifications) out.push(`service_notifications_total${key} ${n}`);
+    for (const [key, n] of this.notifications) if (shown(key)) out.push(`service_notifications_total${key} ${n}`);
     family("service_paused", "gauge", "1 while an app's deploys are paused.");
     for (const { name, paused } of apps) out.push(`service_paused${labels({ app: name })} ${paused ? 1 : 0}`);
     return `${out.join("\n")}\n`;
   }
+}
+
+/** What a token scoped to apps is shown: its apps (by name), and its own refusals (by its name). */
+export interface Only {
+  app(name: string): boolean;
+  token: string;
+}
+
+/** Whether a row's labels are shown to `only`: an `app` label names one of its apps, a `token` label is its own. */
+function shownTo(only: Only, key: string): boolean {
+  const label = (name: string) => {
+    const match = new RegExp(`[{,]${name}="((?:[^"\\\\]|\\\\.)*)"`).exec(key);
+    return match && match[1]!.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c));
+  };
+  const app = label("app");
+  const token = label("token");
+  return (app === null || only.app(app)) && (token === null || token === only.token);
 }
 
 function bump(map: Map<string, number>, key: string): void {

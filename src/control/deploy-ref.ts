@@ -5,7 +5,7 @@
  * running deploy's pull); the deploy fetches the commit if it is not in the repository yet.
  */
 import type { ResolvedApp } from "../config/apps.ts";
-import { readDeployRecord } from "../history/read.ts";
+import { type HistoryEntry, readDeployRecord } from "../history/read.ts";
 import { defaultRemote, fullRefName, gitQuery, resolveCommit } from "../system/git.ts";
 import type { RollbackTarget } from "../types.ts";
 import { appDeploy } from "./rollback.ts";
@@ -63,17 +63,19 @@ async function remoteRefs(
 /**
  * The commit `ref` names for `app`, with the ref as named. Throws DeployRefError (nothing queued) when it names
  * nothing, or when the app's `deployRefs` does not list it (a deploy id is always allowed: it was deployed before).
+ * `resolved`: the deploy `ref` names when the caller looked it up (the admin API, among its token's apps; null: none).
  */
 export async function deployRefTarget(
   cwd: string,
   app: Pick<ResolvedApp, "repoPath" | "name" | "deployRefs">,
   given: string,
   env: NodeJS.ProcessEnv,
+  resolved?: HistoryEntry | null,
 ): Promise<RollbackTarget & { ref: string }> {
   const ref = given.trim();
   if (!ref || ref.length > MAX_REF_CHARS || ref.startsWith("-") || /[\u0000-\u0020\u007f]/.test(ref))
     throw new DeployRefError(`"${ref.slice(0, 80)}" is not a ref: give a tag, a branch, a commit or a deploy id`);
-  const deploy = appDeploy(cwd, ref, app.name, DeployRefError);
+  const deploy = appDeploy(cwd, ref, app.name, DeployRefError, resolved);
   if (deploy) {
     const commit = commitTriedBy(deploy.jsonPath);
     if (!commit) throw new DeployRefError(`deploy ${deploy.id} tried no commit to deploy again (its pull failed)`);

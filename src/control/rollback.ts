@@ -45,7 +45,8 @@ const wasOk = (entry: HistoryEntry) => entry.status === "done" && entry.ok === t
  * What `service rollback [<ref>]` deploys, in the repository at `repoPath`: `ref` is a deploy id (or prefix,
  * or `last-ok`) whose commit is taken, or a commit of the repository; none is the newest ok deploy whose
  * commit differs from HEAD (with releases: from the live release's). With releases, `ref` may also name a kept
- * release. `app` limits the deploys looked at (multi-app mode). Throws RollbackTargetError.
+ * release. `app` limits the deploys looked at (multi-app mode); `resolved` is the deploy `ref` names when the caller
+ * looked it up (null: none). Throws RollbackTargetError.
  */
 export async function rollbackTarget(
   cwd: string,
@@ -53,6 +54,7 @@ export async function rollbackTarget(
   ref: string | undefined,
   app: string | undefined,
   env: NodeJS.ProcessEnv,
+  resolved?: HistoryEntry | null,
 ): Promise<RollbackTarget> {
   const { repoPath, releases } = settings;
   // Loaded only with releases: the default configuration never reads a releases directory.
@@ -94,7 +96,7 @@ export async function rollbackTarget(
       throw new RollbackTargetError(`release ${ref} is not a kept release of ${layout.releases}`);
     return { commit: meta.commit, deployId: meta.deployId, release: meta.id };
   }
-  const deploy = appDeploy(cwd, ref, app, RollbackTargetError);
+  const deploy = appDeploy(cwd, ref, app, RollbackTargetError, resolved);
   if (deploy) return fromDeploy(deploy);
   // Not a deploy: a commit of the repository (a hash, a tag, a branch), resolved here so nothing is queued for a typo.
   if (ref.startsWith("-")) throw new RollbackTargetError(`"${ref}" is neither a deploy id nor a commit`);
@@ -108,16 +110,20 @@ export async function rollbackTarget(
 
 /**
  * The deploy of `app` (every deploy without one) that `ref` names by its id or a prefix of it; undefined when it
- * names none. Throws `Failure` when it names several, or a deploy of another app.
+ * names none. Throws `Failure` when it names several, or a deploy of another app. `resolved`: the deploy the caller
+ * found `ref` to name (null: none), looked up no more.
  */
 export function appDeploy(
   cwd: string,
   ref: string,
   app: string | undefined,
   Failure: new (message: string) => Error,
+  resolved?: HistoryEntry | null,
 ): HistoryEntry | undefined {
-  if (!isDeployRef(ref) || ref === "last") return undefined;
-  const found = findDeploy(cwd, ref);
+  // Resolved by the caller (the admin API, among the deploys its token sees): null names no deploy.
+  if (resolved === null) return undefined;
+  if (resolved === undefined && (!isDeployRef(ref) || ref === "last")) return undefined;
+  const found = resolved ?? findDeploy(cwd, ref);
   if (typeof found === "string") {
     if (found.includes("matches")) throw new Failure(found);
     return undefined;

@@ -110,7 +110,7 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
   const deploy = (app: ResolvedApp, request: AdminDeploy): Response => {
     try {
       const { id, position } = ctx.queueDeploy(app, request);
-      return acknowledgement(id, position, app, cwd, true);
+      return acknowledgement(id, position, app, true);
     } catch (error) {
       return queueFull(app, error);
     }

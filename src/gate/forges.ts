@@ -180,8 +180,9 @@ const conclusions: Record<string, CheckState> = {
 function checkRun(item: unknown): Ordered {
   const r = fields(item);
   const state = r.status === "completed" ? (conclusions[String(r.conclusion)] ?? "pending") : "pending";
-  // The latest run of a name and app: the last started, the higher id between two started together.
-  const order = [time(r.started_at), num(r.id)];
+  // The latest run of a name and app is the newest by id: a re-run is a new run with a higher id, and one still
+  // queued has no start time (an older success ordered by `started_at` would win and open the gate).
+  const order = [num(r.id)];
   return check(
     r.name,
     state,

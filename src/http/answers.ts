@@ -3,6 +3,7 @@
  * queue, and the opt-in acknowledgement.
  */
 import type { ResolvedApp } from "../config/apps.ts";
+import { LOG_DIR } from "../history/record.ts";
 import { QueueFullError } from "../queue/queue.ts";
 import { BODY_READ_DEADLINE_MS, UNAUTHENTICATED_BODY_BUDGET_BYTES, type BodyRead } from "./body.ts";
 import { jsonResponse } from "./response.ts";
@@ -65,9 +66,12 @@ export function refusedBody(reason: Exclude<BodyRead, { ok: true }>["reason"], t
   return jsonResponse(400, GONE);
 }
 
-/** The opt-in immediate answer: the deploy id and where its logs will be; the deploy runs on. */
-export function acknowledgement(id: string, position: number, app: ResolvedApp, cwd: string, json: boolean): Response {
-  const logs = `${cwd}/.service/logs/*_${id}.{json,log}`;
+/**
+ * The opt-in immediate answer: the deploy id and where its logs will be, in the service's working directory (no
+ * directory of the server goes to a client); the deploy runs on.
+ */
+export function acknowledgement(id: string, position: number, app: ResolvedApp, json: boolean): Response {
+  const logs = `${LOG_DIR}/*_${id}.{json,log}`;
   const state = position > 0 ? `queued at position ${position}` : "started";
   if (json) return jsonResponse(200, { accepted: true, id, app: app.name ?? null, state, position, logs });
   const lines = [

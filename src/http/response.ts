@@ -1,3 +1,5 @@
+import { basename } from "node:path";
+import { LOG_DIR } from "../history/record.ts";
 import { Transcript } from "../history/transcript.ts";
 import type { Freeze } from "../config/freeze.ts";
 import { frozenText } from "../deploy/frozen.ts";
@@ -155,7 +157,16 @@ export function streamingResponse(heartbeatMs: number): {
 
 /** The buffered JSON response (`?format=json`). */
 export async function jsonResult(result: Promise<DeployResult>): Promise<Response> {
-  return jsonResponse(200, await result);
+  const done = await result;
+  return jsonResponse(200, { ...done, log: clientLog(done.log) });
+}
+
+/**
+ * The result's `log` as a client is told it (docs/http.md "The JSON result"): the id, and the two files by their paths
+ * in the service's working directory (`.service/logs/<stem>.json`), never the server's directories.
+ */
+export function clientLog(log: DeployResult["log"]): DeployResult["log"] {
+  return { id: log.id, json: `${LOG_DIR}/${basename(log.json)}`, log: `${LOG_DIR}/${basename(log.log)}` };
 }
 
 /** The webhook's answer while paused: 200, so forges do not count a failure and disable the hook. */

@@ -310,7 +310,7 @@ export function webhookHandler(
     track(id, result, (error) => stream?.fail(`internal error: ${error.message}`));
     // One deploy per connection: a client must not pipeline another request behind a deploy (see above).
     const response = acknowledge
-      ? acknowledgement(id, position, app, cwd, wantsJson)
+      ? acknowledgement(id, position, app, wantsJson)
       : stream
         ? stream.response
         : await jsonResult(result);

@@ -16,8 +16,13 @@ export interface GithubChecks {
   url: string;
   /** Sets a status on a commit as `login` (CI, by default), with the time it changed. */
   status(sha: string, context: string, state: "pending" | "success" | "failure" | "error", login?: string): void;
-  /** Sets a check run on a commit, reported by the app `app`. */
+  /** Sets a check run on a commit, reported by the app `github-actions`: it replaces the run of that name. */
   checkRun(sha: string, name: string, status: "queued" | "in_progress" | "completed", conclusion?: string): void;
+  /**
+   * Re-runs a check as GitHub does: a new run of that name (a higher id), queued until it starts (`started_at`
+   * null); the earlier runs stay listed.
+   */
+  rerun(sha: string, name: string): void;
   /** The reads of the commit's checks so far. */
   reads(): number;
   /** The statuses written through the API, in order: `{ sha, context, state, by }`. */
@@ -63,24 +68,33 @@ export function githubChecks(tokens: Record<string, string>): GithubChecks {
     });
     statuses.set(sha, list);
   };
+  const addRun = (sha: string, name: string, status: string, conclusion?: string) => {
+    const now = new Date().toISOString();
+    const list = runs.get(sha) ?? [];
+    list.push({
+      id: ++id,
+      name,
+      status,
+      conclusion: status === "completed" ? (conclusion ?? "success") : null,
+      html_url: `https://github.example/runs/${id}`,
+      // A queued run has not started: GitHub says null.
+      started_at: status === "queued" ? null : now,
+      completed_at: status === "completed" ? now : null,
+      app: { slug: "github-actions" },
+    });
+    runs.set(sha, list);
+  };
   const api: GithubChecks = {
     url: "",
     status: (sha, context, state, login = "ci-bot") => addStatus(sha, context, state, login),
     checkRun(sha, name, status, conclusion) {
-      const now = new Date().toISOString();
-      const list = (runs.get(sha) ?? []).filter((run) => (run as { name: string }).name !== name);
-      list.push({
-        id: ++id,
-        name,
-        status,
-        conclusion: status === "completed" ? (conclusion ?? "success") : null,
-        html_url: `https://github.example/runs/${id}`,
-        started_at: now,
-        completed_at: status === "completed" ? now : null,
-        app: { slug: "github-actions" },
-      });
-      runs.set(sha, list);
+      runs.set(
+        sha,
+        (runs.get(sha) ?? []).filter((run) => (run as { name: string }).name !== name),
+      );
+      addRun(sha, name, status, conclusion);
     },
+    rerun: (sha, name) => addRun(sha, name, "queued"),
     reads: () => reads,
     written: [],
     refused: [],

@@ -1,7 +1,7 @@
 /** Fixtures of the scoped tokens' tests: two apps (web, api), each its own secret, and tokens in 0600 files. */
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { makeRepo, tempDir } from "./helpers.ts";
+import { makeRepo, type Repo, tempDir } from "./helpers.ts";
 
 export const TOKEN_VALUES = {
   grafana: "grafana-token-0123456789abcdef",
@@ -25,10 +25,15 @@ export interface TokenSetup {
   file(name: string): string;
   /** Writes service.yaml with `tokens` as its YAML lines (each `  - {…}`). */
   config(tokens: string[], extra?: string[]): void;
+  /** The repositories of the two apps (their clones are the apps' repoPath). */
+  repos: { web: Repo; api: Repo };
 }
 
-/** Two apps, web and api, and the three tokens of docs/admin.md (read, deploy of web, admin) in their files. */
-export function tokenSetup(): TokenSetup {
+/**
+ * Two apps, web and api, and the three tokens of docs/admin.md (read, deploy of web, admin) in their files; both
+ * apps run `runScript` (`true` unless told).
+ */
+export function tokenSetup(runScript = "true"): TokenSetup {
   const cwd = tempDir("service-tokens-");
   const dir = tempDir("service-token-files-");
   const repos = { web: makeRepo(), api: makeRepo() };
@@ -44,7 +49,7 @@ export function tokenSetup(): TokenSetup {
           `    host: ${name}.example.com`,
           "    path: /deploy",
           `    repoPath: ${repos[name].clone}`,
-          "    runScript: 'true'",
+          `    runScript: ${JSON.stringify(runScript)}`,
           `    secret: ${APP_SECRETS[name]}`,
         ]),
         "tokens:",
@@ -54,7 +59,7 @@ export function tokenSetup(): TokenSetup {
       ].join("\n"),
     );
   config(standardTokens(file));
-  return { cwd, dir, file, config };
+  return { cwd, dir, file, config, repos };
 }
 
 /** The `tokens` lines of docs/admin.md's example, with the files of `file`. */

@@ -335,7 +335,7 @@ describe("validation at start (duplicate host+path, missing fields → a clear e
     test(`${what}: the CLI exits non-zero with one clear line naming the app, no stack trace`, async () => {
       const cwd = tempDir("service-apps-");
       writeServiceYaml(cwd, { apps });
-      const { code, stdout, stderr } = await runCli([], { cwd, timeoutMs: 20_000 });
+      const { code, stdout, stderr } = await runCli([], { cwd, env: { SERVICE_PORT: "0" }, timeoutMs: 20_000 });
       expect(code).not.toBe(0);
       expect(code).not.toBeNull();
       const output = `${stdout}${stderr}`;
@@ -518,7 +518,7 @@ describe("what a deploy knows of its app (the log JSON names the app)", () => {
       await postAs(server.url, "api.example.com", "/hook?format=json", { secret: API_SECRET })
     ).json();
     expect(result.ok).toBe(true);
-    const record = readJson(result.log.json);
+    const record = readJson(join(cwd, result.log.json));
     expect(record.status).toBe("done");
     expect(record.repoPath).toBe(api.clone);
     expect(record.app).toBe("api");

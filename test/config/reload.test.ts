@@ -61,7 +61,7 @@ describe('config reload (docs/configuration.md "Config from the repository")', (
     const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
     expect(result.ok).toBe(true);
     expect(result.run.stdout).toContain("still-good");
-    const log = await Bun.file(result.log.log).text();
+    const log = await Bun.file(join(repo.clone, result.log.log)).text();
     expect(log).toMatch(/\[config\] .*not valid YAML/);
     expect(lastLine(log)).toBe("[done] ok=true exitCode=0");
   });
@@ -89,7 +89,7 @@ describe("config reload: a working-directory config file that became invalid", (
     for (let i = 0; i < 2; i++) {
       const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
       expect(result.run.stdout).toBe("last-good\n");
-      const log = await Bun.file(result.log.log).text();
+      const log = await Bun.file(join(cwd, result.log.log)).text();
       expect(log).toMatch(/\[config\] .*service\.yaml is not valid YAML.*keeping the last good configuration/);
     }
     const text = await deploy(server.url);

@@ -131,7 +131,7 @@ describe('run script, line by line (docs/deploy-control.md "The run script")', (
     expect(result.run.exitCode).toBe(0);
     expect(result.run.stdout).toBe("one\n[three]\n");
     expect(readFileSync(join(dir, "two.txt"), "utf8")).toBe("two\n");
-    expect(readFileSync(result.log.log, "utf8")).not.toContain("line-that-never-runs");
+    expect(readFileSync(join(repo.clone, result.log.log), "utf8")).not.toContain("line-that-never-runs");
   });
 
   test("the run stops at the first line that exits non-zero; later lines do not run", async () => {

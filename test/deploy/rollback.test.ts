@@ -35,8 +35,8 @@ describe('rollback (docs/deploy-control.md "Rollback")', () => {
     expect(result.run.exitCode).toBe(1);
     expect(result.rollback).toMatchObject({ to: good, from: broken, ok: true, exitCode: 0 });
     expect(typeof result.rollback.stdout).toBe("string");
-    expect(readJson(result.log.json).result.rollback.to).toBe(good);
-    expect(readFileSync(result.log.log, "utf8")).toContain("[rollback]");
+    expect(readJson(join(repo.clone, result.log.json)).result.rollback.to).toBe(good);
+    expect(readFileSync(join(repo.clone, result.log.log), "utf8")).toContain("[rollback]");
   });
 
   test("when the rollback redeploy fails too, the deploy is not ok", async () => {
@@ -100,7 +100,7 @@ describe('rollback (docs/deploy-control.md "Rollback")', () => {
     const rolled = await deployJson(server.url);
     // The spec's ok stays: the redeploy of the previous commit succeeded.
     expect(rolled).toMatchObject({ ok: true, rolledBack: true, rollback: { ok: true } });
-    const record = readJson(rolled.log.json);
+    const record = readJson(join(repo.clone, rolled.log.json));
     expect(record.result.rolledBack).toBe(true);
     // A failed run whose rollback fails too: the checkout is moved to the broken commit by hand first.
     Bun.spawnSync(["git", "pull", "-q"], { cwd: repo.clone });

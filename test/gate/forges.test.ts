@@ -119,7 +119,7 @@ describe("GitHub", () => {
     expect(forge.requests).toEqual([`GET ${FORGES.github.first}`, `GET ${GITHUB_RUNS}`, `GET ${page2}`]);
   });
 
-  test("GitHub: the latest status per context and creator, the latest check run per name and app", async () => {
+  test("GitHub: the latest status per context and creator, the newest check run (by id) per name and app", async () => {
     const forge = serve("github", {
       // Newest first, as documented.
       [FORGES.github.first]: {
@@ -133,6 +133,7 @@ describe("GitHub", () => {
         body: {
           total_count: 3,
           check_runs: [
+            // A start time says nothing of which run is newer: a re-run started after its clock, or not yet.
             { id: 7, name: "test", status: "completed", conclusion: "failure", app: { slug: "ci" }, started_at: at(1) },
             { id: 5, name: "test", status: "completed", conclusion: "success", app: { slug: "ci" }, started_at: at(5) },
             { id: 6, name: "test", status: "in_progress", app: { slug: "other" }, started_at: at(2) },
@@ -144,9 +145,26 @@ describe("GitHub", () => {
     expect(checks.map((c) => [c.name, c.by, c.state])).toEqual([
       ["ci/build", "alice", "success"],
       ["ci/build", "bob", "pending"],
-      ["test", "ci", "success"],
+      ["test", "ci", "failure"],
       ["test", "other", "pending"],
     ]);
+  });
+
+  test("GitHub: a re-run still queued (started_at null) is the check run, not the older success it re-runs", async () => {
+    const forge = serve("github", {
+      [FORGES.github.first]: { body: [] },
+      [GITHUB_RUNS]: {
+        body: {
+          total_count: 2,
+          check_runs: [
+            { id: 9, name: "test", status: "queued", conclusion: null, app: { slug: "ci" }, started_at: null },
+            { id: 4, name: "test", status: "completed", conclusion: "success", app: { slug: "ci" }, started_at: at(4) },
+          ],
+        },
+      },
+    });
+    const checks = await checksOf(forge, read("github", forge));
+    expect(checks.map((c) => [c.name, c.by, c.state])).toEqual([["test", "ci", "pending"]]);
   });
 });
 

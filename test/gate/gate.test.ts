@@ -42,6 +42,21 @@ describe("the gate", () => {
     expect(s.forge.refused).toEqual([]);
   });
 
+  test("a check run re-run and still queued holds the gate, though an older run of it succeeded: the newest run by id decides", async () => {
+    const s = gatedService("{ checks: ['test (unit)'] }");
+    const sha = s.repo.push({ "a.txt": "1" });
+    s.forge.checkRun(sha, "test (unit)", "completed", "success");
+    s.forge.rerun(sha, "test (unit)");
+    await using server = await startServer(s.cwd, s.env);
+    const out = new StreamReader(await post(`${server.url}/`, { secret: SECRET }));
+    await waitFor(() => out.text.includes("[gate] waiting for test (unit) (pending)"), "the wait for the re-run");
+    expect(existsSync(s.ran)).toBe(false);
+    s.forge.checkRun(sha, "test (unit)", "completed", "success");
+    await out.done;
+    expect(lastLine(out.text)).toBe("[done] ok=true exitCode=0");
+    expect(s.repo.head()).toBe(sha);
+  });
+
   test("the commit gated is the commit deployed: a push made while it waits is not deployed by it", async () => {
     const s = gatedService("{ checks: [ci/build] }", ["pull: reset"]);
     const gated = s.repo.push({ "a.txt": "1" });

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { basename, join, resolve } from "node:path";
 import {
   lastLine,
   logFiles,
@@ -31,14 +31,17 @@ function expectedStem(startedAt: string, id: string): string {
   return `${date}_${time}Z_${id}`;
 }
 
-/** Checks the two files of one deploy and returns the parsed JSON record and the .log text. */
+/**
+ * Checks the two files of one deploy and returns the parsed JSON record and the .log text. A client is told their
+ * paths in the working directory (`.service/logs/…`); the record on disk keeps them whole.
+ */
 function expectLogPair(cwd: string, result: { startedAt: string; log: { id: string; json: string; log: string } }) {
   const stem = expectedStem(result.startedAt, result.log.id);
-  const dir = join(cwd, ".service", "logs");
-  expect(result.log.json).toBe(join(dir, `${stem}.json`));
-  expect(result.log.log).toBe(join(dir, `${stem}.log`));
-  const record = readJson(result.log.json);
-  const transcript = readFileSync(result.log.log, "utf8");
+  const dir = result.log.json.startsWith("/") ? join(cwd, ".service", "logs") : ".service/logs";
+  expect(result.log.json).toBe(`${dir}/${stem}.json`);
+  expect(result.log.log).toBe(`${dir}/${stem}.log`);
+  const record = readJson(resolve(cwd, result.log.json));
+  const transcript = readFileSync(resolve(cwd, result.log.log), "utf8");
   return { record, transcript };
 }
 
@@ -77,7 +80,13 @@ describe('deploy log files (docs/log-files.md "Log files")', () => {
     expect(record.startedAt).toBe(result.startedAt);
     expect(record.finishedAt).toBe(result.finishedAt);
     expect(record.durationMs).toBe(new Date(result.finishedAt).getTime() - new Date(result.startedAt).getTime());
-    expect(record.result).toEqual(result);
+    // The record keeps the files' whole paths; a client is told them in the working directory.
+    expect({ ...record.result, log: result.log }).toEqual(result);
+    expect(record.result.log).toEqual({
+      id: result.log.id,
+      json: join(repo.clone, result.log.json),
+      log: join(repo.clone, result.log.log),
+    });
   });
 
   test("the .log file holds the transcript the client saw, from the [deploy] line to the [done] line", async () => {

@@ -68,7 +68,7 @@ describe('who deployed: the forge\'s pusher from an authenticated body (docs/log
     expect(results.map((r) => [r.ok, r.actor])).toEqual(expected.map((actor) => [true, actor]));
     expect(deployRecords(repo.clone).map((r) => r.actor)).toEqual(expected);
     expect(actors.seen()).toEqual(expected);
-    const log = readFileSync(results[0].log.log, "utf8").split("\n")[0];
+    const log = readFileSync(join(repo.clone, results[0].log.log), "utf8").split("\n")[0];
     expect(log).toEndWith(
       `(webhook, event push, delivery ${githubHeaders()["x-github-delivery"]}) in ${repo.clone} by octocat`,
     );
@@ -98,7 +98,7 @@ describe('who deployed: the forge\'s pusher from an authenticated body (docs/log
     );
     expect(result.actor).toBe(`ev[31mil <script>x</script>${"y".repeat(72)}…`);
     expect(result.actor).toHaveLength(100);
-    const log = readFileSync(result.log.log, "utf8");
+    const log = readFileSync(join(repo.clone, result.log.log), "utf8");
     expect(log.split("\n")[0]).toEndWith(`by ${result.actor}`);
     expect(log).not.toContain("\u001b");
   });

@@ -587,6 +587,9 @@ describe("opt-in acknowledgement (answer at once with the deploy id; the deploy 
     expect(text).not.toContain("[done]");
     const id = UUID.exec(text)?.[0];
     expect(id).toBeDefined();
+    // Where its logs are, in the service's working directory: no directory of the server goes to the client.
+    expect(text).toContain(`[accepted] logs: .service/logs/*_${id}.{json,log}\n`);
+    expect(text).not.toContain(repo.clone);
     await waitFor(() => gate.lines().length === 1, "the acknowledged deploy's script to start");
     expect(gate.starts()).toEqual([id!]);
     gate.open();
@@ -606,6 +609,7 @@ describe("opt-in acknowledgement (answer at once with the deploy id; the deploy 
     expect(gate.lines().filter((l) => l.startsWith("end"))).toEqual([]);
     expect(answer.accepted).toBe(true);
     expect(answer.id).toMatch(UUID);
+    expect(answer.logs).toBe(`.service/logs/*_${answer.id}.{json,log}`);
     gate.open();
     const record = await finished(repo.clone, answer.id);
     expect(record.result.ok).toBe(true);

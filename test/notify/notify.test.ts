@@ -424,10 +424,12 @@ describe("service check and shutdown", () => {
     const { log } = (await response.json()) as { log: { json: string; log: string } };
     await waitFor(() => api.held() === 1, "the held call");
     expect(await server.stop()).toBe(0);
-    expect(readJson(log.json).outbound).toMatchObject([
+    expect(readJson(join(dir, log.json)).outbound).toMatchObject([
       { kind: "notify", ok: false, detail: expect.stringMatching(/^not sent/) },
     ]);
-    expect(readFileSync(log.log, "utf8")).toContain("[notify] json: succeeded not sent: the service stopped");
+    expect(readFileSync(join(dir, log.log), "utf8")).toContain(
+      "[notify] json: succeeded not sent: the service stopped",
+    );
     api.release();
   });
 });

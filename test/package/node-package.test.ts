@@ -91,7 +91,7 @@ test("createServiceServer serves and deploys under Node.js", async () => {
   assert.equal(git(app, "rev-parse", "HEAD"), pushed);
   const json = await (await fetch(server.url + "/?format=json", { method: "POST", headers: { authorization: "Bearer " + config.secret } })).json();
   assert.equal(json.ok, true);
-  assert.ok(existsSync(json.log.json));
+  assert.ok(existsSync(join(app, json.log.json)));
   await server.stop();
   assert.equal(server.listening, false);
   assert.ok(readdirSync(join(app, ".service", "logs")).length >= 4);

@@ -72,7 +72,7 @@ describe("service cancel", () => {
     const result = await (await res).json();
     expect(result).toMatchObject({ id, ok: false, error: `cancelled ${BY}`, rolledBack: false });
     expect(record(repo.clone, id)).toMatchObject({ status: "cancelled" });
-    const log = readFileSync(result.log.log, "utf8");
+    const log = readFileSync(join(repo.clone, result.log.log), "utf8");
     expect(log).toContain(`[deploy] cancelled ${BY}: stopping its commands`);
     // The script never reached its end: it was stopped, not let through.
     expect(gate.lines()).toEqual([`start ${id} webhook`]);

@@ -160,8 +160,8 @@ describe("a queue that cannot be joined", () => {
     const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
     expect(result.ok).toBe(false);
     expect(result.error).toContain("cannot join the deploy queue");
-    expect(readJson(result.log.json).status).toBe("done");
-    expect(lastLine(await Bun.file(result.log.log).text())).toBe("[done] ok=false exitCode=null");
+    expect(readJson(join(repo.clone, result.log.json)).status).toBe("done");
+    expect(lastLine(await Bun.file(join(repo.clone, result.log.log)).text())).toBe("[done] ok=false exitCode=null");
     await server.stop();
     const cli = await runCli(["deploy"], { cwd: repo.clone, env });
     expect(cli.code).toBe(1);

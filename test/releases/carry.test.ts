@@ -215,7 +215,7 @@ describe("the carry setting (docs/configuration.md)", () => {
     expect(check.stdout + check.stderr).toContain(
       `releases.carry: "storage/cache" overlaps the shared path "storage/": a carried path must be apart from the shared ones`,
     );
-    const start = await runCli([], { cwd: s.cwd, env: overlapping, timeoutMs: 20_000 });
+    const start = await runCli([], { cwd: s.cwd, env: { ...overlapping, SERVICE_PORT: "0" }, timeoutMs: 20_000 });
     expect(start.code).not.toBe(0);
     expect(start.stdout + start.stderr).toContain(`"storage/cache" overlaps the shared path "storage/"`);
     for (const wrong of ["/srv/cache", "../cache", "a/../b"]) {

@@ -10,7 +10,12 @@ import { ADMIN_TOKEN, adminSession, bearer, startAdmin } from "../_support/admin
 import { hasEnded, makeRepo, runCli, waitFor } from "../_support/helpers.ts";
 import { APP_SECRETS, standardTokens, TOKEN_VALUES, tokenSetup, writeToken } from "../_support/token-fixtures.ts";
 
-const ENV = { SERVICE_SECRET: undefined, SERVICE_ADMIN_PORT: "0", SERVICE_ADMIN_TOKEN: "admin-token-0123456789abcdef" };
+const ENV = {
+  SERVICE_SECRET: undefined,
+  SERVICE_PORT: "0",
+  SERVICE_ADMIN_PORT: "0",
+  SERVICE_ADMIN_TOKEN: "admin-token-0123456789abcdef",
+};
 
 describe("a token's file: rotated or revoked without a restart", () => {
   test("editing the file: the old value is 401 at the next request and the sessions it opened end; the new one works; removing the file revokes it", async () => {
