@@ -32,7 +32,7 @@ describe.skipIf(noSshKeygen)('signed commits on every trigger (docs/security.md 
     const repo = makeRepo();
     const api = fakeApi([201]);
     const status = `status: { provider: github, apiUrl: "${api.url}", repo: acme/web, token: forge-token-0123456789 }`;
-    const notify = `notify: [{ url: "${api.url}/notify", on: [failed, succeeded] }]`;
+    const notify = `notify: [{ url: "${api.url}/notify", on: [refused, succeeded] }]`;
     const { dir, marker } = serviceDir(repo.clone, `${status}\n${notify}\n`);
     await using server = await startServer(dir, { SERVICE_SECRET: SECRET, SERVICE_ALLOWED_SIGNERS: keys.allowed });
     const before = repo.head();
@@ -48,8 +48,8 @@ describe.skipIf(noSshKeygen)('signed commits on every trigger (docs/security.md 
     );
     expect(failure.json().description).toContain(`commit ${short(unsigned)} refused: it is not signed`);
     const notified = await waitFor(
-      () => api.seen.find((seen) => seen.path === "/notify" && seen.json().outcome === "failed"),
-      "the failed notification",
+      () => api.seen.find((seen) => seen.path === "/notify" && seen.json().outcome === "refused"),
+      "the refused notification",
     );
     expect(notified.json()).toMatchObject({
       commit: { after: unsigned },
@@ -97,7 +97,8 @@ describe.skipIf(noSshKeygen)('signed commits on every trigger (docs/security.md 
     expect(readFileSync(marker, "utf8")).toBe("ran\n");
     const tag = await runCli(["deploy", "--ref", "v1.0"], { cwd: dir });
     expect(tag.code).toBe(0);
-    expect(tag.stdout).toContain("[verify] git fetch origin refs/tags/v1.0: the tag as the remote has it");
+    // The deploy of the tag fetched it into the clone before the check (git describe names it there too).
+    expect(git(repo.clone, "cat-file", "-t", "refs/tags/v1.0")).toBe("tag");
     expect(tag.stdout).toContain("[verify] tag v1.0 signed by alice@example.com");
     expect(tag.stdout).toContain(`[verify] ${short(signed)} signed by alice@example.com`);
     expect(readFileSync(marker, "utf8")).toBe("ran\nran\n");
@@ -111,7 +112,7 @@ describe.skipIf(noSshKeygen)('signed commits on every trigger (docs/security.md 
     });
     const { id } = (await res.json()) as { id: string };
     const record = await waitFor(() => {
-      const found = listDeploys(dir).find((entry) => entry.id === id && entry.status === "done");
+      const found = listDeploys(dir).find((entry) => entry.id === id && entry.status === "refused");
       return found && readDeployRecord(found.jsonPath);
     }, "the API's deploy of the lightweight tag");
     expect((record.result as any).verify).toMatchObject({ ok: false, tag: { name: "v1.0-light", signer: null } });
@@ -155,10 +156,12 @@ describe.skipIf(noSshKeygen)('signed commits on every trigger (docs/security.md 
     try {
       await waitFor(() => readPollState(repo.clone, undefined)?.result === "unchanged", "a first poll");
       const unsigned = pushSigned(repo, null);
-      const done = () => listDeploys(repo.clone).filter((entry) => entry.status === "done");
+      // The refused commit's record is `refused` (docs/deploy-control.md "Outcomes and triggers"), the signed one's done.
+      const done = () => listDeploys(repo.clone).filter((entry) => ["done", "refused"].includes(entry.status));
       const [first] = await waitFor(() => (done().length === 1 ? done() : undefined), "the poll's deploy");
       const record = readDeployRecord(first!.jsonPath)!;
       expect(record.trigger).toBe("poll");
+      expect(record.status).toBe("refused");
       expect((record.result as any).verify).toMatchObject({ ok: false, commit: unsigned, reason: "it is not signed" });
       await waitFor(
         () => readPollState(repo.clone, undefined)?.result === "unchanged",
