@@ -79,7 +79,7 @@ describe("the server's audit lines", () => {
 
     // A reload: the names of the keys that changed, never their values.
     const yaml = join(cwd, "service.yaml");
-    writeFileSync(yaml, readFileSync(yaml, "utf8").replace("runScript: 'true'", "runScript: 'echo secret-value'"));
+    writeFileSync(yaml, readFileSync(yaml, "utf8").replace('runScript: "true"', "runScript: 'echo secret-value'"));
     await waitFor(async () => {
       await fetch(`${admin}/api/apps`, { headers: as(TOKEN_VALUES.ops) });
       return lines().some((l) => l.action === "config reloaded");

@@ -116,7 +116,7 @@ describe("what a token scoped to apps names, it names among its apps' deploys on
     const running = await deploy("api");
     await waitFor(() => gate.starts().includes(running), "api's first deploy to run");
     const queued = await deploy("api");
-    const queuedDir = join(setup.cwd, ".service", "queued");
+    const queuedDir = join(setup.cwd, ".service", "requests");
     await waitFor(() => existsSync(join(queuedDir, `${queued}.json`)), "api's second deploy to wait");
     const web = await deploy("web");
     await waitFor(() => gate.starts().includes(web), "web's deploy to run");
