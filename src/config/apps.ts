@@ -3,6 +3,7 @@ import { ChangeWatch } from "../system/change-watch.ts";
 import { ensurePrivateDir } from "../system/files.ts";
 import { resolveReleases } from "./releases.ts";
 import { resolveGate } from "./gate.ts";
+import { normalizeHost, routeTable, type RouteTable } from "./routes.ts";
 import { ConfigError, SERVICE_KEYS, type AppConfig, type ResolvedConfig, type ServiceKey } from "./schema.ts";
 import {
   CONFIGURED_SECRET,
@@ -157,52 +158,6 @@ function appProblem(app: AppConfig, label: string, seenNames: Map<string, number
   return (app.secret && shortSecretError(app.secret, `${label}: the secret`)) || undefined;
 }
 
-/** Host without port, lower case: `Example.com:443` → `example.com`, `[::1]:3141` → `[::1]`. */
-export function normalizeHost(host: string): string {
-  const trimmed = host.trim().toLowerCase();
-  if (trimmed.startsWith("[")) return trimmed.slice(0, trimmed.indexOf("]") + 1);
-  return trimmed.replace(/:\d*$/, "").replace(/\.$/, "");
-}
-
-/** The host a request was sent to: `Host`, or with `trustProxy` the first `X-Forwarded-Host`. */
-export function requestHost(request: Request, trustProxy: boolean): string {
-  const forwarded = trustProxy ? request.headers.get("x-forwarded-host")?.split(",")[0] : undefined;
-  return normalizeHost(forwarded || request.headers.get("host") || urlHost(request.url));
-}
-
-/** The host of an absolute URL; "" for a relative or unparsable one (Bun's `request.url` when Host is empty). */
-function urlHost(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return "";
-  }
-}
-
-/** The apps by path, then by host (routes are unique: collectApps refuses a second app on a host + path). */
-export type RouteTable = Map<string, { any?: ResolvedApp; byHost: Map<string, ResolvedApp> }>;
-
-export function routeTable(apps: ResolvedApp[]): RouteTable {
-  const table: RouteTable = new Map();
-  for (const app of apps) {
-    let entry = table.get(app.path);
-    if (!entry) table.set(app.path, (entry = { byHost: new Map() }));
-    if (app.host === undefined) entry.any ??= app;
-    else if (!entry.byHost.has(app.host)) entry.byHost.set(app.host, app);
-  }
-  return table;
-}
-
-/**
- * The app a request is for: its path, and its host for apps that have one; two map lookups whatever the number of
- * apps. `host` is asked only then, so a single app (any host) never parses the Host header.
- */
-export function routeRequest(routes: RouteTable, pathname: string, host: () => string): ResolvedApp | undefined {
-  const entry = routes.get(pathname);
-  if (!entry) return undefined;
-  return entry.any ?? entry.byHost.get(host());
-}
-
 export interface AppSecret {
   name: string;
   secret: string;
@@ -238,7 +193,7 @@ export function ensureAppSecrets(apps: ResolvedApp[], cwd: string): AppSecret[] 
  */
 export class AppsInForce {
   private last: ResolvedApp[] = [];
-  private table: RouteTable = new Map();
+  private table: RouteTable<ResolvedApp> = new Map();
   private from: ResolvedConfig | undefined;
   /** The secret file of each app whose secret lives in one: read again when it changes (`service secret rotate`). */
   private readonly secretFiles = new Map<string, SecretFile>();
@@ -268,7 +223,7 @@ export class AppsInForce {
   }
 
   /** The routes of the apps of the last `of`. */
-  get routes(): RouteTable {
+  get routes(): RouteTable<ResolvedApp> {
     return this.table;
   }
 

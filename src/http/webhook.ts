@@ -4,7 +4,8 @@
  * budget), skip a filtered delivery or a paused app, then queue the deploy and answer with its stream, its JSON
  * result or an acknowledgement.
  */
-import { requestHost, routeRequest, type ResolvedApp, type RouteTable } from "../config/apps.ts";
+import type { ResolvedApp } from "../config/apps.ts";
+import { requestHost, routeRequest, type RouteTable } from "../config/routes.ts";
 import { acknowledgement, GONE, NOT_FOUND, queueFull, refusedBody, SHUTTING_DOWN, tooLarge } from "./answers.ts";
 import {
   ByteBudget,
@@ -53,7 +54,7 @@ export interface WebhookContext {
   cwd: string;
   reloader: ConfigReloader;
   /** The routes of the apps in force for a configuration (the last good list when it became invalid). */
-  routes: (config: ResolvedConfig) => RouteTable;
+  routes: (config: ResolvedConfig) => RouteTable<ResolvedApp>;
   /** Looks at the secret file of `app` now (a request about to deploy it), whatever the watches said. */
   lookAtSecret: (app: ResolvedApp) => void;
   deployer: Deployer;
