@@ -4,7 +4,7 @@
  * cannot be used then (a file missing, a value another token's) is left out, said once, and the others stay.
  */
 import type { ResolvedApp } from "../config/apps.ts";
-import { parseTokens, readTokenFile, type Reserved, TokenSet, type TokenSpec } from "./list.ts";
+import { parseTokens, readTokens, TokenSet, type TokenSpec } from "./list.ts";
 import { reservedSecrets } from "./load.ts";
 
 /** What the admin listener asks of its tokens: each with its value now (undefined: refused for now). */
@@ -67,7 +67,7 @@ export class FollowedTokens implements TokensInForce {
       .filter((spec, i) => parsed.findIndex((other) => other.name === spec.name) === i)
       .map((spec) => before.get(specKey(spec)) ?? spec);
     const reserved = () => reservedSecrets(source.adminToken(), source.apps(), source.cwd);
-    const values = readValues(specs, reserved(), problems);
+    const values = readTokens(specs, reserved(), problems, true);
     for (const problem of problems) source.warn(`${problem}; left out until it is right`);
     const names = (list: TokenSpec[]) => new Set(list.map((spec) => spec.name));
     const [was, now] = [names(this.specs), names(specs)];
@@ -80,22 +80,4 @@ export class FollowedTokens implements TokensInForce {
     this.specs = specs;
     this.set = new TokenSet(specs, values, { reserved, warn: source.warn });
   }
-}
-
-/** Each usable value; a token whose file or value cannot be used gets none (refused), its problem said. */
-function readValues(specs: TokenSpec[], reserved: Reserved[], problems: string[]): Map<string, string> {
-  const values = new Map<string, string>();
-  for (const spec of specs) {
-    const read = readTokenFile(spec);
-    if ("problem" in read) {
-      problems.push(read.problem);
-      continue;
-    }
-    const same = reserved.find((secret) => secret.value === read.value);
-    const twin = [...values].find(([, value]) => value === read.value);
-    if (same) problems.push(`token "${spec.name}": its value is ${same.what}`);
-    else if (twin) problems.push(`token "${spec.name}": its value is token "${twin[0]}"'s`);
-    else values.set(spec.name, read.value);
-  }
-  return values;
 }

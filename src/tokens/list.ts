@@ -108,9 +108,15 @@ export interface Reserved {
 
 /**
  * The values of `specs`, read now; every problem of theirs (files, a value two tokens share, a value that is the
- * admin token or a webhook secret) goes to `problems`.
+ * admin token or a webhook secret) goes to `problems`. With `refuse`, a value with such a problem is left out (a
+ * running server following its config keeps the others); without it the caller refuses the whole list.
  */
-export function readTokens(specs: TokenSpec[], reserved: Reserved[], problems: string[]): Map<string, string> {
+export function readTokens(
+  specs: TokenSpec[],
+  reserved: Reserved[],
+  problems: string[],
+  refuse = false,
+): Map<string, string> {
   const values = new Map<string, string>();
   for (const spec of specs) {
     const read = readTokenFile(spec);
@@ -122,7 +128,7 @@ export function readTokens(specs: TokenSpec[], reserved: Reserved[], problems: s
     if (same) problems.push(`token "${spec.name}": its value is ${same.what}; give it a value of its own`);
     const twin = [...values].find(([, value]) => value === read.value);
     if (twin) problems.push(`token "${spec.name}": its value is token "${twin[0]}"'s; each token needs its own`);
-    values.set(spec.name, read.value);
+    if (!refuse || !(same || twin)) values.set(spec.name, read.value);
   }
   return values;
 }
