@@ -19,6 +19,7 @@ const LAYERS = [
   "people",
   "tokens",
   "http",
+  "previews",
   "control",
   "requests",
   "triggers",
