@@ -102,4 +102,6 @@ export interface Preview {
   reason?: string;
   /** The PR comment's id once made (docs/previews.md "The comment"). */
   commentId?: string;
+  /** The forge's deployment of this preview once made (GitHub, GitLab), for its later statuses. */
+  forgeDeploymentId?: string;
 }
