@@ -1,13 +1,10 @@
 export { createServiceServer, type ServiceServer, type ServiceServerOptions, type StopOptions } from "./server.ts";
 export { ensureWebhookSecret, type EnsuredSecret } from "./config/secret.ts";
 export { loadConfig, type LoadConfigOptions } from "./config/load.ts";
-export {
-  ConfigError,
-  type EnvValue,
-  type ReleaseSettings,
-  type ResolvedConfig,
-  type UserConfig,
-} from "./config/schema.ts";
+export { ConfigError, type UserConfig } from "./config/schema.ts";
+export type { ResolvedConfig } from "./config/schema-resolved.ts";
+export type { EnvValue } from "./config/env.ts";
+export type { ReleaseSettings } from "./config/releases.ts";
 export type {
   DeployResult,
   PullResult,

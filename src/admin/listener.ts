@@ -23,7 +23,7 @@ import { auditAnswer, mayAudit } from "./audit-api.ts";
 import { DoraGauges } from "./metrics-dora.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
 import { choicesOf, endSessions, forgedHeader, loginAgain, type SignIns, signInRoute } from "./login.ts";
-import type { ResolvedConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import type { TrustedHeader } from "../people/trusted-header.ts";
 import { noRole, scopeOf as roleScope } from "../people/roles.ts";
 import { isLoopback } from "../system/address.ts";

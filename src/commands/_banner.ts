@@ -4,7 +4,7 @@ import type { ResolvedApp } from "../config/apps.ts";
 import { statusContextOf } from "../config/forge.ts";
 import { describeGate } from "../config/gate.ts";
 import { CONFIG_FILE_NAMES, findConfigFile, loadedFromOf } from "../config/load.ts";
-import type { ResolvedConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import { scriptLines } from "../steps/script.ts";
 
 /**

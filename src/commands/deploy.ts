@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { resolveApps, type ResolvedApp } from "../config/apps.ts";
 import { deploySecrets } from "../config/deploy-secrets.ts";
 import { tokenSecrets } from "../tokens/load.ts";
-import type { ResolvedConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import { findConfigFile, loadConfig } from "../config/load.ts";
 import { Transcript } from "../history/transcript.ts";
 import type { DeployResult, DeploySink } from "../types.ts";

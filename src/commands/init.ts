@@ -2,7 +2,7 @@ import { defineCommand } from "citty";
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
-import type { Provider } from "../config/schema.ts";
+import type { Provider } from "../config/schema-notify.ts";
 import { FORGES, forgeOfRemote, forgeSettings } from "../ops/forge-setup.ts";
 import { APP_NAME, existingConfig, type InitChoices, type InitWritten, writeInit } from "../ops/init.ts";
 import { isInside } from "../system/files.ts";

@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { FORMATS } from "../config/schema.ts";
+import { FORMATS } from "../config/schema-notify.ts";
 import { checkConfig } from "../ops/check.ts";
 import { sendTestNotifications } from "../notify/inspect.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";

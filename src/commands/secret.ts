@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { ADMIN_TOKEN_FILE } from "../config/secret.ts";
 import { appSecretFile, resolveApps } from "../config/apps.ts";
 import { findConfigFile, loadConfig, loadedFromOf } from "../config/load.ts";
-import type { ResolvedConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import { generateSecret, readSecretFile, SECRET_FILE, writeSecretFile } from "../config/secret.ts";
 import { ensurePrivateDir } from "../system/files.ts";
 import { auditCli } from "./_audit.ts";

@@ -3,7 +3,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { appSecretFile, type ResolvedApp, resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
-import type { ResolvedConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import { SECRET_FILE } from "../config/secret.ts";
 import { currentExecStart, systemdUnit, unitUser } from "../ops/systemd.ts";
 

@@ -4,7 +4,8 @@ import { ensurePrivateDir } from "../system/files.ts";
 import { resolveReleases } from "./releases.ts";
 import { resolveGate } from "./gate.ts";
 import { normalizeHost, routeTable, type RouteTable } from "./routes.ts";
-import { ConfigError, SERVICE_KEYS, type AppConfig, type ResolvedConfig, type ServiceKey } from "./schema.ts";
+import { ConfigError, SERVICE_KEYS, type AppConfig, type ServiceKey } from "./schema.ts";
+import type { ResolvedConfig } from "./schema-resolved.ts";
 import {
   CONFIGURED_SECRET,
   generateSecret,

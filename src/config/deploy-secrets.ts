@@ -8,7 +8,8 @@ import { resolve } from "node:path";
 import { appSecretFile, type ResolvedApp } from "./apps.ts";
 import { channelSecrets } from "./channels.ts";
 import { basicCredential, STATUS_TOKEN_ENV, statusToken } from "./notify.ts";
-import type { NotifyTarget, ResolvedConfig, StatusSettings } from "./schema.ts";
+import type { NotifyTarget, StatusSettings } from "./schema-notify.ts";
+import type { ResolvedConfig } from "./schema-resolved.ts";
 import { ADMIN_TOKEN_FILE, readSecretFile, SECRET_FILE } from "./secret.ts";
 import { readNoFollow } from "../system/files.ts";
 

@@ -9,7 +9,12 @@ import { resolve } from "node:path";
 import { isInside, readUserFile } from "../system/files.ts";
 import { MIN_SECRET_LENGTH } from "../system/redact.ts";
 import { isAgeEncrypted } from "./age.ts";
-import type { EnvValue } from "./schema.ts";
+
+/** A variable of `env`: its value as written, or the file that holds it (read at each deploy; a secret). */
+export type EnvValue = string | { file: string };
+
+/** How `envCommand` prints the variables it gives. */
+export type EnvCommandFormat = "dotenv" | "json";
 
 /** A variable name a shell can use. */
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

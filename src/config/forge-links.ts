@@ -6,7 +6,7 @@
  */
 import { originUrl } from "../system/git.ts";
 import type { ResolvedApp } from "./apps.ts";
-import { PROVIDERS, type Provider, type StatusSettings } from "./schema.ts";
+import { PROVIDERS, type Provider, type StatusSettings } from "./schema-notify.ts";
 
 /** URL templates: `{sha}` in `commit`, `{from}` and `{to}` in `compare` (each replaced by a commit id). */
 export interface ForgeLinks {

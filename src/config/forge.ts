@@ -2,7 +2,7 @@
  * Which forge and repository an app's `status` settings name (from the settings or the `origin` URL), its API and
  * token: what commit statuses are written to (notify/) and what a gate reads (gate/).
  */
-import type { Provider, StatusSettings } from "./schema.ts";
+import type { Provider, StatusSettings } from "./schema-notify.ts";
 import { statusToken } from "./notify.ts";
 
 /** The public hosts whose forge and API are known without an `apiUrl`. */

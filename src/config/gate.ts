@@ -1,8 +1,16 @@
+/** Wait for the forge's checks on the commit before deploying it (key `gate`, top level or per app). */
+export interface GateSettings {
+  /** Statuses and check runs that must be success: names, globs (`*`), or `{ name, by }` pinned to a reporter. */
+  checks: (string | { name: string; by: string })[];
+  /** How long a deploy waits while a required check is pending or missing. @default 1800000 */
+  waitMs: number;
+  /** How long after the last of them turned success. @default 0 */
+  bakeMs: number;
+}
 /**
  * The checks of the `gate` key (docs/configuration.md "gate") as a user writes it, in a file or the environment,
  * and its defaults. What the gate does is gate/stage.ts.
  */
-import type { GateSettings } from "./schema.ts";
 
 /** How long a deploy waits while a required check is pending or missing. */
 export const DEFAULT_GATE_WAIT_MS = 1_800_000;

@@ -1,8 +1,24 @@
+/** Limits on the scripts a deploy runs (key `limits`, top level or per app; system/limits.ts). */
+export interface LimitsSettings {
+  /** Bytes the scripts' process tree may use together, swap included; over it the kernel kills it. */
+  memory?: number;
+  /** CPUs' worth of time. */
+  cpu?: number;
+  /** Processes and threads. */
+  tasks?: number;
+  /** Niceness 0-19 of the scripts. */
+  nice?: number;
+  /** I/O class: `idle`, `best-effort` or `best-effort:<0-7>`. */
+  ioNice?: string;
+  /** What the scripts left running becomes when the deploy ends. @default kill after a failed deploy, keep after an ok one */
+  leftovers?: "kill" | "keep" | "move-out";
+  /** The limits of the app's group that keeps what ok deploys left running. @default { tasks: 4096 } */
+  kept?: { memory?: number; cpu?: number; tasks?: number };
+}
 /**
  * The checks of the `limits` key (docs/configuration.md "limits") as a user writes it, in a file or the
  * environment. What the limits do is system/limits.ts.
  */
-import type { LimitsSettings } from "./schema.ts";
 
 /** The variables of the key's fields. */
 export const LIMITS_ENV = {

@@ -3,7 +3,8 @@ import { resolve } from "node:path";
 import type { ConsolaInstance } from "consola";
 import { defaultLogger } from "../system/logger.ts";
 import { envFlag } from "./keys.ts";
-import { ConfigError, type ResolvedConfig, type UserConfig } from "./schema.ts";
+import { ConfigError, type UserConfig } from "./schema.ts";
+import type { ResolvedConfig } from "./schema-resolved.ts";
 import { type ConfigText, resolveConfig } from "./resolve.ts";
 
 /** Config file names looked up in the working directory, first existing wins. */

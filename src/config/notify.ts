@@ -7,13 +7,13 @@ import { readNoFollow } from "../system/files.ts";
 import { resolve } from "node:path";
 import {
   FORMATS,
-  MAX_TIMER_MS,
   NOTIFY_EVENTS,
   type NotifyEvent,
   type NotifyTarget,
   PROVIDERS,
   type StatusSettings,
-} from "./schema.ts";
+} from "./schema-notify.ts";
+import { MAX_TIMER_MS } from "./schema.ts";
 import { CHANNEL_KEYS, channelKey, checkChannel, DEFAULT_CHANNEL_URL, show } from "./channels.ts";
 
 const STATUS_KEYS = [

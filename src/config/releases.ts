@@ -3,7 +3,21 @@
  * defaults. What the key does is releases/flow.ts.
  */
 import { isAbsolute, normalize, resolve } from "node:path";
-import type { ReleaseSettings } from "./schema.ts";
+
+/** Atomic releases (key `releases`, top level or per app; docs/releases.md). */
+export interface ReleaseSettings {
+  /** Holds `releases/`, `current` and `shared/`; absolute, or relative to the working directory. */
+  path: string;
+  /** Releases kept, at least 2. @default 5 */
+  keep?: number;
+  /** Paths linked into every release from `<path>/shared/`; a name ending in `/` is a directory. @default [] */
+  shared?: string[];
+  /**
+   * Paths copied from the live release into each new one before its build (a build cache: node_modules, vendor);
+   * never tracked ones, never overlapping `shared`. @default []
+   */
+  carry?: string[];
+}
 
 /** Releases kept when `keep` is not set. */
 export const DEFAULT_KEEP = 5;

@@ -8,7 +8,8 @@ import type * as Yaml from "yaml";
 import { envConfig, normalizeUserConfig } from "./keys.ts";
 import { carryOverlap, RELEASES_ENV, resolveReleases } from "./releases.ts";
 import { GATE_ENV, resolveGate } from "./gate.ts";
-import { type ConfigError, defaultConfig, type ResolvedConfig, type UserConfig } from "./schema.ts";
+import type { ConfigError, UserConfig } from "./schema.ts";
+import { defaultConfig, type ResolvedConfig } from "./schema-resolved.ts";
 
 /** Where a value came from: the defaults, the caller's base, the config file, SERVICE_* variables, or a caller's layer over them. */
 /** The text of a config file, or why it cannot be read (`missing` when it does not exist). */

@@ -1,122 +1,20 @@
 /**
- * What a configuration is: its types and defaults, and the error a value it cannot use raises. How a value
- * written in a file or the environment is checked is config-keys.ts; how the layers resolve is resolve-config.ts.
+ * What a configuration is as a user writes it: every key, its type and its default, and the error a value it
+ * cannot use raises. Each concept's own shapes are in its file (gate.ts, limits.ts, releases.ts, env.ts,
+ * schema-notify.ts …); the options after defaults are schema-resolved.ts. How a value written in a file or the
+ * environment is checked is keys.ts; how the layers resolve is resolve.ts.
  */
-import { availableParallelism } from "node:os";
 import type { FreezeWindow } from "./freeze.ts";
-import { CHANNEL_FORMATS, type ChannelSettings } from "./channels.ts";
 import type { AuditSettings, McpMode } from "./audit.ts";
 import type { OidcSettings, TrustedHeaderSettings } from "./people.ts";
+import type { EnvCommandFormat, EnvValue } from "./env.ts";
+import type { GateSettings } from "./gate.ts";
+import type { LimitsSettings } from "./limits.ts";
+import type { ReleaseSettings } from "./releases.ts";
+import type { NotifyTarget, StatusSettings } from "./schema-notify.ts";
 
 /** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
-
-export const PROVIDERS = ["github", "gitlab", "gitea", "bitbucket"] as const;
-export type Provider = (typeof PROVIDERS)[number];
-
-export const FORMATS = ["json", "slack", "discord", "ntfy", ...CHANNEL_FORMATS] as const;
-export type NotifyFormat = (typeof FORMATS)[number];
-
-/** What a deploy can end as, plus its start: the values of `notify[].on`. */
-export const NOTIFY_EVENTS = [
-  "started",
-  "succeeded",
-  "failed",
-  "rolled_back",
-  "cancelled",
-  "refused",
-  "superseded",
-] as const;
-export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
-export const DEFAULT_ON: NotifyEvent[] = ["failed", "rolled_back"];
-
-/** Time limit of one outbound HTTP call. */
-export const DEFAULT_OUTBOUND_TIMEOUT_MS = 10_000;
-
-/** Commit statuses on the forge (key `status`, top level or per app). */
-export interface StatusSettings {
-  /** @default from the host of the `origin` URL when it is a known public host */
-  provider?: Provider;
-  /** `owner/name` (GitLab: also the numeric project id). @default from the `origin` URL */
-  repo?: string;
-  /** @default SERVICE_STATUS_TOKEN, or the content of `tokenFile` */
-  token?: string;
-  tokenFile?: string;
-  /** @default the provider's public API */
-  apiUrl?: string;
-  /** @default `deploy/<app>`, `deploy` in single-app mode */
-  context?: string;
-  /** A template with `{id}`, `{app}`, `{commit}`. */
-  targetUrl?: string;
-  /** @default 10000 */
-  timeoutMs?: number;
-  /** GitHub only: also create a Deployment per deploy and set its statuses. @default false */
-  deployments?: boolean;
-  /** The Deployment's environment. @default the app's name, or "production" */
-  environment?: string;
-}
-
-/** A variable of `env`: its value as written, or the file that holds it (read at each deploy; a secret). */
-export type EnvValue = string | { file: string };
-
-/** How `envCommand` prints the variables it gives. */
-export type EnvCommandFormat = "dotenv" | "json";
-
-/** One entry of `notify` (the keys of email, telegram, teams, matrix and gotify: channels.ts). */
-export interface NotifyTarget extends ChannelSettings {
-  /** "" for `email`, which has none. */
-  url: string;
-  /** @default "json" */
-  format?: NotifyFormat;
-  /** @default ["failed", "rolled_back"] */
-  on?: NotifyEvent[];
-  headers?: Record<string, string>;
-  /** @default 10000 */
-  timeoutMs?: number;
-}
-
-/** Limits on the scripts a deploy runs (key `limits`, top level or per app; system/limits.ts). */
-export interface LimitsSettings {
-  /** Bytes the scripts' process tree may use together, swap included; over it the kernel kills it. */
-  memory?: number;
-  /** CPUs' worth of time. */
-  cpu?: number;
-  /** Processes and threads. */
-  tasks?: number;
-  /** Niceness 0-19 of the scripts. */
-  nice?: number;
-  /** I/O class: `idle`, `best-effort` or `best-effort:<0-7>`. */
-  ioNice?: string;
-  /** What the scripts left running becomes when the deploy ends. @default kill after a failed deploy, keep after an ok one */
-  leftovers?: "kill" | "keep" | "move-out";
-  /** The limits of the app's group that keeps what ok deploys left running. @default { tasks: 4096 } */
-  kept?: { memory?: number; cpu?: number; tasks?: number };
-}
-
-/** Wait for the forge's checks on the commit before deploying it (key `gate`, top level or per app). */
-export interface GateSettings {
-  /** Statuses and check runs that must be success: names, globs (`*`), or `{ name, by }` pinned to a reporter. */
-  checks: (string | { name: string; by: string })[];
-  /** How long a deploy waits while a required check is pending or missing. @default 1800000 */
-  waitMs: number;
-  /** How long after the last of them turned success. @default 0 */
-  bakeMs: number;
-}
-
-/** Atomic releases (key `releases`, top level or per app; docs/releases.md). */
-export interface ReleaseSettings {
-  /** Holds `releases/`, `current` and `shared/`; absolute, or relative to the working directory. */
-  path: string;
-  /** Releases kept, at least 2. @default 5 */
-  keep?: number;
-  /** Paths linked into every release from `<path>/shared/`; a name ending in `/` is a directory. @default [] */
-  shared?: string[];
-  /**
-   * Paths copied from the live release into each new one before its build (a build cache: node_modules, vendor);
-   * never tracked ones, never overlapping `shared`. @default []
-   */
-  carry?: string[];
-}
 
 /** Options as a user writes them: every key optional. */
 export interface UserConfig {
@@ -344,131 +242,6 @@ export const SERVICE_KEYS = [
   "httpsPrompt",
 ] as const;
 export type ServiceKey = (typeof SERVICE_KEYS)[number];
-
-/** Options after defaults, the config file and the environment are applied. */
-export interface ResolvedConfig
-  extends Required<
-    Omit<
-      UserConfig,
-      | "secret"
-      | "branch"
-      | "events"
-      | "deployRefs"
-      | "tags"
-      | "apps"
-      | "adminPort"
-      | "adminToken"
-      | "tokens"
-      | "adminMcp"
-      | "audit"
-      | "adminOidc"
-      | "adminTrustedHeader"
-      | "status"
-      | "notify"
-      | "healthCheckUrl"
-      | "healthCheck"
-      | "pollIntervalMs"
-      | "allowedSigners"
-      | "env"
-      | "envFile"
-      | "envCommand"
-      | "envCommandFormat"
-      | "envCommandTimeoutMs"
-      | "ageIdentityFile"
-      | "releases"
-      | "gate"
-      | "limits"
-      | "activateScript"
-      | "boundConnections"
-      | "freeze"
-      | "paths"
-      | "skipMarkers"
-      | "deploymentCreators"
-      | "adminPublicUrl"
-      | "environmentUrl"
-    >
-  > {
-  deploymentCreators?: string[];
-  adminPublicUrl?: string;
-  environmentUrl?: string;
-  freeze?: FreezeWindow[];
-  paths?: string[];
-  skipMarkers?: boolean | string[];
-  /** Unset: bounded unless `hostname` is a loopback address (`boundedPort`). */
-  boundConnections?: boolean;
-  pollIntervalMs?: number;
-  allowedSigners?: string;
-  env?: Record<string, EnvValue>;
-  envFile?: string;
-  envCommand?: string;
-  envCommandFormat?: EnvCommandFormat;
-  envCommandTimeoutMs?: number;
-  ageIdentityFile?: string;
-  /** With its defaults, the path absolute. */
-  releases?: ReleaseSettings;
-  /** With its defaults. */
-  gate?: GateSettings;
-  limits?: LimitsSettings;
-  activateScript?: string;
-  status?: StatusSettings;
-  notify?: NotifyTarget[];
-  healthCheckUrl?: string;
-  healthCheck?: string;
-  adminPort?: number;
-  adminToken?: string;
-  tokens?: Record<string, unknown>[];
-  adminMcp?: McpMode;
-  audit?: AuditSettings;
-  adminOidc?: OidcSettings;
-  adminTrustedHeader?: TrustedHeaderSettings;
-  /** Absent until a secret is configured or `ensureWebhookSecret` generates one. */
-  secret?: string;
-  branch?: string;
-  events?: string[];
-  deployRefs?: string[];
-  tags?: string;
-  /** The `apps` entries as written (validated per field); empty in single-app mode. */
-  apps: AppConfig[];
-}
-
-/** The build slots of a service that does not set `maxConcurrentDeploys`: one per CPU, at least 2. */
-export function defaultSlots(): number {
-  return Math.max(2, availableParallelism());
-}
-
-export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
-  return {
-    port: 3141,
-    repoPath: cwd,
-    runScript: "npm run deploy",
-    runTimeoutMs: 1_800_000,
-    rollbackOnFailure: false,
-    pull: "pull",
-    path: "/",
-    queueLimit: 100,
-    maxConcurrentDeploys: defaultSlots(),
-    queuePolicy: "fifo",
-    hostname: "0.0.0.0",
-    heartbeatMs: 15_000,
-    acknowledge: false,
-    dedupeDeliveries: false,
-    maxBodyBytes: 25 * 1024 * 1024,
-    keepDeploys: 200,
-    keepDays: 0,
-    maxLogBytes: 10 * 1024 * 1024,
-    trustProxy: false,
-    healthCheckTimeoutMs: 60_000,
-    healthCheckIntervalMs: 2_000,
-    apps: [],
-    adminHostname: "127.0.0.1",
-    httpsPrompt: true,
-    adminTokenLogin: true,
-    adminSessionHours: 12,
-    catchUp: false,
-    deploymentEvents: false,
-    environment: "production",
-  };
-}
 
 /** A config value the service cannot use; the message names the key and where it came from. */
 export class ConfigError extends Error {

@@ -3,7 +3,8 @@ import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileStamp, readNoFollow, writeFileAtomic } from "../system/files.ts";
 import { MIN_SECRET_LENGTH } from "../system/redact.ts";
-import type { ResolvedConfig, UserConfig } from "./schema.ts";
+import type { ResolvedConfig } from "./schema-resolved.ts";
+import type { UserConfig } from "./schema.ts";
 
 /** File in the working directory that holds the generated secret. */
 export const SECRET_FILE = ".service.secret";

@@ -3,7 +3,7 @@
  * gate and the freeze check, before anything heavy (the pull, the build, activate, health, rollback), and given back
  * when the deploy ends, after its pruning. A wait is said, kept in the running record (`waiting: "slot"`), and ended by a cancel.
  */
-import { defaultSlots } from "../config/schema.ts";
+import { defaultSlots } from "../config/schema-resolved.ts";
 import { slotText, takeSlot } from "../queue/slots.ts";
 import type { DeployContext } from "../steps/context.ts";
 import { deployGroups, type GroupRecorder } from "../system/groups.ts";

@@ -11,7 +11,7 @@ import { Metrics } from "../admin/metrics.ts";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { PathsRecord } from "../history/record.ts";
 import type { DeploymentInfo } from "../types.ts";
-import type { ResolvedConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import { SecretFile, weakAdminTokenWarning } from "../config/secret.ts";
 import { acknowledgement, queueFull } from "../http/answers.ts";
 import { boundedPort } from "../system/address.ts";

@@ -5,7 +5,7 @@
  * passes; it never opens on an error. `service cancel` ends the wait.
  */
 import { statusTarget, type StatusTarget } from "../config/forge.ts";
-import type { GateSettings } from "../config/schema.ts";
+import type { GateSettings } from "../config/gate.ts";
 import { captures } from "../steps/capture.ts";
 import type { Asked, DeployContext } from "../steps/context.ts";
 import { fetchBranchTip } from "../steps/pull.ts";

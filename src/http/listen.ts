@@ -3,7 +3,7 @@
  * request gets whatever the handler does (an idle timeout, a body backstop, the connection bound).
  */
 import { runtime } from "#runtime";
-import type { ResolvedConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import type { Listener } from "../runtime/types.ts";
 import { boundedPort } from "../system/address.ts";
 import { jsonResponse } from "./response.ts";

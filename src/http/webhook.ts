@@ -14,7 +14,7 @@ import {
   STREAMED_BODY_CHARGE_BYTES,
   UNAUTHENTICATED_BODY_BUDGET_BYTES,
 } from "./body.ts";
-import type { ResolvedConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import type { Deployer } from "../deploy/deployer.ts";
 import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
 import type { LatestDeploys } from "../queue/latest.ts";

@@ -9,7 +9,7 @@ import type { DeploymentInfo } from "../types.ts";
 import type { StatusTarget } from "../config/forge.ts";
 import { currentBranch, originUrl } from "../system/git.ts";
 import { statusTarget } from "../config/forge.ts";
-import { DEFAULT_OUTBOUND_TIMEOUT_MS } from "../config/schema.ts";
+import { DEFAULT_OUTBOUND_TIMEOUT_MS } from "../config/schema-notify.ts";
 import type { OutboundAnswer, OutboundCalls, OutboundRequest } from "./outbound.ts";
 import type { StatusState } from "./commit-status.ts";
 import {

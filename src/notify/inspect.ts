@@ -7,7 +7,7 @@ import { Redaction } from "../system/redact.ts";
 import { notifyPayload } from "./payloads.ts";
 import { deliver } from "./channels/deliver.ts";
 import { OutboundCalls } from "./outbound.ts";
-import { DEFAULT_ON, type NotifyTarget, type StatusSettings } from "../config/schema.ts";
+import { DEFAULT_ON, type NotifyTarget, type StatusSettings } from "../config/schema-notify.ts";
 import { statusToken } from "../config/notify.ts";
 import { channelSecret } from "../config/channels.ts";
 import { statusContextOf, statusTarget } from "../config/forge.ts";

@@ -7,7 +7,7 @@
 import type { OutboundDeploy } from "../deploy/types.ts";
 import type { CommitInfo, DeployResult } from "../types.ts";
 import type { Redaction } from "../system/redact.ts";
-import { DEFAULT_ON, type NotifyEvent } from "../config/schema.ts";
+import { DEFAULT_ON, type NotifyEvent } from "../config/schema-notify.ts";
 import { fillTemplate } from "./commit-status.ts";
 import { notifyPayload, type Tail } from "./payloads.ts";
 import type { OutboundCalls } from "./outbound.ts";

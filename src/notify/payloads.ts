@@ -4,7 +4,7 @@
  */
 import { outcomeOf } from "../history/record.ts";
 import type { CommitInfo, DeployResult, ForgeDelivery, Trigger, Unrun } from "../types.ts";
-import type { NotifyEvent } from "../config/schema.ts";
+import type { NotifyEvent } from "../config/schema-notify.ts";
 
 /** Lines of output a notification carries. */
 export const TAIL_LINES = 20;

@@ -15,7 +15,7 @@ import { EventDeployment, queuedStatus, refusedStatus, resolveTarget, type Early
 import { notifyOutcome, Tail } from "./payloads.ts";
 import { type Commits, notifier } from "./notifications.ts";
 import type { OutboundCalls, OutboundRequest } from "./outbound.ts";
-import { DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent } from "../config/schema.ts";
+import { DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent } from "../config/schema-notify.ts";
 import { fillTemplate, statusRequest, type StatusState } from "./commit-status.ts";
 import type { StatusTarget } from "../config/forge.ts";
 

@@ -5,7 +5,8 @@
  */
 import { stringify } from "yaml";
 import { KEYS } from "../config/keys.ts";
-import { defaultConfig, type UserConfig } from "../config/schema.ts";
+import { defaultConfig } from "../config/schema-resolved.ts";
+import type { UserConfig } from "../config/schema.ts";
 import { KEY_NOTES } from "./init-keys.ts";
 
 type Key = keyof UserConfig;

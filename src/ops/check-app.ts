@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import type { ResolvedApp } from "../config/apps.ts";
-import type { ReleaseSettings } from "../config/schema.ts";
+import type { ReleaseSettings } from "../config/releases.ts";
 import { queueKey, ticketDirProblem } from "../queue/tickets.ts";
 import { gitQuery, headCommit, resolveCommit, short, wantedBranch } from "../system/git.ts";
 import { divergence, upstreamNow, waysOut } from "../steps/diverged.ts";

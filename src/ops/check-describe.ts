@@ -5,7 +5,7 @@
 import type { ResolvedApp } from "../config/apps.ts";
 import { describeFreeze } from "../config/freeze.ts";
 import { describeGate } from "../config/gate.ts";
-import type { ReleaseSettings } from "../config/schema.ts";
+import type { ReleaseSettings } from "../config/releases.ts";
 import { describeLimits } from "../steps/limits.ts";
 import { scriptLines } from "../steps/script.ts";
 import { triggerSettings } from "../triggers/check.ts";

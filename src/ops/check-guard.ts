@@ -6,7 +6,7 @@
 import { resolve } from "node:path";
 import { ageIdentityProblem } from "../config/age.ts";
 import { envFileWarnings, readDeployVariables } from "../config/env.ts";
-import type { ReleaseSettings } from "../config/schema.ts";
+import type { ReleaseSettings } from "../config/releases.ts";
 import { listDeploys } from "../history/read.ts";
 import { gitQuery, short } from "../system/git.ts";
 import { readAllowedSigners, verifyCommit } from "../verify/signatures.ts";

@@ -1,6 +1,6 @@
 /** What `service check` says about the two listeners: the connection bounds in force, and how clients are told apart. */
 import { resolve } from "node:path";
-import type { ResolvedConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import { ADMIN_TOKEN_FILE, readSecretFile, weakAdminTokenWarning } from "../config/secret.ts";
 import { isLoopback } from "../system/address.ts";
 

@@ -3,7 +3,7 @@
  * and the events, for the forge the `origin` remote names or the one asked for.
  */
 import { parseRemote } from "../config/forge.ts";
-import { PROVIDERS, type Provider } from "../config/schema.ts";
+import { PROVIDERS, type Provider } from "../config/schema-notify.ts";
 
 export const FORGES = PROVIDERS;
 

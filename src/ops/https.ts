@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { consola as prompts } from "consola";
 import type { ResolvedApp } from "../config/apps.ts";
-import type { ResolvedConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import { deployLimitSeconds } from "./deploy-limit.ts";
 import { isLoopback } from "../system/address.ts";
 import { ensurePrivateDir } from "../system/files.ts";

@@ -5,7 +5,7 @@
  */
 import { resolve } from "node:path";
 import type { RoleMap } from "../config/people.ts";
-import type { ResolvedConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import { readPrivateSecret } from "../tokens/list.ts";
 import { openToAnyone, unknownApps } from "./roles.ts";
 

@@ -15,7 +15,7 @@ import {
 } from "node:fs";
 import { basename, join, relative, isAbsolute } from "node:path";
 import { resolveReleases } from "../config/releases.ts";
-import type { ReleaseSettings } from "../config/schema.ts";
+import type { ReleaseSettings } from "../config/releases.ts";
 import { readNoFollow, writeFileAtomic } from "../system/files.ts";
 
 /** `20261124T101500Z-1a2b3c4d5e6f`: the UTC time, then the commit; `-2`… when the same second made another. */

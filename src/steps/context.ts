@@ -2,7 +2,7 @@
  * The types the steps of a deploy share: what a deploy needs of the configuration (DeploySettings), and what
  * every stage works with (DeployContext).
  */
-import type { ResolvedConfig } from "../config/schema.ts";
+import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import type { RollbackTarget, Step } from "../types.ts";
 import type { Captures } from "./capture.ts";
 import type { DeployLimits } from "./limits.ts";

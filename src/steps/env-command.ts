@@ -4,7 +4,7 @@
  * anything live moves; its output is read in memory, at most MAX_ENV_COMMAND_BYTES, and never written anywhere.
  */
 import { nameProblem, parseDotenv } from "../config/env.ts";
-import type { EnvCommandFormat } from "../config/schema.ts";
+import type { EnvCommandFormat } from "../config/env.ts";
 import { currentOwner, RunningProcesses, runProcess } from "../system/process.ts";
 import { Redaction } from "../system/redact.ts";
 import { planLine } from "./script.ts";

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { defaultConfig } from "../config/schema.ts";
+import { defaultConfig } from "../config/schema-resolved.ts";
 import type { HealthCheckResult, Step } from "../types.ts";
 import { deployInterrupted, type Leftovers, type ScriptLimits } from "../system/process.ts";
 import { describeLeftovers, runScript } from "./script.ts";

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import { formatBytes, KEPT_DEFAULT } from "../config/limits.ts";
-import type { LimitsSettings } from "../config/schema.ts";
+import type { LimitsSettings } from "../config/limits.ts";
 import { type Controller, DeployGroup, findHierarchy } from "../system/cgroups.ts";
 import { killMembers, type Member, moveMembers } from "../system/cgroup-members.ts";
 

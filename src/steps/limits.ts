@@ -6,7 +6,7 @@
  * so nothing it starts escapes them.
  */
 import { formatBytes } from "../config/limits.ts";
-import type { LimitsSettings } from "../config/schema.ts";
+import type { LimitsSettings } from "../config/limits.ts";
 import { type Controller, DeployGroup, findHierarchy } from "../system/cgroups.ts";
 import { removeDeadGroups } from "../system/cgroup-members.ts";
 import type { ScriptLimits } from "../system/process.ts";

@@ -1,5 +1,6 @@
 /** The library's server (`createServiceServer`) in the test process, stopped when the block that started it ends. */
-import type { ResolvedConfig, UserConfig } from "../../src/config/schema.ts";
+import type { ResolvedConfig } from "../../src/config/schema-resolved.ts";
+import type { UserConfig } from "../../src/config/schema.ts";
 import {
   createServiceServer,
   type ServiceServer,

@@ -1,6 +1,7 @@
 /** A library server that polls: the polling tests' fixture. */
 import { createConsola } from "consola";
-import { defaultConfig, type UserConfig } from "../../src/config/schema.ts";
+import { defaultConfig } from "../../src/config/schema-resolved.ts";
+import type { UserConfig } from "../../src/config/schema.ts";
 import { SECRET, type Repo } from "./helpers.ts";
 import { startLibraryServer } from "./library.ts";
 

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultConfig } from "../../src/config/schema.ts";
+import { defaultConfig } from "../../src/config/schema-resolved.ts";
 import { runDeploy } from "../../src/deploy/pipeline.ts";
 import type { DeploySettings } from "../../src/steps/context.ts";
 import type { DeployEvent, RollbackTarget } from "../../src/types.ts";

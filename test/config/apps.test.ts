@@ -7,7 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { collectApps, resolveApps } from "../../src/config/apps.ts";
-import { ConfigError, defaultConfig, type AppConfig } from "../../src/config/schema.ts";
+import { ConfigError, type AppConfig } from "../../src/config/schema.ts";
+import { defaultConfig } from "../../src/config/schema-resolved.ts";
 import { makeGate, serialized, StreamReader } from "../_support/gate.ts";
 import {
   defer,

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveApps } from "../../src/config/apps.ts";
 import { loadConfig } from "../../src/config/load.ts";
-import { defaultConfig } from "../../src/config/schema.ts";
+import { defaultConfig } from "../../src/config/schema-resolved.ts";
 import { ROOT, tempDir } from "../_support/helpers.ts";
 
 const example = readFileSync(join(ROOT, "service.yaml.example"), "utf8");

@@ -13,7 +13,8 @@ import fc from "fast-check";
 import { parse, stringify } from "yaml";
 import { loadConfig } from "../../src/config/load.ts";
 import { KEYS } from "../../src/config/keys.ts";
-import { ConfigError, type ResolvedConfig } from "../../src/config/schema.ts";
+import { ConfigError } from "../../src/config/schema.ts";
+import type { ResolvedConfig } from "../../src/config/schema-resolved.ts";
 import { tempDir } from "../_support/helpers.ts";
 
 const RUNS = 400;

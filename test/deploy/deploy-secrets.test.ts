@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultConfig } from "../../src/config/schema.ts";
+import { defaultConfig } from "../../src/config/schema-resolved.ts";
 import { runDeploy } from "../../src/deploy/pipeline.ts";
 import { OutboundCalls } from "../../src/notify/outbound.ts";
 import { outboundSinks } from "../../src/notify/sink.ts";

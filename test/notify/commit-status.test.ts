@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultConfig } from "../../src/config/schema.ts";
+import { defaultConfig } from "../../src/config/schema-resolved.ts";
 import { runDeploy } from "../../src/deploy/pipeline.ts";
 import { OutboundCalls } from "../../src/notify/outbound.ts";
 import { outboundSinks } from "../../src/notify/sink.ts";
 import { parseRemote, statusTarget } from "../../src/config/forge.ts";
-import type { StatusSettings } from "../../src/config/schema.ts";
+import type { StatusSettings } from "../../src/config/schema-notify.ts";
 import { baseEnv, git, makeLocalRepo, makeRepo, readJson, tempDir } from "../_support/helpers.ts";
 import { fakeApi } from "../_support/outbound-fixtures.ts";
 import { outcomes } from "../_support/outbound-outcomes.ts";

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { defaultConfig, type StatusSettings } from "../../src/config/schema.ts";
+import { defaultConfig } from "../../src/config/schema-resolved.ts";
+import type { StatusSettings } from "../../src/config/schema-notify.ts";
 import { runDeploy } from "../../src/deploy/pipeline.ts";
 import { OutboundCalls } from "../../src/notify/outbound.ts";
 import { outboundSinks } from "../../src/notify/sink.ts";

@@ -3,11 +3,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveApps } from "../../src/config/apps.ts";
 import { loadConfig } from "../../src/config/load.ts";
-import { defaultConfig } from "../../src/config/schema.ts";
+import { defaultConfig } from "../../src/config/schema-resolved.ts";
 import { runDeploy } from "../../src/deploy/pipeline.ts";
 import { OutboundCalls } from "../../src/notify/outbound.ts";
 import { outboundSinks } from "../../src/notify/sink.ts";
-import type { NotifyTarget, StatusSettings } from "../../src/config/schema.ts";
+import type { NotifyTarget, StatusSettings } from "../../src/config/schema-notify.ts";
 import {
   logFiles,
   makeLocalRepo,

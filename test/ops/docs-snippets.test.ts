@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { writeFileSync } from "node:fs";
-import { defaultConfig } from "../../src/config/schema.ts";
+import { defaultConfig } from "../../src/config/schema-resolved.ts";
 import { deployLimitSeconds } from "../../src/ops/deploy-limit.ts";
 import { caddyfile, nginxConf } from "../../src/ops/https.ts";
 import { makeRepo, tempDir } from "../_support/helpers.ts";

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createConsola } from "consola";
 import { createServiceServer } from "../../src/server.ts";
-import { defaultConfig } from "../../src/config/schema.ts";
+import { defaultConfig } from "../../src/config/schema-resolved.ts";
 import { listDeploys, readDeployRecord } from "../../src/history/read.ts";
 import { readPollState } from "../../src/control/poll.ts";
 import { git, lastLine, makeRepo, post, runCli, SECRET, startServer, tempDir, waitFor } from "../_support/helpers.ts";

@@ -4,7 +4,7 @@
  * The secret files are read at each call: what they say now. Never throws: a problem is a failed answer.
  */
 import { channelSecret } from "../../config/channels.ts";
-import { DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyTarget } from "../../config/schema.ts";
+import { DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyTarget } from "../../config/schema-notify.ts";
 import type { OutboundAnswer, OutboundCalls } from "../outbound.ts";
 import type { NotifyPayload } from "../payloads.ts";
 import { gotifyRequest } from "./gotify.ts";

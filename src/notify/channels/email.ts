@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { resolve } from "node:path";
-import type { NotifyTarget } from "../../config/schema.ts";
+import type { NotifyTarget } from "../../config/schema-notify.ts";
 import { NOT_SENT, type OutboundAnswer } from "../outbound.ts";
 import { messageText, type NotifyPayload, summary } from "../payloads.ts";
 import { asText, headline, oneLine } from "./template.ts";

@@ -2,7 +2,7 @@
  * Gotify: `POST {url}/message` with the application's token in the `X-Gotify-Key` header; the message as plain
  * text (`extras.client::display.contentType`), a title, and a priority (8 for a failed deploy, else 5).
  */
-import type { NotifyTarget } from "../../config/schema.ts";
+import type { NotifyTarget } from "../../config/schema-notify.ts";
 import type { OutboundRequest } from "../outbound.ts";
 import { messageText, type NotifyPayload } from "../payloads.ts";
 import { asText, headline } from "./template.ts";

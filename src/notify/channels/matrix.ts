@@ -5,7 +5,7 @@
  * per message, so a retried call is the same message: the homeserver does not post it twice.
  */
 import { randomUUID } from "node:crypto";
-import type { NotifyTarget } from "../../config/schema.ts";
+import type { NotifyTarget } from "../../config/schema-notify.ts";
 import type { OutboundRequest } from "../outbound.ts";
 import type { NotifyPayload } from "../payloads.ts";
 import { htmlMessage, plainMessage } from "./html.ts";

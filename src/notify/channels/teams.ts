@@ -2,7 +2,7 @@
  * Microsoft Teams: a Workflows webhook ("Send webhook alerts to a channel"), `POST {url}` of a message with one
  * Adaptive Card attachment: the first line in bold, the link as a button, the last lines of output in monospace.
  */
-import type { NotifyTarget } from "../../config/schema.ts";
+import type { NotifyTarget } from "../../config/schema-notify.ts";
 import type { OutboundRequest } from "../outbound.ts";
 import type { NotifyPayload } from "../payloads.ts";
 import { asText, headline } from "./template.ts";

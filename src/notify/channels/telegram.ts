@@ -2,7 +2,7 @@
  * Telegram: the Bot API's `sendMessage` (`POST {url}/bot<token>/sendMessage`), the message as HTML
  * (`parse_mode: HTML`: every value escaped, the output in a <pre>), to the chat `chatId`.
  */
-import type { NotifyTarget } from "../../config/schema.ts";
+import type { NotifyTarget } from "../../config/schema-notify.ts";
 import type { OutboundRequest } from "../outbound.ts";
 import type { NotifyPayload } from "../payloads.ts";
 import { htmlMessage } from "./html.ts";

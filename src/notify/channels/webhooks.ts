@@ -1,7 +1,7 @@
 /**
  * The webhook formats: the JSON payload to an endpoint of the user's, Slack and Discord incoming webhooks, ntfy.
  */
-import type { NotifyTarget } from "../../config/schema.ts";
+import type { NotifyTarget } from "../../config/schema-notify.ts";
 import type { OutboundRequest } from "../outbound.ts";
 import { messageText, type NotifyPayload } from "../payloads.ts";
 import { asText, escapeSlack, headline } from "./template.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { simpleParser } from "mailparser";
-import type { NotifyTarget } from "../../../src/config/schema.ts";
+import type { NotifyTarget } from "../../../src/config/schema-notify.ts";
 import { makeRepo, tempDir } from "../../_support/helpers.ts";
 import { outcomes } from "../../_support/outbound-outcomes.ts";
 import { deployNotifying, secretFile, testCertificate, told } from "../../_support/channel-fixtures.ts";

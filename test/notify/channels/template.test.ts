@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../../src/config/load.ts";
-import type { NotifyTarget } from "../../../src/config/schema.ts";
+import type { NotifyTarget } from "../../../src/config/schema-notify.ts";
 import { emailMessage } from "../../../src/notify/channels/email.ts";
 import { gotifyRequest } from "../../../src/notify/channels/gotify.ts";
 import { matrixRequest } from "../../../src/notify/channels/matrix.ts";
