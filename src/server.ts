@@ -1,32 +1,23 @@
 import type { ConsolaInstance } from "consola";
-import { join } from "node:path";
-import { ensurePrivateDir } from "./system/files.ts";
 import { defaultLogger } from "./system/logger.ts";
-import { AppsInForce, collectApps, type ResolvedApp } from "./config/apps.ts";
-import { ConfigError, type UserConfig } from "./config/schema.ts";
+import { AppsInForce } from "./config/apps.ts";
+import { appsToStart } from "./config/start.ts";
 import type { ResolvedConfig } from "./config/schema-resolved.ts";
+import type { UserConfig } from "./config/schema.ts";
 import { serverControl, type ServerControl } from "./control/actions.ts";
 import { Deployer } from "./deploy/deployer.ts";
 import { retentionDone } from "./deploy/run.ts";
 import { LatestDeploys } from "./queue/latest.ts";
-import { pauseNotices } from "./queue/pause.ts";
-import { freezeNotices } from "./deploy/frozen.ts";
-import { queueKey, scanTickets, ticketDir } from "./queue/tickets.ts";
-import { markInterruptedDeploys } from "./queue/recovery.ts";
+import { queueKey } from "./queue/tickets.ts";
 import { ConfigReloader } from "./config/reload.ts";
 import { listenForWebhooks } from "./http/listen.ts";
 import type { Listener } from "./runtime/types.ts";
-import type { DeploySink, Unrun } from "./types.ts";
-import type { DeployOptions } from "./deploy/types.ts";
-import { hasStoredRequests } from "./history/requests.ts";
-import { ensureWebhookSecret, weakSecretWarning } from "./config/secret.ts";
 import { deploySecrets } from "./config/deploy-secrets.ts";
-import { ageIdentityProblem } from "./config/age.ts";
-import { envFileWarnings } from "./config/env.ts";
-import type { Metrics, QueueDeploy, StartedAdmin } from "./features/admin.ts";
+import type { Metrics, StartedAdmin } from "./features/admin.ts";
 import { AuditTrail } from "./audit/trail.ts";
 import type { AuditEvent } from "./audit/entry.ts";
-import { LazyOutbound, PollingWhenConfigured, recoverAppReleases, recoverLimitGroups } from "./features/optional.ts";
+import { LazyOutbound, PollingWhenConfigured } from "./features/optional.ts";
+import { busy, ServerRequests } from "./features/requests.ts";
 
 export interface ServiceServerOptions {
   /** @default consola.withTag("service") */
@@ -61,17 +52,6 @@ export interface ServiceServer extends ServerControl {
 export interface StopOptions {
   /** Kill the running deploys' process trees instead of waiting for them. @default false */
   force?: boolean;
-}
-
-/**
- * Creates `.service/` at start: the sign, for `service pause`, `status` and the other control commands run later in
- * this directory, that a service works here even before its first deploy (its settings may all be in the
- * environment). Best effort: a deploy says so when its log directory cannot be made.
- */
-function markServiceDir(cwd: string): void {
-  try {
-    ensurePrivateDir(join(cwd, ".service"));
-  } catch {}
 }
 
 /** How long a stopping service waits for commit statuses and notifications still in flight. */
@@ -129,7 +109,7 @@ class Server {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly appsInForce: AppsInForce;
   private readonly polling: PollingWhenConfigured;
-  private catchUps: { stop(): void } | undefined;
+  private readonly requests: ServerRequests;
   listener: Listener | undefined;
   /** The closing of the listeners, once a stop has begun it. */
   private closing: Promise<void> | undefined;
@@ -154,15 +134,23 @@ class Server {
       everyMs: options.pollEveryMs,
       apps: this.apps,
       // The queue's tickets: this process's deploys of the repository and every other process's (`service deploy`).
-      busy: this.busy,
-      deploy: (app, asked) => void this.queueDeploy(app, { trigger: "poll", actor: "poll", ...asked }),
+      busy,
+      deploy: (app, asked) => void this.requests.queue(app, { trigger: "poll", actor: "poll", ...asked }),
       counted: (app, result) => this.metrics?.pollEnded(app, result),
       skippedPush: (app, reason) => this.metrics?.skippedPush(app, reason),
     });
+    this.requests = new ServerRequests({
+      cwd: this.cwd,
+      logger: this.logger,
+      deployer: this.deployer,
+      apps: this.apps,
+      metrics: () => this.metrics,
+      notices: () => (this.reloader.problem ? [this.reloader.problem] : []),
+      secrets: this.secrets,
+      track: this.track,
+      audit: this.audit,
+    });
   }
-
-  /** Whether a deploy of the app's repository runs or waits, in any process (the queue's tickets). */
-  private readonly busy = (app: ResolvedApp) => scanTickets(ticketDir(queueKey(app.repoPath))).live.length > 0;
 
   /** The apps in force now: the configuration and secret files looked at (not a request's hot path). */
   readonly apps = () => this.appsInForce.of(this.reloader.current(true), true);
@@ -195,139 +183,18 @@ class Server {
       .finally(() => this.inFlight.delete(result));
   };
 
-  /** A deploy the service starts itself (admin API, poll; with a target, the API's rollback or a ref): its result is only logged. */
-  private readonly queueDeploy: QueueDeploy = (app, request) => {
-    const { trigger, target, force, skipGate, noCarry, paths, pushed, deployment, event, delivery, sub } = request;
-    const actor = request.actor ?? undefined;
-    const id = request.id ?? crypto.randomUUID();
-    let position = 0;
-    const observed: DeploySink = (event) => {
-      if (event.type === "queued") position = event.position;
-    };
-    const sink = this.metrics ? this.metrics.observe(app.name ?? "default", observed) : observed;
-    const notices = this.reloader.problem ? [this.reloader.problem] : [];
-    const deploy = { id, app: app.name, config: app, trigger, actor, cwd: this.cwd, sink, notices };
-    const secrets = this.secrets();
-    const asked = {
-      ...deploy,
-      secrets,
-      ...(target ? { target } : {}),
-      ...(skipGate ? { skipGate } : {}),
-      ...(noCarry ? { noCarry } : {}),
-      ...(paths ? { paths } : {}),
-      ...(pushed ? { pushed } : {}),
-      ...(deployment ? { deployment } : {}),
-      ...(event ? { event } : {}),
-      ...(delivery ? { delivery } : {}),
-      ...(sub ? { sub } : {}),
-    };
-    this.track(id, this.deployer.deploy(asked, { force }));
-    return { id, position };
-  };
-
   async start(): Promise<void> {
     if (this.listener) return;
     const initial = this.reloader.current(true);
-    const apps = this.checkApps(initial);
+    const apps = appsToStart(initial, this.config, this.cwd, this.appsInForce, this.logger);
     if (initial.adminPort !== undefined) this.metrics ??= new (await import("./features/admin.ts")).Metrics();
-    await this.recover(apps);
+    await this.requests.recover(apps);
     this.draining = false;
     this.listener = await this.listenForWebhooks(initial);
     await this.openAdminOrClose(initial);
     this.polling.start();
-    await this.watchForCatchUps(apps);
+    await this.requests.watchForCatchUps(apps);
     this.audit({ actor: "service", action: "started", target: `pid ${process.pid}`, outcome: "ok" });
-  }
-
-  /** With `catchUp` on an app: the watcher that deploys a push refused by a pause or a freeze once it ends. */
-  private async watchForCatchUps(apps: ResolvedApp[]): Promise<void> {
-    if (this.catchUps || !apps.some((app) => app.catchUp)) return;
-    const { CatchUpWatcher } = await import("./requests/catch-up.ts");
-    const watcher = new CatchUpWatcher({
-      ...this.replaying(),
-      apps: this.apps,
-      busy: this.busy,
-      deploy: (app, request) => {
-        const { id } = this.queueDeploy(app, request);
-        const actor = request.actor ?? "service";
-        this.audit({ actor, action: "catch-up", app: app.name ?? "default", deploy: id, outcome: "ok" });
-        this.metrics?.caughtUp(app.name ?? "default");
-      },
-    });
-    watcher.start();
-    this.catchUps = watcher;
-  }
-
-  /**
-   * The apps the start serves, refused when two share a releases directory or a secret cannot be used, with a
-   * warning for each weak secret and unsafe variable file.
-   */
-  private checkApps(initial: ResolvedConfig): ResolvedApp[] {
-    // Two apps in one releases directory would switch and prune each other's releases (docs/releases.md).
-    const { clashes } = collectApps(initial, this.cwd);
-    if (clashes.length > 0) throw new ConfigError(clashes);
-    // Also refuses a configured secret too short to use (or blank), instead of a server that answers 404 or 401.
-    if (initial.apps.length === 0) ensureWebhookSecret(this.config, this.cwd);
-    const apps = this.appsInForce.of(initial, true);
-    // An age identity others can read opens every file encrypted to it: the service does not start with it.
-    const loose = apps.map((app) => ageIdentityProblem(app, this.cwd, app.name ? `app "${app.name}": ` : "", true));
-    if (loose.some(Boolean)) throw new ConfigError(loose.filter((problem): problem is string => !!problem));
-    for (const app of apps) {
-      const weak = app.secret && weakSecretWarning(app.secret, app.name);
-      if (weak) this.logger.warn(weak);
-      for (const warning of envFileWarnings(app, app.repoPath, this.cwd, app.name)) this.logger.warn(warning);
-    }
-    return apps;
-  }
-
-  /** A deploy's options with the counters listening (when the admin listener is on). */
-  private observed(options: DeployOptions): DeployOptions {
-    return this.metrics ? { ...options, sink: this.metrics.observe(options.app ?? "default", options.sink) } : options;
-  }
-
-  /** How requests are replayed (requests/): deployed by this server's queue, recorded by its deployer. */
-  private replaying() {
-    return {
-      cwd: this.cwd,
-      logger: this.logger,
-      deploy: (app: ResolvedApp, request: Parameters<QueueDeploy>[1]) => void this.queueDeploy(app, request),
-      record: (options: DeployOptions, outcome: Unrun, reason: string) => {
-        // A catch-up that ends a kept request without running it is a line of the audit trail, as its deploy is.
-        if (options.trigger === "catch-up")
-          this.audit({
-            actor: options.actor ?? "service",
-            action: "catch-up",
-            app: options.app ?? "default",
-            ...(options.id ? { deploy: options.id } : {}),
-            outcome: "refused",
-            reason,
-          });
-        return this.deployer.recordUnrun(this.observed(options), outcome, reason);
-      },
-      cancelled: (options: DeployOptions, reason: string) =>
-        this.deployer.recordUnrun(this.observed(options), "cancelled", reason),
-      secrets: this.secrets,
-    };
-  }
-
-  /**
-   * What an earlier stop left: pauses said, deploys it interrupted marked, releases it left half-made removed, and the
-   * requests it acknowledged and never ran replayed.
-   */
-  private async recover(apps: ResolvedApp[]): Promise<void> {
-    const { cwd, logger } = this;
-    for (const line of pauseNotices(
-      cwd,
-      apps.map((a) => a.name),
-    ))
-      logger.warn(line);
-    for (const line of freezeNotices(apps)) logger.warn(line);
-    markServiceDir(cwd);
-    for (const id of markInterruptedDeploys(cwd, logger))
-      logger.warn(`deploy ${id} was interrupted by an earlier stop of the service; its log is marked "interrupted"`);
-    await recoverAppReleases(cwd, apps, logger);
-    await recoverLimitGroups(apps, logger);
-    if (hasStoredRequests(cwd)) await (await import("./requests/recover.ts")).recoverRequests(this.replaying(), apps);
   }
 
   /** The webhook port: the routes of docs/http.md and nothing else. */
@@ -364,7 +231,7 @@ class Server {
         config: () => this.reloader.current(),
         draining: () => this.draining,
         waiting: (app) => this.deployer.queue.waiting(queueKey(app.repoPath)),
-        queueDeploy: this.queueDeploy,
+        queueDeploy: this.requests.queue,
         secrets: this.secrets,
         audit: this.audit,
       });
@@ -372,11 +239,6 @@ class Server {
       const current = this.listener!;
       this.listener = undefined;
       await current.stop();
-      if ((error as NodeJS.ErrnoException).code === "EADDRINUSE")
-        throw new Error(
-          `the admin port ${initial.adminPort} is already in use: choose another with SERVICE_ADMIN_PORT or the adminPort key`,
-          { cause: error },
-        );
       throw error;
     }
   }
@@ -401,8 +263,7 @@ class Server {
     const { deployer } = this;
     this.draining = true;
     this.polling.stop();
-    this.catchUps?.stop();
-    this.catchUps = undefined;
+    this.requests.stop();
     deployer.cancelWaiting("the service is shutting down");
     if (force) deployer.processes.stopAll("SIGKILL");
     try {

@@ -64,6 +64,19 @@ export interface StartedAdmin {
 
 /** Starts the second listener, on `adminPort`: it reads the same apps, queue and counters. */
 export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Promise<StartedAdmin> {
+  try {
+    return await openAdmin(initial, ctx);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE")
+      throw new Error(
+        `the admin port ${initial.adminPort} is already in use: choose another with SERVICE_ADMIN_PORT or the adminPort key`,
+        { cause: error },
+      );
+    throw error;
+  }
+}
+
+async function openAdmin(initial: ResolvedConfig, ctx: AdminContext): Promise<StartedAdmin> {
   const { cwd, logger } = ctx;
   const ensured = ensureAdminToken(initial.adminToken, cwd);
   if (ensured.generated) logger.info(`generated an admin token in ${ensured.file}`);
