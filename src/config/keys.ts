@@ -2,8 +2,7 @@
  * Every key of a configuration: its type, its environment variable, and how a value written in a file or the
  * environment is checked and converted into it.
  */
-import { isIP } from "node:net";
-import { ConfigError, MAX_TIMER_MS, SERVICE_KEYS, type AppConfig, type UserConfig } from "./schema.ts";
+import { ConfigError, SERVICE_KEYS, type AppConfig, type UserConfig } from "./schema.ts";
 import { normalizeNotify, normalizeStatus } from "./notify.ts";
 import { normalizeEnv } from "./env.ts";
 import { normalizeFreeze } from "./freeze.ts";
@@ -13,18 +12,10 @@ import { LIMITS_ENV, normalizeLimits } from "./limits.ts";
 import { normalizeAudit, normalizeMcp } from "./audit.ts";
 import { normalizeOidc, normalizeTrustedHeader } from "./people.ts";
 import { closestName } from "./suggest.ts";
+import { coerceScalar, describe, isScalar, type ScalarKind } from "./scalars.ts";
 
-type Kind =
-  | "port"
-  | "positiveInt"
-  | "count"
-  | "ms"
-  | "boolean"
-  | "string"
-  | "hostname"
-  | "names"
-  | "urlPath"
-  | "httpUrl"
+export type Kind =
+  | ScalarKind
   | "apps"
   | "status"
   | "notify"
@@ -42,9 +33,6 @@ type Kind =
   | "mcp"
   | "oidc"
   | "trustedHeader";
-
-const HOST_NAME =
-  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
 /** Every key: its type, its snake_case spelling and its environment variable. */
 export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: number; moreEnv?: string[] }> = {
@@ -140,83 +128,16 @@ const APP_KEYS = new Set([
   ...Object.keys(KEYS).filter((k) => !(SERVICE_KEYS as readonly string[]).includes(k)),
 ]);
 
-const KEY_NAMES = Object.keys(KEYS) as (keyof UserConfig)[];
+export const KEY_NAMES = Object.keys(KEYS) as (keyof UserConfig)[];
 
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
-function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  try {
-    return String(value);
-  } catch {
-    // A mapping whose keys shadow toString/valueOf (`port: {toString: 1}`) has no string form.
-    return Object.prototype.toString.call(value);
-  }
-}
-
-function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min = 0): unknown {
+export function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min = 0): unknown {
+  if (isScalar(kind)) return coerceScalar(kind, value, fromEnv, where, min);
   const fail = (expected: string) => {
     throw new ConfigError(`${where}: expected ${expected}, got ${describe(value)}`);
   };
   switch (kind) {
-    case "port":
-    case "count":
-    case "ms":
-    case "positiveInt": {
-      const n = typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
-      const expected = {
-        port: "an integer port (0-65535)",
-        count: "a whole number (0 or more)",
-        ms: `a positive integer of milliseconds, at most ${MAX_TIMER_MS} (about 24.8 days, the longest timer)`,
-        positiveInt: "a positive integer",
-      }[kind];
-      if (typeof n !== "number" || !Number.isSafeInteger(n)) return fail(expected);
-      if (kind === "count" && n < 0) return fail(expected);
-      if (kind === "port" && (n < 0 || n > 65535)) return fail(expected);
-      if ((kind === "positiveInt" || kind === "ms") && n <= 0) return fail(expected);
-      if (kind === "ms" && n > MAX_TIMER_MS) return fail(expected);
-      if (n < min) return fail(`at least ${min} milliseconds`);
-      return n;
-    }
-    case "boolean": {
-      if (typeof value === "boolean") return value;
-      const s = typeof value === "string" ? value.trim().toLowerCase() : undefined;
-      if (fromEnv || typeof value === "string") {
-        if (s && ["1", "true", "yes", "on"].includes(s)) return true;
-        if (s && ["0", "false", "no", "off"].includes(s)) return false;
-      }
-      return fail("true or false");
-    }
-    case "string":
-      if (typeof value === "string") return value;
-      if (typeof value === "number" && !fromEnv) return String(value);
-      return fail("a string");
-    case "names": {
-      // A list, or one string of comma-separated names (the environment's only form).
-      const items = typeof value === "string" ? value.split(",") : value;
-      if (!Array.isArray(items) || !items.every((item) => typeof item === "string")) return fail("a list of names");
-      const names = items.map((item: string) => item.trim()).filter(Boolean);
-      if (names.length === 0) return fail("a list of at least one name");
-      return names;
-    }
-    case "urlPath":
-      if (typeof value !== "string" || !value.startsWith("/")) return fail('a URL path starting with "/"');
-      // A request's path never holds these raw (they arrive percent-encoded): such a webhook could never match.
-      if (/[\x00-\x20\x7f?#]/.test(value))
-        return fail('a URL path starting with "/", without spaces, control characters, "?" or "#"');
-      return value;
-    case "httpUrl": {
-      // Checked now: a typo would otherwise fail every deploy, after the whole health check timeout.
-      const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
-      if (url && (url.protocol === "http:" || url.protocol === "https:")) return value;
-      return fail("an http:// or https:// URL (like http://127.0.0.1:8080/up)");
-    }
-    case "hostname":
-      // An address the listener can bind: a typo here must not leave the server on another address.
-      if (typeof value === "string" && (isIP(value) || HOST_NAME.test(value))) return value;
-      return fail(
-        "an IP address or host name to listen on (like 127.0.0.1, ::1, 0.0.0.0 or localhost; no scheme, no port)",
-      );
     case "status":
     case "notify":
     case "env": {
@@ -358,41 +279,4 @@ export function normalizeUserConfig(
 }
 
 /** The keys whose fields have a variable each: together they make one value, merged over the file's. */
-const FIELDS_ENV = { releases: RELEASES_ENV, gate: GATE_ENV, limits: LIMITS_ENV } as const;
-
-/** The fields of such a key the environment sets, as raw text; undefined when it sets none. */
-function fieldsFromEnv(env: NodeJS.ProcessEnv, names: Record<string, string>): Record<string, string> | undefined {
-  const out: Record<string, string> = {};
-  for (const [field, name] of Object.entries(names)) {
-    const value = env[name];
-    if (value !== undefined && value !== "") out[field] = value;
-  }
-  return Object.keys(out).length > 0 ? out : undefined;
-}
-
-/** The `SERVICE_*` variables as a UserConfig. The only place the environment is read for options. */
-export function envConfig(env: NodeJS.ProcessEnv = process.env, errors?: string[]): UserConfig {
-  const out: Record<string, unknown> = {};
-  for (const key of KEY_NAMES) {
-    const { kind, env: name, min } = KEYS[key];
-    if (!name) continue;
-    // The key's fields have a variable each; together they make one value.
-    const fields = FIELDS_ENV[kind as keyof typeof FIELDS_ENV];
-    const value = fields ? fieldsFromEnv(env, fields) : env[name];
-    if (value === undefined || value === "") continue;
-    try {
-      out[key] = coerce(kind, value, true, `environment variable ${name}`, min);
-    } catch (error) {
-      if (!errors || !(error instanceof ConfigError)) throw error;
-      errors.push(error.message);
-    }
-  }
-  return out as UserConfig;
-}
-
-/** A yes/no `SERVICE_*` variable that is not a config key (unset or empty: false); a value that is neither throws. */
-export function envFlag(env: NodeJS.ProcessEnv, name: string): boolean {
-  const value = env[name];
-  if (value === undefined || value === "") return false;
-  return coerce("boolean", value, true, `environment variable ${name}`) as boolean;
-}
+export const FIELDS_ENV = { releases: RELEASES_ENV, gate: GATE_ENV, limits: LIMITS_ENV } as const;

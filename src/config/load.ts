@@ -2,7 +2,7 @@ import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 
 import { resolve } from "node:path";
 import type { ConsolaInstance } from "consola";
 import { defaultLogger } from "../system/logger.ts";
-import { envFlag } from "./keys.ts";
+import { envFlag } from "./env-keys.ts";
 import { ConfigError, type UserConfig } from "./schema.ts";
 import type { ResolvedConfig } from "./schema-resolved.ts";
 import { type ConfigText, resolveConfig } from "./resolve.ts";

@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import type { ConsolaInstance } from "consola";
 import { ChangeWatch } from "../system/change-watch.ts";
 import { fileKey, findConfigFile, loadedFromOf, readConfigText, strictFromEnv, type LoadedFrom } from "./load.ts";
-import { envConfig } from "./keys.ts";
+import { envConfig } from "./env-keys.ts";
 import type { ResolvedConfig } from "./schema-resolved.ts";
 import type { UserConfig } from "./schema.ts";
 import { type ConfigText, resolveConfig } from "./resolve.ts";

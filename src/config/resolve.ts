@@ -5,7 +5,8 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import type * as Yaml from "yaml";
-import { envConfig, normalizeUserConfig } from "./keys.ts";
+import { envConfig } from "./env-keys.ts";
+import { normalizeUserConfig } from "./keys.ts";
 import { carryOverlap, RELEASES_ENV, resolveReleases } from "./releases.ts";
 import { GATE_ENV, resolveGate } from "./gate.ts";
 import type { ConfigError, UserConfig } from "./schema.ts";

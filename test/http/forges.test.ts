@@ -20,7 +20,8 @@ import {
   tempDir,
   waitFor,
 } from "../_support/helpers.ts";
-import { envConfig, normalizeUserConfig } from "../../src/config/keys.ts";
+import { envConfig } from "../../src/config/env-keys.ts";
+import { normalizeUserConfig } from "../../src/config/keys.ts";
 import { ConfigError } from "../../src/config/schema.ts";
 import { verifyRequestSecret } from "../../src/http/signature.ts";
 import {
