@@ -6,14 +6,8 @@
  */
 import type { ResolvedApp } from "../config/apps.ts";
 import { requestHost, routeRequest, type RouteTable } from "../config/routes.ts";
-import { acknowledgement, GONE, NOT_FOUND, queueFull, refusedBody, SHUTTING_DOWN, tooLarge } from "./answers.ts";
-import {
-  ByteBudget,
-  declaredLength,
-  readBody,
-  STREAMED_BODY_CHARGE_BYTES,
-  UNAUTHENTICATED_BODY_BUDGET_BYTES,
-} from "./body.ts";
+import { acknowledgement, GONE, NOT_FOUND, queueFull, SHUTTING_DOWN, tooLarge } from "./answers.ts";
+import { ByteBudget, declaredLength, UNAUTHENTICATED_BODY_BUDGET_BYTES } from "./body.ts";
 import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import type { Deployer } from "../deploy/deployer.ts";
 import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
@@ -29,12 +23,13 @@ import { freezeOf, frozenText } from "../deploy/frozen.ts";
 import { keepForCatchUp } from "../deploy/request.ts";
 import type { RequestControl } from "../runtime/types.ts";
 import type { DeliveryLog, duplicateResponse } from "./dedupe.ts";
-import { bodySigner, presentSignatures, verifyRequestSecret } from "./signature.ts";
+import { presentSignatures, verifyRequestSecret } from "./signature.ts";
 import { clientAddress, FailureThrottle } from "./throttle.ts";
 import type { Logger } from "../system/logger.ts";
 import type { TriggerSkip } from "../triggers/types.ts";
 import { headMessageOf } from "../triggers/markers.ts";
 import { deliveryAsk } from "./delivery.ts";
+import { deliveryBody } from "./delivery-body.ts";
 
 /** What the webhook tells the counters (the admin listener's metrics, admin/metrics.ts). */
 export interface WebhookCounters {
@@ -68,9 +63,6 @@ export interface WebhookContext {
   track: (id: string, result: Promise<DeployResult>, onError?: (error: Error) => void) => void;
   logger: Logger;
 }
-
-/** How long a body read only to learn who pushed may hold a deploy back (a forge's arrives at once). */
-const ACTOR_READ_MS = 1000;
 
 const truthy = (value: string | null) => value !== null && ["", "1", "true", "yes"].includes(value.toLowerCase());
 
@@ -158,36 +150,12 @@ export function webhookHandler(
     app: ResolvedApp,
     signed: boolean,
   ): Promise<Response> {
-    const secret = app.secret!;
     // The query is parsed only here: refused requests never need it.
     const query = requestUrl(request)?.searchParams ?? new URLSearchParams();
-    // A signed request's body read is charged to the shared budget, and the body is kept only when the branch
-    // filter needs it or it costs no more than hashing it (who pushed is read from it); otherwise it is hashed as
-    // it streams in.
-    let body: Uint8Array | undefined;
-    if (signed || app.branch || app.tags) {
-      const signer = signed ? bodySigner(request.headers, secret) : undefined;
-      const small = (declaredLength(request) ?? Infinity) <= STREAMED_BODY_CHARGE_BYTES;
-      const read = await readBody(request, {
-        limit: app.maxBodyBytes,
-        keep: !signer || Boolean(app.branch || app.tags || app.deploymentEvents) || small,
-        budget: signer && unauthenticatedBodies,
-        onChunk: signer?.update,
-      });
-      if (!read.ok) return refusedBody(read.reason, tooLarge(app));
-      const authorized = !signer || verifyRequestSecret(request.headers, secret, signer.digests());
-      read.release();
-      if (!authorized) return refuse(request, control, current);
-      body = read.body;
-    } else if (request.body) {
-      // Authenticated by its headers, the body is needed only to learn who pushed: read at best, within
-      // maxBodyBytes and ACTOR_READ_MS; a body too large or too slow deploys all the same, by its address.
-      const read = await readBody(request, { limit: app.maxBodyBytes, keep: true, deadlineMs: ACTOR_READ_MS });
-      if (read.ok) {
-        read.release();
-        body = read.body;
-      }
-    }
+    const read = await deliveryBody(request, app, signed, unauthenticatedBodies);
+    if (read instanceof Response) return read;
+    if (!read) return refuse(request, control, current);
+    const { body } = read;
 
     const wantsJson = query.get("format") === "json";
     const forge = forgeDelivery(request.headers);
@@ -199,32 +167,31 @@ export function webhookHandler(
     const freeze = skip || paused ? undefined : freezeOf({ config: app });
     const skipped = skip ? skippedResponse(skip, wantsJson) : (paused ?? frozenResponse(freeze, wantsJson));
     const appName = app.name ?? "default";
-    // Who pushed, from the authenticated body; a request that names nobody (curl) is known by its address.
-    const actor = () =>
-      asked.actor ??
-      pusherOf(payload) ??
-      `webhook@${clientAddress(request.headers, () => control.remoteAddress(request), current.trustProxy)}`;
+    // With the branch filter on, the commit the push names is checked after the pull (verify/pushed.ts).
+    const pushedRef = app.branch ? branchOfPush(payload, app.branch) : undefined;
+    // What the delivery asks, built once: kept for the catch-up when a pause or a freeze refuses it, or deployed.
+    const options = {
+      app: app.name,
+      config: app,
+      trigger: "webhook" as const,
+      // Who pushed, from the authenticated body; a request that names nobody (curl) is known by its address.
+      actor:
+        asked.actor ??
+        pusherOf(payload) ??
+        `webhook@${clientAddress(request.headers, () => control.remoteAddress(request), current.trustProxy)}`,
+      cwd,
+      ...(pushedRef && pushedRef.branch === app.branch ? { pushed: pushedRef.commit } : {}),
+      ...(target ? { target } : {}),
+      ...(deployment ? { deployment } : {}),
+      ...forge,
+    };
     if (skipped) {
       metrics?.deployEnded(appName, "skipped");
       if (freeze) metrics?.frozenRefused(appName);
       if (paused || freeze) {
         // With catchUp, the request itself is kept: the end of the pause or freeze decides it again (requests/).
         const why = freeze ? frozenText(freeze) : `deploys are paused: ${pauseOf(cwd, app.name)?.reason ?? ""}`;
-        const pushedRef = app.branch ? branchOfPush(payload, app.branch) : undefined;
-        const kept = keepForCatchUp(
-          {
-            app: app.name,
-            config: app,
-            trigger: "webhook",
-            actor: actor(),
-            cwd,
-            ...(pushedRef && pushedRef.branch === app.branch ? { pushed: pushedRef.commit } : {}),
-            ...(target ? { target } : {}),
-            ...(deployment ? { deployment } : {}),
-            ...forge,
-          },
-          why,
-        );
+        const kept = keepForCatchUp(options, why);
         const refused = { app: app.name, cwd, repoPath: app.repoPath, config: app, env: process.env };
         if (deployment) deployer.refusedDeployment({ ...refused, deployment }, why, kept);
       }
@@ -241,9 +208,6 @@ export function webhookHandler(
       metrics?.skippedPush(appName, trigger.skip.reason);
       return skippedResponse({ ...forge, message: trigger.skip.text, reason: trigger.skip.text }, wantsJson);
     }
-    // With the branch filter on, the commit the push names is checked after the pull (verify/pushed.ts).
-    const pushedRef = app.branch ? branchOfPush(payload, app.branch) : undefined;
-    const pushed = pushedRef && pushedRef.branch === app.branch ? pushedRef.commit : undefined;
     // The whole id: the one `forge` carries is cut for logs, and two long ids may differ only past the cut.
     const delivery = app.dedupeDeliveries ? wholeDeliveryId(request.headers) : null;
     const deliveries = delivery ? await loadDedupe() : undefined;
@@ -270,7 +234,7 @@ export function webhookHandler(
     const key = `${app.name ?? ""}\0${queueKey(app.repoPath)}`;
     const joined =
       app.queuePolicy === "latest" && !target
-        ? latest.join(key, forge.delivery, (event) => stream?.sink(event), actor())
+        ? latest.join(key, forge.delivery, (event) => stream?.sink(event), options.actor)
         : undefined;
     const id = joined?.id ?? crypto.randomUUID();
     deliveries?.log.remember(appName, delivery!, id);
@@ -286,17 +250,9 @@ export function webhookHandler(
       try {
         const served = app.queuePolicy === "latest" && !target ? latest.served(forge.delivery) : undefined;
         result = deployer.deploy({
+          ...options,
           id,
-          app: app.name,
-          config: app,
-          trigger: "webhook",
-          actor: actor(),
-          ...(pushed ? { pushed } : {}),
           ...(trigger?.paths ? { paths: trigger.paths } : {}),
-          ...(target ? { target } : {}),
-          ...(deployment ? { deployment } : {}),
-          ...forge,
-          cwd,
           sink: metrics ? metrics.observe(appName, sink) : sink,
           notices: reloader.problem ? [reloader.problem] : [],
           warnings,
