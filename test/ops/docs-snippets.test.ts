@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { writeFileSync } from "node:fs";
 import { defaultConfig } from "../../src/config/schema-resolved.ts";
 import { deployLimitSeconds } from "../../src/ops/deploy-limit.ts";
-import { caddyfile, nginxConf } from "../../src/ops/https.ts";
+import { caddyfile, nginxConf } from "../../src/ops/proxy-configs.ts";
 import { makeRepo, tempDir } from "../_support/helpers.ts";
 import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
 import { confirmWith, hasBrowser, launchBrowser } from "../_support/browser.ts";

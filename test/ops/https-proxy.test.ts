@@ -7,14 +7,8 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import {
-  caddyfile,
-  caddySiteFile,
-  installCaddySite,
-  nginxConf,
-  setupSteps,
-  type ProxySetup,
-} from "../../src/ops/https.ts";
+import { installCaddySite } from "../../src/ops/https.ts";
+import { caddyfile, caddySiteFile, nginxConf, setupSteps, type ProxySetup } from "../../src/ops/proxy-configs.ts";
 import { type Gate, StreamReader, startGated } from "../_support/gate.ts";
 import { lastLine, SECRET, tempDir, waitFor } from "../_support/helpers.ts";
 import {
