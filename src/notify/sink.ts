@@ -5,7 +5,8 @@
  */
 import type { OutboundDeploy, OutboundSinks, QueuedDeploy, RefusedDeployment } from "../deploy/types.ts";
 import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
-import { commitInfos, currentBranch, fullRefName, gitQuery } from "../system/git.ts";
+import { commitInfos } from "../system/commit-infos.ts";
+import { currentBranch, fullRefName, gitQuery } from "../system/git.ts";
 import { appendOutbound, type OutboundEntry } from "../history/record.ts";
 import { Redaction } from "../system/redact.ts";
 import { outboundCredentials } from "../config/deploy-secrets.ts";

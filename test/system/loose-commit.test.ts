@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readLooseCommit } from "../../src/system/gitdir.ts";
-import { commitInfos } from "../../src/system/git.ts";
+import { commitInfos } from "../../src/system/commit-infos.ts";
 import { baseEnv, git, makeTempDir } from "../_support/repo.ts";
 
 const MESSAGES: [string, Record<string, string>][] = [
