@@ -6,7 +6,7 @@ import { knownApp } from "../control/actions.ts";
 import { Deployer } from "../deploy/deployer.ts";
 import { dropRequest, keptRequests } from "../history/requests.ts";
 import { Cancellation } from "../queue/cancel.ts";
-import { replayedOf } from "../requests/replay.ts";
+import { replayedOf } from "../deploy/request.ts";
 import { cliActor } from "../system/actor.ts";
 import { consola } from "../system/logger.ts";
 import { auditCli } from "./_audit.ts";

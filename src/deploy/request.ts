@@ -1,9 +1,12 @@
 /**
  * A deploy's request as history/requests.ts keeps it (docs/deploy-control.md "Requests"): what was asked, from the
- * options every entrance gives the deployer, and the request kept for catch-up when a pause or a freeze refuses it.
+ * options every entrance gives the deployer (`requestOf`), and back again as the deployer takes it when it is
+ * replayed (`replayedOf`, its inverse); the request kept for catch-up when a pause or a freeze refuses it.
  */
+import type { PathsRecord } from "../history/record.ts";
 import { dropRequest, keptRequests, storeRequest, type StoredRequest } from "../history/requests.ts";
 import { cleanActor } from "../system/actor.ts";
+import type { RollbackTarget, Trigger } from "../types.ts";
 import type { DeployOptions } from "./types.ts";
 
 /**
@@ -40,6 +43,45 @@ export function requestOf(
     ...(options.skipGate ? { skipGate: true as const } : {}),
     ...(options.noCarry ? { noCarry: true as const } : {}),
     ...(cli ? { cli: true as const } : {}),
+  };
+}
+
+/** How a replayed request is recorded: caught up after a pause or a freeze, or recovered after a crash. */
+export type ReplayTrigger = Extract<Trigger, "catch-up" | "recovered">;
+
+/** What a replayed request asks of the deployer. */
+export interface Replayed {
+  id: string;
+  trigger: ReplayTrigger | "rollback";
+  actor: string | null;
+  sub?: string;
+  target?: RollbackTarget;
+  pushed?: string;
+  deployment?: StoredRequest["named"]["deployment"];
+  event?: string | null;
+  delivery?: string | null;
+  paths?: PathsRecord;
+  skipGate?: boolean;
+  noCarry?: boolean;
+}
+
+/** The request as the deployer takes it, under `trigger` (`catch-up`, `recovered`). */
+export function replayedOf(request: StoredRequest, trigger: ReplayTrigger): Replayed {
+  const { target, pushed, deployment, event, delivery } = request.named;
+  return {
+    id: request.id,
+    // A rollback stays a rollback (never frozen, never gated): it puts back what was live.
+    trigger: request.trigger === "rollback" ? "rollback" : trigger,
+    actor: request.actor,
+    ...(request.sub ? { sub: request.sub } : {}),
+    ...(target ? { target } : {}),
+    ...(pushed ? { pushed } : {}),
+    ...(deployment ? { deployment } : {}),
+    ...(event ? { event } : {}),
+    ...(delivery ? { delivery } : {}),
+    ...(request.passed?.paths ? { paths: request.passed.paths } : {}),
+    ...(request.skipGate ? { skipGate: true } : {}),
+    ...(request.noCarry ? { noCarry: true } : {}),
   };
 }
 

@@ -10,7 +10,8 @@ import { freezeAt } from "../config/freeze.ts";
 import { frozenText } from "../deploy/frozen.ts";
 import { dropRequest, orphanedRequests, storeRequest, type StoredRequest } from "../history/requests.ts";
 import { pauseOf } from "../queue/pause.ts";
-import { replay, type ReplayContext, replayedOf } from "./replay.ts";
+import { replayedOf } from "../deploy/request.ts";
+import { replay, type ReplayContext } from "./replay.ts";
 
 export interface RecoveryContext extends ReplayContext {
   /** Records a `service deploy` request whose process died before it started. */

@@ -6,31 +6,12 @@
  * with why. Nothing is deployed under another request's name.
  */
 import type { ResolvedApp } from "../config/apps.ts";
-import type { PathsRecord } from "../history/record.ts";
 import { dropRequest, type StoredRequest } from "../history/requests.ts";
+import { type Replayed, type ReplayTrigger, replayedOf } from "../deploy/request.ts";
 import type { DeployOptions } from "../deploy/types.ts";
 import type { Logger } from "../system/logger.ts";
-import type { DeployResult, RollbackTarget, Trigger, Unrun } from "../types.ts";
+import type { DeployResult, Unrun } from "../types.ts";
 import { decideAgain } from "./decide-again.ts";
-
-/** How a replayed request is recorded: caught up after a pause or a freeze, or recovered after a crash. */
-export type ReplayTrigger = Extract<Trigger, "catch-up" | "recovered">;
-
-/** What a replayed request asks of the deployer. */
-export interface Replayed {
-  id: string;
-  trigger: ReplayTrigger | "rollback";
-  actor: string | null;
-  sub?: string;
-  target?: RollbackTarget;
-  pushed?: string;
-  deployment?: StoredRequest["named"]["deployment"];
-  event?: string | null;
-  delivery?: string | null;
-  paths?: PathsRecord;
-  skipGate?: boolean;
-  noCarry?: boolean;
-}
 
 export interface ReplayContext {
   cwd: string;
@@ -41,26 +22,6 @@ export interface ReplayContext {
   record(options: DeployOptions, outcome: Unrun, reason: string): Promise<DeployResult>;
   /** The secrets a record must not show. */
   secrets(): string[];
-}
-
-/** The request as the deployer takes it, under `trigger` (`catch-up`, `recovered`). */
-export function replayedOf(request: StoredRequest, trigger: ReplayTrigger): Replayed {
-  const { target, pushed, deployment, event, delivery } = request.named;
-  return {
-    id: request.id,
-    // A rollback stays a rollback (never frozen, never gated): it puts back what was live.
-    trigger: request.trigger === "rollback" ? "rollback" : trigger,
-    actor: request.actor,
-    ...(request.sub ? { sub: request.sub } : {}),
-    ...(target ? { target } : {}),
-    ...(pushed ? { pushed } : {}),
-    ...(deployment ? { deployment } : {}),
-    ...(event ? { event } : {}),
-    ...(delivery ? { delivery } : {}),
-    ...(request.passed?.paths ? { paths: request.passed.paths } : {}),
-    ...(request.skipGate ? { skipGate: true } : {}),
-    ...(request.noCarry ? { noCarry: true } : {}),
-  };
 }
 
 /** The options of a request's record when it does not run. */
