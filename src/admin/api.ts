@@ -125,19 +125,26 @@ export async function listApps(context: AdminContext): Promise<Response> {
 /** Single-app records name no app: they are the `default` app's. */
 const belongsTo = (entry: HistoryEntry, app: ResolvedApp) => (entry.app ?? "default") === appName(app);
 
+/** A list's `?limit=`, `fallback` unless told: a whole number from 1 to `max`, or the 400 that says so. */
+export function queryLimit(query: URLSearchParams, fallback: number, max: number): number | Response {
+  const limitText = query.get("limit") ?? String(fallback);
+  const limit = /^\d{1,7}$/.test(limitText) ? Number(limitText) : 0;
+  if (limit <= 0 || limit > max)
+    return apiError(
+      400,
+      "bad request",
+      `limit must be a whole number from 1 to ${max}, got ${JSON.stringify(limitText.slice(0, 40))}`,
+    );
+  return limit;
+}
+
 /**
  * `GET /api/deploys?app=&limit=&failed=1&outcome=&since=`: the entries of `service logs --json`, newest first,
  * filtered as `service logs` filters them.
  */
 export function listDeployments(context: AdminContext, query: URLSearchParams): Response {
-  const limitText = query.get("limit") ?? "20";
-  const limit = /^\d{1,7}$/.test(limitText) ? Number(limitText) : 0;
-  if (limit <= 0 || limit > MAX_LIMIT)
-    return apiError(
-      400,
-      "bad request",
-      `limit must be a whole number from 1 to ${MAX_LIMIT}, got ${JSON.stringify(limitText.slice(0, 40))}`,
-    );
+  const limit = queryLimit(query, 20, MAX_LIMIT);
+  if (limit instanceof Response) return limit;
   let filter: HistoryFilter;
   try {
     filter = parseFilter({

@@ -4,7 +4,7 @@ import { auditDir } from "../audit/trail.ts";
 import { parseSince } from "../history/filter.ts";
 import { jsonResponse } from "../http/response.ts";
 import { type Scope, scopeText } from "../tokens/scope.ts";
-import { type AdminContext, apiError, forbidden } from "./api.ts";
+import { type AdminContext, apiError, forbidden, queryLimit } from "./api.ts";
 
 /** Lines an answer holds at most. */
 export const MAX_AUDIT_LINES = 5000;
@@ -20,14 +20,8 @@ export function auditAnswer(context: AdminContext, scope: Scope, query: URLSearc
       scope,
       `${scopeText(scope)} may not read the audit trail (the admin role over every app may)`,
     );
-  const limitText = query.get("limit") ?? "500";
-  const limit = /^\d{1,7}$/.test(limitText) ? Number(limitText) : 0;
-  if (limit <= 0 || limit > MAX_AUDIT_LINES)
-    return apiError(
-      400,
-      "bad request",
-      `limit must be a whole number from 1 to ${MAX_AUDIT_LINES}, got ${JSON.stringify(limitText.slice(0, 40))}`,
-    );
+  const limit = queryLimit(query, 500, MAX_AUDIT_LINES);
+  if (limit instanceof Response) return limit;
   let since: number | undefined;
   try {
     const text = query.get("since");
