@@ -5,7 +5,7 @@
  */
 import type { CommitInfo } from "../types.ts";
 import type { HistoryEntry } from "./entry.ts";
-import { newestDeploys, readDeployRecord } from "./read.ts";
+import { newestDeploys, oldestDeploys, readDeployRecord } from "./read.ts";
 
 /** Whether `entry` is a deploy of `app` (a name; undefined in single-app mode, where every deploy is the app's). */
 export const ofApp = (entry: HistoryEntry, app: string | undefined) => app === undefined || entry.app === app;
@@ -31,7 +31,17 @@ export function tagOf(entry: HistoryEntry): string | undefined {
  */
 export function liveCommitOf(cwd: string, app: string | undefined): CommitInfo | null {
   const live = newestDeploys(cwd, 1, (entry) => ofApp(entry, app) && leftLive(entry))[0]?.commit;
-  return live ?? beforeFirstDeploy(newestDeploys(cwd, Infinity, (entry) => ofApp(entry, app)))?.commit ?? null;
+  if (live) return live;
+  // The oldest records first, as far as the first that found a commit checked out.
+  const [first] = oldestDeploys(cwd, 1, (entry) => ofApp(entry, app) && previousOf(entry) !== undefined);
+  return (first && previousOf(first)) ?? null;
+}
+
+/** The commit a deploy found checked out before it began (its record's `previousCommit`); undefined when none. */
+function previousOf(entry: HistoryEntry): CommitInfo | undefined {
+  const previous = (readDeployRecord(entry.jsonPath)?.result as { previousCommit?: CommitInfo | null } | undefined)
+    ?.previousCommit;
+  return previous && typeof previous.sha === "string" ? previous : undefined;
 }
 
 /**
@@ -41,9 +51,8 @@ export function liveCommitOf(cwd: string, app: string | undefined): CommitInfo |
  */
 export function beforeFirstDeploy(entries: HistoryEntry[]): { commit: CommitInfo; deployId: string } | undefined {
   for (const entry of [...entries].reverse()) {
-    const previous = (readDeployRecord(entry.jsonPath)?.result as { previousCommit?: CommitInfo | null } | undefined)
-      ?.previousCommit;
-    if (previous && typeof previous.sha === "string") return { commit: previous, deployId: entry.id };
+    const previous = previousOf(entry);
+    if (previous) return { commit: previous, deployId: entry.id };
   }
   return undefined;
 }

@@ -61,6 +61,24 @@ export function newestDeploys(
   limit: number,
   keep: (entry: HistoryEntry) => boolean = () => true,
 ): HistoryEntry[] {
+  return deploysInOrder(cwd, limit, keep, true);
+}
+
+/** The oldest `limit` deploys that `keep` accepts, oldest first (newestDeploys' order reversed), read the same way. */
+export function oldestDeploys(
+  cwd: string,
+  limit: number,
+  keep: (entry: HistoryEntry) => boolean = () => true,
+): HistoryEntry[] {
+  return deploysInOrder(cwd, limit, keep, false);
+}
+
+function deploysInOrder(
+  cwd: string,
+  limit: number,
+  keep: (entry: HistoryEntry) => boolean,
+  newest: boolean,
+): HistoryEntry[] {
   const dir = logDir(cwd);
   const bySecond = new Map<string, [string, Set<string>][]>();
   for (const [stem, files] of stemsIn(dir)) {
@@ -69,11 +87,15 @@ export function newestDeploys(
     if (group) group.push([stem, files]);
     else bySecond.set(second, [[stem, files]]);
   }
+  const seconds = [...bySecond.keys()].sort();
   const out: HistoryEntry[] = [];
-  for (const second of [...bySecond.keys()].sort().reverse()) {
+  for (const second of newest ? seconds.reverse() : seconds) {
     if (out.length >= limit) break;
-    const group = bySecond.get(second)!.map(([stem, files]) => entryOf(dir, stem, files));
-    out.push(...group.sort(newestFirst).filter(keep));
+    const group = bySecond
+      .get(second)!
+      .map(([stem, files]) => entryOf(dir, stem, files))
+      .sort(newestFirst);
+    out.push(...(newest ? group : group.reverse()).filter(keep));
   }
   return out.slice(0, limit);
 }
