@@ -56,29 +56,16 @@ export function listDeploys(cwd: string): HistoryEntry[] {
  * thousands reads a page of records. A record whose start time was edited to another second than its name says is
  * listed among its name's second.
  */
-export function newestDeploys(
-  cwd: string,
-  limit: number,
-  keep: (entry: HistoryEntry) => boolean = () => true,
-): HistoryEntry[] {
-  return deploysInOrder(cwd, limit, keep, true);
-}
+export const newestDeploys = (cwd: string, limit: number, keep: Keep = () => true) =>
+  deploysInOrder(cwd, limit, keep, true);
 
 /** The oldest `limit` deploys that `keep` accepts, oldest first (newestDeploys' order reversed), read the same way. */
-export function oldestDeploys(
-  cwd: string,
-  limit: number,
-  keep: (entry: HistoryEntry) => boolean = () => true,
-): HistoryEntry[] {
-  return deploysInOrder(cwd, limit, keep, false);
-}
+export const oldestDeploys = (cwd: string, limit: number, keep: Keep = () => true) =>
+  deploysInOrder(cwd, limit, keep, false);
 
-function deploysInOrder(
-  cwd: string,
-  limit: number,
-  keep: (entry: HistoryEntry) => boolean,
-  newest: boolean,
-): HistoryEntry[] {
+type Keep = (entry: HistoryEntry) => boolean;
+
+function deploysInOrder(cwd: string, limit: number, keep: Keep, newest: boolean): HistoryEntry[] {
   const dir = logDir(cwd);
   const bySecond = new Map<string, [string, Set<string>][]>();
   for (const [stem, files] of stemsIn(dir)) {
