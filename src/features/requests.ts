@@ -1,8 +1,9 @@
 /**
- * A server's requests replayed (requests/, docs/deploy-control.md "Replay"): what an earlier stop left, looked at
- * once at start (the requests it acknowledged and never ran among it), and the catch-up of the requests a pause or
- * a freeze kept, with `catchUp` on an app (requests/catch-up.ts, loaded only then). Both deploy through the
- * server's own deploys (`serviceDeploys`, as the admin API's and the poller's) and record through its deployer.
+ * A server's requests: the deploys it starts itself (the admin API's, the poller's, a replayed request's), and the
+ * replays (requests/, docs/deploy-control.md "Replay"): what an earlier stop left, looked at once at start (among it
+ * the requests a dead process acknowledged and never ran, requests/recover.ts, loaded only then), and the catch-up
+ * of the requests a pause or a freeze kept, with `catchUp` on an app (requests/catch-up.ts, loaded only then). Both
+ * replays deploy through the server's own deploys and record through its deployer.
  */
 import type { ConsolaInstance } from "consola";
 import { join } from "node:path";
@@ -56,6 +57,7 @@ function serviceDeploys(server: RequestsWiring): QueueDeploy {
   };
 }
 
+/** What the requests use of their server. */
 export interface RequestsWiring {
   cwd: string;
   logger: ConsolaInstance;
