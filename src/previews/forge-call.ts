@@ -79,7 +79,7 @@ export async function forgeList(
   const read = await boundedRead(
     target,
     FORGE_NAMES[target.provider],
-    { ...authHeaders(target), "user-agent": "service-deploy-webhook" },
+    authHeaders(target),
     { timeoutMs: LIST_TIMEOUT_MS },
     async (bounded) => {
       listed = await pages(bounded, first, next, items, what);

@@ -67,12 +67,12 @@ export async function reportGitlab(report: PreviewReport, problems: Problems): P
   return keep;
 }
 
-/** The environment named `name` (`GET /projects/:id/environments?name=`), if there is one. */
+/** The environment named `name` (`GET /projects/:id/environments?name=`): undefined when there is none, null when unread. */
 async function findEnvironment(
   target: StatusTarget,
   name: string,
   problems: Problems,
-): Promise<{ id: number; external_url?: unknown } | undefined> {
+): Promise<{ id: number; external_url?: unknown } | undefined | null> {
   const answer = await forgeCall(
     target,
     `environment ${name}`,
@@ -85,7 +85,7 @@ async function findEnvironment(
     problems,
   );
   const list = answerJson(answer);
-  if (!Array.isArray(list)) return undefined;
+  if (!Array.isArray(list)) return null;
   const found = list.find((item) => item && typeof item === "object" && (item as { name?: unknown }).name === name);
   const id = found ? idOf(JSON.stringify(found)) : undefined;
   return id === undefined ? undefined : { id, external_url: (found as { external_url?: unknown }).external_url };
@@ -94,6 +94,8 @@ async function findEnvironment(
 /** The environment with the preview's URL: created, or its URL set when it names another. */
 async function environmentWithUrl(target: StatusTarget, name: string, url: string, problems: Problems): Promise<void> {
   const environment = await findEnvironment(target, name, problems);
+  // Unread: not made again blindly (GitLab refuses a second environment of a name).
+  if (environment === null) return;
   if (!environment) {
     const body = JSON.stringify({ name, external_url: url, tier: "development" });
     await forgeCall(

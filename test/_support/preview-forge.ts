@@ -33,6 +33,8 @@ export interface PreviewForge {
   failing: Set<string>;
   /** Page size of the comment lists (small to make pages). */
   pageSize: number;
+  /** When set, the next page of a comment list is named on this origin (another server's). */
+  nextOrigin?: string;
 }
 
 const servers: { stop(force?: boolean): unknown }[] = [];
@@ -81,6 +83,7 @@ export function previewForge(): PreviewForge {
       const more = n * forge.pageSize < list.length;
       const nextUrl = new URL(url);
       nextUrl.searchParams.set("page", String(n + 1));
+      if (forge.nextOrigin) nextUrl.host = new URL(forge.nextOrigin).host;
       if (style === "bitbucket") return ok(200, { values: slice, ...(more ? { next: nextUrl.href } : {}) });
       if (style === "gitlab") return ok(200, slice, more ? { "x-next-page": String(n + 1) } : { "x-next-page": "" });
       return ok(200, slice, more ? { link: `<${nextUrl.href}>; rel="next"` } : {});

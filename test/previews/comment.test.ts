@@ -75,6 +75,24 @@ describe("one comment per pull request", () => {
     expect(forge.comments.get("github#7")).toHaveLength(1);
   });
 
+  test("a next page on another origin is not followed: the token stays with the API, and no comment is made", async () => {
+    const elsewhere = previewForge();
+    const forge = previewForge();
+    forge.pageSize = 1;
+    forge.nextOrigin = elsewhere.url;
+    forge.comments.set("github#7", [
+      { id: 1, body: "first", user: "alice" },
+      { id: 2, body: "second", user: "bob" },
+    ]);
+    const reported = await reportPreview(
+      reportOf(forgeTarget("github", forge.url), previewOf("github"), "ok", { settings: previewSettings(true) }),
+    );
+    expect(reported.problems).toEqual([expect.stringContaining("is on another origin")]);
+    expect(elsewhere.calls).toEqual([]);
+    expect(elsewhere.refused).toEqual([]);
+    expect(forge.comments.get("github#7")).toHaveLength(2);
+  });
+
   test("a comment that fails is a problem, never a throw, and the status is still posted", async () => {
     const forge = previewForge();
     forge.failing.add("POST /api/v1/repos/acme/web/issues");

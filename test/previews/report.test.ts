@@ -185,4 +185,14 @@ describe("GitLab: the environment review/pr-<iid>, its deployments and the commi
     expect(forge.calls[4]!.body).toEqual({ status: "success" });
     expect(forge.calls[9]!.body).toEqual({ status: "failed" });
   });
+
+  test("environments that cannot be read are not made again blindly; the deployment and status still go", async () => {
+    const forge = previewForge();
+    const project = `/api/v4/projects/${encodeURIComponent(REPO)}`;
+    forge.failing.add(`GET ${project}/environments`);
+    const reported = await reportPreview(reportOf(forgeTarget("gitlab", forge.url), previewOf("gitlab"), "building"));
+    expect(reported.problems).toEqual([expect.stringMatching(/^GitLab environment review\/pr-7: 500/)]);
+    expect(forge.calls.map((c) => c.call)).toEqual([`POST ${project}/deployments`, `POST ${project}/statuses/${HEAD}`]);
+    expect(reported.keep.forgeDeploymentId).toMatch(/^\d+$/);
+  });
 });
