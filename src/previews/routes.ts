@@ -37,7 +37,7 @@ export function routesOf(previews: readonly Preview[]): { routes: Route[]; left:
   const seen = new Map<string, string>();
   for (const preview of previews) {
     if (!ROUTED.has(preview.status)) continue;
-    const who = `${shown(preview.app)} #${preview.number}`;
+    const who = `${shown(String(preview.app))} #${preview.number}`;
     const route = routeOf(preview);
     if (typeof route === "string") {
       left.push(`${who}: ${route}`);
@@ -61,7 +61,7 @@ function routeOf(preview: Preview): Route | string {
     return `its port ${JSON.stringify(preview.port)} is not a port`;
   let url: URL;
   try {
-    url = new URL(preview.url);
+    url = new URL(String(preview.url));
   } catch {
     return "its url is not a URL";
   }
@@ -103,7 +103,14 @@ export function previewsChanged(
   settings: readonly PreviewSettings[],
   options: { logger?: Logger; timeoutMs?: number } = {},
 ): Promise<void> {
-  const run = chain.then(() => writeAndTell(cwd, previews, settings, options));
+  const run = chain.then(async () => {
+    try {
+      await writeAndTell(cwd, previews, settings, options);
+    } catch (error) {
+      // Never thrown at the life cycle: a preview's state is no less true for its routes not being written.
+      (options.logger ?? defaultLogger()).error(`previews: the routes could not be made: ${shown(String(error))}`);
+    }
+  });
   chain = run.catch(() => undefined);
   return run;
 }

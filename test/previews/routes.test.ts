@@ -119,6 +119,15 @@ describe("previews' routing", () => {
     expect(lines.every((line) => line.startsWith("warn previews: not routed: "))).toBe(true);
   });
 
+  test("a preview that is no preview at all is logged, never thrown", async () => {
+    const cwd = tempDir();
+    const { lines, logger } = recorder();
+    const broken = { status: "running", port: 4100, url: 42 } as unknown as Preview;
+    await previewsChanged(cwd, [broken], [settings()], { logger });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toStartWith("warn previews: not routed: ");
+  });
+
   test("onChange runs after the files are written, with the routes file as its argument and in its environment", async () => {
     const cwd = tempDir();
     const seen = join(cwd, "seen.txt");
