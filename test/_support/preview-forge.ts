@@ -61,6 +61,7 @@ export function previewForge(): PreviewForge {
     pageSize: 100,
   };
   let nextId = 1000;
+  const deployments: { id: number; sha: string; ref: string; environment: unknown }[] = [];
   const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
     new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
 
@@ -108,14 +109,16 @@ export function previewForge(): PreviewForge {
         const { ref, environment, auto_merge, required_contexts } = body;
         if (typeof ref !== "string" || !/^[0-9a-f]{40}$/.test(ref) || typeof environment !== "string") return "body";
         if (auto_merge !== false || !Array.isArray(required_contexts) || required_contexts.length) return "checks";
-        return ok(201, { id: nextId++, sha: ref, ref, environment });
+        const id = nextId++;
+        deployments.unshift({ id, sha: ref, ref, environment });
+        return ok(201, { id, sha: ref, ref, environment });
       }
       if (m === "GET" && path === `${base}/deployments`) {
-        const env = url.searchParams.get("environment");
-        const listed = forge.calls
-          .filter((c) => c.call === `POST ${base}/deployments` && c.body.environment === env)
-          .map((c, i) => ({ id: i, environment: env, sha: c.body.ref }));
-        return ok(200, listed);
+        // Newest first, as GitHub lists them.
+        return ok(
+          200,
+          deployments.filter((d) => d.environment === url.searchParams.get("environment")),
+        );
       }
       if (m === "POST" && (p = new RegExp(`^${base}/deployments/(\\d+)/statuses$`).exec(path))) {
         if (!GITHUB_STATES.has(String(body.state))) return "state";

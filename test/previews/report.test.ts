@@ -81,6 +81,24 @@ describe("GitHub: a Deployment per preview build", () => {
     expect(String(forge.calls[2]!.body.description)).toContain("exit 1");
   });
 
+  test("after a restart that lost the Deployment's id: ok makes one and keeps it; teardown finds the environment's", async () => {
+    const forge = previewForge();
+    const target = forgeTarget("github", forge.url);
+    const ok = await reportPreview(reportOf(target, previewOf("github", { status: "running" }), "ok"));
+    expect(ok.problems).toEqual([]);
+    expect(ok.keep.forgeDeploymentId).toMatch(/^\d+$/);
+    const gone = await reportPreview(reportOf(target, previewOf("github"), "teardown"));
+    expect(gone.problems).toEqual([]);
+    expect(forge.refused).toEqual([]);
+    const base = `/repos/${REPO}/deployments`;
+    expect(forge.calls.map((c) => `${c.call} ${c.body.state ?? ""}`.trim())).toEqual([
+      `POST ${base}`,
+      `POST ${base}/${ok.keep.forgeDeploymentId}/statuses success`,
+      `GET ${base}`,
+      `POST ${base}/${ok.keep.forgeDeploymentId}/statuses inactive`,
+    ]);
+  });
+
   test("GitHub refusing is a problem said without the token, never a throw", async () => {
     const forge = previewForge();
     forge.failing.add("POST /repos/");
