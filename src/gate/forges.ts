@@ -27,7 +27,7 @@ export function readChecks(
 }
 
 /** The same auth as the statuses written (notify/commit-status.ts): each forge's own scheme. */
-function authHeaders(target: StatusTarget): Record<string, string> {
+export function authHeaders(target: StatusTarget): Record<string, string> {
   const { token } = target;
   switch (target.provider) {
     case "github":

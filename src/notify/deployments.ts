@@ -19,6 +19,8 @@ export function createDeploymentRequest(
   sha: string,
   environment: string,
   description: string,
+  /** A preview's: `transient_environment: true`, `production_environment: false`. */
+  kind: { transient_environment?: boolean; production_environment?: boolean } = {},
 ): OutboundRequest {
   return {
     url: `${target.apiUrl}/repos/${repoPath(target.repo)}/deployments`,
@@ -30,6 +32,7 @@ export function createDeploymentRequest(
       description: clipDescription(description),
       auto_merge: false,
       required_contexts: [],
+      ...kind,
     }),
   };
 }

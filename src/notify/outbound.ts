@@ -5,8 +5,8 @@
  */
 
 export interface OutboundRequest {
-  /** @default "POST" (GitLab updates a deployment with PUT; a GET sends no body) */
-  method?: "POST" | "PUT" | "GET";
+  /** @default "POST" (GitLab updates a deployment with PUT, GitHub a comment with PATCH; a GET sends no body) */
+  method?: "POST" | "PUT" | "PATCH" | "GET";
   url: string;
   headers: Record<string, string>;
   body: string;

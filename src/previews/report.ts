@@ -3,31 +3,42 @@
  * commit status, and with `previews.comment` the one comment kept current. A failure is said, never thrown: a
  * preview never fails because its forge did not answer.
  */
-import type { StatusTarget } from "../config/forge.ts";
-import type { Preview, PreviewSettings } from "./types.ts";
+import { shown } from "../system/shown.ts";
+import { keepComment } from "./comment.ts";
+import { type Problems, redactToken } from "./forge-call.ts";
+import { reportGithub } from "./report-github.ts";
+import { reportGitlab } from "./report-gitlab.ts";
+import { reportStatus } from "./report-status.ts";
+import type { PreviewReport, PreviewReported } from "./report-types.ts";
 
-/** building: a deploy started; ok / failed: it ended; teardown: the preview is gone. */
-export type PreviewPhase = "building" | "ok" | "failed" | "teardown";
+export type { PreviewPhase, PreviewReport, PreviewReported } from "./report-types.ts";
 
-export interface PreviewReport {
-  /** The app's `status` settings resolved (provider, repo, apiUrl, token). */
-  target: StatusTarget;
-  settings: PreviewSettings;
-  preview: Preview;
-  phase: PreviewPhase;
-  /** The deploy's log on the dashboard, when `adminPublicUrl` is set. */
-  logUrl?: string;
-  durationMs?: number;
-  /** Why it failed, in a few words. */
-  reason?: string;
-}
-
-/** What the report learnt, to keep in the preview (its deployment and comment ids), and what went wrong. */
-export interface PreviewReported {
-  keep: Partial<Pick<Preview, "forgeDeploymentId" | "commentId">>;
-  problems: string[];
-}
-
-export async function reportPreview(_report: PreviewReport): Promise<PreviewReported> {
-  return { keep: {}, problems: [] };
+export async function reportPreview(report: PreviewReport): Promise<PreviewReported> {
+  const problems: Problems = [];
+  const keep: PreviewReported["keep"] = {};
+  try {
+    switch (report.target.provider) {
+      case "github":
+        Object.assign(keep, await reportGithub(report, problems));
+        break;
+      case "gitlab":
+        Object.assign(keep, await reportGitlab(report, problems));
+        break;
+      case "gitea":
+      case "bitbucket":
+        await reportStatus(report, problems);
+        break;
+    }
+  } catch (error) {
+    problems.push(`preview report: ${shown(String(error)).slice(0, 200)}`);
+  }
+  if (report.settings.comment) {
+    try {
+      const id = await keepComment(report, problems);
+      if (id !== undefined && id !== report.preview.commentId) keep.commentId = id;
+    } catch (error) {
+      problems.push(`preview comment: ${shown(String(error)).slice(0, 200)}`);
+    }
+  }
+  return { keep, problems: problems.map((problem) => redactToken(problem, report.target.token)) };
 }
