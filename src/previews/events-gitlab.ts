@@ -73,6 +73,7 @@ export function parseGitlabMergeRequest(headers: Headers, payload: Json | undefi
     labels,
     projectId: target,
     ...(authorId !== undefined ? { authorId } : {}),
+    ...(senderId !== undefined ? { senderId } : {}),
     ...(kind === "label" && label !== undefined ? { label } : {}),
     ...(action === "merge" ? { merged: true } : {}),
   };

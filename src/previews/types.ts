@@ -27,6 +27,8 @@ export interface PullRequestEvent {
   author: string;
   /** Who sent this event (the pusher of new commits, the one who added a label). */
   sender: string;
+  /** The sender's numeric id, where the forge names people by id (GitLab). */
+  senderId?: number;
   /** GitHub's `author_association` of the author (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, …), when sent. */
   association?: string;
   /** The label this event added (action `label`). */
