@@ -59,6 +59,7 @@ describe("GitLab merge request events", () => {
         labels: ["API"],
         projectId: 14,
         authorId: 51,
+        senderId: 51,
       },
     });
   });
