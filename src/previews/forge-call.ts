@@ -4,7 +4,7 @@
  * gate's bounds (4 MiB an answer, 20 pages, one deadline, the next page on the API's own origin only). The token goes
  * to the API's origin only, and never into what a failure says.
  */
-import { DEFAULT_OUTBOUND_TIMEOUT_MS } from "../config/schema.ts";
+import { DEFAULT_OUTBOUND_TIMEOUT_MS } from "../config/schema-notify.ts";
 import type { StatusTarget } from "../config/forge.ts";
 import { basicCredential } from "../config/notify.ts";
 import { boundedRead, type Next, pages } from "../gate/forge-read.ts";
