@@ -98,7 +98,9 @@ describe("GitLab merge request events", () => {
       gitlabHeaders(),
       gitlabPayload({ source_project_id: 99, action: "update", oldrev: OLD }, { user: { id: 7, username: "bob" } }),
     );
-    expect(parsed).toMatchObject({ event: { fork: true, author: "", sender: "bob", authorId: 51, senderId: 7, projectId: 14 } });
+    expect(parsed).toMatchObject({
+      event: { fork: true, author: "", sender: "bob", authorId: 51, senderId: 7, projectId: 14 },
+    });
   });
 
   test("a payload missing what previews need is a skip that says what, never a throw", () => {
