@@ -193,7 +193,10 @@ type Phase = { name: string; start: number; end: number };
  */
 function restoredWithin(record: DoraRecord, start: number, end: number): number {
   const phases: Phase[] = (Array.isArray(record.result?.phases) ? record.result.phases : [])
-    .filter((p): p is { name: string; startedAt: string; ms: number } => typeof p?.name === "string" && typeof p.ms === "number")
+    .filter(
+      (p): p is { name: string; startedAt: string; ms: number } =>
+        typeof p?.name === "string" && typeof p.ms === "number",
+    )
     .map((p) => ({ name: p.name, start: time(p.startedAt), end: time(p.startedAt) + p.ms }))
     .filter((p) => Number.isFinite(p.end));
   const named = (...names: string[]) => phases.find((p) => names.includes(p.name));

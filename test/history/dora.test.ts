@@ -162,7 +162,10 @@ describe('the DORA figures (docs/log-files.md "DORA figures")', () => {
       rolledBack(10 * HOUR, { phases: phases(10 * HOUR, "run", "rollback") }),
       // With releases: from the switch's start to the switch back's end: 69 s too, the build before it not counted.
       rolledBack(9 * HOUR, {
-        phases: [{ name: "release", startedAt: at(9 * HOUR, 0), ms: 500 }, ...phases(9 * HOUR, "switch", "switch back")],
+        phases: [
+          { name: "release", startedAt: at(9 * HOUR, 0), ms: 500 },
+          ...phases(9 * HOUR, "switch", "switch back"),
+        ],
       }),
       // A record written without phases: from its start to its end, 72 s.
       rolledBack(8 * HOUR, {}),
