@@ -140,6 +140,7 @@ export async function startAdmin(initial: ResolvedConfig, ctx: AdminContext): Pr
     ...people,
     people: ctx.config,
     sessionHours: initial.adminSessionHours,
+    kioskDays: initial.adminKioskDays,
     logger,
     ...context,
   });
