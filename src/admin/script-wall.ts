@@ -55,6 +55,7 @@ export const WALL_PAGE_JS = `  // The wall: tiles built once per app, their text
       update: function (app) {
         var now = wallState(app);
         node.setAttribute("data-state", now.state);
+        node.setAttribute("data-last", app.last ? app.last.outcome : "none");
         state.textContent = shown(now.text);
         meter.hidden = !now.watch;
         if (now.watch) {

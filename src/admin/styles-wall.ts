@@ -15,8 +15,11 @@ main.wall .clock { font-size: 1rem; font-weight: 400; color: var(--muted); }
 .tile .extra { color: var(--muted); font-size: .95rem; display: -webkit-box; -webkit-line-clamp: 3; -webkit-box-orient: vertical; overflow: hidden; }
 .tile progress { width: 100%; height: .6rem; accent-color: var(--accent); }
 .tile[data-state="idle"] { border-left-color: var(--ok); }
+.tile[data-state="idle"][data-last="failed"] { border-left-color: var(--bad); }
+.tile[data-state="idle"][data-last="rolled_back"] { border-left-color: var(--warn); }
+.tile[data-state="idle"][data-last="none"] { border-left-color: var(--muted); }
 .tile[data-state="deploying"], .tile[data-state="waiting"], .tile[data-state="watching"] { border-left-color: var(--accent); }
-.tile[data-state="deploying"] .state, .tile[data-state="watching"] .state { color: var(--accent); }
+.tile[data-state="deploying"] .state, .tile[data-state="waiting"] .state, .tile[data-state="watching"] .state { color: var(--accent); }
 .tile[data-state="paused"], .tile[data-state="frozen"] { border-left-color: var(--warn); }
 .tile[data-state="paused"] .state, .tile[data-state="frozen"] .state { color: var(--warn); }
 `;
