@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { utimesSync } from "node:fs";
-import { ADMIN_TOKEN, startAdmin } from "../_support/admin-helpers.ts";
+import { ADMIN_TOKEN, adminSession, startAdmin } from "../_support/admin-helpers.ts";
 import { TOKEN_VALUES, standardTokens, tokenSetup } from "../_support/token-fixtures.ts";
 import { readAudit } from "../../src/audit/read.ts";
 import { auditDir } from "../../src/audit/trail.ts";
@@ -63,6 +63,23 @@ describe("the wall's kiosk session", () => {
     await deploy.text();
     // The same token as a Bearer header reads what a read token reads: the kiosk is the session's limit.
     expect((await fetch(`${admin}/api/deploys`, { headers: bearer(TOKEN_VALUES.grafana) })).status).toBe(200);
+  });
+
+  test("without kiosk=1, /wall is a dashboard page: the login form, then the wall with the dashboard's links", async () => {
+    const setup = tokenSetup();
+    await using server = await startAdmin(setup.cwd, { SERVICE_SECRET: undefined });
+    const form = await fetch(`${server.admin}/wall`);
+    expect(form.status).toBe(401);
+    expect(await form.text()).toContain("Admin token");
+    const cookie = await adminSession(server.admin, TOKEN_VALUES["ci-web"]);
+    const wall = await fetch(`${server.admin}/wall`, { headers: { cookie } });
+    expect(wall.status).toBe(200);
+    const page = await wall.text();
+    expect(page).toContain('data-page="wall"');
+    expect(page).toContain('href="deploys"');
+    expect(page).not.toContain("data-kiosk");
+    // A deploy token's session is no kiosk: it opens the rest too.
+    expect((await fetch(`${server.admin}/api/deploys`, { headers: { cookie } })).status).toBe(200);
   });
 
   test("deploy and admin tokens open none, by Bearer header or by the form; a wrong token is refused and counted", async () => {
