@@ -159,7 +159,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (page) {
       const blocked = throttled();
       if (blocked) return loginAgain(page.root, blocked, "", choicesOf(ins));
-      if (page.page === "wall") {
+      if (page.page === "wall" && !proxiedScope) {
         const wall = kioskWall(ins, asked);
         if (wall) return wall;
       }
