@@ -9,7 +9,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import type { Page } from "playwright-core";
-import { hasBrowser, hasText, launchBrowser, seriousViolations, sidewaysScroll } from "../_support/browser.ts";
+import {
+  hasBrowser,
+  hasText,
+  launchBrowser,
+  loggedIn,
+  seriousViolations,
+  sidewaysScroll,
+} from "../_support/browser.ts";
 import { TOKEN_VALUES } from "../_support/token-fixtures.ts";
 import { apps, type Wall, WALL_APPS, wallService } from "../_support/wall-apps.ts";
 
@@ -85,6 +92,20 @@ describe.skipIf(!browser)("the wall", () => {
       expect(await seriousViolations(page)).toEqual([]);
     }
   }, 180_000);
+
+  test("a logged-in session's wall: each tile's name links to its app's page, and the dashboard's links are there", async () => {
+    await using context = await launchBrowser({ viewport: SIZES[0]! });
+    const page = await loggedIn(context, wall.server.admin);
+    await page.getByRole("link", { name: "Wall" }).click();
+    await page.waitForURL(/\/wall$/);
+    await hasText(tile(page, "mailer"), (text) => text.includes("paused"));
+    expect(await page.locator(".tile h2 a").count()).toBe(WALL_APPS.length);
+    expect(await sidewaysScroll(page)).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
+    await tile(page, "web").getByRole("link", { name: "web" }).click();
+    await page.waitForURL(/\/apps\/web$/);
+    await hasText(page.locator("#rules"), (text) => text.includes("year-end"));
+  }, 120_000);
 
   test("the tiles follow the service without a reload: billing's deploy ends, search's starts and ends", async () => {
     await using context = await launchBrowser({ viewport: SIZES[1]! });
