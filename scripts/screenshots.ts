@@ -201,11 +201,23 @@ async function photograph(server: Server, demo: string, ids: string[]): Promise<
 
     await page.goto(`${server.admin}/apps/web`);
     await waitFor(async () => (await page.locator("svg.bars rect").count()) === 7, "a bar per web deploy");
-    await shoot(page, "dashboard-app.png", 480);
+    await page.locator("#rules").getByText("year-end").first().waitFor();
+    await shoot(page, "dashboard-app.png", 1000);
+
+    await page.goto(`${server.admin}/wall`);
+    for (const app of APPS)
+      await page
+        .locator(`.tile[data-app="${app}"] .last`)
+        .getByText(/^last /)
+        .waitFor();
+    await shoot(page, "dashboard-wall.png", 420);
   } finally {
     await context.close();
   }
 }
+
+/** The date `days` from now (a freeze window ahead, never in force while the story plays). */
+const day = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 
 async function main(): Promise<void> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium)`);
@@ -235,7 +247,11 @@ async function main(): Promise<void> {
       [
         "hostname: 127.0.0.1",
         "apps:",
-        entry("web", ["branch: main", `releases: { path: ${join(demo, "web-releases")}, keep: 5 }`]),
+        entry("web", [
+          "branch: main",
+          `releases: { path: ${join(demo, "web-releases")}, keep: 5 }`,
+          `freeze: [{ from: "${day(20)}", to: "${day(22)}", reason: year-end }]`,
+        ]),
         entry("api", ["branch: main", "rollbackOnFailure: true"]),
         entry("worker", []),
         "",

@@ -1,12 +1,13 @@
 /**
  * The admin API of one app's page: its stats (history/stats.ts), its DORA figures (history/dora-read.ts) and its
- * forge's links (config/forge-links.ts).
+ * forge's links (config/forge-links.ts), and what decides its deploys (app-rules.ts).
  */
 import { appLinks } from "../config/forge-links.ts";
 import { DORA_DAYS } from "../history/dora.ts";
 import { readDora } from "../history/dora-read.ts";
 import { appStats } from "../history/stats.ts";
 import { type AdminContext, apiError, appName, redactedJson } from "./api.ts";
+import { appRules } from "./app-rules.ts";
 
 /**
  * `GET /api/apps/<app>/stats[?days=7|30|90]`: the last deploys as bars, the 7- and 30-day success rate and median,
@@ -22,5 +23,6 @@ export async function appStatsAnswer(context: AdminContext, name: string, query:
     return apiError(400, "bad request", `days: expected 7, 30 or 90, got ${JSON.stringify(asked!.slice(0, 20))}`);
   const { figures, partial } = readDora(context.cwd, [name], days);
   const dora = { ...figures[0]!, partial };
-  return redactedJson(context, 200, { ...appStats(context.cwd, name), dora, links: await appLinks(app) });
+  const rules = appRules(app, context.hidesPaths ?? false);
+  return redactedJson(context, 200, { ...appStats(context.cwd, name), dora, links: await appLinks(app), rules });
 }

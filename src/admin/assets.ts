@@ -10,6 +10,8 @@ import { DORA_JS } from "./script-dora.ts";
 import { HISTORY_PAGES_JS } from "./script-history.ts";
 import { AUDIT_PAGE_JS } from "./script-audit.ts";
 import { OUTCOME_JS } from "./script-outcome.ts";
+import { RULES_JS } from "./script-rules.ts";
+import { WALL_PAGE_JS } from "./script-wall.ts";
 
 /** The helpers every page uses: text-only elements, the API, the polling loop. */
 const COMMON_JS = `"use strict";
@@ -150,7 +152,8 @@ const COMMON_JS = `"use strict";
   // The token's role: a read token's pages show no action, a deploy token's no pause or resume (styles.ts hides
   // what data-act names until the role is known); the API refuses them all the same.
   // The Audit page is the admin role's over every app: its link shows for that role only.
-  getJson("whoami").then(function (who) {
+  // The wall asks nothing but its feed (a kiosk session opens nothing else).
+  if (page !== "wall") getJson("whoami").then(function (who) {
     body.setAttribute("data-role", who.role);
     if (who.role === "admin" && !who.apps) body.setAttribute("data-audit", "");
   }, function () {});
@@ -170,11 +173,12 @@ const COMMON_JS = `"use strict";
 
 `;
 
-export const DASHBOARD_JS = `${COMMON_JS}${CHARTS_JS}${OUTCOME_JS}${APPS_PAGE_JS}${DORA_JS}${APP_PAGE_JS}${HISTORY_PAGES_JS}${AUDIT_PAGE_JS}
+export const DASHBOARD_JS = `${COMMON_JS}${CHARTS_JS}${OUTCOME_JS}${APPS_PAGE_JS}${DORA_JS}${RULES_JS}${APP_PAGE_JS}${HISTORY_PAGES_JS}${AUDIT_PAGE_JS}${WALL_PAGE_JS}
   if (page === "apps") appsPage();
   else if (page === "app") appPage();
   else if (page === "deploys") deploysPage();
   else if (page === "deploy") deployPage();
   else if (page === "audit") auditPage();
+  else if (page === "wall") wallPage();
 })();
 `;

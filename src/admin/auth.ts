@@ -1,5 +1,5 @@
 import { dirname, resolve } from "node:path";
-import { ensurePrivateDir } from "../system/files.ts";
+import { ensurePrivateDir, fileStamp } from "../system/files.ts";
 import {
   ADMIN_TOKEN_FILE,
   generateSecret,
@@ -14,6 +14,9 @@ import { ADMIN_SCOPE, type Scope } from "../tokens/scope.ts";
 
 /** How long a dashboard session lasts after its login, unless `adminSessionHours` says otherwise. */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+
+/** How long a kiosk session of the wall lasts, unless `adminKioskDays` says otherwise. */
+export const KIOSK_TTL_MS = 30 * 86_400_000;
 
 /** Sessions kept at most; a login past it ends the oldest session. */
 export const MAX_SESSIONS = 1000;
@@ -80,9 +83,13 @@ function clearedCookie(secure: boolean): string {
 
 /**
  * A session: when it ends, and either the token that opened it (its name and value then) with the label given at
- * login, or the person who signed in (their role is looked up again at each request).
+ * login, or the person who signed in (their role is looked up again at each request). A kiosk session (the wall's)
+ * holds its token file's stamp then: it ends once the file changes at all.
  */
-type Session = { expires: number } & ({ label?: string; scope: Scope; value: string } | { person: Person });
+type Session = { expires: number } & (
+  | { label?: string; scope: Scope; value: string; kiosk?: { file: string; stamp: string | undefined } }
+  | { person: Person }
+);
 
 /** What a person's groups give them now (the config's roles in force); undefined: no role. */
 export type PersonScope = (person: Person) => Scope | undefined;
@@ -106,6 +113,7 @@ export class AdminAuth {
     private readonly tokens?: TokensInForce,
     private readonly personScope: PersonScope = () => undefined,
     private readonly ttlMs = SESSION_TTL_MS,
+    private readonly kioskMs = KIOSK_TTL_MS,
   ) {
     this.currentToken = typeof token === "string" ? () => token : token;
   }
@@ -180,7 +188,8 @@ export class AdminAuth {
     const ended =
       "person" in session
         ? this.personScope(session.person) === undefined
-        : !secretsEqual(session.value, this.valueNow(session.scope) ?? "");
+        : !secretsEqual(session.value, this.valueNow(session.scope) ?? "") ||
+          (session.kiosk !== undefined && fileStamp(session.kiosk.file) !== session.kiosk.stamp);
     if (session.expires <= now || ended) {
       this.sessions.delete(id);
       return undefined;
@@ -192,6 +201,21 @@ export class AdminAuth {
   label(request: Request, now = Date.now()): string | undefined {
     const session = this.bearer(request) ? undefined : this.session(request, now);
     return session && "label" in session ? session.label : undefined;
+  }
+
+  /** Whether the request's live session is a kiosk session of the wall (a Bearer token makes it none). */
+  kiosk(request: Request, now = Date.now()): boolean {
+    const session = this.bearer(request) ? undefined : this.session(request, now);
+    return !!session && "kiosk" in session && session.kiosk !== undefined;
+  }
+
+  /**
+   * A kiosk session of the wall, opened by a `read` token (`opened`, whose scope is a token of the config with its
+   * file); its `Set-Cookie` value. It lasts `adminKioskDays`, and ends once the token's file changes or it is removed.
+   */
+  kioskLogin(secure: boolean, opened: Opened, file: string, now = Date.now()): string {
+    const kiosk = { file, stamp: fileStamp(file) };
+    return this.newSession(secure, now, { ...opened, kiosk }, this.kioskMs);
   }
 
   /** The person signed in at the request's session, if any. */
@@ -214,12 +238,12 @@ export class AdminAuth {
     return this.newSession(secure, now, { person });
   }
 
-  private newSession(secure: boolean, now: number, session: Omit<Session, "expires">): string {
+  private newSession(secure: boolean, now: number, session: Omit<Session, "expires">, ttlMs = this.ttlMs): string {
     for (const [id, held] of this.sessions) if (held.expires <= now) this.sessions.delete(id);
     while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
     const id = generateSecret();
-    this.sessions.set(id, { expires: now + this.ttlMs, ...session } as Session);
-    const seconds = Math.floor(this.ttlMs / 1000);
+    this.sessions.set(id, { expires: now + ttlMs, ...session } as Session);
+    const seconds = Math.floor(ttlMs / 1000);
     return `${SESSION_COOKIE}=${id}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${seconds}${secure ? "; Secure" : ""}`;
   }
 

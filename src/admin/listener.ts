@@ -21,6 +21,8 @@ import { appStatsAnswer } from "./app-api.ts";
 import { type Acting, APP_ACTIONS, type AppAction, appAction, cancelAudited, seenBy } from "./act.ts";
 import { auditAnswer, mayAudit } from "./audit-api.ts";
 import { DoraGauges } from "./metrics-dora.ts";
+import { KIOSK_ONLY, kioskAllows, kioskWall } from "./kiosk.ts";
+import { wallPage } from "./wall.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
 import { choicesOf, endSessions, forgedHeader, loginAgain, type SignIns, signInRoute } from "./login.ts";
 import type { ResolvedConfig } from "../config/schema-resolved.ts";
@@ -68,6 +70,8 @@ export interface AdminOptions extends AdminContext {
   /** The people's keys in force (their roles apply at each request), and how long a session lasts. */
   people?: () => People;
   sessionHours?: number;
+  /** How long a kiosk session of the wall lasts (`adminKioskDays`). */
+  kioskDays?: number;
   /** With `adminOidc`: the provider's sign-in. */
   oidc?: SignIns["oidc"];
   /** With `adminTrustedHeader`: the user its proxy names. */
@@ -91,7 +95,14 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     return roleScope(person, (person.actor.startsWith("oidc:") ? now.adminOidc : now.adminTrustedHeader)?.roles);
   };
   const hours = options.sessionHours;
-  const auth = new AdminAuth(options.token, options.tokens, personScope, hours ? hours * 3_600_000 : undefined);
+  const days = options.kioskDays;
+  const auth = new AdminAuth(
+    options.token,
+    options.tokens,
+    personScope,
+    hours ? hours * 3_600_000 : undefined,
+    days ? days * 86_400_000 : undefined,
+  );
   const throttle = new FailureThrottle();
   const ins: SignIns = {
     auth,
@@ -133,6 +144,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     const asked = { request, path, client, secure, throttled };
     const signIn = await signInRoute(ins, asked);
     if (signIn) return signIn;
+    // A kiosk session (the wall's) opens the wall and its live feed, nothing else.
+    if (auth.kiosk(request) && !kioskAllows(method, path)) return jsonResponse(403, KIOSK_ONLY);
     // A user a trusted proxy names: believed only from its addresses with its secret, else refused and counted.
     const proxied = options.trusted?.identify(request, control.remoteAddress(request));
     if (proxied === "refused") return forgedHeader(ins, asked);
@@ -146,6 +159,10 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (page) {
       const blocked = throttled();
       if (blocked) return loginAgain(page.root, blocked, "", choicesOf(ins));
+      if (page.page === "wall" && !proxiedScope) {
+        const wall = kioskWall(ins, asked);
+        if (wall) return wall;
+      }
       const scope = scopeOf();
       if (scope) {
         // An app page names one of the config's apps, and one the token sees; any other is not found.
@@ -153,7 +170,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
         if (page.app !== undefined && !seen(page.app)) return jsonResponse(404, NOT_FOUND);
         // The Audit page is the admin role's over every app, as GET /api/audit is.
         if (page.page === "audit" && !mayAudit(auth.scope(request))) return jsonResponse(404, NOT_FOUND);
-        return dashboardPage(page);
+        return page.page === "wall" ? wallPage(false) : dashboardPage(page);
       }
       if (!auth.presented(request)) return loginPage(page.root, 401, "", choicesOf(ins));
       // A wrong Bearer token or a stale session: counted like on the API (else the pages answer guesses

@@ -15,6 +15,7 @@ import { actorName } from "../tokens/scope.ts";
 import { oneLine } from "../system/actor.ts";
 import type { Opened } from "./auth.ts";
 import { type AdminAuth, type PersonScope, cookie } from "./auth.ts";
+import { asksKiosk, kioskAgain, openKiosk } from "./kiosk.ts";
 import { type LoginChoices, loginPage, signedInPage } from "./pages.ts";
 
 /** Largest body of the login form. */
@@ -94,10 +95,14 @@ async function tokenLogin(ins: SignIns, asked: Asked): Promise<Response> {
   const form = new URLSearchParams(Buffer.from(read.body ?? new Uint8Array()).toString("utf8"));
   const token = form.get("token") ?? "";
   const opened = ins.auth.open(token);
+  const kiosk = asksKiosk(request);
   if (!opened) {
     const answer = token ? ins.throttle.refuse(asked.client()) : jsonResponse(401, UNAUTHORIZED);
+    if (kiosk) return refused(ins, asked, "kiosk", "./", answer, "Wrong token.");
     return refused(ins, asked, "token", "./", answer, "Wrong admin token.");
   }
+  // `POST /login?kiosk=1`, the wall's form: a kiosk session, for a read token only.
+  if (kiosk) return openKiosk(ins, asked, opened, "form");
   // The name given at login labels what this session does in the history: `admin:alice@<address>`.
   const label = oneLine(form.get("label"), MAX_LABEL_CHARS)?.replace(/@/g, "-");
   return signedIn(ins, asked, { opened, ...(label ? { label } : {}) });
@@ -172,7 +177,7 @@ function signedIn(ins: SignIns, asked: Asked, by: { opened: Opened; label?: stri
 function refused(
   ins: SignIns,
   asked: Asked,
-  method: "token" | "oidc",
+  method: "token" | "oidc" | "kiosk",
   root: string,
   answer: Response,
   problem: string,
@@ -188,8 +193,8 @@ function refused(
     outcome: "refused",
     reason: problem,
   });
-  if (method === "token" && !wantsHtml(asked.request)) return answer;
-  return loginAgain(root, answer, problem, choicesOf(ins));
+  if (method !== "oidc" && !wantsHtml(asked.request)) return answer;
+  return method === "kiosk" ? kioskAgain(answer, problem) : loginAgain(root, answer, problem, choicesOf(ins));
 }
 
 const FORGED = Object.freeze({

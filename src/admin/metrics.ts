@@ -18,7 +18,12 @@ export interface RunningDeploy {
   since: string;
   /** What it waits for now (`checks`: at its gate), null otherwise. */
   waiting: string | null;
+  /** The phase it is in now (`pull`, `run`, `health` …: deploy/phases.ts), null before the first. */
+  phase: string | null;
 }
+
+/** The steps that are a running deploy's phase (as deploy/phases.ts names them, `switch` apart). */
+const PHASES = new Set(["slot", "gate", "pull", "verify", "release", "run", "health", "rollback", "watch"]);
 
 /** The counters of this process since it started; labels are app names from the configuration and HTTP statuses. */
 export class Metrics {
@@ -97,7 +102,12 @@ export class Metrics {
           actor: event.actor ?? null,
           since: event.startedAt.toISOString(),
           waiting: null,
+          phase: null,
         });
+      if ((event.type === "step" || event.type === "output") && PHASES.has(event.step)) {
+        const running = this.running.get(app);
+        if (running) running.phase = event.step;
+      }
       if (event.type === "waiting") {
         const running = this.running.get(app);
         if (running) running.waiting = event.for;

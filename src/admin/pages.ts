@@ -7,7 +7,7 @@ import { DASHBOARD_CSS } from "./styles.ts";
  * in as text, never as markup) and keeps it current. Nothing in the shell comes from the request but the page
  * kind, and every URL is relative, so the dashboard works behind a proxy's sub-path.
  */
-export type PageKind = "apps" | "app" | "deploys" | "deploy" | "audit";
+export type PageKind = "apps" | "app" | "deploys" | "deploy" | "audit" | "wall";
 
 export interface DashboardRoute {
   page: PageKind;
@@ -22,6 +22,7 @@ export function dashboardRoute(path: string): DashboardRoute | undefined {
   if (path === "/") return { page: "apps", root: "./" };
   if (path === "/deploys") return { page: "deploys", root: "./" };
   if (path === "/audit") return { page: "audit", root: "./" };
+  if (path === "/wall") return { page: "wall", root: "./" };
   const match = /^\/deploys\/([^/]+)$/.exec(path);
   if (match && isDeployRef(match[1]!)) return { page: "deploy", root: "../" };
   const app = /^\/apps\/([^/]+)$/.exec(path);
@@ -36,7 +37,7 @@ export function dashboardRoute(path: string): DashboardRoute | undefined {
 }
 
 /** No request to another host, no inline script, no framing by another site. */
-const HEADERS = {
+export const HEADERS = {
   "content-type": "text/html; charset=utf-8",
   "content-security-policy":
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -52,12 +53,13 @@ const TITLES: Record<PageKind, string> = {
   deploys: "Deploy history",
   deploy: "Deploy",
   audit: "Audit",
+  wall: "Wall",
 };
 
 /** An app's name in the shell (the config's names are plain, but nothing from the URL goes in as markup). */
 const escaped = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-function shell(title: string, root: string, body: string, page = ""): string {
+export function shell(title: string, root: string, body: string, page = ""): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · service</title><link rel="stylesheet" href="${root}assets/dashboard.css"></head>
@@ -72,7 +74,7 @@ export function dashboardPage(route: DashboardRoute): Response {
   const title = route.app === undefined ? TITLES[page] : escaped(route.app);
   const link = (kind: PageKind, href: string) =>
     `<a href="${root}${href}"${kind === page || (page === "deploy" && kind === "deploys") || (page === "app" && kind === "apps") ? ' aria-current="page"' : ""}>${TITLES[kind]}</a>`;
-  const body = `<header><nav aria-label="Dashboard">${link("apps", "")} ${link("deploys", "deploys")} <span data-act="audit">${link("audit", "audit")}</span></nav>
+  const body = `<header><nav aria-label="Dashboard">${link("apps", "")} ${link("deploys", "deploys")} ${link("wall", "wall")} <span data-act="audit">${link("audit", "audit")}</span></nav>
 <form method="post" action="${root}logout"><button type="submit">Log out</button></form></header>
 <main><h1>${title}</h1>
 <p id="notice" role="status" aria-live="polite"></p><p id="problem" role="alert"></p>
@@ -85,10 +87,13 @@ export function dashboardPage(route: DashboardRoute): Response {
 export interface LoginChoices {
   token: boolean;
   oidc?: string;
+  /** The wall's kiosk (kiosk.ts): a read token only, posted to `login?kiosk=1`. */
+  kiosk?: boolean;
 }
 
 /** The login form, shown for every dashboard page until the browser has a session. */
 export function loginPage(root: string, status = 401, problem = "", choices: LoginChoices = { token: true }): Response {
+  if (choices.kiosk) return kioskLoginPage(root, status, problem);
   const oidc = choices.oidc
     ? `<p><a class="sign-in" href="${root}oidc/login">Sign in with ${escaped(choices.oidc)}</a></p>`
     : "";
@@ -106,6 +111,16 @@ export function loginPage(root: string, status = 401, problem = "", choices: Log
 ${oidc}${form}
 ${problem ? `<p role="alert">${escaped(problem)}</p>` : ""}${hint}</main>`;
   return new Response(shell("Log in", root, body), { status, headers: HEADERS });
+}
+
+/** The wall's kiosk form: a read token opens a session that shows the wall only. */
+function kioskLoginPage(root: string, status: number, problem: string): Response {
+  const body = `<main class="login"><h1>service · wall</h1>
+<form method="post" action="${root}login?kiosk=1"><label for="token">Read token</label>
+<input id="token" type="password" name="token" autocomplete="current-password" required autofocus>
+<button type="submit">Open the wall</button></form>
+${problem ? `<p role="alert">${escaped(problem)}</p>` : ""}<p class="hint">A kiosk session shows this wall only; it opens with a token of role <code>read</code> (<code>service token add</code>).</p></main>`;
+  return new Response(shell("Wall", root, body), { status, headers: HEADERS });
 }
 
 /** The page that takes a browser back from the provider to the dashboard: a navigation of our own, so the session cookie (`SameSite=Strict`) goes with it. */

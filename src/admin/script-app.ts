@@ -6,6 +6,7 @@ export const APP_PAGE_JS = `  // One app: GET /api/apps/<name>/stats, drawn agai
     var dora = el("dl", { class: "figures", id: "dora" });
     var picture = el("div", { class: "picture", id: "bars" });
     var legend = el("p", { class: "hint" });
+    var rules = el("dl", { class: "figures", id: "rules" });
     content.textContent = "";
     content.appendChild(el("h2", { text: "Success rate and median duration" }));
     content.appendChild(figures);
@@ -14,9 +15,15 @@ export const APP_PAGE_JS = `  // One app: GET /api/apps/<name>/stats, drawn agai
     content.appendChild(el("h2", { text: "Last deploys" }));
     content.appendChild(picture);
     content.appendChild(legend);
+    content.appendChild(el("h2", { text: "What decides its deploys" }));
+    content.appendChild(rules);
     content.appendChild(el("p", {}, el("a", { href: root + "deploys?app=" + encodeURIComponent(name), text: "The history of " + name })));
     every(5000, function () {
-      return getJson("apps/" + encodeURIComponent(name) + "/stats").then(function (stats) {
+      // Its state now (paused, running) from the apps' list, beside its stats.
+      var state = getJson("apps").then(function (data) { return data.apps.filter(function (app) { return app.name === name; })[0]; }, function () { return null; });
+      return Promise.all([getJson("apps/" + encodeURIComponent(name) + "/stats"), state]).then(function (both) {
+        var stats = both[0];
+        if (stats.rules) appRules(rules, stats.rules, both[1]);
         figures.textContent = "";
         stats.windows.forEach(function (window) {
           var rate = window.successRate === null ? "no deploy" : Math.round(window.successRate * 100) + " % ok (" + window.ok + " of " + window.deploys + ")";
@@ -26,7 +33,7 @@ export const APP_PAGE_JS = `  // One app: GET /api/apps/<name>/stats, drawn agai
         if (stats.dora) doraFigures(dora, stats.dora);
         if (stats.partial) field(figures, "Note", "only the newest records were read: the figures cover fewer days");
         picture.textContent = "";
-        picture.appendChild(stats.bars.length ? deployBars(stats.bars) : el("p", { text: "No deploys yet." }));
+        picture.appendChild(stats.bars.length ? deployChart(stats.bars) : el("p", { text: "No deploys yet." }));
         var slow = stats.bars.filter(function (bar) { return bar.slow; }).length;
         legend.textContent = "Height: duration; colour: outcome (ok green, failed red, rolled back amber, others grey); outlined: over twice the 30-day median" + (slow ? " (" + slow + " here)" : "") + ". Each bar links to its deploy.";
       });

@@ -16,10 +16,23 @@ export const CHARTS_JS = `  var SVG_NS = "http://www.w3.org/2000/svg";
   }
   function seconds(ms) { return ms === null || ms === undefined ? "–" : (ms / 1000).toFixed(1) + " s"; }
 
+  // The bars with their axes as text (readable at any width): the duration up the left (0 to the longest), the
+  // time along the bottom (the oldest bar's start on the left, the newest's on the right).
+  function deployChart(bars) {
+    var longest = bars.reduce(function (most, bar) { return Math.max(most, bar.durationMs || 0); }, 0);
+    var when = function (bar) { return new Date(bar.startedAt).toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" }); };
+    var axis = el("div", { class: "x-axis" }, el("span", { text: when(bars[bars.length - 1]) }), el("span", { class: "x-name", text: "started →" }), el("span", { text: when(bars[0]) }));
+    // As wide as the bars are (a few bars take a part of the width): its ends are the oldest and the newest bar.
+    axis.style.width = (100 * bars.length / Math.max(bars.length, 12)).toFixed(2) + "%";
+    return el("figure", { class: "barchart" },
+      el("div", { class: "y-axis", "aria-hidden": "true" }, el("span", { text: seconds(longest) }), el("span", { class: "y-name", text: "duration" }), el("span", { text: "0 s" })),
+      deployBars(bars), axis);
+  }
+
   // The last deploys, oldest on the left: height the duration, colour the outcome, each a link to its deploy;
   // one over twice the median stands out (class "slow", and its title says so).
   function deployBars(bars) {
-    var width = 600, height = 120, slot = width / 50, top = 4;
+    var width = 600, height = 120, slot = width / Math.max(bars.length, 12), top = 4;
     var longest = bars.reduce(function (most, bar) { return Math.max(most, bar.durationMs || 0); }, 0) || 1;
     var chart = svg("svg", { class: "bars", viewBox: "0 0 " + width + " " + height, role: "group", "aria-label": "The last " + bars.length + " deploys, oldest first: height is the duration" });
     bars.slice().reverse().forEach(function (bar, index) {

@@ -1,4 +1,5 @@
 import { CHARTS_CSS } from "./styles-charts.ts";
+import { WALL_CSS } from "./styles-wall.ts";
 
 /**
  * The dashboard's stylesheet, embedded like its script (assets.ts): light and dark. The pages use the screen's
@@ -69,4 +70,4 @@ dialog .yes { border-color: var(--accent); font-weight: 600; }
 [hidden] { display: none !important; }
 body:not([data-role="deploy"]):not([data-role="admin"]) [data-act], [data-role="deploy"] [data-act="admin"] { display: none !important; }
 body:not([data-audit]) [data-act="audit"] { display: none !important; }
-${CHARTS_CSS}`;
+${CHARTS_CSS}${WALL_CSS}`;

@@ -117,6 +117,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   adminTrustedHeader: { kind: "trustedHeader", env: "" },
   adminTokenLogin: { kind: "boolean", env: "SERVICE_ADMIN_TOKEN_LOGIN" },
   adminSessionHours: { kind: "positiveInt", env: "SERVICE_ADMIN_SESSION_HOURS" },
+  adminKioskDays: { kind: "positiveInt", env: "SERVICE_ADMIN_KIOSK_DAYS" },
   // SERVICE_SKIP_HTTPS_PROMPT=1 is its variable, read where the question is (ops/https.ts).
   httpsPrompt: { kind: "boolean", env: "" },
 };

@@ -132,6 +132,7 @@ export function defaultConfig(cwd = process.cwd()): ResolvedConfig {
     httpsPrompt: true,
     adminTokenLogin: true,
     adminSessionHours: 12,
+    adminKioskDays: 30,
     catchUp: false,
     deploymentEvents: false,
     environment: "production",

@@ -204,6 +204,8 @@ export interface UserConfig {
   adminTokenLogin?: boolean;
   /** How long a dashboard session lasts after its login, in hours. @default 12 */
   adminSessionHours?: number;
+  /** How long a kiosk session of the wall (`/wall?kiosk=1`, a read token) lasts, in days. @default 30 */
+  adminKioskDays?: number;
   /**
    * Ask about HTTPS at an interactive start on Linux, until the proxy files are written; `false` never asks (as
    * SERVICE_SKIP_HTTPS_PROMPT=1). @default true
@@ -239,6 +241,7 @@ export const SERVICE_KEYS = [
   "adminTrustedHeader",
   "adminTokenLogin",
   "adminSessionHours",
+  "adminKioskDays",
   "httpsPrompt",
 ] as const;
 export type ServiceKey = (typeof SERVICE_KEYS)[number];

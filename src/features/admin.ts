@@ -153,6 +153,7 @@ async function openAdmin(initial: ResolvedConfig, ctx: AdminContext): Promise<St
     ...people,
     people: ctx.config,
     sessionHours: initial.adminSessionHours,
+    kioskDays: initial.adminKioskDays,
     logger,
     ...context,
   });

@@ -92,6 +92,8 @@ function whatCounts(record: DoraRecord): DoraRecord {
           target: sha(result.target),
           lead: result.lead ? { medianSeconds: result.lead.medianSeconds } : undefined,
           ...(result.watch ? { watch: { breach: result.watch.breach } } : {}),
+          // A rolled-back deploy's phases measure its restore (dora.ts restoredWithin).
+          ...(result.rolledBack === true && Array.isArray(result.phases) ? { phases: result.phases } : {}),
         }
       : null,
   };

@@ -23,6 +23,7 @@ export interface DoraRecord {
     target?: { sha?: unknown } | null;
     lead?: { medianSeconds?: unknown } | null;
     watch?: { breach?: unknown } | null;
+    phases?: unknown;
   } | null;
 }
 
@@ -152,8 +153,8 @@ export function doraFigures(records: DoraRecord[], app: string, days: number, no
       continue;
     }
     if (!Number.isFinite(end)) unrestored++;
-    // Rolled back: a known-good commit was live again at its own end.
-    else if (outcome(record) === "rolled_back") restores.push(0);
+    // Rolled back: restored within itself.
+    else if (outcome(record) === "rolled_back") restores.push(restoredWithin(record, start, end));
     else {
       const next = firstAfter(okEnds, end);
       if (next === undefined) unrestored++;
@@ -180,6 +181,29 @@ export function doraFigures(records: DoraRecord[], app: string, days: number, no
       unrestored,
     },
   };
+}
+
+/** A phase of a record's `phases`, read defensively. */
+type Phase = { name: string; start: number; end: number };
+
+/**
+ * Seconds a deploy that rolled itself back had its failed commit live: from the start of its `switch` phase (with
+ * releases) or else its `run` phase, to the end of its `rollback` (`switch back`) phase. A record without those
+ * phases: its whole duration, from `start` to `end` (an upper bound).
+ */
+function restoredWithin(record: DoraRecord, start: number, end: number): number {
+  const phases: Phase[] = (Array.isArray(record.result?.phases) ? record.result.phases : [])
+    .filter(
+      (p): p is { name: string; startedAt: string; ms: number } =>
+        typeof p?.name === "string" && typeof p.ms === "number",
+    )
+    .map((p) => ({ name: p.name, start: time(p.startedAt), end: time(p.startedAt) + p.ms }))
+    .filter((p) => Number.isFinite(p.end));
+  const named = (...names: string[]) => phases.find((p) => names.includes(p.name));
+  const live = named("switch") ?? named("run");
+  const back = named("rollback", "switch back");
+  if (live && back && back.end >= live.start) return (back.end - live.start) / 1000;
+  return Math.max(0, end - start) / 1000;
 }
 
 /** The first of the sorted `ends` after `end` (binary search), or undefined. */

@@ -169,6 +169,7 @@ export const KEY_NOTES: Record<keyof UserConfig, KeyNote> = {
   },
   adminTokenLogin: { say: "The dashboard's token form; false hides it (people sign in with adminOidc)." },
   adminSessionHours: { say: "How long a dashboard session lasts after its login, in hours." },
+  adminKioskDays: { say: "How long a kiosk session of the wall (/wall?kiosk=1, a read token) lasts, in days." },
   adminMcp: {
     say: "The MCP endpoint for agents on the admin listener: read or write (docs/agents.md).",
     example: "read",

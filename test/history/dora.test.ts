@@ -124,7 +124,7 @@ describe('the DORA figures (docs/log-files.md "DORA figures")', () => {
     expect(figures.changeFailureRate).toEqual({ value: 3 / 5, band: "low", deploys: 5 });
   });
 
-  test("time to restore: 0 for a rolled-back deploy (restored at its end), else until the end of the next ok deploy (a rollback too); the median; an unrestored one is said", () => {
+  test("time to restore: a rolled-back deploy restored within itself, else until the end of the next ok deploy (a rollback too); the median; an unrestored one is said", () => {
     const records = [
       // Failed at -10 h (ends 1 s later), restored by the ok deploy ending at -8 h.
       failed(10 * HOUR),
@@ -144,6 +144,36 @@ describe('the DORA figures (docs/log-files.md "DORA figures")', () => {
       deploys: 3,
       unrestored: 1,
     });
+  });
+
+  test("time to restore of a deploy that rolled itself back: from the start of its switch (or run) phase to the end of its rollback; without phases, its whole duration", () => {
+    const at = (ago: number, ms: number) => new Date(NOW - ago + ms).toISOString();
+    const phases = (ago: number, live: string, back: string) => [
+      { name: "pull", startedAt: at(ago, 0), ms: 1000 },
+      { name: live, startedAt: at(ago, 1000), ms: 4000 },
+      { name: "health", startedAt: at(ago, 5000), ms: 60_000 },
+      { name: back, startedAt: at(ago, 65_000), ms: 5000 },
+      { name: `health after ${back}`, startedAt: at(ago, 70_000), ms: 2000 },
+    ];
+    const rolledBack = (ago: number, extra: Record<string, unknown>) =>
+      record(ago, { finishedAt: at(ago, 72_000), result: { ok: true, rolledBack: true, lead: undefined, ...extra } });
+    const records = [
+      // In place: live from the run's start (+1 s) to the rollback's end (+70 s): 69 s.
+      rolledBack(10 * HOUR, { phases: phases(10 * HOUR, "run", "rollback") }),
+      // With releases: from the switch's start to the switch back's end: 69 s too, the build before it not counted.
+      rolledBack(9 * HOUR, {
+        phases: [
+          { name: "release", startedAt: at(9 * HOUR, 0), ms: 500 },
+          ...phases(9 * HOUR, "switch", "switch back"),
+        ],
+      }),
+      // A record written without phases: from its start to its end, 72 s.
+      rolledBack(8 * HOUR, {}),
+    ];
+    const figures = doraFigures(records, "default", 7, NOW);
+    expect(figures.timeToRestore).toEqual({ value: 69, band: "not enough data", deploys: 3, unrestored: 0 });
+    const alone = doraFigures([records[2]!], "default", 7, NOW);
+    expect(alone.timeToRestore.value).toBe(72);
   });
 
   test("lead time: the median of the deploys' lead.medianSeconds; records without lead are left out and counted", () => {
