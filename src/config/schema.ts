@@ -7,6 +7,7 @@ import type { FreezeWindow } from "./freeze.ts";
 import { CHANNEL_FORMATS, type ChannelSettings } from "./channels.ts";
 import type { AuditSettings, McpMode } from "./audit.ts";
 import type { OidcSettings, TrustedHeaderSettings } from "./people.ts";
+import type { WatchSettings } from "./watch.ts";
 
 /** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -246,6 +247,8 @@ export interface UserConfig {
   limits?: LimitsSettings;
   /** With `releases`: run in `<path>/current` after the switch (a reload of the app). @default none */
   activateScript?: string;
+  /** After `health`, watch a Prometheus query or a command; a breach rolls back (docs/watch.md). @default none */
+  watch?: WatchSettings;
   /**
    * Freeze windows: no deploy starts while one holds, unless forced (docs/deploy-control.md "Freeze windows");
    * weekly (`Fri 16:00` → `Mon 08:00`) or dated. Read from the service's own config only. @default none
@@ -378,6 +381,7 @@ export interface ResolvedConfig
       | "releases"
       | "gate"
       | "limits"
+      | "watch"
       | "activateScript"
       | "boundConnections"
       | "freeze"
@@ -409,6 +413,7 @@ export interface ResolvedConfig
   /** With its defaults. */
   gate?: GateSettings;
   limits?: LimitsSettings;
+  watch?: WatchSettings;
   activateScript?: string;
   status?: StatusSettings;
   notify?: NotifyTarget[];
