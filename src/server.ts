@@ -403,6 +403,7 @@ class Server {
     this.catchUps?.stop();
     this.catchUps = undefined;
     deployer.cancelWaiting("the service is shutting down");
+    deployer.endWatches();
     if (force) deployer.processes.stopAll("SIGKILL");
     try {
       await this.settleDeploys();
