@@ -202,6 +202,13 @@ export function outboundSink(
           if (commits.after) postStatus(commits.after, "pending", "Deploying…");
         }),
       );
+    } else if (event.type === "step" && event.step === "watch" && event.text.startsWith("watching for ") && pulled) {
+      // docs/watch.md: `pending` until the watch passes, so a gate that pins this status waits for it.
+      void calls.track(
+        pulled.then((commits = NO_COMMITS) => {
+          if (commits.after) postStatus(commits.after, "pending", "Watching…");
+        }),
+      );
     } else if (event.type === "done") {
       const result = event.result;
       const outcome = notifyOutcome(result, event.cancelled ?? false, event.outcome);
@@ -259,9 +266,14 @@ function pulledCommits(text: string): { before: string; after: string } | undefi
 function finalStatus(result: DeployResult, outcome: NotifyEvent): [StatusState, string] {
   const seconds = `${(result.durationMs / 1000).toFixed(1)} s`;
   const why = result.error ?? `exit code ${result.run.exitCode}`;
+  const { watch } = result;
   switch (outcome) {
     case "succeeded":
-      return ["success", `Deployed in ${seconds}`];
+      // A breach not rolled back (onBreach: notify) is a failure to whoever reads the status (a gate of a next stage).
+      if (watch?.breach) return ["failure", `Watch breached: ${watchValue(watch)}; not rolled back`];
+      if (watch?.interrupted) return ["success", `Deployed in ${seconds}; watch not finished`];
+      if (watch?.cancelled) return ["success", `Deployed in ${seconds}; watch ended by a cancel`];
+      return ["success", `Deployed in ${seconds}${watch ? "; watch passed" : ""}`];
     case "cancelled":
       return ["error", "Deploy cancelled"];
     case "refused":
@@ -270,6 +282,11 @@ function finalStatus(result: DeployResult, outcome: NotifyEvent): [StatusState, 
     case "superseded":
       return ["error", `Not deployed: ${why}`];
     case "rolled_back":
+      if (watch?.breach)
+        return [
+          "failure",
+          `Watch breached: ${watchValue(watch)}; rolled back to ${result.rollback!.to.slice(0, 7)}${result.rollback!.ok ? "" : ", and the rollback failed too"}`,
+        ];
       return [
         "failure",
         `Deploy failed (${why}); rolled back to ${result.rollback!.to.slice(0, 7)}${result.rollback!.ok ? "" : ", and the rollback failed too"}`,
@@ -277,6 +294,13 @@ function finalStatus(result: DeployResult, outcome: NotifyEvent): [StatusState, 
     default:
       return ["failure", `Deploy failed after ${seconds}: ${why}`];
   }
+}
+
+/** A breach's value against its threshold (`0.12 > 0.05`), or why there was none. */
+function watchValue(watch: NonNullable<DeployResult["watch"]>): string {
+  if (watch.value === null) return watch.reason ?? "no value";
+  if (watch.command !== undefined) return `exit code ${watch.value}`;
+  return `${watch.value} ${watch.threshold !== null && watch.value < watch.threshold ? "<" : ">"} ${watch.threshold}`;
 }
 
 /** The full commit of a short one (exact whatever HEAD does meanwhile); null when there is none. */
