@@ -41,6 +41,9 @@ export interface WatchSettings {
 export type ResolvedWatch = Required<Pick<WatchSettings, "forMs" | "intervalMs" | "failures" | "onBreach">> &
   Pick<WatchSettings, "prometheus" | "command">;
 
+/** A check command gets at least this long, however short the interval (watch/command.ts). */
+export const MIN_COMMAND_MS = 10_000;
+
 /** Overrides the Prometheus URL of every watch that queries one. */
 export const WATCH_PROMETHEUS_URL_ENV = "SERVICE_WATCH_PROMETHEUS_URL";
 

@@ -3,13 +3,11 @@
  * `[watch]`, exit 0 passes. Its value is the exit code; a command that cannot start or runs out of time is a check
  * that failed with its reason.
  */
+import { MIN_COMMAND_MS } from "../config/watch.ts";
 import { captures } from "../steps/capture.ts";
 import type { DeployContext } from "../steps/context.ts";
 import { runScript } from "../steps/script.ts";
 import type { Reading } from "./prometheus.ts";
-
-/** A check command gets at least this long, however short the interval. */
-export const MIN_COMMAND_MS = 10_000;
 
 /** The environment variable that tells a check command which check it is. */
 export const WATCH_CHECK_ENV = "SERVICE_WATCH_CHECK";

@@ -46,7 +46,7 @@ export interface RunningPrometheus {
 }
 
 /** A port free now: taken by the OS for a listener closed at once (Prometheus cannot be asked for port 0 and say it). */
-function freePort(): number {
+export function freePort(): number {
   const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const { port } = listener;
   listener.stop(true);

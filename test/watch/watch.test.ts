@@ -19,7 +19,7 @@ import {
   tempDir,
   waitFor,
 } from "../_support/helpers.ts";
-import { metricsApp, type Metrics, type RunningPrometheus, startPrometheus } from "../_support/prometheus.ts";
+import { freePort, metricsApp, type Metrics, type RunningPrometheus, startPrometheus } from "../_support/prometheus.ts";
 import { spawnDeploy } from "../_support/queueing.ts";
 import { currentRelease, makeReleasesSite, releaseDirs } from "../_support/release-helpers.ts";
 
@@ -269,5 +269,22 @@ describe("watch (docs/watch.md)", () => {
     const record = recordOf(service, first.id()!);
     expect(record.status).toBe("done");
     expect(record.result).toMatchObject({ ok: true, watch: { interrupted: true } });
+  });
+
+  test("`service check` runs the query once: its value now, or why it cannot be read", async () => {
+    const query = await series("check");
+    app.set("check", 2);
+    await prometheus.until(query, 2);
+    const repo = makeRepo();
+    const env = configWith(prometheusWatch(query, 60_000));
+    const { stdout, code } = await runCli(["check"], { cwd: repo.clone, env });
+    expect(stdout).toContain(
+      `${query} ≤ 0 (Prometheus at ${prometheus.url}) every 0.2 s for 60 s; 2 failed checks in a row roll back; now 2`,
+    );
+    expect(code).toBe(0);
+    const closed = `http://127.0.0.1:${freePort()}`;
+    const down = await runCli(["check"], { cwd: repo.clone, env: { ...env, SERVICE_WATCH_PROMETHEUS_URL: closed } });
+    expect(down.stdout).toContain(`(Prometheus at ${closed})`);
+    expect(down.stdout + down.stderr).toContain("watch: the query cannot be read now: Prometheus: ECONNREFUSED");
   });
 });
