@@ -136,8 +136,13 @@ export interface WatchResult {
 export interface WatchProgress {
   startedAt: string;
   forMs: number;
-  /** The commit watched. */
+  /** The commit watched, and the one live before it. */
   commit: string | null;
+  previousCommit: string | null;
+  /** The query as sent, or the command, and the bound the value is held to (as the record's `watch` says them). */
+  query?: string;
+  command?: string;
+  threshold: number | null;
   checks: number;
   /** Failed checks in a row now. */
   failures: number;

@@ -62,6 +62,9 @@ export async function runWatch(ctx: DeployContext, settings: ResolvedWatch, opti
     startedAt: new Date(started).toISOString(),
     forMs: settings.forMs,
     commit: options.values.commit ?? null,
+    previousCommit: options.values.previousCommit ?? null,
+    ...what,
+    threshold,
   };
   options.progress?.({ ...progress, checks, failures, lastValue: value });
   const end = (fields: Partial<WatchResult>): WatchResult => ({
