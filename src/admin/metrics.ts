@@ -35,6 +35,7 @@ export class Metrics {
   private readonly skippedPushes = new Map<string, number>();
   private readonly tokenRefusals = new Map<string, number>();
   private readonly notifications = new Map<string, number>();
+  private readonly breaches = new Map<string, number>();
   /** The apps whose deploy watches now (docs/watch.md). */
   private readonly watching = new Set<string>();
   /** The deploy each app runs now, from its `start` event to its `done` event. */
@@ -115,7 +116,12 @@ export class Metrics {
         // A refused or superseded request is no deploy: counted apart, by why.
         if (event.outcome) bump(this.refusals, labels({ app, reason: refusalKind(event.result, event.outcome) }));
         else this.deployEnded(app, outcomeOf(event.result, event.cancelled), event.result.durationMs);
-        const { gate, killedBy } = event.result;
+        const { gate, killedBy, watch } = event.result;
+        if (watch?.breach)
+          bump(
+            this.breaches,
+            labels({ app, action: event.result.rolledBack ? "rolled_back" : event.result.ok ? "notified" : "failed" }),
+          );
         if (killedBy) bump(this.kills, labels({ app, limit: killedBy }));
         if (gate && gate.outcome !== "skipped" && gate.outcome !== "cancelled")
           bump(this.gates, labels({ app, outcome: gate.outcome }));
@@ -193,6 +199,12 @@ export class Metrics {
     );
     for (const { name } of apps)
       out.push(`service_deploy_watching${labels({ app: name })} ${this.watching.has(name) ? 1 : 0}`);
+    family(
+      "service_watch_breaches_total",
+      "counter",
+      "Watches that breached, by app and what followed (rolled_back, notified, failed).",
+    );
+    for (const [key, n] of this.breaches) if (shown(key)) out.push(`service_watch_breaches_total${key} ${n}`);
     family(
       "service_gate_outcomes_total",
       "counter",

@@ -61,8 +61,8 @@ export async function watchStage(
   release();
   const back = state.rollback?.ok
     ? "rolled back"
-    : state.rolledBack
-      ? "rolled back, and the rollback failed"
-      : "the rollback failed";
+    : state.rollback
+      ? "the rollback failed"
+      : `nothing was rolled back: ${live} stays live`;
   say(`breach: ${ended.breach}; ${back}`);
 }

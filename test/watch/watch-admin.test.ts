@@ -51,4 +51,26 @@ describe("watch: the admin listener (docs/watch.md)", () => {
     expect((await apps())[0].watching).toBeNull();
     expect(await metrics()).toMatch(/^service_deploy_watching\{app="[^"]*"\} 0$/m);
   });
+
+  test("a breach with nothing to roll back to fails the deploy, said and counted; the next one rolls back", async () => {
+    const repo = makeRepo();
+    const service = tempDir("service-watch-breach-");
+    const config = join(service, "service.yaml");
+    writeFileSync(config, "watch:\n  forMs: 60000\n  intervalMs: 200\n  command: 'false'\n");
+    const env = { SERVICE_CONFIG: config, SERVICE_RUN_SCRIPT: "true", SERVICE_REPO_PATH: repo.clone };
+    await using server = await startAdmin(service, env);
+    // The clone is at the remote's commit: the pull changes nothing, so there is nothing to go back to.
+    const first = await (await post(server.url, { secret: SECRET })).text();
+    expect(first).toMatch(
+      /\[watch\] breach: exit code 1 at .* \(2 checks\); nothing was rolled back: [0-9a-f]+ stays live\n/,
+    );
+    expect(lastLine(first)).toBe("[done] ok=false exitCode=0");
+    repo.push({ "v2.txt": "2\n" });
+    const second = await (await post(server.url, { secret: SECRET })).text();
+    expect(second).toMatch(/\[watch\] breach: exit code 1 at .*; rolled back\n/);
+    expect(lastLine(second)).toBe("[done] ok=true exitCode=0");
+    const metrics = await (await fetch(`${server.admin}/metrics`, { headers: bearer() })).text();
+    expect(metrics).toMatch(/^service_watch_breaches_total\{app="[^"]*",action="failed"\} 1$/m);
+    expect(metrics).toMatch(/^service_watch_breaches_total\{app="[^"]*",action="rolled_back"\} 1$/m);
+  });
 });
