@@ -231,6 +231,7 @@ class Server {
     if (initial.adminPort !== undefined) this.metrics ??= new (await import("./features/admin.ts")).Metrics();
     await this.recover(apps);
     this.draining = false;
+    this.deployer.resumeWatches();
     this.listener = await this.listenForWebhooks(initial);
     await this.openAdminOrClose(initial);
     this.polling.start();

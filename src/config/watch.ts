@@ -98,7 +98,7 @@ export function normalizeWatch(value: unknown, where: string, problems: string[]
     if (out.prometheus && out.command) problems.push(`${where}: set prometheus or command, not both`);
     else if (!out.prometheus && !out.command)
       problems.push(`${where}: needs prometheus (url, query, max or min) or command (exit 0 passes)`);
-    else if (out.forMs !== undefined && (out.intervalMs ?? WATCH_DEFAULTS.intervalMs) > out.forMs)
+    else if ((out.intervalMs ?? WATCH_DEFAULTS.intervalMs) > (out.forMs ?? WATCH_DEFAULTS.forMs))
       problems.push(`${where}: intervalMs is longer than forMs: the watch would make no second check`);
   }
   return out;

@@ -215,11 +215,16 @@ export class Deployer {
   }
 
   /** Aborted by endWatches: the running deploys' watches end, not finished. */
-  private readonly stopping = new AbortController();
+  private stopping = new AbortController();
 
   /** A stop of the service: the running deploys' watches end now, what is live stays (docs/watch.md). */
   endWatches(): void {
     this.stopping.abort();
+  }
+
+  /** A start after a stop: the deploys from now on watch to the end again. */
+  resumeWatches(): void {
+    if (this.stopping.signal.aborted) this.stopping = new AbortController();
   }
 
   /** Ends every waiting deploy with a cancellation (logged); running deploys go on. */

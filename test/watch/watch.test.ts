@@ -205,6 +205,9 @@ describe("watch (docs/watch.md)", () => {
       watch: { breach: true, value: 1, threshold: 0 },
     });
     expect(record.result.watch.command).toContain("test ! -e");
+    // The DORA figures count it failed: it breached its watch, though its outcome is ok.
+    const stats = JSON.parse((await runCli(["stats", "--json"], { cwd: repo.clone, env })).stdout);
+    expect(stats[0]).toMatchObject({ counted: 1, failed: 1 });
   });
 
   test("`service cancel` ends the watch and keeps what is live: recorded ok with watch.cancelled", async () => {
