@@ -5,7 +5,10 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { consola, LogLevels } from "consola";
+import { loadConfig } from "../../src/config/load.ts";
 import { StreamReader } from "../_support/gate.ts";
+import { startLibraryServer } from "../_support/library.ts";
 import {
   logFiles,
   makeRepo,
@@ -56,5 +59,28 @@ describe("watch: a crash during the watch (docs/watch.md)", () => {
     );
     const status = JSON.parse((await runCli(["status", "--json"], { cwd: service, env })).stdout);
     expect(status[0]).toMatchObject({ commit: pushed, watching: null });
+  });
+
+  test("a library server started again after a stop watches to the end again", async () => {
+    const repo = makeRepo();
+    const config = {
+      ...loadConfig({ cwd: repo.clone, env: {} }),
+      port: 0,
+      hostname: "127.0.0.1",
+      secret: SECRET,
+      runScript: "true",
+      watch: { forMs: 300, intervalMs: 100, command: "true" },
+    };
+    await using server = await startLibraryServer(config, {
+      cwd: repo.clone,
+      logger: consola.create({ level: LogLevels.silent }),
+    });
+    await server.stop();
+    await server.start();
+    repo.push({ "v2.txt": "2\n" });
+    const result = await (await post(`${server.url}/?format=json`, { secret: SECRET })).json();
+    expect(result).toMatchObject({ ok: true, watch: { command: "true", value: 0 } });
+    expect(result.watch.interrupted).toBeUndefined();
+    expect(result.watch.checks).toBeGreaterThanOrEqual(2);
   });
 });
