@@ -7,6 +7,7 @@ import {
   type WatchPrometheus,
   type WatchValues,
   fillQuery,
+  urlProblem,
   watchAuthorization,
   WATCH_PROMETHEUS_URL_ENV,
 } from "../config/watch.ts";
@@ -35,6 +36,9 @@ export const queryOf = (prometheus: WatchPrometheus, values: WatchValues) => fil
 /** Runs the query once: its one value, or why not. */
 export async function queryPrometheus(prometheus: WatchPrometheus, options: QueryOptions): Promise<Reading> {
   if (!prometheus.url) return { problem: `no Prometheus URL: set watch.prometheus.url or ${WATCH_PROMETHEUS_URL_ENV}` };
+  // The environment's URL is checked here: a wrong one fails each check with why, never a throw.
+  const wrong = urlProblem(prometheus.url);
+  if (wrong) return { problem: `Prometheus URL: ${wrong}` };
   const auth = watchAuthorization(prometheus, options.cwd);
   if ("problem" in auth) return auth;
   const url = new URL("api/v1/query", prometheus.url.endsWith("/") ? prometheus.url : `${prometheus.url}/`);

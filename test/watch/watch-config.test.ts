@@ -8,6 +8,7 @@ import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveConfig } from "../../src/config/resolve.ts";
 import { fillQuery, normalizeWatch, resolveWatch, watchAuthorization } from "../../src/config/watch.ts";
+import { queryPrometheus } from "../../src/watch/prometheus.ts";
 import { tempDir } from "../_support/helpers.ts";
 
 const problemsOf = (value: unknown) => {
@@ -62,6 +63,21 @@ describe("watch config (docs/watch.md)", () => {
     ["an unknown key", { command: "true", forMins: 5 }, 'unknown key "forMins"'],
   ])("%s is named as a problem", (_, value, words) => {
     expect(problemsOf(value).join("\n")).toContain(words);
+  });
+
+  test("a wrong SERVICE_WATCH_PROMETHEUS_URL fails each check with why, never a throw", async () => {
+    const watch = resolveWatch(
+      { prometheus: { query: "x", max: 1 } },
+      { SERVICE_WATCH_PROMETHEUS_URL: "prometheus:9090" },
+    );
+    expect(await queryPrometheus(watch.prometheus!, { cwd: tempDir(), values: {} })).toEqual({
+      problem:
+        'Prometheus URL: expected an http:// or https:// URL (like http://127.0.0.1:9090), got "prometheus:9090"',
+    });
+    const none = resolveWatch({ prometheus: { query: "x", max: 1 } }, {});
+    expect(await queryPrometheus(none.prometheus!, { cwd: tempDir(), values: {} })).toEqual({
+      problem: "no Prometheus URL: set watch.prometheus.url or SERVICE_WATCH_PROMETHEUS_URL",
+    });
   });
 
   test("SERVICE_WATCH_PROMETHEUS_URL overrides the file's URL", () => {
