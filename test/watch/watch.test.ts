@@ -236,18 +236,24 @@ describe("watch (docs/watch.md)", () => {
     const query = await series("queue");
     const repo = makeRepo();
     const service = tempDir("service-watch-server-");
-    const env = configWith(prometheusWatch(query, 4000), { SERVICE_REPO_PATH: repo.clone });
+    const env = configWith(prometheusWatch(query, 120_000), { SERVICE_REPO_PATH: repo.clone });
     await using server = await startServer(service, env);
     repo.push({ "v2.txt": "2\n" });
     const first = new StreamReader(await post(server.url, { secret: SECRET }));
-    await waitFor(() => /\[watch\] [\d.]+ of 4 s: 0 ≤ 0/.test(first.text), "the first deploy's first check");
+    const checked = /\[watch\] [\d.]+ of 2 min: 0 ≤ 0/;
+    await waitFor(() => checked.test(first.text), "the first deploy's first check");
     const status = await runCli(["status", "--json"], { cwd: service, env });
     const [watching] = JSON.parse(status.stdout);
-    expect(watching.watching).toMatchObject({ deployId: first.id(), forMs: 4000 });
+    expect(watching.watching).toMatchObject({ deployId: first.id(), forMs: 120_000 });
     expect(watching.watching.checks).toBeGreaterThanOrEqual(1);
+    expect((await runCli(["status"], { cwd: service, env })).stdout).toMatch(/, watching \([\d.]+ of 2 min\)/);
     const second = new StreamReader(await post(server.url, { secret: SECRET }));
     await waitFor(() => second.text.includes("[queued] waiting; position=1"), "the second deploy to queue");
+    // The second starts only once the first's watch ends (here by a cancel, keeping what went live).
+    expect((await runCli(["cancel", first.id()!], { cwd: service, env })).code).toBe(0);
     expect(lastLine(await first.done)).toBe("[done] ok=true exitCode=0");
+    await waitFor(() => checked.test(second.text), "the second deploy's first check");
+    expect((await runCli(["cancel", second.id()!], { cwd: service, env })).code).toBe(0);
     expect(lastLine(await second.done)).toBe("[done] ok=true exitCode=0");
     const one = recordOf(service, first.id()!);
     const two = recordOf(service, second.id()!);
