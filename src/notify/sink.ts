@@ -4,7 +4,7 @@
  * (while it runs, as a line of its transcript; after it finished, appended to both files).
  */
 import type { OutboundDeploy, OutboundSinks, QueuedDeploy, RefusedDeployment } from "../deploy/types.ts";
-import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
+import type { DeployEvent, DeploySink } from "../types.ts";
 import { commitInfos, currentBranch, fullRefName, gitQuery } from "../system/git.ts";
 import { appendOutbound, type OutboundEntry } from "../history/record.ts";
 import { Redaction } from "../system/redact.ts";
@@ -15,8 +15,9 @@ import { EventDeployment, queuedStatus, refusedStatus, resolveTarget, type Early
 import { notifyOutcome, Tail } from "./payloads.ts";
 import { type Commits, notifier } from "./notifications.ts";
 import type { OutboundCalls, OutboundRequest } from "./outbound.ts";
-import { DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent } from "../config/schema.ts";
+import { DEFAULT_OUTBOUND_TIMEOUT_MS } from "../config/schema.ts";
 import { fillTemplate, statusRequest, type StatusState } from "./commit-status.ts";
+import { finalStatus } from "./final-status.ts";
 import type { StatusTarget } from "../config/forge.ts";
 
 /** The outbound sinks of an owner's deploys (a server's, a `service deploy`'s), their calls tracked by `calls`. */
@@ -261,46 +262,6 @@ function pulledCommits(text: string): { before: string; after: string } | undefi
   if (text.startsWith("no remote configured")) return { before: "HEAD", after: "HEAD" };
   if (text.startsWith("failed")) return { before: "", after: "" };
   return undefined;
-}
-
-function finalStatus(result: DeployResult, outcome: NotifyEvent): [StatusState, string] {
-  const seconds = `${(result.durationMs / 1000).toFixed(1)} s`;
-  const why = result.error ?? `exit code ${result.run.exitCode}`;
-  const { watch } = result;
-  switch (outcome) {
-    case "succeeded":
-      // A breach not rolled back (onBreach: notify) is a failure to whoever reads the status (a gate of a next stage).
-      if (watch?.breach) return ["failure", `Watch breached: ${watchValue(watch)}; not rolled back`];
-      if (watch?.interrupted) return ["success", `Deployed in ${seconds}; watch not finished`];
-      if (watch?.cancelled) return ["success", `Deployed in ${seconds}; watch ended by a cancel`];
-      return ["success", `Deployed in ${seconds}${watch ? "; watch passed" : ""}`];
-    case "cancelled":
-      return ["error", "Deploy cancelled"];
-    case "refused":
-      // As a gate that shut always said it: the commit is not deployed here (a canary's peers read it so).
-      return ["failure", `Not deployed: ${why}`];
-    case "superseded":
-      return ["error", `Not deployed: ${why}`];
-    case "rolled_back":
-      if (watch?.breach)
-        return [
-          "failure",
-          `Watch breached: ${watchValue(watch)}; rolled back to ${result.rollback!.to.slice(0, 7)}${result.rollback!.ok ? "" : ", and the rollback failed too"}`,
-        ];
-      return [
-        "failure",
-        `Deploy failed (${why}); rolled back to ${result.rollback!.to.slice(0, 7)}${result.rollback!.ok ? "" : ", and the rollback failed too"}`,
-      ];
-    default:
-      return ["failure", `Deploy failed after ${seconds}: ${why}`];
-  }
-}
-
-/** A breach's value against its threshold (`0.12 > 0.05`), or why there was none. */
-function watchValue(watch: NonNullable<DeployResult["watch"]>): string {
-  if (watch.value === null) return watch.reason ?? "no value";
-  if (watch.command !== undefined) return `exit code ${watch.value}`;
-  return `${watch.value} ${watch.threshold !== null && watch.value < watch.threshold ? "<" : ">"} ${watch.threshold}`;
 }
 
 /** The full commit of a short one (exact whatever HEAD does meanwhile); null when there is none. */
