@@ -190,6 +190,7 @@ class Server {
     if (initial.adminPort !== undefined) this.metrics ??= new (await import("./features/admin.ts")).Metrics();
     await this.requests.recover(apps);
     this.draining = false;
+    this.deployer.resumeWatches();
     this.listener = await this.listenForWebhooks(initial);
     await this.openAdminOrClose(initial);
     this.polling.start();
@@ -265,6 +266,7 @@ class Server {
     this.polling.stop();
     this.requests.stop();
     deployer.cancelWaiting("the service is shutting down");
+    deployer.endWatches();
     if (force) deployer.processes.stopAll("SIGKILL");
     try {
       await this.settleDeploys();

@@ -28,6 +28,7 @@ const LAYERS = [
   "gate",
   "releases",
   "verify",
+  "watch",
   "steps",
   "queue",
   "audit",

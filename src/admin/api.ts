@@ -8,6 +8,7 @@ import { entryOutcome, type HistoryFilter, keeps, parseFilter } from "../history
 import { openRegular, readBytesNoFollow, readNoFollow } from "../system/files.ts";
 import type { RollbackTarget } from "../types.ts";
 import { listDeploys, newestDeploys, type HistoryEntry } from "../history/read.ts";
+import { watchingOf } from "../history/watching.ts";
 import { deployOf } from "./deploy-ids.ts";
 import { entryUntold, releasesUntold } from "./untold.ts";
 import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
@@ -97,6 +98,9 @@ export async function listApps(context: AdminContext): Promise<Response> {
         ...(await liveOf(app, history, releases)),
         links: await appLinks(app),
         running: context.metrics.running.get(name) ?? null,
+        watching: watchingOf(
+          history.find((e) => e.status === "running" && e.id === context.metrics.running.get(name)?.id),
+        ),
         waiting: context.waiting(app),
         last: last
           ? {

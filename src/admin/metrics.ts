@@ -40,6 +40,9 @@ export class Metrics {
   private readonly skippedPushes = new Map<string, number>();
   private readonly tokenRefusals = new Map<string, number>();
   private readonly notifications = new Map<string, number>();
+  private readonly breaches = new Map<string, number>();
+  /** The apps whose deploy watches now (docs/watch.md). */
+  private readonly watching = new Set<string>();
   /** The deploy each app runs now, from its `start` event to its `done` event. */
   readonly running = new Map<string, RunningDeploy>();
 
@@ -112,12 +115,23 @@ export class Metrics {
         const running = this.running.get(app);
         if (running) running.waiting = event.for;
       }
+      // The watch after the health check (docs/watch.md): from its first line to its last.
+      if (event.type === "step" && event.step === "watch") {
+        if (event.text.startsWith("watching for ")) this.watching.add(app);
+        else if (/^(passed|breach|ended|not finished)/.test(event.text)) this.watching.delete(app);
+      }
       if (event.type === "done") {
         if (this.running.get(app)?.id === event.result.id) this.running.delete(app);
+        this.watching.delete(app);
         // A refused or superseded request is no deploy: counted apart, by why.
         if (event.outcome) bump(this.refusals, labels({ app, reason: refusalKind(event.result, event.outcome) }));
         else this.deployEnded(app, outcomeOf(event.result, event.cancelled), event.result.durationMs);
-        const { gate, killedBy } = event.result;
+        const { gate, killedBy, watch } = event.result;
+        if (watch?.breach)
+          bump(
+            this.breaches,
+            labels({ app, action: event.result.rolledBack ? "rolled_back" : event.result.ok ? "notified" : "failed" }),
+          );
         if (killedBy) bump(this.kills, labels({ app, limit: killedBy }));
         if (gate && gate.outcome !== "skipped" && gate.outcome !== "cancelled")
           bump(this.gates, labels({ app, outcome: gate.outcome }));
@@ -188,6 +202,19 @@ export class Metrics {
     family("service_gate_waiting", "gauge", "1 while a deploy of the app waits at its gate for the forge's checks.");
     for (const { name } of apps)
       out.push(`service_gate_waiting${labels({ app: name })} ${this.running.get(name)?.waiting === "checks" ? 1 : 0}`);
+    family(
+      "service_deploy_watching",
+      "gauge",
+      "1 while a deploy of the app watches after its health check (docs/watch.md).",
+    );
+    for (const { name } of apps)
+      out.push(`service_deploy_watching${labels({ app: name })} ${this.watching.has(name) ? 1 : 0}`);
+    family(
+      "service_watch_breaches_total",
+      "counter",
+      "Watches that breached, by app and what followed (rolled_back, notified, failed).",
+    );
+    for (const [key, n] of this.breaches) if (shown(key)) out.push(`service_watch_breaches_total${key} ${n}`);
     family(
       "service_gate_outcomes_total",
       "counter",

@@ -90,12 +90,20 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
     list.appendChild(card);
     return {
       update: function (app) {
+        // docs/watch.md: "watching (2 of 5 min)", its last value and failed checks in a row.
+        function watchingText(w) {
+          var minutes = w.forMs >= 120000;
+          var unit = minutes ? 60000 : 1000;
+          var shown = function (ms) { var n = ms / unit; return n % 1 === 0 ? String(n) : n.toFixed(1); };
+          return "watching (" + shown(Math.min(w.elapsedMs, w.forMs)) + " of " + shown(w.forMs) + (minutes ? " min" : " s") + ")" +
+            (w.lastValue !== null ? ", last " + w.lastValue : "") + (w.failures ? ", " + w.failures + " failed in a row" : "");
+        }
         running = app.running;
         current = app;
         info.textContent = "";
         field(info, "Live commit", app.live ? el("span", {}, commitLink(app.links, app.live.sha), " " + app.live.subject + (app.live.author ? " (" + app.live.author + (app.live.date ? ", " + age(app.live.date) : "") + ")" : "") + (app.liveTag ? " · tag " + app.liveTag : "")) : "none known");
         if (app.checkedOut && app.checkedOut !== app.commit) field(info, "Checked out", el("span", {}, commitLink(app.links, app.checkedOut), " in the clone (not live)"));
-        field(info, "State", app.paused ? el("span", {}, el("span", { class: "badge paused", text: "paused: " + app.paused.reason }), " by " + app.paused.by) : app.running ? (app.running.waiting ? el("span", { class: "badge running", text: "waiting for " + (app.running.waiting === "slot" ? "a build slot" : app.running.waiting) }) : badge("running")) : "idle");
+        field(info, "State", app.paused ? el("span", {}, el("span", { class: "badge paused", text: "paused: " + app.paused.reason }), " by " + app.paused.by) : app.running ? (app.watching ? el("span", { class: "badge running", text: watchingText(app.watching) }) : app.running.waiting ? el("span", { class: "badge running", text: "waiting for " + (app.running.waiting === "slot" ? "a build slot" : app.running.waiting) }) : badge("running")) : "idle");
         if (app.frozen) field(info, "Frozen", el("span", {}, el("span", { class: "badge paused", text: app.frozen.reason }), " until " + app.frozen.until));
         if (app.catchUp) field(info, "Catch-up", app.catchUp.text);
         if (app.nextFreeze) field(info, "Next freeze", app.nextFreeze.reason + ": " + new Date(app.nextFreeze.start).toLocaleString() + " until " + app.nextFreeze.until);

@@ -21,7 +21,9 @@ export const cancelCommand = defineCommand({
     const outcome = await audited(cwd, { action: "cancel", deploy: args.id }, () =>
       cancelDeploy(cwd, args.id, cancelledBy()),
     );
-    if (outcome.state === "cancelled") consola.info(`deploy ${outcome.id} cancelled`);
+    if (outcome.watchEnded)
+      consola.info(`deploy ${outcome.id} cancelled: its watch ended, what went live stays (recorded ok)`);
+    else if (outcome.state === "cancelled") consola.info(`deploy ${outcome.id} cancelled`);
     else
       consola.info(
         `deploy ${outcome.id} is being cancelled (its rollback may still run): follow it with service logs ${outcome.id.slice(0, 8)} --follow`,

@@ -6,6 +6,7 @@ import { shown } from "../system/shown.ts";
 import { slotText } from "../queue/slots.ts";
 import { readStatus, selectApps, type AppStatus } from "../control/status.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
+import { watchingLabel } from "../history/watching.ts";
 
 export const statusCommand = defineCommand({
   meta: {
@@ -91,7 +92,7 @@ function describe(status: AppStatus): string {
     [
       "running",
       running
-        ? `${running.id} (${running.trigger ?? "?"}${running.actor ? ` by ${running.actor}` : ""}) since ${running.since}${running.waiting ? `, waiting for ${waitingText(running.waiting)}` : ""}`
+        ? `${running.id} (${running.trigger ?? "?"}${running.actor ? ` by ${running.actor}` : ""}) since ${running.since}${running.waiting ? `, waiting for ${waitingText(running.waiting)}` : ""}${status.watching ? `, ${watchingLabel(status.watching)}` : ""}`
         : "none",
     ],
     ["waiting", String(status.waiting)],

@@ -9,6 +9,7 @@ import { normalizeFreeze } from "./freeze.ts";
 import { normalizeReleases, RELEASES_ENV } from "./releases.ts";
 import { GATE_ENV, normalizeGate } from "./gate.ts";
 import { LIMITS_ENV, normalizeLimits } from "./limits.ts";
+import { normalizeWatch } from "./watch.ts";
 import { normalizeAudit, normalizeMcp } from "./audit.ts";
 import { normalizeOidc, normalizeTrustedHeader } from "./people.ts";
 import { closestName } from "./suggest.ts";
@@ -25,6 +26,7 @@ export type Kind =
   | "releases"
   | "gate"
   | "limits"
+  | "watch"
   | "freeze"
   | "markers"
   | "tokens"
@@ -93,6 +95,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
     ],
   },
   activateScript: { kind: "string", env: "SERVICE_ACTIVATE_SCRIPT" },
+  watch: { kind: "watch", env: "" },
   freeze: { kind: "freeze", env: "SERVICE_FREEZE" },
   catchUp: { kind: "boolean", env: "SERVICE_CATCH_UP" },
   paths: { kind: "names", env: "SERVICE_PATHS" },
@@ -141,9 +144,12 @@ export function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: stri
   switch (kind) {
     case "status":
     case "notify":
-    case "env": {
+    case "env":
+    case "watch": {
       const problems: string[] = [];
-      const normalize = { status: normalizeStatus, notify: normalizeNotify, env: normalizeEnv }[kind];
+      const normalize = { status: normalizeStatus, notify: normalizeNotify, env: normalizeEnv, watch: normalizeWatch }[
+        kind
+      ];
       const out = normalize(value, where, problems);
       if (problems.length > 0) throw new ConfigError(problems);
       return out;

@@ -12,6 +12,7 @@ import type { OidcSettings, TrustedHeaderSettings } from "./people.ts";
 import type { ReleaseSettings } from "./releases.ts";
 import type { AppConfig, UserConfig } from "./schema.ts";
 import type { NotifyTarget, StatusSettings } from "./schema-notify.ts";
+import type { WatchSettings } from "./watch.ts";
 
 /** Options after defaults, the config file and the environment are applied. */
 export interface ResolvedConfig
@@ -46,6 +47,7 @@ export interface ResolvedConfig
       | "releases"
       | "gate"
       | "limits"
+      | "watch"
       | "activateScript"
       | "boundConnections"
       | "freeze"
@@ -77,6 +79,7 @@ export interface ResolvedConfig
   /** With its defaults. */
   gate?: GateSettings;
   limits?: LimitsSettings;
+  watch?: WatchSettings;
   activateScript?: string;
   status?: StatusSettings;
   notify?: NotifyTarget[];

@@ -12,6 +12,7 @@ import type { GateSettings } from "./gate.ts";
 import type { LimitsSettings } from "./limits.ts";
 import type { ReleaseSettings } from "./releases.ts";
 import type { NotifyTarget, StatusSettings } from "./schema-notify.ts";
+import type { WatchSettings } from "./watch.ts";
 
 /** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -144,6 +145,8 @@ export interface UserConfig {
   limits?: LimitsSettings;
   /** With `releases`: run in `<path>/current` after the switch (a reload of the app). @default none */
   activateScript?: string;
+  /** After `health`, watch a Prometheus query or a command; a breach rolls back (docs/watch.md). @default none */
+  watch?: WatchSettings;
   /**
    * Freeze windows: no deploy starts while one holds, unless forced (docs/deploy-control.md "Freeze windows");
    * weekly (`Fri 16:00` → `Mon 08:00`) or dated. Read from the service's own config only. @default none

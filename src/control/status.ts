@@ -14,6 +14,7 @@ import { listDeploys, resultLabel, readDeployRecord, type HistoryEntry } from ".
 import type { ReleasesView } from "../releases/files.ts";
 import { lastSkippedPush, type LastSkipped } from "../triggers/last-skipped.ts";
 import { keptRequests } from "../history/requests.ts";
+import { type Watching, watchingOf } from "../history/watching.ts";
 
 /**
  * One app's state, as `service status --json`, `server.status()` and the admin listener give it: plain data,
@@ -48,6 +49,8 @@ export interface AppStatus {
     /** What it waits for, when it does: `checks` (at the app's gate: "waiting for checks"). */
     waiting: string | null;
   } | null;
+  /** The running deploy's watch (docs/watch.md), null when it does not watch. */
+  watching: Watching | null;
   /** Deploys of the repository waiting in its queue. */
   waiting: number;
   /** The service's build slots (the same for every app): how many are in use, the limit (0: none), and who holds them. */
@@ -235,6 +238,7 @@ async function appStatus(
           waiting: current.waiting,
         }
       : null,
+    watching: watchingOf(current, now),
     waiting: Math.max(0, tickets - (current ? 1 : 0)),
     poll: pollStatus(cwd, app, now),
     releases,

@@ -129,7 +129,8 @@ export class Deployer {
       // The result goes to the caller with the `[done]` line; what follows it (pruning releases) keeps the turn.
       let ended: (result: DeployResult) => void = () => {};
       const early = new Promise<DeployResult>((resolve) => (ended = resolve));
-      const planned: PlannedDeploy = { ...options, cancellation, ...(sink ? { sink } : {}), ended };
+      const stopping = this.stopping.signal;
+      const planned: PlannedDeploy = { ...options, cancellation, ...(sink ? { sink } : {}), ended, stopping };
       const task = () => done(this.running(cancellation, () => runDeploy(planned)));
       const result = this.queue.run(key, task, {
         limit: options.config.queueLimit,
@@ -211,6 +212,19 @@ export class Deployer {
    */
   stopWaits(by: string): void {
     for (const cancellation of this.waits.values()) cancellation.cancel(by);
+  }
+
+  /** Aborted by endWatches: the running deploys' watches end, not finished. */
+  private stopping = new AbortController();
+
+  /** A stop of the service: the running deploys' watches end now, what is live stays (docs/watch.md). */
+  endWatches(): void {
+    this.stopping.abort();
+  }
+
+  /** A start after a stop: the deploys from now on watch to the end again. */
+  resumeWatches(): void {
+    if (this.stopping.signal.aborted) this.stopping = new AbortController();
   }
 
   /** Ends every waiting deploy with a cancellation (logged); running deploys go on. */

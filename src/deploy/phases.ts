@@ -1,7 +1,7 @@
 import type { DeployPhase, Step } from "../types.ts";
 
 /** The steps that are phases of a deploy's time; the others (deploy, config, status …) count within the phase they fall in. */
-const PHASE_STEPS = new Set<Step>(["slot", "gate", "pull", "verify", "release", "run", "health", "rollback"]);
+const PHASE_STEPS = new Set<Step>(["slot", "gate", "pull", "verify", "release", "run", "health", "watch", "rollback"]);
 
 /**
  * Where a deploy spent its time (the record's `phases`): the wait in the queue, then each phase from its first line

@@ -59,7 +59,8 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   // started does not start, but a script cut short is rolled back like any failed one.
   let ended = false;
   options.cancellation?.onCancel((by) => {
-    if (ended) return;
+    // A cancel during the watch ends the watch (watch/watch.ts says so): what is live stays.
+    if (ended || state.watching) return;
     step("deploy", `cancelled ${by}: stopping its commands (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`);
   });
   let releaseSlot = () => {};
@@ -88,6 +89,15 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
             await releaseFlow(ctx, state, asked);
           } else await plainFlow(ctx, state, asked);
         });
+        // The watch (docs/watch.md, loaded only then) holds the queue's turn, not the build slot.
+        if (ctx.config.watch) {
+          const { watches, watchStage } = await import("./watched.ts");
+          if (watches(ctx, state, options)) {
+            releaseSlot();
+            releaseSlot = () => {};
+            await watchStage(ctx, state, options, run);
+          }
+        }
       }
     }
   } catch (caught) {
@@ -97,7 +107,8 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   try {
     // Nothing follows the `[done]` line: a cancel that comes while the deploy ends changes nothing.
     ended = true;
-    const by = ctx.cancelled();
+    // A watch a cancel ended is a deploy that went live: recorded ok, its watch cancelled.
+    const by = state.watch?.cancelled ? undefined : ctx.cancelled();
     const produced = state.produced(by);
     // What the scripts left running (a daemon) is kept in the app's group after an ok deploy, stopped after a failed
     // one (steps/leftovers.ts): never without limits, unless asked.
@@ -203,11 +214,14 @@ async function plainFlow(ctx: DeployContext, state: DeployState, options: Asked)
   if (ran.exitCode === 0 && !state.error && !ctx.cancelled()) state.healthCheck = await healthStep(ctx);
   if (state.healthCheck && !state.healthCheck.ok) state.error = state.healthCheck.error;
   // Rollback (docs/deploy-control.md "Rollback").
-  if ((ran.exitCode !== 0 || state.healthCheck?.ok === false) && config.rollbackOnFailure) {
+  const undo = async () => {
     const rolled = await rollBack(ctx, state.pulled);
     state.rollback = rolled.rollback;
     state.rolledBack = rolled.rolledBack;
-  }
+  };
+  if ((ran.exitCode !== 0 || state.healthCheck?.ok === false) && config.rollbackOnFailure) await undo();
+  // Live and healthy: a watch's breach takes it back the same way (deploy/watched.ts).
+  else if (ran.exitCode === 0 && !state.error) state.undo = undo;
 }
 
 /**

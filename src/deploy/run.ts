@@ -1,5 +1,5 @@
 import type { Captures } from "../steps/capture.ts";
-import type { DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step, Unrun } from "../types.ts";
+import type { DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step, Unrun, WatchProgress } from "../types.ts";
 import { pruneLogs } from "../history/retention.ts";
 import { DeployLog } from "../history/log.ts";
 import { amendRecord } from "../history/record.ts";
@@ -113,6 +113,11 @@ export class DeployRun implements RunTranscript {
     this.emit({ type: "waiting", for: what ?? null });
   }
 
+  /** A watch's progress in its running record (`service status`, `/api/apps`); undefined once it ended. */
+  watching(progress: WatchProgress | undefined): void {
+    this.log.watching(progress);
+  }
+
   /** The output handler of a step: redacted, kept in `into`, and streamed. */
   output(name: Step, into: Captures): (stream: "stdout" | "stderr", data: Uint8Array) => void {
     const redactorFor = (stream: "stdout" | "stderr") => {
@@ -134,7 +139,7 @@ export class DeployRun implements RunTranscript {
    */
   end(produced: Produced, ending: Ending = "done", finishedAt = new Date()): DeployResult {
     const { redaction, log } = this;
-    const { rollback, healthCheck, target, verify, gate, release, switchedBack, killedBy, lead } = produced;
+    const { rollback, healthCheck, target, verify, gate, release, switchedBack, killedBy, lead, watch } = produced;
     const checked = (health: typeof healthCheck) =>
       health && { ...health, error: health.error && redaction.text(health.error) };
     const result: DeployResult = {
@@ -170,6 +175,7 @@ export class DeployRun implements RunTranscript {
       actor: this.actor,
       commit: redactedCommit(produced.commit, redaction),
       previousCommit: redactedCommit(produced.previousCommit, redaction),
+      ...(watch ? { watch: { ...watch, ...(watch.reason ? { reason: redaction.text(watch.reason) } : {}) } } : {}),
       ...(lead ? { lead } : {}),
       log: { id: this.id, json: log.jsonPath, log: log.logPath },
       startedAt: this.startedAt.toISOString(),

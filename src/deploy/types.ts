@@ -84,7 +84,12 @@ export interface DeployOptions {
  * A deploy's options once its id is fixed: the deployer makes the id, before the queue, and only there. `ended` hears
  * the result as the `[done]` line goes out, while what follows it (pruning) still holds the queue's turn.
  */
-export type PlannedDeploy = DeployOptions & { id: string; ended?: (result: DeployResult) => void };
+export type PlannedDeploy = DeployOptions & {
+  id: string;
+  ended?: (result: DeployResult) => void;
+  /** Aborted when the service stops: a watch ends then, not finished (docs/watch.md). */
+  stopping?: AbortSignal;
+};
 
 /** What an outbound sink is told of the deploy it follows (see notify/sink.ts). */
 export interface OutboundDeploy {

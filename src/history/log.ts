@@ -1,7 +1,7 @@
 import { closeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript } from "./transcript.ts";
-import type { DeployEvent, DeployPhase, DeployResult } from "../types.ts";
+import type { DeployEvent, DeployPhase, DeployResult, WatchProgress } from "../types.ts";
 import {
   createExclusive,
   ensurePrivateDir,
@@ -56,7 +56,7 @@ export class DeployLog {
   /** Bytes the .log may still take before the free space is looked at again (see RECORD_ROOM_BYTES). */
   private budget = 0;
   /** What the running record says beside its header: what it waits for, the phases that ended. */
-  private readonly running: Pick<DeployRecord, "waiting" | "phases"> = {};
+  private readonly running: Pick<DeployRecord, "waiting" | "phases" | "watching"> = {};
   private ended = false;
 
   constructor(
@@ -102,6 +102,13 @@ export class DeployLog {
     this.writeRunning();
   }
 
+  /** A watch's progress, written into the running record; undefined once the watch ended. */
+  watching(progress: WatchProgress | undefined): void {
+    if (this.ended) return;
+    this.running.watching = progress;
+    this.writeRunning();
+  }
+
   /** The phases that ended so far, written into the running record: a deploy's page draws them as they end. */
   phases(ended: DeployPhase[]): void {
     if (this.ended) return;
@@ -110,8 +117,12 @@ export class DeployLog {
   }
 
   private writeRunning(): void {
-    const { waiting, phases } = this.running;
-    const extra = { ...(waiting === undefined ? {} : { waiting }), ...(phases?.length ? { phases } : {}) };
+    const { waiting, phases, watching } = this.running;
+    const extra = {
+      ...(waiting === undefined ? {} : { waiting }),
+      ...(phases?.length ? { phases } : {}),
+      ...(watching ? { watching } : {}),
+    };
     this.writeRecord(JSON.stringify(this.record(extra), null, 2), true);
   }
 

@@ -4,7 +4,16 @@
  */
 import { closeSync } from "node:fs";
 import { join } from "node:path";
-import type { DeploymentInfo, DeployPhase, DeployResult, Outcome, Served, Trigger, Unrun } from "../types.ts";
+import type {
+  DeploymentInfo,
+  DeployPhase,
+  DeployResult,
+  Outcome,
+  Served,
+  Trigger,
+  Unrun,
+  WatchProgress,
+} from "../types.ts";
 import { openForAppend, readNoFollow, writeAll, writeFileAtomic } from "../system/files.ts";
 
 /** Log directory, relative to the working directory. */
@@ -74,6 +83,8 @@ export interface DeployRecord {
   deployment?: DeploymentInfo;
   /** While it runs: what it waits for (`checks`: at a gate, docs/configuration.md "gate"). */
   waiting?: string;
+  /** While it watches (docs/watch.md): the watch's progress. */
+  watching?: WatchProgress;
   /** While it runs: the phases that ended so far (the final ones are the result's). */
   phases?: DeployPhase[];
   /** A cancelled deploy: who cancelled it, and when. */

@@ -28,7 +28,11 @@ export function notifier(
 ) {
   const targets = ctx.config.notify ?? [];
   return (event: NotifyEvent, result?: DeployResult, commits?: Commits, reason?: string) => {
-    const wanted = targets.filter((t) => (t.on ?? DEFAULT_ON).includes(event));
+    // A watch's breach that rolled nothing back (onBreach: notify) is told to whoever wants failures (docs/watch.md).
+    const breached = event === "succeeded" && result?.watch?.breach === true;
+    const wanted = targets.filter(
+      (t) => (t.on ?? DEFAULT_ON).includes(event) || (breached && (t.on ?? DEFAULT_ON).includes("failed")),
+    );
     if (wanted.length === 0) return;
     const after = result ? result.pull.after : (commits?.after ?? null);
     const targetUrl = ctx.config.status?.targetUrl

@@ -3,7 +3,7 @@
  * Discord incoming webhooks, ntfy, the user's own endpoint).
  */
 import { outcomeOf } from "../history/record.ts";
-import type { CommitInfo, DeployResult, ForgeDelivery, Trigger, Unrun } from "../types.ts";
+import type { CommitInfo, DeployResult, ForgeDelivery, Trigger, Unrun, WatchResult } from "../types.ts";
 import type { NotifyEvent } from "../config/schema-notify.ts";
 
 /** Lines of output a notification carries. */
@@ -61,6 +61,8 @@ export interface NotifyPayload {
   test?: boolean;
   /** A deploy of a tag (a ref or a rollback that named one): the tag. Absent otherwise. */
   tag?: string;
+  /** With `watch` (docs/watch.md): how the watch after the health check ended. Absent otherwise. */
+  watch?: WatchResult;
 }
 
 export interface PayloadInput {
@@ -124,10 +126,24 @@ export function notifyPayload(input: PayloadInput): NotifyPayload {
     output: input.output,
     targetUrl: input.targetUrl ?? null,
     ...(result?.target?.tag ? { tag: result.target.tag } : {}),
+    ...(result?.watch ? { watch: result.watch } : {}),
   };
 }
 
 const short = (commit: string | null) => (commit ? commit.slice(0, 7) : "?");
+
+/** What an ok deploy's watch adds to its summary: a breach not rolled back, a watch not finished. */
+function watchWords(watch: WatchResult | undefined): string {
+  if (!watch) return "";
+  if (watch.breach) {
+    const seen =
+      watch.value === null ? (watch.reason ?? "no value") : `value ${watch.value}, threshold ${watch.threshold}`;
+    return `, but its watch BREACHED (${seen}; not rolled back)`;
+  }
+  if (watch.interrupted) return "; its watch was not finished (the service stopped)";
+  if (watch.cancelled) return "; its watch was ended by a cancel";
+  return "";
+}
 
 /** Longest commit subject the one-line summary carries. */
 const SUMMARY_SUBJECT = 72;
@@ -146,11 +162,11 @@ export function summary(payload: NotifyPayload): string {
     case "started":
       return `${what}started${commit} (${payload.trigger}${by})`;
     case "succeeded":
-      return `${what}succeeded${commit}${took}${by}`;
+      return `${what}succeeded${commit}${took}${by}${watchWords(payload.watch)}`;
     case "failed":
       return `${what}FAILED${commit}${took}${by}${payload.error ? `: ${payload.error}` : ` (exit code ${payload.exitCode})`}`;
     case "rolled_back":
-      return `${what}FAILED${commit}${by} and was rolled back to ${short(payload.rollback?.to ?? null)}${payload.rollback?.ok ? "" : " (the rollback failed too)"}`;
+      return `${what}FAILED${commit}${by}${payload.watch?.breach ? `: ${payload.error}` : ""} and was rolled back to ${short(payload.rollback?.to ?? null)}${payload.rollback?.ok ? "" : " (the rollback failed too)"}`;
     case "cancelled":
       return `${what}cancelled${by}${payload.error ? `: ${payload.error}` : ""}`;
     case "refused": {

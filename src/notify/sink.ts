@@ -4,7 +4,7 @@
  * (while it runs, as a line of its transcript; after it finished, appended to both files).
  */
 import type { OutboundDeploy, OutboundSinks, QueuedDeploy, RefusedDeployment } from "../deploy/types.ts";
-import type { DeployEvent, DeployResult, DeploySink } from "../types.ts";
+import type { DeployEvent, DeploySink } from "../types.ts";
 import { commitInfos } from "../system/commit-infos.ts";
 import { currentBranch, fullRefName, gitQuery } from "../system/git.ts";
 import { appendOutbound, type OutboundEntry } from "../history/record.ts";
@@ -16,8 +16,9 @@ import { EventDeployment, queuedStatus, refusedStatus, resolveTarget, type Early
 import { notifyOutcome, Tail } from "./payloads.ts";
 import { type Commits, notifier } from "./notifications.ts";
 import type { OutboundCalls, OutboundRequest } from "./outbound.ts";
-import { DEFAULT_OUTBOUND_TIMEOUT_MS, type NotifyEvent } from "../config/schema-notify.ts";
+import { DEFAULT_OUTBOUND_TIMEOUT_MS } from "../config/schema-notify.ts";
 import { fillTemplate, statusRequest, type StatusState } from "./commit-status.ts";
+import { finalStatus } from "./final-status.ts";
 import type { StatusTarget } from "../config/forge.ts";
 
 /** The outbound sinks of an owner's deploys (a server's, a `service deploy`'s), their calls tracked by `calls`. */
@@ -203,6 +204,13 @@ export function outboundSink(
           if (commits.after) postStatus(commits.after, "pending", "Deploying…");
         }),
       );
+    } else if (event.type === "step" && event.step === "watch" && event.text.startsWith("watching for ") && pulled) {
+      // docs/watch.md: `pending` until the watch passes, so a gate that pins this status waits for it.
+      void calls.track(
+        pulled.then((commits = NO_COMMITS) => {
+          if (commits.after) postStatus(commits.after, "pending", "Watching…");
+        }),
+      );
     } else if (event.type === "done") {
       const result = event.result;
       const outcome = notifyOutcome(result, event.cancelled ?? false, event.outcome);
@@ -255,29 +263,6 @@ function pulledCommits(text: string): { before: string; after: string } | undefi
   if (text.startsWith("no remote configured")) return { before: "HEAD", after: "HEAD" };
   if (text.startsWith("failed")) return { before: "", after: "" };
   return undefined;
-}
-
-function finalStatus(result: DeployResult, outcome: NotifyEvent): [StatusState, string] {
-  const seconds = `${(result.durationMs / 1000).toFixed(1)} s`;
-  const why = result.error ?? `exit code ${result.run.exitCode}`;
-  switch (outcome) {
-    case "succeeded":
-      return ["success", `Deployed in ${seconds}`];
-    case "cancelled":
-      return ["error", "Deploy cancelled"];
-    case "refused":
-      // As a gate that shut always said it: the commit is not deployed here (a canary's peers read it so).
-      return ["failure", `Not deployed: ${why}`];
-    case "superseded":
-      return ["error", `Not deployed: ${why}`];
-    case "rolled_back":
-      return [
-        "failure",
-        `Deploy failed (${why}); rolled back to ${result.rollback!.to.slice(0, 7)}${result.rollback!.ok ? "" : ", and the rollback failed too"}`,
-      ];
-    default:
-      return ["failure", `Deploy failed after ${seconds}: ${why}`];
-  }
 }
 
 /** The full commit of a short one (exact whatever HEAD does meanwhile); null when there is none. */

@@ -107,6 +107,11 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
   const valid = collectApps(config, cwd);
   const features = await featuresOf([config, ...valid.apps]);
   const values: CheckedValue[] = [];
+  // The watch's query run once (docs/watch.md), loaded only for a configuration that has one.
+  const watched = new Map<object, { value: string; warning?: string }>();
+  for (const app of (config.apps.length === 0 ? [config] : valid.apps).filter((each) => each.watch))
+    watched.set(app, await (await import("./check-watch.ts")).checkWatch(app, cwd, env));
+  warnings.push(...[...watched.values()].flatMap((each) => (each.warning ? [each.warning] : [])));
   // The scoped tokens (loaded only when set): their names, roles and apps, never their values; their problems.
   const tokens = config.tokens
     ? (await import("../tokens/load.ts")).loadTokens(
@@ -145,25 +150,27 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
               ? describeFreeze(config.freeze)
               : key === "audit"
                 ? describeAudit(config.audit)
-                : key === "gate"
-                  ? config.gate
-                    ? describeGate(config.gate)
-                    : "(none)"
-                  : key === "limits"
-                    ? describeLimits(config.limits) || "(none)"
-                    : key === "boundConnections"
-                      ? describeBoundConnections(config)
-                      : key === "tokens" && tokens
-                        ? tokens.described
-                        : key === "adminOidc" || key === "adminTrustedHeader"
-                          ? (people?.described[key] ?? "(none)")
-                          : value === undefined
-                            ? "(none)"
-                            : key === "adminToken"
-                              ? mask(String(value))
-                              : key === "healthCheckUrl"
-                                ? withoutPassword(String(value))
-                                : String(value);
+                : key === "watch"
+                  ? (watched.get(config)?.value ?? "(none)")
+                  : key === "gate"
+                    ? config.gate
+                      ? describeGate(config.gate)
+                      : "(none)"
+                    : key === "limits"
+                      ? describeLimits(config.limits) || "(none)"
+                      : key === "boundConnections"
+                        ? describeBoundConnections(config)
+                        : key === "tokens" && tokens
+                          ? tokens.described
+                          : key === "adminOidc" || key === "adminTrustedHeader"
+                            ? (people?.described[key] ?? "(none)")
+                            : value === undefined
+                              ? "(none)"
+                              : key === "adminToken"
+                                ? mask(String(value))
+                                : key === "healthCheckUrl"
+                                  ? withoutPassword(String(value))
+                                  : String(value);
     values.push({ key, value: shown, source: sources[key] ?? "default" });
   }
   warnings.push(...listenerWarnings(config, cwd));
@@ -202,7 +209,7 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
         path: app.path,
         repoPath: app.repoPath,
         secret: secret.value,
-        settings: appSettings(app),
+        settings: [...appSettings(app), ...(app.watch ? [{ label: "watch", value: watched.get(app)!.value }] : [])],
         ...(app.status
           ? { status: features.outbound!.describeOutbound("status", app.status, cwd, env, app.name) }
           : {}),

@@ -1,6 +1,7 @@
 import type { ResolvedApp } from "../config/apps.ts";
 import { hasHealthCheck, HEALTH_REQUEST_LIMIT_MS } from "../steps/health.ts";
 import type { HealthSettings } from "../steps/context.ts";
+import { MIN_COMMAND_MS, resolveWatch } from "../config/watch.ts";
 
 /** A failed run's `git reset --hard` before the rollback run (its own deadline in the pipeline). */
 const RESET_SECONDS = 60;
@@ -13,19 +14,24 @@ const MARGIN_SECONDS = 60;
  * once more. Everything that must outlast a deploy comes from this one rule: systemd's TimeoutStopSec (a stopped
  * service finishes its running deploy) and nginx's proxy_read_timeout / proxy_send_timeout (the proxy never cuts
  * a deploy's stream). With the defaults (runTimeoutMs 1800000, no rollback): 2 × 1800 + 60 = 3660. A health
- * check adds its timeout (and its last attempt's) after each run of the script.
+ * check adds its timeout (and its last attempt's) after each run of the script. A `watch` adds `forMs` and one
+ * interval (a check's own bound: at least 10 s), and with `onBreach: rollback` the rollback it may run.
  */
 export function deployLimitSeconds(
-  apps: (Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure"> & HealthSettings)[],
+  apps: (Pick<ResolvedApp, "runTimeoutMs" | "rollbackOnFailure" | "watch"> & HealthSettings)[],
 ): number {
   const limits = apps.map((app) => {
     const step = Math.ceil(app.runTimeoutMs / 1000);
     const health = hasHealthCheck(app)
       ? Math.ceil(((app.healthCheckTimeoutMs ?? 60_000) + HEALTH_REQUEST_LIMIT_MS) / 1000)
       : 0;
-    return app.rollbackOnFailure
-      ? 3 * step + 2 * health + RESET_SECONDS + MARGIN_SECONDS
-      : 2 * step + health + MARGIN_SECONDS;
+    const watch = app.watch && resolveWatch(app.watch);
+    const watching = watch ? Math.ceil((watch.forMs + Math.max(watch.intervalMs, MIN_COMMAND_MS)) / 1000) : 0;
+    // A breach rolls back (onBreach: rollback) even without rollbackOnFailure.
+    const rollsBack = app.rollbackOnFailure || watch?.onBreach === "rollback";
+    return rollsBack
+      ? 3 * step + 2 * health + watching + RESET_SECONDS + MARGIN_SECONDS
+      : 2 * step + health + watching + MARGIN_SECONDS;
   });
   return Math.max(...limits);
 }

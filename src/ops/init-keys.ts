@@ -98,6 +98,13 @@ export const KEY_NOTES: Record<keyof UserConfig, KeyNote> = {
     say: "Cap the deploy's scripts through cgroups; where they cannot be used, deploys are refused.",
     example: { memory: "1G", cpu: 1, nice: 10 },
   },
+  watch: {
+    say: "After the health check, watch a Prometheus query (or a command) for a while; a breach rolls back (docs/watch.md).",
+    example: {
+      forMs: 300000,
+      prometheus: { url: "http://127.0.0.1:9090", query: 'sum(rate(http_requests_total{code=~"5.."}[1m]))', max: 0.05 },
+    },
+  },
   activateScript: {
     say: "With releases: run in `current` after each switch (a restart).",
     example: "systemctl --user restart app",

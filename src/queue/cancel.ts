@@ -1,6 +1,7 @@
 import { dropRequest } from "../history/requests.ts";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { readDeployRecord } from "../history/entry.ts";
 import { findDeploy, findQueued, isDeployRef, type HistoryEntry } from "../history/read.ts";
 import { cleanActor, cliActor } from "../system/actor.ts";
 import { ensurePrivateDir, readNoFollow, writeFileAtomic } from "../system/files.ts";
@@ -121,6 +122,8 @@ export interface CancelResult {
   id: string;
   /** "cancelled": it ended cancelled; "stopping": the holder took the request and the deploy still ends (a rollback). */
   state: "cancelled" | "stopping";
+  /** The cancel ended the deploy's watch (docs/watch.md): it is recorded ok, what went live stays. */
+  watchEnded?: true;
 }
 
 /**
@@ -154,6 +157,7 @@ export async function cancelDeploy(cwd: string, ref: string, request: CancelRequ
     const taken = await until(() => !existsSync(file), TAKE_MS);
     const ended = await until(() => endOf(cwd, id), taken ? END_MS : 0);
     if (ended && ended.status === "cancelled") return { id, state: "cancelled" };
+    if (ended && watchCancelled(ended)) return { id, state: "cancelled", watchEnded: true };
     if (ended) throw new Error(finished(ended));
     if (taken) return { id, state: "stopping" };
     throw new Error(
@@ -162,6 +166,12 @@ export async function cancelDeploy(cwd: string, ref: string, request: CancelRequ
   } finally {
     rmSync(file, { force: true });
   }
+}
+
+/** A deploy whose watch a cancel ended: it went live, and stays. */
+function watchCancelled(entry: HistoryEntry): boolean {
+  const result = readDeployRecord(entry.jsonPath)?.result;
+  return result !== undefined && "watch" in result && result.watch?.cancelled === true;
 }
 
 /** The deploy's record once it no longer runs nor waits. */

@@ -4,6 +4,7 @@ import { openForAppend, readNoFollow, removeStaleTemps, writeAll, writeFileAtomi
 import { groupAlive, groupMembers, stopGroup, type Group } from "../system/groups.ts";
 import { processAlive } from "../system/liveness.ts";
 import { endFromLog } from "../history/read.ts";
+import { watchInterrupted } from "../history/watching.ts";
 import { LOG_DIR, type DeployRecord } from "../history/record.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
@@ -41,7 +42,9 @@ export function markInterruptedDeploys(cwd: string, logger: Logger = defaultLogg
     if (record.status !== "running" || processAlive(record.pid, record.pidStart)) continue;
     // A deploy that ended (its .log has the [done] line) while its record could not say so is repaired, not interrupted.
     const ended = endFromLog(file.replace(/\.json$/, ".log"));
-    const updated: DeployRecord = { ...record, ...(ended ?? { status: "interrupted" }) };
+    // Found watching (docs/watch.md): it went live and was healthy; recorded ok, its watch not finished.
+    const watched = ended ? undefined : watchInterrupted(record, { json: file, log: file.replace(/\.json$/, ".log") });
+    const updated: DeployRecord = { ...record, ...(ended ?? watched ?? { status: "interrupted" }) };
     try {
       writeFileAtomic(file, `${JSON.stringify(updated, null, 2)}\n`);
     } catch {
@@ -49,6 +52,14 @@ export function markInterruptedDeploys(cwd: string, logger: Logger = defaultLogg
       continue;
     }
     if (ended) continue;
+    if (watched) {
+      appendNoFollow(
+        file.replace(/\.json$/, ".log"),
+        "\n[watch] not finished: the service stopped during the watch; what is live stays\n[done] ok=true exitCode=0\n",
+      );
+      repos.add(queueKey(resolve(cwd, record.repoPath)));
+      continue;
+    }
     appendNoFollow(
       file.replace(/\.json$/, ".log"),
       "\n[interrupted] the service stopped before this deploy finished\n",

@@ -208,7 +208,11 @@ async function afterSwitch(
   const went = await goLive(ctx, layout, release, "release", captures());
   if (went.activate) state.release!.activate = { exitCode: went.activate.exitCode, timedOut: went.activate.timedOut };
   state.healthCheck = went.healthCheck;
-  if (!went.error) return;
+  // Live and healthy: a watch's breach switches back as a failed health check does (deploy/watched.ts).
+  if (!went.error) {
+    state.undo = () => switchBack(ctx, state, layout, release, previous);
+    return;
+  }
   state.error = went.error;
   if (ctx.config.rollbackOnFailure) await switchBack(ctx, state, layout, release, previous);
   else ctx.run.step("release", `release ${release.id} stays live though it failed (rollbackOnFailure is off)`);

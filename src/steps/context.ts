@@ -46,6 +46,7 @@ export type DeploySettings = Pick<
       // Whether a request a freeze refuses when its turn comes is kept for catch-up (deploy/request.ts).
       | "catchUp"
       | "limits"
+      | "watch"
       // Whether an operator's deploy went past `paths` (deploy/deployer.ts says so in its record).
       | "paths"
       // What a forge's deployment statuses say (notify/deployments.ts).

@@ -6,6 +6,7 @@ import type {
   RollbackResult,
   RollbackTarget,
   VerifyResult,
+  WatchResult,
 } from "../types.ts";
 import { captures } from "./capture.ts";
 import { PullState } from "./pull.ts";
@@ -34,6 +35,14 @@ export class DeployState {
   gate?: GateResult;
   /** Set by a flow whose success does not rest on the run script (an instant switch runs none). */
   ok?: boolean;
+  /** With `watch`: how it ended (docs/watch.md); `watching` while it runs. */
+  watch?: WatchResult;
+  watching = false;
+  /**
+   * Set by a flow once what it deployed is live and healthy: takes it back (the rollback in place, the switch back to
+   * the previous release), for a watch's breach.
+   */
+  undo?: () => Promise<void>;
   /** A freeze that refused the deploy when it left a wait (deploy/frozen.ts): its words. */
   frozen: string | null = null;
   /** The commit live before the deploy (docs/deploy-control.md "What is live"), set before anything moves. */
@@ -87,7 +96,7 @@ export class DeployState {
 
   /** What the deploy produced; `cancelledBy` names who cancelled it, when someone did. */
   produced(cancelledBy: string | undefined): Omit<Produced, "commit" | "previousCommit" | "target"> {
-    const { pulled, ran, runOut, error, healthCheck, rollback, release, verify, gate } = this;
+    const { pulled, ran, runOut, error, healthCheck, rollback, release, verify, gate, watch } = this;
     const succeeded = this.ok ?? (pulled.success && ran.exitCode === 0 && error === null);
     return {
       ok: cancelledBy ? false : rollback ? rollback.ok : succeeded,
@@ -102,6 +111,7 @@ export class DeployState {
       rolledBack: this.rolledBack,
       ...(release ? { release } : {}),
       ...(this.switchedBack ? { switchedBack: true as const } : {}),
+      ...(watch ? { watch } : {}),
     };
   }
 }

@@ -1,7 +1,7 @@
 /**
  * docs/architecture.md "Optional features": a server loads the code of a feature only once its configuration asks
  * for it (a dynamic import at the point of use). A server with no admin listener, no notifications or commit
- * statuses, no polling, no releases, no duplicate-delivery check and no sign-in of people (OpenID, a trusted proxy's
+ * statuses, no polling, no releases, no duplicate-delivery check, no watch and no sign-in of people (OpenID, a trusted proxy's
  * header) holds none of their modules; one with all of
  * them configured (the MCP endpoint too) loads them (the list below is what the check looks for, so it can tell).
  */
@@ -25,6 +25,7 @@ const FEATURE_MODULES: Record<string, RegExp> = {
   mcp: /^mcp\//,
   oidc: /^people\/oidc\.ts$/,
   trustedHeader: /^people\/trusted-header\.ts$/,
+  watch: /^(watch\/|deploy\/watched\.ts$)/,
 };
 
 /** The src/ modules a library server of `config` loaded after starting, one deploy, and stopping. */
@@ -105,8 +106,22 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       adminPublicUrl: "http://127.0.0.1:9/admin",
       adminOidc: { issuer: "http://127.0.0.1:9", clientId: "c", clientSecretFile: secretFile, name: "SSO", roles },
       adminTrustedHeader: { header: "Remote-User", from: ["127.0.0.1/32"], secretFile, roles },
+      watch: { forMs: 200, intervalMs: 100, command: "true" },
     });
     expect(featuresIn(modules).sort()).toEqual(Object.keys(FEATURE_MODULES).sort());
+  });
+
+  test("a server with a watch loads it for the deploy it watches (docs/watch.md)", () => {
+    const repo = makeRepo();
+    const modules = loadedBy({
+      secret: SECRET,
+      repoPath: repo.clone,
+      runScript: "true",
+      watch: { forMs: 200, intervalMs: 100, command: "true" },
+    });
+    expect(modules).toContain("watch/watch.ts");
+    expect(modules).toContain("watch/command.ts");
+    expect(featuresIn(modules)).toEqual(["watch"]);
   });
 
   test("a server whose notifications are webhooks holds no email code (nodemailer comes with an email entry)", () => {
