@@ -7,6 +7,7 @@ import type { FreezeWindow } from "./freeze.ts";
 import { CHANNEL_FORMATS, type ChannelSettings } from "./channels.ts";
 import type { AuditSettings, McpMode } from "./audit.ts";
 import type { OidcSettings, TrustedHeaderSettings } from "./people.ts";
+import type { PreviewsKey } from "./previews.ts";
 
 /** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -246,6 +247,8 @@ export interface UserConfig {
   limits?: LimitsSettings;
   /** With `releases`: run in `<path>/current` after the switch (a reload of the app). @default none */
   activateScript?: string;
+  /** A running copy of each open pull request (docs/previews.md). Never read from the repository's config file. @default none */
+  previews?: PreviewsKey;
   /**
    * Freeze windows: no deploy starts while one holds, unless forced (docs/deploy-control.md "Freeze windows");
    * weekly (`Fri 16:00` → `Mon 08:00`) or dated. Read from the service's own config only. @default none
@@ -379,6 +382,7 @@ export interface ResolvedConfig
       | "gate"
       | "limits"
       | "activateScript"
+      | "previews"
       | "boundConnections"
       | "freeze"
       | "paths"
@@ -410,6 +414,7 @@ export interface ResolvedConfig
   gate?: GateSettings;
   limits?: LimitsSettings;
   activateScript?: string;
+  previews?: PreviewsKey;
   status?: StatusSettings;
   notify?: NotifyTarget[];
   healthCheckUrl?: string;

@@ -16,6 +16,7 @@ import { appSettings, describeReleases, withoutPassword } from "./check-describe
 import { describeGate } from "../config/gate.ts";
 import { describeBoundConnections, listenerWarnings } from "./check-listeners.ts";
 import { describeLimits, limitsProblem } from "../steps/limits.ts";
+import { previewsFindings } from "../previews/check.ts";
 import { describeAudit } from "../config/audit.ts";
 
 export type Source = ValueSource | "secret file" | "generated at start";
@@ -171,6 +172,7 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
   const outbound: OutboundSettings[] = [];
   const guarded: GuardedApp[] = [];
   problems.push(...valid.problems);
+  const servicePorts = [config.port, config.adminPort].filter((port): port is number => typeof port === "number");
   // An `apps` list that was rejected (its problem is listed) does not make this a single-app configuration:
   // checking the working directory as its repository would only add a misleading problem.
   if (config.apps.length === 0 && resolved.setsApps) {
@@ -191,6 +193,9 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
     const releases = releasesProblems("", config, features.releaseFiles);
     problems.push(...releases.problems);
     warnings.push(...releases.warnings);
+    const previews = previewsFindings("", config, { cwd, ports: servicePorts });
+    problems.push(...previews.problems);
+    warnings.push(...previews.warnings);
     outbound.push(config);
     guarded.push(config);
   } else {
@@ -223,6 +228,9 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
       const releases = releasesProblems(`app "${app.name}": `, app, features.releaseFiles);
       problems.push(...releases.problems);
       warnings.push(...releases.warnings);
+      const previews = previewsFindings(`app "${app.name}": `, app, { cwd, ports: servicePorts });
+      problems.push(...previews.problems);
+      warnings.push(...previews.warnings);
       outbound.push(app);
       guarded.push(app);
     }

@@ -98,6 +98,15 @@ export const KEY_NOTES: Record<keyof UserConfig, KeyNote> = {
     say: "Cap the deploy's scripts through cgroups; where they cannot be used, deploys are refused.",
     example: { memory: "1G", cpu: 1, nice: 10 },
   },
+  previews: {
+    say: "A running copy of each open pull request, torn down when it closes (docs/previews.md).",
+    example: {
+      path: "/srv/web/previews",
+      url: "https://pr-{number}.preview.example.com",
+      ports: "4100-4199",
+      user: "preview",
+    },
+  },
   activateScript: {
     say: "With releases: run in `current` after each switch (a restart).",
     example: "systemctl --user restart app",
