@@ -25,6 +25,8 @@ import { envFileWarnings } from "./config/env.ts";
 import type { Metrics, QueueDeploy, StartedAdmin } from "./features/admin.ts";
 import { AuditTrail } from "./audit/trail.ts";
 import type { AuditEvent } from "./audit/entry.ts";
+import { previewsWhenConfigured } from "./features/previews.ts";
+import type { PreviewDoor } from "./previews/door.ts";
 import { LazyOutbound, PollingWhenConfigured, recoverAppReleases, recoverLimitGroups } from "./features/optional.ts";
 
 export interface ServiceServerOptions {
@@ -135,6 +137,8 @@ class Server {
   private draining = false;
   /** The counters: kept only for the admin listener, which shows them. */
   private metrics: Metrics | undefined;
+  /** The previews of pull requests, when an app sets `previews` (docs/previews.md). */
+  private previews: PreviewDoor | undefined;
   admin: StartedAdmin | undefined;
 
   constructor(
@@ -230,6 +234,7 @@ class Server {
     const apps = this.checkApps(initial);
     if (initial.adminPort !== undefined) this.metrics ??= new (await import("./features/admin.ts")).Metrics();
     await this.recover(apps);
+    this.previews ??= await previewsWhenConfigured(apps, { cwd: this.cwd, logger: this.logger, apps: this.apps });
     this.draining = false;
     this.listener = await this.listenForWebhooks(initial);
     await this.openAdminOrClose(initial);
@@ -346,6 +351,7 @@ class Server {
       secrets: this.secrets,
       track: this.track,
       logger: this.logger,
+      previews: (app, headers, payload) => this.previews?.entrance(app, headers, payload) ?? Promise.resolve(undefined),
     });
   }
 
@@ -421,6 +427,8 @@ class Server {
     const adminListener = this.admin?.listener;
     this.admin = undefined;
     await adminListener?.stop();
+    await this.previews?.stop();
+    this.previews = undefined;
     this.audit({ actor: "service", action: "stopped", target: `pid ${process.pid}`, outcome: "ok" });
     this.reloader.close();
     this.appsInForce.close();

@@ -35,6 +35,8 @@ import type { Logger } from "../system/logger.ts";
 import type { TriggerSkip } from "../triggers/types.ts";
 import { headMessageOf } from "../triggers/markers.ts";
 import { deliveryAsk } from "./delivery.ts";
+import type { PreviewEntrance } from "../previews/door.ts";
+import { previewResponse } from "./preview-answer.ts";
 
 /** What the webhook tells the counters (the admin listener's metrics, admin/metrics.ts). */
 export interface WebhookCounters {
@@ -67,6 +69,8 @@ export interface WebhookContext {
   /** Keeps a started deploy until it ends (a stop waits for it); `onError` hears a failure inside the service. */
   track: (id: string, result: Promise<DeployResult>, onError?: (error: Error) => void) => void;
   logger: Logger;
+  /** The answer of previews to a pull request's delivery, for an app with `previews` (undefined: not theirs). */
+  previews?: PreviewEntrance;
 }
 
 /** How long a body read only to learn who pushed may hold a deploy back (a forge's arrives at once). */
@@ -165,12 +169,12 @@ export function webhookHandler(
     // filter needs it or it costs no more than hashing it (who pushed is read from it); otherwise it is hashed as
     // it streams in.
     let body: Uint8Array | undefined;
-    if (signed || app.branch || app.tags) {
+    if (signed || app.branch || app.tags || app.previews) {
       const signer = signed ? bodySigner(request.headers, secret) : undefined;
       const small = (declaredLength(request) ?? Infinity) <= STREAMED_BODY_CHARGE_BYTES;
       const read = await readBody(request, {
         limit: app.maxBodyBytes,
-        keep: !signer || Boolean(app.branch || app.tags || app.deploymentEvents) || small,
+        keep: !signer || Boolean(app.branch || app.tags || app.deploymentEvents || app.previews) || small,
         budget: signer && unauthenticatedBodies,
         onChunk: signer?.update,
       });
@@ -192,6 +196,8 @@ export function webhookHandler(
     const wantsJson = query.get("format") === "json";
     const forge = forgeDelivery(request.headers);
     const { payload, warnings } = payloadOf(body, request.headers, signed);
+    const preview = app.previews ? await context.previews?.(app, request.headers, payload) : undefined;
+    if (preview) return previewResponse(preview, forge, wantsJson);
     const asked = await deliveryAsk(cwd, app, forge, payload, (skip) => skippedPush(app, skip));
     if (asked instanceof Response) return asked;
     const { skip, target, deployment } = asked;
