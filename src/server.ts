@@ -372,6 +372,7 @@ class Server {
         queueDeploy: this.queueDeploy,
         secrets: this.secrets,
         audit: this.audit,
+        previews: () => this.previews,
       });
     } catch (error) {
       const current = this.listener!;

@@ -25,7 +25,9 @@ export type AuditAction =
   | "token rotated"
   | "started"
   | "stopped"
-  | "mcp tool";
+  | "mcp tool"
+  | "preview deploy"
+  | "preview teardown";
 
 /** How it ended: done, refused (a role, a pause, a bad request), or failed inside the service. */
 export type AuditOutcome = "ok" | "refused" | "failed";

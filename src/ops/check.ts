@@ -16,7 +16,6 @@ import { appSettings, describeReleases, withoutPassword } from "./check-describe
 import { describeGate } from "../config/gate.ts";
 import { describeBoundConnections, listenerWarnings } from "./check-listeners.ts";
 import { describeLimits, limitsProblem } from "../steps/limits.ts";
-import { previewsFindings } from "../previews/check.ts";
 import { describeAudit } from "../config/audit.ts";
 
 export type Source = ValueSource | "secret file" | "generated at start";
@@ -173,6 +172,11 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
   const guarded: GuardedApp[] = [];
   problems.push(...valid.problems);
   const servicePorts = [config.port, config.adminPort].filter((port): port is number => typeof port === "number");
+  // Loaded only when an app sets previews: a plain check holds none of their code.
+  const previewsFindings =
+    config.previews || valid.apps.some((app) => app.previews)
+      ? (await import("../previews/check.ts")).previewsFindings
+      : () => ({ problems: [], warnings: [] });
   // An `apps` list that was rejected (its problem is listed) does not make this a single-app configuration:
   // checking the working directory as its repository would only add a misleading problem.
   if (config.apps.length === 0 && resolved.setsApps) {

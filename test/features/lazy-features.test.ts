@@ -25,6 +25,7 @@ const FEATURE_MODULES: Record<string, RegExp> = {
   mcp: /^mcp\//,
   oidc: /^people\/oidc\.ts$/,
   trustedHeader: /^people\/trusted-header\.ts$/,
+  previews: /^previews\//,
 };
 
 /** The src/ modules a library server of `config` loaded after starting, one deploy, and stopping. */
@@ -105,6 +106,11 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       adminPublicUrl: "http://127.0.0.1:9/admin",
       adminOidc: { issuer: "http://127.0.0.1:9", clientId: "c", clientSecretFile: secretFile, name: "SSO", roles },
       adminTrustedHeader: { header: "Remote-User", from: ["127.0.0.1/32"], secretFile, roles },
+      previews: {
+        path: join(tempDir("service-previews-"), "previews"),
+        url: "https://pr-{number}.p.example.com",
+        ports: "41000-41010",
+      },
     });
     expect(featuresIn(modules).sort()).toEqual(Object.keys(FEATURE_MODULES).sort());
   });
