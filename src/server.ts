@@ -234,7 +234,12 @@ class Server {
     const apps = this.checkApps(initial);
     if (initial.adminPort !== undefined) this.metrics ??= new (await import("./features/admin.ts")).Metrics();
     await this.recover(apps);
-    this.previews ??= await previewsWhenConfigured(apps, { cwd: this.cwd, logger: this.logger, apps: this.apps });
+    this.previews ??= await previewsWhenConfigured(apps, {
+      cwd: this.cwd,
+      logger: this.logger,
+      apps: this.apps,
+      audit: this.audit,
+    });
     this.draining = false;
     this.listener = await this.listenForWebhooks(initial);
     await this.openAdminOrClose(initial);

@@ -27,7 +27,8 @@ export type AuditAction =
   | "stopped"
   | "mcp tool"
   | "preview deploy"
-  | "preview teardown";
+  | "preview teardown"
+  | "preview refused";
 
 /** How it ended: done, refused (a role, a pause, a bad request), or failed inside the service. */
 export type AuditOutcome = "ok" | "refused" | "failed";

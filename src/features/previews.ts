@@ -5,10 +5,11 @@
 import type { ResolvedApp } from "../config/apps.ts";
 import type { PreviewDoor } from "../previews/door.ts";
 import type { Logger } from "../system/logger.ts";
+import type { AuditEvent } from "../audit/entry.ts";
 
 export async function previewsWhenConfigured(
   apps: readonly ResolvedApp[],
-  options: { cwd: string; logger: Logger; apps: () => readonly ResolvedApp[] },
+  options: { cwd: string; logger: Logger; apps: () => readonly ResolvedApp[]; audit?: (event: AuditEvent) => void },
 ): Promise<PreviewDoor | undefined> {
   if (!apps.some((app) => app.previews)) return undefined;
   const { openPreviews } = await import("../previews/door.ts");

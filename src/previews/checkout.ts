@@ -19,18 +19,28 @@ const ARCHIVE_MS = 10 * 60_000;
 
 /** The private ref of the clone that holds a preview's head. */
 export const headRef = (number: number) => `refs/service/previews/pr-${number}`;
+/** The private ref that holds the pull request's base branch, for `paths`. */
+export const baseRef = (number: number) => `refs/service/previews/pr-${number}-base`;
+const BRANCH = /^[A-Za-z0-9._/-]{1,200}$/;
 
 /** Fetches the event's head; a problem (the fetch failed, or it brought another commit: both named) or undefined. */
 export async function fetchHead(
   repoPath: string,
-  event: Pick<PullRequestEvent, "number" | "head" | "fetchRef">,
+  event: Pick<PullRequestEvent, "number" | "head" | "fetchRef" | "base">,
   env: Env,
 ): Promise<string | undefined> {
   if (!FETCH_REF.test(event.fetchRef) || event.fetchRef.includes(".."))
     return `the pull request's ref ${JSON.stringify(event.fetchRef)} is not one a forge names`;
   const remote = (await defaultRemote(repoPath, env)) ?? "origin";
   const ref = headRef(event.number);
-  const fetched = await gitQuery(repoPath, ["fetch", "--no-tags", "--quiet", remote, `+${event.fetchRef}:${ref}`], env);
+  // The base branch too (for `paths`), when it is a name a branch can have.
+  const base =
+    BRANCH.test(event.base) && !event.base.includes("..") ? [`+refs/heads/${event.base}:${baseRef(event.number)}`] : [];
+  const fetched = await gitQuery(
+    repoPath,
+    ["fetch", "--no-tags", "--quiet", remote, `+${event.fetchRef}:${ref}`, ...base],
+    env,
+  );
   if (fetched.code !== 0) return `fetching ${event.fetchRef} failed: ${fetched.stderr.split("\n").at(-1) ?? ""}`;
   const got = await resolveCommit(repoPath, ref, env);
   if (got !== event.head)
@@ -41,6 +51,7 @@ export async function fetchHead(
 /** Drops the private ref of a preview's head (at its teardown). */
 export async function dropHead(repoPath: string, number: number, env: Env): Promise<void> {
   await gitQuery(repoPath, ["update-ref", "-d", headRef(number)], env);
+  await gitQuery(repoPath, ["update-ref", "-d", baseRef(number)], env);
 }
 
 /**

@@ -8,6 +8,8 @@ import type { ResolvedApp } from "../config/apps.ts";
 import { type PreviewDelivery, previewDelivery } from "./events.ts";
 import { type AppWithPreviews, type PreviewAnswer, Previews } from "./manager.ts";
 import type { Logger } from "../system/logger.ts";
+import type { AuditEvent } from "../audit/entry.ts";
+import { NO_USER_WARNING } from "./check.ts";
 
 type Payload = Record<string, unknown>;
 
@@ -33,7 +35,11 @@ export function openPreviews(options: {
   cwd: string;
   logger: Logger;
   apps: () => readonly ResolvedApp[];
+  audit?: (event: AuditEvent) => void;
 }): PreviewDoor {
+  for (const app of options.apps())
+    if (app.previews && !app.previews.user)
+      options.logger.warn(`${app.name ? `app "${app.name}": ` : ""}${NO_USER_WARNING}`);
   const manager = new Previews(options);
   manager.start();
   return {

@@ -6,11 +6,13 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import type { AuditEvent } from "../audit/entry.ts";
 import type { ResolvedApp } from "../config/apps.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { shown } from "../system/shown.ts";
 import type { Logger } from "../system/logger.ts";
 import { fetchHead } from "./checkout.ts";
+import { headRefusal } from "./head-rules.ts";
 import { buildPreview, type LifeContext, teardownPreview } from "./life.ts";
 import { freePort, slugOf, urlOf } from "./naming.ts";
 import { previewsDir, readPreviews, writePreviews } from "./state.ts";
@@ -55,6 +57,8 @@ export class Previews {
       /** The apps as configured now. */
       apps: () => readonly ResolvedApp[];
       env?: NodeJS.ProcessEnv;
+      /** Writes a refusal into the audit trail (docs/audit.md), when the server keeps one. */
+      audit?: (event: AuditEvent) => void;
     },
   ) {
     const env = options.env ?? process.env;
@@ -122,6 +126,8 @@ export class Previews {
     if ("refuse" in verdict) return this.refuse(app, event, verdict.refuse, verdict.text);
     const problem = await fetchHead(app.repoPath, event, this.context.env);
     if (problem) return this.refuse(app, event, "head", `pull request #${event.number}: ${problem}`);
+    const ruled = await headRefusal(app, event, cwd, this.context.env);
+    if (ruled) return this.refuse(app, event, ruled.reason, `pull request #${event.number}: ${ruled.text}`);
     const preview = this.place(app, event, existing, verdict.approvedHead);
     if (!preview)
       return this.refuse(app, event, "max", `pull request #${event.number}: no free port in previews.ports`);
@@ -140,6 +146,14 @@ export class Previews {
     state.refusals.push({ number: event.number, head: event.head, reason, text, at: new Date().toISOString() });
     writePreviews(this.options.cwd, name, state);
     this.options.logger.info(`previews ${name}: refused: ${shown(text)}`);
+    this.options.audit?.({
+      actor: `webhook:${event.sender.replace(/[^A-Za-z0-9_.[\]-]/g, "?").slice(0, 100) || "?"}`,
+      action: "preview refused",
+      app: name,
+      target: `#${event.number}`,
+      outcome: "refused",
+      reason,
+    });
     return { outcome: "refused", text, reason };
   }
 

@@ -5,7 +5,17 @@
  */
 import type { Preview, PreviewSettings, PullRequestEvent } from "./types.ts";
 
-export type RefusalReason = "paused" | "base" | "fork" | "author" | "undecidable" | "label" | "max" | "head" | "paths";
+export type RefusalReason =
+  | "paused"
+  | "base"
+  | "fork"
+  | "author"
+  | "undecidable"
+  | "label"
+  | "max"
+  | "head"
+  | "paths"
+  | "signature";
 
 export type Verdict =
   | { deploy: true; approvedHead?: string }

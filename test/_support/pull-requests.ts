@@ -3,7 +3,7 @@
  * and a server whose app has `previews`, for the tests of test/previews/.
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { git, post, readJson, SECRET, type Repo, type RunningServer } from "./helpers.ts";
 import { githubHeaders, hmacHex } from "./webhook-fixtures.ts";
 
@@ -112,7 +112,10 @@ export function pushPullHead(
 ) {
   const pusher = join(repo.dir, "pusher");
   const main = git(pusher, "rev-parse", "HEAD");
-  for (const [name, content] of Object.entries(files)) writeFileSync(join(pusher, name), content);
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(pusher, name)), { recursive: true });
+    writeFileSync(join(pusher, name), content);
+  }
   git(pusher, "add", "-A");
   git(pusher, "commit", "--quiet", "--allow-empty", "-m", `pull request ${number}`);
   const made = git(pusher, "rev-parse", "HEAD");

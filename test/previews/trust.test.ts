@@ -5,8 +5,18 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { logFiles, makeRepo, SECRET, startServer, tempDir, waitFor, type RunningServer } from "../_support/helpers.ts";
+import {
+  logFiles,
+  makeRepo,
+  runCli,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+  type RunningServer,
+} from "../_support/helpers.ts";
 import { writeServiceYaml } from "../_support/webhook-fixtures.ts";
+import { makeKeys, noSshKeygen } from "../_support/signing.ts";
 import {
   deliverPullRequest,
   giteaPullRequest,
@@ -75,11 +85,42 @@ describe("previews: events and trust", () => {
     expect(logFiles(cwd)).toEqual([]);
   });
 
-  test("a fork's PR is refused unless fromForks", async () => {
+  test("a fork's PR is refused unless fromForks; the refusal is in the audit trail", async () => {
     const { repo, cwd, server, path } = await serve();
     const head = pr(repo, 8);
-    const response = await deliverPullRequest(server, githubPullRequest(8, head, { fork: true }));
+    const response = await deliverPullRequest(server, githubPullRequest(8, head, { fork: true, sender: "mallory" }));
     await refused(response, cwd, path, 8, "fork", "pull request #8 comes from a fork; previews.fromForks is off");
+    const audit = await runCli(["audit", "--json"], { cwd });
+    expect(JSON.parse(audit.stdout)).toContainEqual(
+      expect.objectContaining({ actor: "webhook:mallory", action: "preview refused", target: "#8", reason: "fork" }),
+    );
+  });
+
+  test("without previews.user the start warns that a pull request's code can read the server's secrets", async () => {
+    const { server } = await serve();
+    await waitFor(
+      () => (server.stdout.text + server.stderr.text).includes("previews run as the service's user"),
+      "the warning",
+    );
+  });
+
+  test("paths: a PR that touches none of them is refused; one that does is built", async () => {
+    const { repo, cwd, server, path } = await serve({}, { paths: ["src/**"] });
+    const docs = pr(repo, 18, { "README.md": "docs only\n" });
+    const response = await deliverPullRequest(server, githubPullRequest(18, docs));
+    await refused(response, cwd, path, 18, "paths", "pull request #18: it touches no file of paths (src/**)");
+    const code = pr(repo, 19, { "src/app.txt": "code\n" });
+    const built = await deliverPullRequest(server, githubPullRequest(19, code));
+    expect(await built.text()).toContain("[preview] pull request #19: building");
+    await waitFor(() => previewOf(cwd, 19, ["running"]), "the preview of the code change");
+  });
+
+  test.skipIf(noSshKeygen)("allowedSigners: an unsigned head is refused", async () => {
+    const keys = makeKeys();
+    const { repo, cwd, server, path } = await serve({}, { allowedSigners: keys.allowed });
+    const head = pr(repo, 20);
+    const response = await deliverPullRequest(server, githubPullRequest(20, head));
+    await refused(response, cwd, path, 20, "signature", `commit ${head.slice(0, 12)} refused`);
   });
 
   test("an author whose association is not in authors is refused", async () => {
@@ -143,7 +184,6 @@ describe("previews: events and trust", () => {
 
   test("a paused app refuses previews", async () => {
     const { repo, cwd, server, path } = await serve();
-    const { runCli } = await import("../_support/helpers.ts");
     const paused = await runCli(["pause", "--reason", "maintenance"], { cwd });
     expect(paused.code).toBe(0);
     const head = pr(repo, 15);
