@@ -139,6 +139,7 @@ class Server {
   private metrics: Metrics | undefined;
   /** The previews of pull requests, when an app sets `previews` (docs/previews.md). */
   private previews: PreviewDoor | undefined;
+  private previewsOpening: Promise<PreviewDoor | undefined> | undefined;
   admin: StartedAdmin | undefined;
 
   constructor(
@@ -234,12 +235,7 @@ class Server {
     const apps = this.checkApps(initial);
     if (initial.adminPort !== undefined) this.metrics ??= new (await import("./features/admin.ts")).Metrics();
     await this.recover(apps);
-    this.previews ??= await previewsWhenConfigured(apps, {
-      cwd: this.cwd,
-      logger: this.logger,
-      apps: this.apps,
-      audit: this.audit,
-    });
+    await this.openPreviews(apps);
     this.draining = false;
     this.listener = await this.listenForWebhooks(initial);
     await this.openAdminOrClose(initial);
@@ -339,6 +335,15 @@ class Server {
     if (hasStoredRequests(cwd)) await (await import("./requests/recover.ts")).recoverRequests(this.replaying(), apps);
   }
 
+  /** The previews of pull requests, opened once an app sets `previews` (loaded only then). */
+  private async openPreviews(apps: readonly ResolvedApp[]): Promise<PreviewDoor | undefined> {
+    if (this.previews || !apps.some((app) => app.previews)) return this.previews;
+    // Two deliveries at once open one door.
+    const options = { cwd: this.cwd, logger: this.logger, apps: this.apps, audit: this.audit };
+    this.previewsOpening ??= previewsWhenConfigured(apps, options).then((door) => (this.previews = door));
+    return this.previewsOpening;
+  }
+
   /** The webhook port: the routes of docs/http.md and nothing else. */
   private listenForWebhooks(initial: ResolvedConfig): Promise<Listener> {
     return listenForWebhooks(initial, {
@@ -356,7 +361,8 @@ class Server {
       secrets: this.secrets,
       track: this.track,
       logger: this.logger,
-      previews: (app, headers, payload) => this.previews?.entrance(app, headers, payload) ?? Promise.resolve(undefined),
+      // An app given previews by a reload opens them at its first delivery.
+      previews: async (app, headers, payload) => (await this.openPreviews([app]))?.entrance(app, headers, payload),
     });
   }
 
@@ -435,6 +441,7 @@ class Server {
     await adminListener?.stop();
     await this.previews?.stop();
     this.previews = undefined;
+    this.previewsOpening = undefined;
     this.audit({ actor: "service", action: "stopped", target: `pid ${process.pid}`, outcome: "ok" });
     this.reloader.close();
     this.appsInForce.close();

@@ -29,6 +29,10 @@ export function previewsFindings(
   if (!previews) return { problems: [], warnings: [] };
   const problems = previewsProblems(previews, app, service).map((p) => `${label}${p}`);
   const warnings: string[] = [];
+  if (!app.status)
+    warnings.push(
+      `${label}previews: without status (a forge and its token) only user: entries and GitHub's author association can pass authors, closed pull requests are found by ttlDays only, and refusals are told in the answer, the log, service previews and /metrics alone`,
+    );
   if (!previews.user) warnings.push(`${label}${NO_USER_WARNING}`);
   else {
     const files = [resolve(service.cwd, ".service"), resolve(service.cwd, ".service.secret"), app.repoPath];

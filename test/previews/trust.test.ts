@@ -255,6 +255,20 @@ describe("previews: events and trust", () => {
     expect(existsSync(join(cwd, ".service", "previews"))).toBe(false);
   });
 
+  test("previews added to the config of a running server apply from the next delivery", async () => {
+    const repo = makeRepo();
+    const cwd = tempDir();
+    const base = { secret: SECRET, repoPath: repo.clone, runScript: "echo production", path: "/hook" };
+    writeServiceYaml(cwd, base);
+    const server = await startServer(cwd);
+    servers.push(server);
+    writeServiceYaml(cwd, { ...base, previews: previewsKey(cwd) });
+    const head = pr(repo, 22);
+    const response = await deliverPullRequest(server, githubPullRequest(22, head));
+    expect(await response.text()).toContain("[preview] pull request #22: building");
+    await waitFor(() => previewOf(cwd, 22, ["running"]), "the preview");
+  });
+
   test("a title and a branch from outside go to the script as variables, never into a shell's text", async () => {
     const { repo, cwd, server, path } = await serve({
       runScript: 'printf "%s|%s" "$SERVICE_PREVIEW_TITLE" "$SERVICE_PREVIEW_BRANCH" > seen.txt',
