@@ -9,6 +9,8 @@ import { join } from "node:path";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { Logger } from "../system/logger.ts";
 import { shown } from "../system/shown.ts";
+import type { DeployLimits } from "../steps/limits.ts";
+import { scriptLimits } from "../system/process.ts";
 import { dropHead, removeTree, writeTree } from "./checkout.ts";
 import { markerOf, previewEnv } from "./env.ts";
 import { type PreviewPhase, reportPreview } from "./report.ts";
@@ -38,6 +40,14 @@ type App = ResolvedApp & { previews: PreviewSettings };
 const SCRIPT_TRIES = 3;
 
 const nameOf = (app: App) => app.name ?? "default";
+
+/** The limits of a preview's build under the app's `limits`: its own group, its leftovers kept apart from the app's. */
+async function limitsOf(app: App, number: number): Promise<DeployLimits | { problem: string } | undefined> {
+  if (!app.limits) return undefined;
+  const { DeployLimits } = await import("../steps/limits.ts");
+  const of = { app: `preview-${nameOf(app)}-pr-${number}`, repoPath: app.repoPath };
+  return DeployLimits.open(app.limits, crypto.randomUUID(), of);
+}
 
 /** The build log of a preview: `.service/previews/<app>/pr-<n>.log`, the last build's output. */
 export function logOf(cwd: string, app: string, number: number): string {
@@ -99,14 +109,21 @@ export async function buildPreview(context: LifeContext, app: App, number: numbe
     mkdirSync(join(previewsDir(cwd), name), { recursive: true, mode: 0o700 });
     rmSync(log, { force: true });
     reason ??= await writeTree(app.repoPath, preview.head, preview.dir, settings.user, context.env);
-    if (!reason) {
-      const run = await runScript(settings.runScript ?? app.runScript, {
-        dir: preview.dir,
-        env: previewEnv(settings, preview, actor),
-        ...(settings.user ? { user: settings.user } : {}),
-        timeoutMs: app.runTimeoutMs,
-        log,
-      });
+    // The app's `limits` hold its previews' builds too, each in a cgroup of its own.
+    const limits = reason ? undefined : await limitsOf(app, number);
+    if (limits && "problem" in limits) reason = limits.problem;
+    else if (!reason) {
+      const build = () =>
+        runScript(settings.runScript ?? app.runScript, {
+          dir: preview.dir,
+          env: previewEnv(settings, preview, actor),
+          ...(settings.user ? { user: settings.user } : {}),
+          timeoutMs: app.runTimeoutMs,
+          log,
+        });
+      const run = limits ? await scriptLimits.run(limits, build) : await build();
+      const ended = await limits?.end(run.ok);
+      if (ended) context.logger.info(`previews ${name}: pull request #${number}: ${ended}`);
       update(cwd, name, number, (p) => {
         p.groups = run.groups;
       });
