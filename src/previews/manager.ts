@@ -13,6 +13,7 @@ import { shown } from "../system/shown.ts";
 import type { Logger } from "../system/logger.ts";
 import { fetchHead } from "./checkout.ts";
 import { headRefusal } from "./head-rules.ts";
+import { withPreviewLock } from "./lock.ts";
 import { buildPreview, type LifeContext, teardownPreview } from "./life.ts";
 import { freePort, slugOf, urlOf } from "./naming.ts";
 import { previewsDir, readPreviews, writePreviews } from "./state.ts";
@@ -202,7 +203,8 @@ export class Previews {
   /** Runs `task` in the preview's lane, after what is already in it. */
   private enqueue(app: AppWithPreviews, number: number, task: () => Promise<void>): Promise<void> {
     const key = `${nameOf(app)}\0${number}`;
-    const next = (this.lanes.get(key) ?? Promise.resolve()).then(task).catch((error: Error) => {
+    const locked = () => withPreviewLock(this.options.cwd, nameOf(app), number, () => this.stopping, task);
+    const next = (this.lanes.get(key) ?? Promise.resolve()).then(locked).catch((error: Error) => {
       this.options.logger.error(`previews ${nameOf(app)}: pull request #${number}: ${error.message}`);
     });
     this.lanes.set(key, next);
