@@ -42,8 +42,13 @@ export async function pullOpen(
     const response = await fetch(`${target.apiUrl.replace(/\/+$/, "")}/repos/${repo}/pulls/${number}`, {
       headers: {
         "user-agent": "service-deploy-webhook",
-        accept: "application/json",
-        authorization: target.provider === "github" ? `Bearer ${target.token}` : `token ${target.token}`,
+        ...(target.provider === "github"
+          ? {
+              accept: "application/vnd.github+json",
+              authorization: `Bearer ${target.token}`,
+              "x-github-api-version": "2022-11-28",
+            }
+          : { accept: "application/json", authorization: `token ${target.token}` }),
       },
       redirect: "manual",
       signal: AbortSignal.timeout(10_000),

@@ -271,8 +271,10 @@ export class Previews {
       }
       if (changed) writePreviews(this.options.cwd, name, state);
     }
-    void this.sweep();
-    this.timer = setInterval(() => void this.sweep(), HOUR_MS);
+    const sweep = () =>
+      this.sweep().catch((error: Error) => this.options.logger.error(`previews: the sweep failed: ${error.message}`));
+    void sweep();
+    this.timer = setInterval(() => void sweep(), HOUR_MS);
     this.timer.unref?.();
   }
 

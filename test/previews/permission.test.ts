@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 /** A forge that answers each login's permission as `permissions` says, and records what it was asked. */
-function forge(provider: "github" | "gitea", permissions: Record<string, string>) {
+function forge(provider: "github" | "gitea", permissions: Record<string, string>, pulls: Record<number, string> = {}) {
   const asked: string[] = [];
   const server = Bun.serve({
     port: 0,
@@ -35,6 +35,12 @@ function forge(provider: "github" | "gitea", permissions: Record<string, string>
       if (request.method !== "GET" || auth !== expected) return new Response("bad request", { status: 400 });
       if (provider === "github" && request.headers.get("accept") !== "application/vnd.github+json")
         return new Response("bad accept", { status: 400 });
+      const pull = /^\/repos\/acme\/web\/pulls\/(\d+)$/.exec(url.pathname);
+      if (pull) {
+        asked.push(`pulls/${pull[1]}`);
+        const state = pulls[Number(pull[1])];
+        return state ? Response.json({ number: Number(pull[1]), state }) : Response.json({}, { status: 404 });
+      }
       const match = /^\/repos\/acme\/web\/collaborators\/([^/]+)\/permission$/.exec(url.pathname);
       if (!match) return new Response("not found", { status: 404 });
       asked.push(decodeURIComponent(match[1]!));
@@ -47,8 +53,12 @@ function forge(provider: "github" | "gitea", permissions: Record<string, string>
   return { apiUrl: `http://127.0.0.1:${server.port}`, asked };
 }
 
-async function serve(provider: "github" | "gitea", permissions: Record<string, string>) {
-  const api = forge(provider, permissions);
+async function serve(
+  provider: "github" | "gitea",
+  permissions: Record<string, string>,
+  pulls: Record<number, string> = {},
+) {
+  const api = forge(provider, permissions, pulls);
   const repo = makeRepo();
   const cwd = tempDir();
   writeServiceYaml(cwd, {
@@ -61,7 +71,13 @@ async function serve(provider: "github" | "gitea", permissions: Record<string, s
   });
   const server: RunningServer = await startServer(cwd);
   servers.push(server);
-  return { repo, cwd, server, api };
+  const restart = async () => {
+    await server.stop();
+    const again = await startServer(cwd);
+    servers.push(again);
+    return again;
+  };
+  return { repo, cwd, server, api, restart };
 }
 
 describe("previews: the forge decides who a sender is", () => {
@@ -96,5 +112,20 @@ describe("previews: the forge decides who a sender is", () => {
     expect(await owner.text()).toContain("[preview] pull request #4: building");
     await waitFor(() => previewOf(cwd, 4, ["running"]), "the owner's preview");
     expect(api.asked).toEqual(["sam", "olga"]);
+  });
+
+  test("at start, a preview whose pull request closed while the service was down is torn down", async () => {
+    const pulls: Record<number, string> = { 5: "open", 6: "open" };
+    const { repo, cwd, server, api, restart } = await serve("github", {}, pulls);
+    for (const n of [5, 6]) {
+      await deliverPullRequest(server, githubPullRequest(n, pushPullHead(repo, n)));
+      await waitFor(() => previewOf(cwd, n, ["running"]), `the preview of #${n}`);
+    }
+    pulls[5] = "closed";
+    await restart();
+    await waitFor(() => previewState(cwd).previews.every((p) => p.number !== 5), "the teardown of #5");
+    expect(previewState(cwd).previews.map((p) => p.number)).toEqual([6]);
+    expect(api.asked).toContain("pulls/5");
+    expect(api.asked).toContain("pulls/6");
   });
 });
