@@ -50,10 +50,9 @@ export function previewMetrics(cwd: string, door: PreviewDoor | undefined, apps:
   const family = (name: string, type: string, help: string) =>
     out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
   family("service_previews", "gauge", "Previews of pull requests kept now, by app.");
-  for (const app of apps) {
-    const count = readPreviews(cwd, app).previews.length;
-    if (count > 0 || door.manager.counters.deploys.size > 0) out.push(`service_previews${labels({ app })} ${count}`);
-  }
+  const withPreviews = door.manager.names();
+  for (const app of apps.filter((name) => withPreviews.includes(name)))
+    out.push(`service_previews${labels({ app })} ${readPreviews(cwd, app).previews.length}`);
   const counters: [string, string, string, Map<string, number>][] = [
     [
       "service_preview_deploys_total",

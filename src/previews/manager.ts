@@ -13,6 +13,7 @@ import { shown } from "../system/shown.ts";
 import type { Logger } from "../system/logger.ts";
 import { fetchHead } from "./checkout.ts";
 import { headRefusal } from "./head-rules.ts";
+import { handEvent } from "./by-hand.ts";
 import { withPreviewLock } from "./lock.ts";
 import { buildPreview, type LifeContext, teardownPreview } from "./life.ts";
 import { freePort, slugOf, urlOf } from "./naming.ts";
@@ -86,6 +87,11 @@ export class Previews {
 
   private withPreviews(): AppWithPreviews[] {
     return this.options.apps().filter((app): app is AppWithPreviews => Boolean(app.previews));
+  }
+
+  /** The names of the apps with previews now. */
+  names(): string[] {
+    return this.withPreviews().map(nameOf);
   }
 
   /** Every preview of every app with previews. */
@@ -225,25 +231,10 @@ export class Previews {
    */
   async deployByHand(app: AppWithPreviews, number: number, actor: string): Promise<PreviewAnswer> {
     const existing = readPreviews(this.options.cwd, nameOf(app)).previews.find((p) => p.number === number);
-    const fetchRef = existing?.fetchRef ?? `refs/pull/${number}/head`;
-    const { gitQuery } = await import("../system/git.ts");
-    const remote = await gitQuery(app.repoPath, ["ls-remote", "--", "origin", fetchRef], this.context.env);
-    const head = /^[0-9a-f]{40}/.exec(remote.stdout)?.[0];
-    if (!head) return { outcome: "refused", text: `pull request #${number}: ${fetchRef} is not on the remote` };
-    const event: PullRequestEvent = {
-      forge: existing?.forge ?? "github",
-      action: "open",
-      number,
-      title: existing?.title ?? "",
-      branch: existing?.branch ?? `pr-${number}`,
-      base: app.branch ?? "",
-      head,
-      fetchRef,
-      fork: false,
-      author: actor,
-      sender: actor,
-      labels: [],
-    };
+    const who = { actor, base: app.branch ?? "" };
+    const event = await handEvent(app.repoPath, number, existing, who, this.context.env);
+    if ("problem" in event) return { outcome: "refused", text: event.problem };
+    const head = event.head;
     const problem = await fetchHead(app.repoPath, event, this.context.env);
     if (problem) return { outcome: "refused", text: `pull request #${number}: ${problem}` };
     const preview = this.place(app, event, existing, existing?.approvedHead ? head : undefined);
