@@ -17,6 +17,7 @@ interface CheckedApp {
   envFile?: string;
   ageIdentityFile?: string;
   status?: { tokenFile?: string };
+  gate?: unknown;
 }
 
 /** The problems and warnings of one app's previews; `label` prefixes each (`app "web": `). */
@@ -29,6 +30,8 @@ export function previewsFindings(
   if (!previews) return { problems: [], warnings: [] };
   const problems = previewsProblems(previews, app, service).map((p) => `${label}${p}`);
   const warnings: string[] = [];
+  if (previews.gate && !app.gate)
+    problems.push(`${label}previews: gate is true but the app has no gate (set gate.checks)`);
   if (!app.status)
     warnings.push(
       `${label}previews: without status (a forge and its token) only user: entries and GitHub's author association can pass authors, closed pull requests are found by ttlDays only, and refusals are told in the answer, the log, service previews and /metrics alone`,

@@ -19,6 +19,7 @@ import { runScript, stopPreview } from "./scripts.ts";
 import { previewSlot } from "./slot.ts";
 import { previewsDir, readPreviews, writePreviews } from "./state.ts";
 import { targetOf } from "./forge-ask.ts";
+import { previewGate } from "./gate.ts";
 import type { Preview, PreviewSettings } from "./types.ts";
 
 /** What a build and a teardown use of the manager. */
@@ -88,6 +89,11 @@ export async function buildPreview(context: LifeContext, app: App, number: numbe
   if (!first) return;
   const started = Date.now();
   await tell(context, app, first, "building");
+  // With previews.gate, the forge's checks on the head first (no build slot held while they are pending).
+  const gated = settings.gate
+    ? await previewGate(app, await targetOf(app, cwd, context.env), first.head, context.stopped)
+    : undefined;
+  if (gated) return ended(context, app, number, gated, started);
   const slot = await previewSlot(
     cwd,
     app.maxConcurrentDeploys,
@@ -135,7 +141,13 @@ export async function buildPreview(context: LifeContext, app: App, number: numbe
     context.building(-1);
     slot.release();
   }
-  const after = update(cwd, name, number, (p) => {
+  await ended(context, app, number, reason, started);
+}
+
+/** A build's end: its status and outcome kept, counted, logged, told. */
+async function ended(context: LifeContext, app: App, number: number, reason: string | undefined, started: number) {
+  const name = nameOf(app);
+  const after = update(context.cwd, name, number, (p) => {
     p.status = reason ? "failed" : "running";
     p.outcome = reason ? "failed" : "ok";
     p.updated = new Date().toISOString();
