@@ -27,6 +27,8 @@ const subCommands = {
   "admin-token": () => import("./commands/secret.ts").then((m) => m.adminTokenCommand),
   token: () => import("./commands/token.ts").then((m) => m.tokenCommand),
   init: () => import("./commands/init.ts").then((m) => m.initCommand),
+  previews: () => import("./commands/previews.ts").then((m) => m.previewsCommand),
+  preview: () => import("./commands/previews.ts").then((m) => m.previewCommand),
 };
 
 export const main = defineCommand({

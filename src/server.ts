@@ -1,6 +1,6 @@
 import type { ConsolaInstance } from "consola";
 import { defaultLogger } from "./system/logger.ts";
-import { AppsInForce } from "./config/apps.ts";
+import { AppsInForce, type ResolvedApp } from "./config/apps.ts";
 import { appsToStart } from "./config/start.ts";
 import type { ResolvedConfig } from "./config/schema-resolved.ts";
 import type { UserConfig } from "./config/schema.ts";
@@ -16,6 +16,8 @@ import { deploySecrets } from "./config/deploy-secrets.ts";
 import type { Metrics, StartedAdmin } from "./features/admin.ts";
 import { AuditTrail } from "./audit/trail.ts";
 import type { AuditEvent } from "./audit/entry.ts";
+import { previewsWhenConfigured } from "./features/previews.ts";
+import type { PreviewDoor } from "./previews/door.ts";
 import { LazyOutbound, PollingWhenConfigured } from "./features/optional.ts";
 import { busy, ServerRequests } from "./features/requests.ts";
 
@@ -116,6 +118,9 @@ class Server {
   private draining = false;
   /** The counters: kept only for the admin listener, which shows them. */
   private metrics: Metrics | undefined;
+  /** The previews of pull requests, when an app sets `previews` (docs/previews.md). */
+  private previews: PreviewDoor | undefined;
+  private previewsOpening: Promise<PreviewDoor | undefined> | undefined;
   admin: StartedAdmin | undefined;
 
   constructor(
@@ -189,6 +194,7 @@ class Server {
     const apps = appsToStart(initial, this.config, this.cwd, this.appsInForce, this.logger);
     if (initial.adminPort !== undefined) this.metrics ??= new (await import("./features/admin.ts")).Metrics();
     await this.requests.recover(apps);
+    await this.openPreviews(apps);
     this.draining = false;
     this.deployer.resumeWatches();
     this.listener = await this.listenForWebhooks(initial);
@@ -196,6 +202,15 @@ class Server {
     this.polling.start();
     await this.requests.watchForCatchUps(apps);
     this.audit({ actor: "service", action: "started", target: `pid ${process.pid}`, outcome: "ok" });
+  }
+
+  /** The previews of pull requests, opened once an app sets `previews` (loaded only then). */
+  private async openPreviews(apps: readonly ResolvedApp[]): Promise<PreviewDoor | undefined> {
+    if (this.previews || !apps.some((app) => app.previews)) return this.previews;
+    // Two deliveries at once open one door.
+    const options = { cwd: this.cwd, logger: this.logger, apps: this.apps, audit: this.audit };
+    this.previewsOpening ??= previewsWhenConfigured(apps, options).then((door) => (this.previews = door));
+    return this.previewsOpening;
   }
 
   /** The webhook port: the routes of docs/http.md and nothing else. */
@@ -215,6 +230,8 @@ class Server {
       secrets: this.secrets,
       track: this.track,
       logger: this.logger,
+      // An app given previews by a reload opens them at its first delivery.
+      previews: async (app, headers, payload) => (await this.openPreviews([app]))?.entrance(app, headers, payload),
     });
   }
 
@@ -235,6 +252,7 @@ class Server {
         queueDeploy: this.requests.queue,
         secrets: this.secrets,
         audit: this.audit,
+        previews: () => this.previews,
       });
     } catch (error) {
       const current = this.listener!;
@@ -285,6 +303,9 @@ class Server {
     const adminListener = this.admin?.listener;
     this.admin = undefined;
     await adminListener?.stop();
+    await this.previews?.stop();
+    this.previews = undefined;
+    this.previewsOpening = undefined;
     this.audit({ actor: "service", action: "stopped", target: `pid ${process.pid}`, outcome: "ok" });
     this.reloader.close();
     this.appsInForce.close();

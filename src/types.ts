@@ -257,7 +257,7 @@ export interface GateResult {
  * How a deploy was asked for (docs/deploy-control.md "Requests"): `recovered` is a request acknowledged by a process
  * that died before it ran, replayed at the next start.
  */
-export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll" | "catch-up" | "recovered";
+export type Trigger = "webhook" | "cli" | "api" | "rollback" | "poll" | "catch-up" | "recovered" | "preview";
 /** `status` and `notify` lines record outbound calls (commit statuses, notifications). */
 export type Step =
   | "deploy"

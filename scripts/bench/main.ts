@@ -7,7 +7,7 @@
  * case starts its own server, so each peak RSS (VmHWM) belongs to that case alone. Every step is bounded in
  * time; every process started here (and any process left running in the temp dir) is killed at the end.
  *
- * Usage: npm run bench -- [--no-build] [--only start,unauthorized,latency,scale,history,dora,burst,latest,stream,signed,releases,slots,limits,carry,pruning,memory,overhead]   (BENCH_BIN=<binary> to measure another build)
+ * Usage: npm run bench -- [--no-build] [--only start,unauthorized,latency,scale,history,dora,burst,latest,stream,signed,releases,slots,limits,carry,pruning,memory,overhead,previews]   (BENCH_BIN=<binary> to measure another build)
  */
 import { Bench, type Case } from "./lab.ts";
 import { bounded, elapsedSeconds, log, which } from "./measure.ts";
@@ -32,6 +32,7 @@ const CASES = [
   "pruning", // releases of 20 000 files pruned after [done]
   "memory-after-load", // idle RSS after a burst of 200 deploys
   "overhead", // a trivial deploy, accounted by its phases
+  "previews", // a pull request's preview of 20 000 files, its teardown, the disk of 10
 ];
 /** The whole run is cut (with cleanup) after this. */
 const BENCH_DEADLINE_MS = 12 * 60_000;

@@ -15,6 +15,7 @@ import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { catchUpStatus, freezeStatus, liveOf, pollStatus, releasesStatus, slotsStatus } from "../control/status.ts";
 import type { Scope } from "../tokens/scope.ts";
+import type { PreviewDoor } from "../previews/door.ts";
 import { appLinks } from "../config/forge-links.ts";
 import type { Metrics } from "./metrics.ts";
 import type { AuditEvent } from "../audit/entry.ts";
@@ -38,6 +39,8 @@ export interface AdminContext {
   audit?(event: AuditEvent): void;
   /** The token is not admin: its answers name no directory of the server (untold.ts). */
   hidesPaths?: boolean;
+  /** The previews of pull requests, when the server runs them (docs/previews.md). */
+  previews?(): PreviewDoor | undefined;
 }
 
 /** A deploy the API asks for: a pull, a ref's commit (`target` with `ref`), or a rollback's (trigger `rollback`). */

@@ -201,7 +201,8 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
         }));
       const slots = slotsStatus(options.cwd, inForce[0]?.maxConcurrentDeploys ?? 0);
       const dora = doraGauges.render(apps.map((app) => app.name));
-      return new Response(options.metrics.render(apps, slots, only) + dora, {
+      const previews = options.previews?.() ? await previewsMetrics(options, apps) : "";
+      return new Response(options.metrics.render(apps, slots, only) + dora + previews, {
         headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
       });
     }
@@ -253,6 +254,11 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
     if (resource === "apps" && name === undefined && method === "GET") return listApps(seen);
     if (resource === "deploys" && name === undefined && method === "GET")
       return listDeployments(seen, url.searchParams);
+    if (resource === "apps" && name && action === "previews" && seen.previews?.()) {
+      const { previewsAnswer } = await import("./previews-api.ts");
+      const answer = await previewsAnswer(seen, seen.previews(), { scope, actor: actor() }, parts, method);
+      if (answer) return answer;
+    }
     if (resource === "apps" && name && action === "stats" && extra === undefined && method === "GET")
       return appStatsAnswer(seen, name, url.searchParams);
     if (resource === "deploys" && name && action === undefined && method === "GET") return deployRecord(seen, name);
@@ -297,4 +303,14 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       await listener.stop();
     },
   };
+}
+
+/** The previews' families of /metrics, loaded only for a server that runs previews. */
+async function previewsMetrics(options: AdminOptions, apps: { name: string }[]): Promise<string> {
+  const { previewMetrics } = await import("./previews-api.ts");
+  return previewMetrics(
+    options.cwd,
+    options.previews?.(),
+    apps.map((app) => app.name),
+  );
 }

@@ -25,7 +25,10 @@ export type AuditAction =
   | "token rotated"
   | "started"
   | "stopped"
-  | "mcp tool";
+  | "mcp tool"
+  | "preview deploy"
+  | "preview teardown"
+  | "preview refused";
 
 /** How it ended: done, refused (a role, a pause, a bad request), or failed inside the service. */
 export type AuditOutcome = "ok" | "refused" | "failed";

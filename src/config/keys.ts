@@ -10,6 +10,7 @@ import { normalizeReleases, RELEASES_ENV } from "./releases.ts";
 import { GATE_ENV, normalizeGate } from "./gate.ts";
 import { LIMITS_ENV, normalizeLimits } from "./limits.ts";
 import { normalizeWatch } from "./watch.ts";
+import { normalizePreviews } from "./previews.ts";
 import { normalizeAudit, normalizeMcp } from "./audit.ts";
 import { normalizeOidc, normalizeTrustedHeader } from "./people.ts";
 import { closestName } from "./suggest.ts";
@@ -27,6 +28,7 @@ export type Kind =
   | "gate"
   | "limits"
   | "watch"
+  | "previews"
   | "freeze"
   | "markers"
   | "tokens"
@@ -96,6 +98,7 @@ export const KEYS: Record<keyof UserConfig, { kind: Kind; env: string; min?: num
   },
   activateScript: { kind: "string", env: "SERVICE_ACTIVATE_SCRIPT" },
   watch: { kind: "watch", env: "" },
+  previews: { kind: "previews", env: "" },
   freeze: { kind: "freeze", env: "SERVICE_FREEZE" },
   catchUp: { kind: "boolean", env: "SERVICE_CATCH_UP" },
   paths: { kind: "names", env: "SERVICE_PATHS" },
@@ -177,9 +180,10 @@ export function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: stri
       )
         return coerce("boolean", value, fromEnv, where);
       return coerce("names", value, fromEnv, where);
-    case "audit": {
+    case "audit":
+    case "previews": {
       const problems: string[] = [];
-      const out = normalizeAudit(value, where, problems);
+      const out = (kind === "audit" ? normalizeAudit : normalizePreviews)(value, where, problems);
       if (problems.length > 0) throw new ConfigError(problems);
       return out;
     }

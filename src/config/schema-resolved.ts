@@ -13,6 +13,7 @@ import type { ReleaseSettings } from "./releases.ts";
 import type { AppConfig, UserConfig } from "./schema.ts";
 import type { NotifyTarget, StatusSettings } from "./schema-notify.ts";
 import type { WatchSettings } from "./watch.ts";
+import type { PreviewsKey } from "./previews.ts";
 
 /** Options after defaults, the config file and the environment are applied. */
 export interface ResolvedConfig
@@ -49,6 +50,7 @@ export interface ResolvedConfig
       | "limits"
       | "watch"
       | "activateScript"
+      | "previews"
       | "boundConnections"
       | "freeze"
       | "paths"
@@ -80,6 +82,7 @@ export interface ResolvedConfig
   gate?: GateSettings;
   limits?: LimitsSettings;
   watch?: WatchSettings;
+  previews?: PreviewsKey;
   activateScript?: string;
   status?: StatusSettings;
   notify?: NotifyTarget[];

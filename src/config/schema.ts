@@ -13,6 +13,7 @@ import type { LimitsSettings } from "./limits.ts";
 import type { ReleaseSettings } from "./releases.ts";
 import type { NotifyTarget, StatusSettings } from "./schema-notify.ts";
 import type { WatchSettings } from "./watch.ts";
+import type { PreviewsKey } from "./previews.ts";
 
 /** Node and Bun timers fire at once (with a TimeoutOverflowWarning) past 2^31 - 1 ms: the most any *Ms key may be. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -147,6 +148,8 @@ export interface UserConfig {
   activateScript?: string;
   /** After `health`, watch a Prometheus query or a command; a breach rolls back (docs/watch.md). @default none */
   watch?: WatchSettings;
+  /** A running copy of each open pull request (docs/previews.md). Never read from the repository's config file. @default none */
+  previews?: PreviewsKey;
   /**
    * Freeze windows: no deploy starts while one holds, unless forced (docs/deploy-control.md "Freeze windows");
    * weekly (`Fri 16:00` → `Mon 08:00`) or dated. Read from the service's own config only. @default none

@@ -5,6 +5,7 @@
 import { resolve } from "node:path";
 import type { ConsolaInstance } from "consola";
 import type { AdminDeploy } from "../admin/api.ts";
+import type { PreviewDoor } from "../previews/door.ts";
 import { ensureAdminToken } from "../admin/auth.ts";
 import { startAdminListener, type AdminListener, type AdminOptions } from "../admin/listener.ts";
 import { Metrics } from "../admin/metrics.ts";
@@ -51,6 +52,8 @@ export interface AdminContext {
   secrets: () => string[];
   /** Writes a line of the audit trail. */
   audit: (event: AuditEvent) => void;
+  /** The previews of pull requests, when the server runs them. */
+  previews?: () => PreviewDoor | undefined;
 }
 
 export interface StartedAdmin {
@@ -138,6 +141,7 @@ async function openAdmin(initial: ResolvedConfig, ctx: AdminContext): Promise<St
     deploy,
     secrets: ctx.secrets,
     audit: ctx.audit,
+    ...(ctx.previews ? { previews: ctx.previews } : {}),
   };
   // The agents' endpoint (`adminMcp`): the MCP SDK is loaded only then.
   const mcp = initial.adminMcp

@@ -128,6 +128,8 @@ export function doraFigures(records: DoraRecord[], app: string, days: number, no
   const since = now - days * DAY * 1000;
   const mine = records
     .filter((record) => (typeof record.app === "string" ? record.app : "default") === app)
+    // Not previews: a pull request's preview is no deploy of the app.
+    .filter((record) => record.trigger !== "preview")
     .map((record) => ({ record, start: time(record.startedAt), end: time(record.finishedAt) }))
     .filter(({ start }) => Number.isFinite(start))
     .sort((a, b) => a.start - b.start);

@@ -25,12 +25,12 @@ export async function deliveryBody(
   // filter needs it or it costs no more than hashing it (who pushed is read from it); otherwise it is hashed as
   // it streams in.
   let body: Uint8Array | undefined;
-  if (signed || app.branch || app.tags) {
+  if (signed || app.branch || app.tags || app.previews) {
     const signer = signed ? bodySigner(request.headers, secret) : undefined;
     const small = (declaredLength(request) ?? Infinity) <= STREAMED_BODY_CHARGE_BYTES;
     const read = await readBody(request, {
       limit: app.maxBodyBytes,
-      keep: !signer || Boolean(app.branch || app.tags || app.deploymentEvents) || small,
+      keep: !signer || Boolean(app.branch || app.tags || app.deploymentEvents || app.previews) || small,
       budget: signer && budget,
       onChunk: signer?.update,
     });

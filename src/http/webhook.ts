@@ -30,6 +30,8 @@ import type { TriggerSkip } from "../triggers/types.ts";
 import { headMessageOf } from "../triggers/markers.ts";
 import { deliveryAsk } from "./delivery.ts";
 import { deliveryBody } from "./delivery-body.ts";
+import type { PreviewEntrance } from "../previews/door.ts";
+import { previewResponse } from "./preview-answer.ts";
 
 /** What the webhook tells the counters (the admin listener's metrics, admin/metrics.ts). */
 export interface WebhookCounters {
@@ -62,6 +64,8 @@ export interface WebhookContext {
   /** Keeps a started deploy until it ends (a stop waits for it); `onError` hears a failure inside the service. */
   track: (id: string, result: Promise<DeployResult>, onError?: (error: Error) => void) => void;
   logger: Logger;
+  /** The answer of previews to a pull request's delivery, for an app with `previews` (undefined: not theirs). */
+  previews?: PreviewEntrance;
 }
 
 const truthy = (value: string | null) => value !== null && ["", "1", "true", "yes"].includes(value.toLowerCase());
@@ -160,6 +164,8 @@ export function webhookHandler(
     const wantsJson = query.get("format") === "json";
     const forge = forgeDelivery(request.headers);
     const { payload, warnings } = payloadOf(body, request.headers, signed);
+    const preview = app.previews ? await context.previews?.(app, request.headers, payload) : undefined;
+    if (preview) return previewResponse(preview, forge, wantsJson);
     const asked = await deliveryAsk(cwd, app, forge, payload, (skip) => skippedPush(app, skip));
     if (asked instanceof Response) return asked;
     const { skip, target, deployment } = asked;

@@ -178,6 +178,12 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
   const outbound: OutboundSettings[] = [];
   const guarded: GuardedApp[] = [];
   problems.push(...valid.problems);
+  const servicePorts = [config.port, config.adminPort].filter((port): port is number => typeof port === "number");
+  // Loaded only when an app sets previews: a plain check holds none of their code.
+  const previewsFindings =
+    config.previews || valid.apps.some((app) => app.previews)
+      ? (await import("../previews/check.ts")).previewsFindings
+      : () => ({ problems: [], warnings: [] });
   // An `apps` list that was rejected (its problem is listed) does not make this a single-app configuration:
   // checking the working directory as its repository would only add a misleading problem.
   if (config.apps.length === 0 && resolved.setsApps) {
@@ -198,6 +204,9 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
     const releases = releasesProblems("", config, features.releaseFiles);
     problems.push(...releases.problems);
     warnings.push(...releases.warnings);
+    const previews = previewsFindings("", config, { cwd, ports: servicePorts });
+    problems.push(...previews.problems);
+    warnings.push(...previews.warnings);
     outbound.push(config);
     guarded.push(config);
   } else {
@@ -230,6 +239,9 @@ export async function checkConfig(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
       const releases = releasesProblems(`app "${app.name}": `, app, features.releaseFiles);
       problems.push(...releases.problems);
       warnings.push(...releases.warnings);
+      const previews = previewsFindings(`app "${app.name}": `, app, { cwd, ports: servicePorts });
+      problems.push(...previews.problems);
+      warnings.push(...previews.warnings);
       outbound.push(app);
       guarded.push(app);
     }

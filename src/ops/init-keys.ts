@@ -105,6 +105,15 @@ export const KEY_NOTES: Record<keyof UserConfig, KeyNote> = {
       prometheus: { url: "http://127.0.0.1:9090", query: 'sum(rate(http_requests_total{code=~"5.."}[1m]))', max: 0.05 },
     },
   },
+  previews: {
+    say: "A running copy of each open pull request, torn down when it closes (docs/previews.md).",
+    example: {
+      path: "/srv/web/previews",
+      url: "https://pr-{number}.preview.example.com",
+      ports: "4100-4199",
+      user: "preview",
+    },
+  },
   activateScript: {
     say: "With releases: run in `current` after each switch (a restart).",
     example: "systemctl --user restart app",

@@ -106,4 +106,10 @@ export interface Preview {
   commentId?: string;
   /** The forge's deployment of this preview once made (GitHub, GitLab), for its later statuses. */
   forgeDeploymentId?: string;
+  /** Where its head is fetched from (PullRequestEvent `fetchRef`), for a deploy by hand. */
+  fetchRef?: string;
+  /** The process groups its scripts ran in: what they left running is stopped at its teardown. */
+  groups?: { pgid: number; start: string }[];
+  /** Failed teardowns so far (a later one skips the teardown script after three). */
+  teardownTries?: number;
 }

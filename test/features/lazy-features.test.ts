@@ -26,6 +26,7 @@ const FEATURE_MODULES: Record<string, RegExp> = {
   oidc: /^people\/oidc\.ts$/,
   trustedHeader: /^people\/trusted-header\.ts$/,
   watch: /^(watch\/|deploy\/watched\.ts$)/,
+  previews: /^previews\//,
 };
 
 /** The src/ modules a library server of `config` loaded after starting, one deploy, and stopping. */
@@ -107,6 +108,11 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       adminOidc: { issuer: "http://127.0.0.1:9", clientId: "c", clientSecretFile: secretFile, name: "SSO", roles },
       adminTrustedHeader: { header: "Remote-User", from: ["127.0.0.1/32"], secretFile, roles },
       watch: { forMs: 200, intervalMs: 100, command: "true" },
+      previews: {
+        path: join(tempDir("service-previews-"), "previews"),
+        url: "https://pr-{number}.p.example.com",
+        ports: "41000-41010",
+      },
     });
     expect(featuresIn(modules).sort()).toEqual(Object.keys(FEATURE_MODULES).sort());
   });
