@@ -2,6 +2,7 @@
  * The `audit` key (docs/audit.md) and `adminMcp` (docs/agents.md) as a user writes them, their defaults, and the
  * names of the keys a reload changed (the audit says which keys, never their values).
  */
+import { show } from "./show.ts";
 
 /** How long the audit trail is kept (key `audit`). */
 export interface AuditSettings {
@@ -17,8 +18,6 @@ export const AUDIT_ENV = { keepDays: "SERVICE_AUDIT_KEEP_DAYS" } as const;
 /** What the MCP endpoint offers agents (`adminMcp`): the read tools, or those and the deploy actions. */
 export const MCP_MODES = ["read", "write"] as const;
 export type McpMode = (typeof MCP_MODES)[number];
-
-const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
 
 /** Checks an `audit` value; every problem goes to `problems`. */
 export function normalizeAudit(value: unknown, where: string, problems: string[]): AuditSettings {

@@ -5,6 +5,7 @@
  * checks of a value as written, and which window holds at an instant.
  */
 import { addDays, instantOf, isTimeZone, showWall, wallAt, WEEKDAY_NAMES, type WallTime } from "./zone.ts";
+import { show } from "./show.ts";
 
 /** One window as configured, its defaults applied. */
 export interface FreezeWindow {
@@ -43,7 +44,6 @@ type Point =
   | { kind: "dateTime"; wall: WallTime; offsetMs?: number };
 
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
 
 /** A `from`/`to` value, or undefined when it is none of the three forms. */
 function parsePoint(text: string): Point | undefined {

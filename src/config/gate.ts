@@ -1,4 +1,5 @@
 /** Wait for the forge's checks on the commit before deploying it (key `gate`, top level or per app). */
+import { show } from "./show.ts";
 export interface GateSettings {
   /** Statuses and check runs that must be success: names, globs (`*`), or `{ name, by }` pinned to a reporter. */
   checks: (string | { name: string; by: string })[];
@@ -26,7 +27,6 @@ const FIELDS = ["checks", "waitMs", "bakeMs"];
 const MAX_MS = 2 ** 31 - 1;
 
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
 
 /**
  * Checks a `gate` value; every problem goes to `problems`. `partial` (the environment's form): the checks may be

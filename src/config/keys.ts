@@ -14,7 +14,8 @@ import { normalizePreviews } from "./previews.ts";
 import { normalizeAudit, normalizeMcp } from "./audit.ts";
 import { normalizeOidc, normalizeTrustedHeader } from "./people.ts";
 import { closestName } from "./suggest.ts";
-import { coerceScalar, describe, isScalar, type ScalarKind } from "./scalars.ts";
+import { coerceScalar, isScalar, type ScalarKind } from "./scalars.ts";
+import { show } from "./show.ts";
 
 export type Kind =
   | ScalarKind
@@ -142,7 +143,7 @@ const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c
 export function coerce(kind: Kind, value: unknown, fromEnv: boolean, where: string, min = 0): unknown {
   if (isScalar(kind)) return coerceScalar(kind, value, fromEnv, where, min);
   const fail = (expected: string) => {
-    throw new ConfigError(`${where}: expected ${expected}, got ${describe(value)}`);
+    throw new ConfigError(`${where}: expected ${expected}, got ${show(value)}`);
   };
   switch (kind) {
     case "status":

@@ -1,4 +1,5 @@
 /** Limits on the scripts a deploy runs (key `limits`, top level or per app; system/limits.ts). */
+import { show } from "./show.ts";
 export interface LimitsSettings {
   /** Bytes the scripts' process tree may use together, swap included; over it the kernel kills it. */
   memory?: number;
@@ -42,7 +43,6 @@ const MIN_MEMORY = 4 * 1024 * 1024;
 const UNITS: Record<string, number> = { "": 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
 
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
 
 /** `2G`, `512M`, `1.5G`, `2GiB`, `1073741824` as bytes (units are powers of 1024); undefined when it is none. */
 export function parseBytes(value: unknown): number | undefined {

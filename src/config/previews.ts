@@ -5,6 +5,7 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { isInside } from "../system/files.ts";
+import { show } from "./show.ts";
 
 /** The `previews` key with its defaults (the same shape as previews/types.ts `PreviewSettings`). */
 export interface PreviewsKey {
@@ -68,7 +69,6 @@ const USER = /^[a-z_][a-z0-9_-]{0,31}$/;
 const VARIABLE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
 const count = (value: unknown) => (typeof value === "string" && /^\s*\d+\s*$/.test(value) ? Number(value) : value);
 
 /** Checks a `previews` value; every problem goes to `problems`. */

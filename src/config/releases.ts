@@ -3,6 +3,7 @@
  * defaults. What the key does is releases/flow.ts.
  */
 import { isAbsolute, normalize, resolve } from "node:path";
+import { show } from "./show.ts";
 
 /** Atomic releases (key `releases`, top level or per app; docs/releases.md). */
 export interface ReleaseSettings {
@@ -35,7 +36,6 @@ export const RELEASES_ENV = {
 const FIELDS = ["path", "keep", "shared", "carry"];
 
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
 
 /**
  * Checks a `releases` value; every problem goes to `problems`. `partial` (the environment's form): the path may be

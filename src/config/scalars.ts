@@ -5,6 +5,7 @@
  */
 import { isIP } from "node:net";
 import { ConfigError, MAX_TIMER_MS } from "./schema.ts";
+import { show } from "./show.ts";
 
 const SCALAR_KINDS = [
   "port",
@@ -25,21 +26,10 @@ export const isScalar = (kind: string): kind is ScalarKind => (SCALAR_KINDS as r
 const HOST_NAME =
   /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
-/** A value as a message shows it. */
-export function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  try {
-    return String(value);
-  } catch {
-    // A mapping whose keys shadow toString/valueOf (`port: {toString: 1}`) has no string form.
-    return Object.prototype.toString.call(value);
-  }
-}
-
 /** `value` as a key of `kind` takes it; a ConfigError naming `where` when it cannot. */
 export function coerceScalar(kind: ScalarKind, value: unknown, fromEnv: boolean, where: string, min = 0): unknown {
   const fail = (expected: string) => {
-    throw new ConfigError(`${where}: expected ${expected}, got ${describe(value)}`);
+    throw new ConfigError(`${where}: expected ${expected}, got ${show(value)}`);
   };
   switch (kind) {
     case "port":

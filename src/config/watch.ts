@@ -6,6 +6,7 @@
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { readNoFollow } from "../system/files.ts";
+import { show } from "./show.ts";
 
 /** The Prometheus form: one query whose value must stay within `max` (and/or `min`). */
 export interface WatchPrometheus {
@@ -58,7 +59,6 @@ const PROMETHEUS_FIELDS = ["url", "query", "max", "min", "bearerFile", "basicAut
 const MAX_MS = 2 ** 31 - 1;
 
 const toCamel = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
 const isMapping = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 

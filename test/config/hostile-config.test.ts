@@ -203,6 +203,8 @@ const rawScalar = fc.oneof(
     "{a: 1}",
     "{toString: 1}",
     "{valueOf: 1, toString: 2}",
+    "[{toString: 1}]",
+    "[[{toString: 1}]]",
     "[]",
     "{}",
     "|\n  line one\n  line two",
@@ -361,6 +363,12 @@ describe("property: loadConfig on hostile configuration", () => {
       fc.property(configObject, (config) => run(stringify(config), {})),
       { seed: SEED, numRuns: RUNS },
     );
+  });
+
+  test("a list holding a mapping that shadows toString, under every key of the table: explained, never another error", () => {
+    for (const key of KEY_NAMES)
+      for (const value of ["[{toString: 1}]", "[[{toString: 1}]]", "[[{valueOf: 1, toString: 2}]]"])
+        run(`${key}: ${value}\n`, {});
   });
 
   test("YAML written by hand from the keys and tricky scalars (YAML 1.1 types, tags, anchors, block scalars, broken syntax): explained, never another error", () => {
