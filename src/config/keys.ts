@@ -2,7 +2,7 @@
  * Every key of a configuration: its type, its environment variable, and how a value written in a file or the
  * environment is checked and converted into it.
  */
-import { isIP } from "node:net";
+import { isIP } from "../system/ip.ts";
 import { ConfigError, MAX_TIMER_MS, SERVICE_KEYS, type AppConfig, type UserConfig } from "./schema.ts";
 import { normalizeNotify, normalizeStatus } from "./notify.ts";
 import { normalizeEnv } from "./env.ts";
