@@ -62,6 +62,9 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     step("deploy", `cancelled ${by}: stopping its commands (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`);
   });
   let releaseSlot = () => {};
+  // One turn of the event loop before the deploy's work: the client's answer gets its first lines now, not once the
+  // pull has started (what follows until then never waits for the loop).
+  await new Promise<void>((resolve) => setImmediate(resolve));
   try {
     // A deploy without its variables (a missing secret file, a malformed line) does not start at all; nor one
     // whose checkout is on another branch than the app deploys.

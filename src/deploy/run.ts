@@ -12,6 +12,7 @@ import type { RunTranscript } from "../steps/context.ts";
 import type { Produced } from "../steps/state.ts";
 import type { PlannedDeploy } from "./types.ts";
 import { Phases } from "./phases.ts";
+import { releaseWhenIdle } from "../runtime/gc.ts";
 
 /**
  * How a deploy's record ends: it ran (whatever its result), it was cancelled, or, acknowledged, it was refused or
@@ -185,6 +186,7 @@ export class DeployRun implements RunTranscript {
       ...(this.unrun ? { outcome: this.unrun.outcome } : {}),
     });
     this.options.ended?.(result);
+    releaseWhenIdle();
     const pruned = new Promise<void>((resolve) =>
       setTimeout(() => {
         this.prune();
