@@ -140,7 +140,8 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       expect(featuresIn(ofSrc)).toEqual([]);
       // Nor the node: modules only features need (under Bun their JavaScript and its streams cost idle memory:
       // docs/performance.md): no module it loaded imports one (a type-only import is no load).
-      const heavy = /^import (?!type )[^;]*from "node:(crypto|net|child_process|tty|readline|readline\/promises|http|stream)";/m;
+      const heavy =
+        /^import (?!type )[^;]*from "node:(crypto|net|child_process|tty|readline|readline\/promises|http|stream)";/m;
       const importing = ofSrc.filter((m) => heavy.test(readFileSync(join(ROOT, "src", m), "utf8")));
       expect(importing).toEqual([]);
     },
