@@ -3,7 +3,7 @@
  * ended; never a secret. Each line carries the SHA-256 of the line before it (`prev`), across the monthly files,
  * so an edited, removed or reordered line breaks the chain.
  */
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../system/digest.ts";
 import { cleanActor, oneLine } from "../system/actor.ts";
 
 /** What was done. `login` and `logout` carry their `method` (`token`, and whatever a sign-in adds). */
@@ -69,7 +69,7 @@ export interface AuditLine extends AuditEvent {
 
 export const GENESIS = "0".repeat(64);
 
-export const hashLine = (text: string): string => createHash("sha256").update(text).digest("hex");
+export const hashLine = (text: string): string => sha256Hex(text);
 
 const MAX_TEXT = 200;
 

@@ -5,7 +5,7 @@
  * next writer takes over. Held only for a synchronous append, so a wait is short and bounded.
  */
 import { closeSync, linkSync, renameSync, statSync, unlinkSync } from "node:fs";
-import { randomBytes } from "node:crypto";
+import { randomHex } from "../system/digest.ts";
 import { join } from "node:path";
 import { createExclusive, readNoFollow, writeAll } from "../system/files.ts";
 import { OWN_START, processAlive } from "../system/liveness.ts";
@@ -71,7 +71,7 @@ function take(lock: string): boolean {
   if (pid ? processAlive(Number(pid), start) : Date.now() - (fileAge(lock) ?? Date.now()) < EMPTY_STALE_MS)
     return false;
   // Moved aside under a name of our own: of two writers that found it stale, one moves it.
-  const aside = `${lock}.stale-${randomBytes(8).toString("hex")}`;
+  const aside = `${lock}.stale-${randomHex(8)}`;
   try {
     renameSync(lock, aside);
   } catch {

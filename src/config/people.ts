@@ -3,7 +3,8 @@
  * `adminTrustedHeader`, the user a trusted proxy names. Both map groups to a role the same way (`roles`). Their
  * types and the checks of what is written; what needs the apps or the files is people/check.ts.
  */
-import { BlockList, isIP } from "node:net";
+import type { BlockList as NetBlockList } from "node:net";
+import { isIP } from "../system/ip.ts";
 import { isLoopback } from "../system/address.ts";
 
 /** Groups → role: the strongest match wins (admin, then deploy, then read). `"*"` matches anyone. */
@@ -166,6 +167,8 @@ function parseCidr(text: string): { address: string; prefix: number; family: "ip
 
 /** Whether `address` (a peer's, `::ffff:` forms included) is in one of `cidrs`. */
 export function inCidrs(address: string, cidrs: string[]): boolean {
+  // node:net only here, for the people a trusted proxy names (adminTrustedHeader): a server without them never loads it.
+  const { BlockList } = require("node:net") as { BlockList: typeof NetBlockList };
   const list = new BlockList();
   for (const cidr of cidrs) {
     const parsed = parseCidr(cidr);

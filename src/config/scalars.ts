@@ -3,7 +3,7 @@
  * of names, a URL path or URL, an address to listen on), as written in a file or the environment. keys.ts names
  * each key's kind; the keys with a shape of their own are checked by their concept's file.
  */
-import { isIP } from "node:net";
+import { isIP } from "../system/ip.ts";
 import { ConfigError, MAX_TIMER_MS } from "./schema.ts";
 import { show } from "./show.ts";
 

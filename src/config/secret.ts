@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../system/digest.ts";
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileStamp, readNoFollow, writeFileAtomic } from "../system/files.ts";

@@ -1,7 +1,7 @@
 import { readDeployVariables } from "../config/env.ts";
 import { loadDeployVariables, needsLoading } from "../steps/variables.ts";
 import { liveCommitOf } from "../history/live.ts";
-import { committerDates, leadOf } from "../history/lead.ts";
+import { committerDates } from "../history/lead.ts";
 import { commitInfos } from "../system/commit-infos.ts";
 import { headCommit, short } from "../system/git.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
@@ -64,6 +64,9 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     step("deploy", `cancelled ${by}: stopping its commands (SIGTERM, then SIGKILL after ${KILL_GRACE_MS / 1000} s)`);
   });
   let releaseSlot = () => {};
+  // One turn of the event loop before the deploy's work: the client's answer gets its first lines now, not once the
+  // pull has started (what follows until then never waits for the loop).
+  await new Promise<void>((resolve) => setImmediate(resolve));
   try {
     // A deploy without its variables (a missing secret file, a malformed line) does not start at all; nor one
     // whose checkout is on another branch than the app deploys.
@@ -115,13 +118,12 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     const left = await ctx.limits?.end(produced.ok);
     if (left) step("deploy", left);
     const live = state.liveCommit(produced.ok);
-    // The lead time's one git call runs beside the words' own: the `[done]` line waits for no more than one call.
-    const [commits, dates] = await Promise.all([
-      commitsOf(ctx, { live, before: state.liveBefore, tried: state.triedCommit(options.target, options.pushed) }),
-      committerDates(ctx.config.repoPath, state.liveBefore, live, ctx.env),
-    ]);
+    const commits = await commitsOf(ctx, {
+      live,
+      before: state.liveBefore,
+      tried: state.triedCommit(options.target, options.pushed),
+    });
     const finishedAt = new Date();
-    const lead = leadOf(dates, finishedAt.getTime());
     const target = commits.tried && { ...commits.tried, ...options.target };
     // Rolled back, the deploy ends ok=true though what it tried is not live: the line before `[done]` says which is.
     if (produced.ok && produced.rolledBack && commits.commit && commits.tried)
@@ -132,13 +134,12 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     if (state.frozen && keepForCatchUp(options, state.frozen))
       step("deploy", "kept for the catch-up at the end of the freeze");
     const ending = by ? "cancelled" : refused ? { outcome: "refused" as const, reason: refused } : "done";
-    const result = run.end(
-      { ...produced, ...commits, ...(target ? { target } : {}), ...(lead ? { lead } : {}) },
-      ending,
-      finishedAt,
-    );
-    // Old releases are pruned after the `[done]` line, still in the deploy's queue turn (docs/releases.md step 7).
+    const result = run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, ending, finishedAt);
+    // The lead time's git call and the pruning of old releases run after the `[done]` line, still in the deploy's
+    // queue turn (docs/log-files.md "Lead time in the record", docs/releases.md step 7): each amends the record.
+    const lead = run.leadAfterDone(result, () => committerDates(ctx.config.repoPath, state.liveBefore, live, ctx.env));
     if (state.prune) await run.afterDone(result, state.prune);
+    await lead;
     return result;
   } finally {
     // The slot is held until the pruning is over: it is part of the deploy's work on the disk.

@@ -3,6 +3,7 @@ import type { DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step, Unrun,
 import { pruneLogs } from "../history/retention.ts";
 import { DeployLog } from "../history/log.ts";
 import { amendRecord } from "../history/record.ts";
+import { leadComing, leadOf } from "../history/lead.ts";
 import { cleanActor } from "../system/actor.ts";
 import { defaultLogger } from "../system/logger.ts";
 import { OutputRedactor, Redaction } from "../system/redact.ts";
@@ -11,6 +12,7 @@ import type { RunTranscript } from "../steps/context.ts";
 import type { Produced } from "../steps/state.ts";
 import type { PlannedDeploy } from "./types.ts";
 import { Phases } from "./phases.ts";
+import { releaseWhenIdle } from "../runtime/gc.ts";
 
 /**
  * How a deploy's record ends: it ran (whatever its result), it was cancelled, or, acknowledged, it was refused or
@@ -139,7 +141,7 @@ export class DeployRun implements RunTranscript {
    */
   end(produced: Produced, ending: Ending = "done", finishedAt = new Date()): DeployResult {
     const { redaction, log } = this;
-    const { rollback, healthCheck, target, verify, gate, release, switchedBack, killedBy, lead, watch } = produced;
+    const { rollback, healthCheck, target, verify, gate, release, switchedBack, killedBy, watch } = produced;
     const checked = (health: typeof healthCheck) =>
       health && { ...health, error: health.error && redaction.text(health.error) };
     const result: DeployResult = {
@@ -176,7 +178,6 @@ export class DeployRun implements RunTranscript {
       commit: redactedCommit(produced.commit, redaction),
       previousCommit: redactedCommit(produced.previousCommit, redaction),
       ...(watch ? { watch: { ...watch, ...(watch.reason ? { reason: redaction.text(watch.reason) } : {}) } } : {}),
-      ...(lead ? { lead } : {}),
       log: { id: this.id, json: log.jsonPath, log: log.logPath },
       startedAt: this.startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),
@@ -191,6 +192,7 @@ export class DeployRun implements RunTranscript {
       ...(this.unrun ? { outcome: this.unrun.outcome } : {}),
     });
     this.options.ended?.(result);
+    releaseWhenIdle();
     const pruned = new Promise<void>((resolve) =>
       setTimeout(() => {
         this.prune();
@@ -224,6 +226,34 @@ export class DeployRun implements RunTranscript {
       },
       (error: Error) => logger.warn(`${app}deploy ${this.id}: pruning old releases failed: ${error.message}`),
     );
+    pendingRetention.add(work);
+    try {
+      await work;
+    } finally {
+      pendingRetention.delete(work);
+    }
+  }
+
+  /**
+   * The lead time (history/lead.ts), read after the `[done]` line: one git call neither the line nor the end of the
+   * answer waits for. `result.lead` and the record's are set once it is known; until then the record is marked as
+   * one whose lead is coming (a reading of the DORA figures does not keep it as ended). A process that exits waits
+   * for it (retentionDone). Never throws.
+   */
+  async leadAfterDone(result: DeployResult, dates: () => Promise<number[]>): Promise<void> {
+    const file = result.log.json;
+    leadComing.add(file);
+    const work = dates()
+      .then((read) => {
+        const lead = leadOf(read, Date.parse(result.finishedAt));
+        if (!lead) return;
+        result.lead = lead;
+        amendRecord(file, (record) => {
+          if (record.result && "log" in record.result) record.result.lead = lead;
+        });
+      })
+      .catch(() => {})
+      .finally(() => leadComing.delete(file));
     pendingRetention.add(work);
     try {
       await work;

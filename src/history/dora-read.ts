@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { readNoFollow } from "../system/files.ts";
 import { logDir } from "./entry.ts";
 import { type DoraFigures, type DoraRecord, doraFigures } from "./dora.ts";
+import { leadComing } from "./lead.ts";
 import { LOG_FILE_NAME, logStem } from "./record.ts";
 
 /** Records one reading parses at most (of every app); past it, the figures cover the newest ones and say so. */
@@ -53,8 +54,9 @@ export function readDoraRecords(cwd: string, days: number, now: number): { recor
       if (!record || typeof record !== "object") continue;
       const kept = whatCounts(record);
       records.push(kept);
-      // What counts of an ended record never changes (what is added later: outbound outcomes, pruned releases).
-      if (record.status !== "running") ended.set(file, kept);
+      // What counts of an ended record never changes (what is added later: outbound outcomes, pruned releases), once
+      // its lead, read after its `[done]` line, is in it.
+      if (record.status !== "running" && !leadComing.has(file)) ended.set(file, kept);
     } catch {
       // A damaged record tells nothing of the figures.
     }

@@ -1,10 +1,16 @@
 /**
  * The lead time of a deploy that changed what is live (docs/log-files.md "DORA figures"): the committer dates of
- * the commits between the commit live before and the new one, read with one git call once the deploy's work is
- * over, and how long each waited until the deploy's end.
+ * the commits between the commit live before and the new one, read with one git call after the deploy's `[done]`
+ * line, and how long each waited until the deploy's end.
  */
 import { gitQuery } from "../system/git.ts";
 import type { LeadTime } from "../types.ts";
+
+/**
+ * The records (their JSON files) whose lead is still being read after their `[done]` line (deploy/run.ts): what a
+ * reading of the DORA figures finds in them is not final yet.
+ */
+export const leadComing = new Set<string>();
 
 /** Commits read at most: a deploy of a long history says the newest 1000. */
 export const MAX_LEAD_COMMITS = 1000;

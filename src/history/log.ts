@@ -58,6 +58,8 @@ export class DeployLog {
   /** What the running record says beside its header: what it waits for, the phases that ended. */
   private readonly running: Pick<DeployRecord, "waiting" | "phases" | "watching"> = {};
   private ended = false;
+  /** A write of the running record's phases is due on the next turn of the event loop. */
+  private phasesDue = false;
 
   constructor(
     cwd: string,
@@ -109,11 +111,20 @@ export class DeployLog {
     this.writeRunning();
   }
 
-  /** The phases that ended so far, written into the running record: a deploy's page draws them as they end. */
+  /**
+   * The phases that ended so far, written into the running record: a deploy's page draws them as they end. Written
+   * on the next turn of the event loop, while the command that opened the next phase runs, not between the line
+   * that ended a phase and that command's start; never once the record is final.
+   */
   phases(ended: DeployPhase[]): void {
     if (this.ended) return;
     this.running.phases = [...ended];
-    this.writeRunning();
+    if (this.phasesDue) return;
+    this.phasesDue = true;
+    setImmediate(() => {
+      this.phasesDue = false;
+      if (!this.ended) this.writeRunning();
+    });
   }
 
   private writeRunning(): void {

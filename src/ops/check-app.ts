@@ -3,12 +3,12 @@
  * git work tree the service may use, on the branch it deploys, that polling can find what to poll, and that the
  * releases directory is usable.
  */
-import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { ReleaseSettings } from "../config/releases.ts";
 import { queueKey, ticketDirProblem } from "../queue/tickets.ts";
 import { gitQuery, headCommit, resolveCommit, short, wantedBranch } from "../system/git.ts";
+import { runSync } from "../system/run-sync.ts";
 import { divergence, upstreamNow, waysOut } from "../steps/diverged.ts";
 
 /**
@@ -34,11 +34,7 @@ export async function featuresOf(apps: ResolvedApp[]): Promise<Features> {
 
 /** Whether `dir` is a git work tree, or why git refuses to say: a repository owned by another user. */
 function gitRepoState(dir: string): "yes" | "no" | "not owned" {
-  const result = spawnSync("git", ["rev-parse", "--is-inside-work-tree"], {
-    cwd: dir,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const result = runSync(["git", "rev-parse", "--is-inside-work-tree"], { cwd: dir });
   if (result.status === 0 && result.stdout.trim() === "true") return "yes";
   // git 2.35.2 and later: "detected dubious ownership in repository at …" (safe.directory).
   return /dubious ownership/.test(result.stderr ?? "") ? "not owned" : "no";
@@ -77,8 +73,8 @@ export function repoProblems(
     // Loaded: this app polls (featuresOf).
     const { pollTargetOf, TARGET_QUERIES } = poll!;
     const answers = TARGET_QUERIES.map((args) => {
-      const result = spawnSync("git", args, { cwd: repoPath, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
-      return { code: result.status, stdout: result.stdout ?? "" };
+      const result = runSync(["git", ...args], { cwd: repoPath });
+      return { code: result.status, stdout: result.stdout };
     });
     const target = pollTargetOf(repoPath, app.branch, answers);
     if (typeof target === "string") problems.push(`${label}pollIntervalMs is set but ${target}`);
@@ -116,11 +112,7 @@ export function releasesProblems(
 function branchMismatch(repoPath: string, branch: string | undefined): string | undefined {
   const wanted = wantedBranch(branch);
   if (!wanted) return undefined;
-  const result = spawnSync("git", ["symbolic-ref", "--quiet", "--short", "HEAD"], {
-    cwd: repoPath,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "ignore"],
-  });
+  const result = runSync(["git", "symbolic-ref", "--quiet", "--short", "HEAD"], { cwd: repoPath });
   const current = result.status === 0 ? result.stdout.trim() : null;
   if (current === wanted) return undefined;
   const where = current ? `is on branch ${current}` : "is not on a branch (detached HEAD)";

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomHex, sha256Hex } from "../system/digest.ts";
 import {
   accessSync,
   closeSync,
@@ -99,7 +99,7 @@ export function takeTicket(dir: string, content: TicketContent): string {
 
 /** Replaces a ticket's content atomically (a reader never sees half of it); a ticket gone stays gone. */
 export function updateTicket(dir: string, name: string, content: TicketContent): void {
-  const temp = join(dir, `.tmp-${process.pid}-${OWN_START}-${randomBytes(8).toString("hex")}-${name}`);
+  const temp = join(dir, `.tmp-${process.pid}-${OWN_START}-${randomHex(8)}-${name}`);
   try {
     // Only a ticket still there: a rename would otherwise bring back a ticket removed by hand.
     if (!existsSync(join(dir, name))) return;
@@ -196,7 +196,7 @@ export function ticketDir(key: string): string {
     const match = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, "utf8"));
     if (match) return join(resolve(key, match[1]!.trim()), "service-deploy-queue");
   } catch {}
-  return join(tmpdir(), `service-deploy-queue-${createHash("sha256").update(key).digest("hex").slice(0, 16)}`);
+  return join(tmpdir(), `service-deploy-queue-${sha256Hex(key).slice(0, 16)}`);
 }
 
 /**

@@ -4,7 +4,7 @@
  * it is stopped; `move-out` moves it into the service's own group, without limits. What earlier deploys kept is in the
  * kept group already, and nothing here touches it.
  */
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../system/digest.ts";
 import { basename } from "node:path";
 import { formatBytes, KEPT_DEFAULT } from "../config/limits.ts";
 import type { LimitsSettings } from "../config/limits.ts";
@@ -20,7 +20,7 @@ const LISTED = 10;
  */
 export function keptGroupName(app: string | undefined, repoPath: string): string {
   const label = (app ?? basename(repoPath)).replace(/[^A-Za-z0-9_.-]+/g, "_").slice(0, 40) || "app";
-  return `service-kept-${label}-${createHash("sha256").update(repoPath).digest("hex").slice(0, 8)}`;
+  return `service-kept-${label}-${sha256Hex(repoPath).slice(0, 8)}`;
 }
 
 /** Ends `group` by `settings.leftovers`; the line that says what was done, undefined when nothing was left. */

@@ -1,4 +1,4 @@
-import { isIP } from "node:net";
+import { isIP } from "./ip.ts";
 
 /** True for an address only this machine can reach (`127.x.x.x`, `::1`, `localhost`). */
 export function isLoopback(hostname: string): boolean {

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -16,6 +15,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { randomHex } from "./digest.ts";
 import { processAlive } from "./liveness.ts";
 
 /**
@@ -157,7 +157,7 @@ const OLD_TEMP_NAME = /Z_[0-9a-f-]{36}\.json\.tmp$/;
  * before the rename (a secret that was shown must survive a crash). Throws.
  */
 export function writeFileAtomic(file: string, text: string, mode = 0o640, sync = false): void {
-  const temp = `${file}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`;
+  const temp = `${file}.${process.pid}.${randomHex(8)}.tmp`;
   let fd: number | undefined;
   try {
     fd = openSync(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);

@@ -1,6 +1,6 @@
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { userInfo } from "node:os";
+import { runSync } from "./run-sync.ts";
 
 /** The passwd entries as [name, uid] (the local file; `idOf` below also sees directory users). */
 export function passwdEntries(): [string, string][] {
@@ -17,7 +17,7 @@ export function passwdEntries(): [string, string][] {
 
 /** `id` with these arguments: its output, or undefined when it fails or is not installed. */
 export function idOf(...args: string[]): string | undefined {
-  const result = spawnSync("id", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  const result = runSync(["id", ...args]);
   return result.status === 0 ? result.stdout.trim() || undefined : undefined;
 }
 

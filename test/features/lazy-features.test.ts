@@ -1,12 +1,12 @@
 /**
  * docs/architecture.md "Optional features": a server loads the code of a feature only once its configuration asks
- * for it (a dynamic import at the point of use). A server with no admin listener, no notifications or commit
+ * for it (a dynamic import at the point of use), and the `node:` modules only features need with it. A server with no admin listener, no notifications or commit
  * statuses, no polling, no releases, no duplicate-delivery check, no watch and no sign-in of people (OpenID, a trusted proxy's
  * header) holds none of their modules; one with all of
  * them configured (the MCP endpoint too) loads them (the list below is what the check looks for, so it can tell).
  */
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "../_support/proxies.ts";
 import { makeRepo, ROOT, SECRET, tempDir } from "../_support/helpers.ts";
@@ -159,6 +159,12 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       const ofSrc = modules.filter((m) => m.startsWith("src/")).map((m) => m.slice("src/".length));
       expect(ofSrc).toContain("ops/check.ts");
       expect(featuresIn(ofSrc)).toEqual([]);
+      // Nor the node: modules only features need (under Bun their JavaScript and its streams cost idle memory:
+      // docs/performance.md): no module it loaded imports one (a type-only import is no load).
+      const heavy =
+        /^import (?!type )[^;]*from "node:(crypto|net|child_process|tty|readline|readline\/promises|http|stream)";/m;
+      const importing = ofSrc.filter((m) => heavy.test(readFileSync(join(ROOT, "src", m), "utf8")));
+      expect(importing).toEqual([]);
     },
   );
 });

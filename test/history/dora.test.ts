@@ -3,7 +3,13 @@
  * figure's band at its boundaries, the restore through a rollback or the next ok deploy, and "not enough data".
  */
 import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { bandOf, type DoraRecord, doraFigures } from "../../src/history/dora.ts";
+import { readDoraRecords } from "../../src/history/dora-read.ts";
+import { leadComing } from "../../src/history/lead.ts";
+import { addOkRecords } from "../_support/dora-history.ts";
+import { tempDir } from "../_support/helpers.ts";
 
 const NOW = Date.parse("2026-11-28T12:00:00Z");
 const HOUR = 3_600_000;
@@ -205,5 +211,26 @@ describe('the DORA figures (docs/log-files.md "DORA figures")', () => {
     expect(figures.leadTime).toEqual({ value: 3600, band: "elite", deploys: 9000, withoutLead: 0 });
     expect(figures.changeFailureRate).toEqual({ value: 0.1, band: "high", deploys: 10_000 });
     expect(figures.timeToRestore).toEqual({ value: step / 1000, band: "elite", deploys: 1000, unrestored: 0 });
+  });
+});
+
+describe("the figures read from the disk wait for a lead read after the `[done]` line", () => {
+  test("a record whose lead is still coming is read again at the next reading, and counts its lead then", () => {
+    const cwd = tempDir("service-dora-coming-");
+    addOkRecords(cwd, "web", 1, 7200);
+    const dir = join(cwd, ".service", "logs");
+    const file = join(dir, readdirSync(dir).find((name) => name.endsWith(".json"))!);
+    const withLead = readFileSync(file, "utf8");
+    const record = JSON.parse(withLead);
+    delete record.result.lead;
+    writeFileSync(file, JSON.stringify(record));
+    leadComing.add(file);
+    try {
+      expect(readDoraRecords(cwd, 30, Date.now()).records[0]!.result!.lead).toBeUndefined();
+      writeFileSync(file, withLead);
+    } finally {
+      leadComing.delete(file);
+    }
+    expect(readDoraRecords(cwd, 30, Date.now()).records[0]!.result!.lead).toEqual({ medianSeconds: 7200 });
   });
 });

@@ -1,10 +1,25 @@
 /**
  * A deploy that changed what is live records how long its commits waited (docs/log-files.md "DORA figures"): the
- * committer dates of the commits between the commit live before and the new one, against the deploy's end.
+ * committer dates of the commits between the commit live before and the new one, against the deploy's end. They are
+ * read after the `[done]` line, so a record gets its lead a moment after the answer ended: these tests wait for the
+ * record's field, and look for a lead that must not be there once a later deploy of the queue has started.
  */
 import { describe, expect, test } from "bun:test";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { baseEnv, git, lastLine, makeRepo, type Repo, runCli, SECRET, startServer } from "../_support/helpers.ts";
+import {
+  baseEnv,
+  git,
+  lastLine,
+  makeRepo,
+  post,
+  type Repo,
+  runCli,
+  SECRET,
+  startServer,
+  tempDir,
+  waitFor,
+} from "../_support/helpers.ts";
 import { deployStreamed, makeReleasesSite, recordOf } from "../_support/release-helpers.ts";
 
 const DAY = 86_400;
@@ -53,6 +68,11 @@ function expectedLead(record: { finishedAt: string }, dates: number[]) {
   return { commits: waits.length, medianSeconds: median, oldestSeconds: waits[waits.length - 1] };
 }
 
+/** The record's lead, once the deploy (its transcript `text`) has it in its record. */
+function leadOnceRecorded(cwd: string, text: string) {
+  return waitFor(() => recordOf(cwd, text).result.lead, "the lead in the record");
+}
+
 describe('lead time in the record (docs/log-files.md "DORA figures")', () => {
   test("a deploy that changed what is live records its commits' lead from their committer dates; one that changed nothing, failed or rolled back records none", async () => {
     const repo = makeRepo();
@@ -65,29 +85,57 @@ describe('lead time in the record (docs/log-files.md "DORA figures")', () => {
     await using server = await startServer(repo.clone, env);
     const first = await deployStreamed(server.url, repo.clone);
     expect(first.result.ok).toBe(true);
-    expect(first.result.lead).toBeUndefined();
 
     const dates = [now - 10 * DAY, now - 5 * DAY, now - 2 * DAY];
     pushDated(repo, dates);
     const second = await deployStreamed(server.url, repo.clone);
     expect(lastLine(second.text)).toBe("[done] ok=true exitCode=0");
-    expect(second.result.lead).toEqual(expectedLead(second.result, dates));
-    expect(second.result.lead.medianSeconds).toBeGreaterThanOrEqual(5 * DAY);
+    const lead = await leadOnceRecorded(repo.clone, second.text);
+    expect(lead).toEqual(expectedLead(recordOf(repo.clone, second.text).result, dates));
+    expect(lead.medianSeconds).toBeGreaterThanOrEqual(5 * DAY);
+    // The first deploy's queue turn was over when the second started: its record is final, without a lead.
+    expect(recordOf(repo.clone, first.text).result.lead).toBeUndefined();
 
     // Nothing new: nothing changed what is live.
     const again = await deployStreamed(server.url, repo.clone);
-    expect(again.result.lead).toBeUndefined();
 
     // A failed deploy rolled back: the live commit did not change.
     repo.push({ fail: "1" }, "breaks");
     const failed = await deployStreamed(server.url, repo.clone);
     expect(failed.result.rolledBack).toBe(true);
-    expect(failed.result.lead).toBeUndefined();
+    expect(recordOf(repo.clone, again.text).result.lead).toBeUndefined();
 
-    // A rollback to an older commit: no commit of its own went live.
+    // A rollback to an older commit: no commit of its own went live (the CLI exits once its record is final).
     const back = await runCli(["rollback", second.result.log.id], { cwd: repo.clone, env });
     expect(lastLine(back.stdout)).toBe("[done] ok=true exitCode=0");
+    expect(recordOf(repo.clone, failed.text).result.lead).toBeUndefined();
     expect(recordOf(repo.clone, back.stdout).result.lead).toBeUndefined();
+  });
+
+  test("the lead is read after the `[done]` line: the answer ends without waiting for its git call, and the record gets it then", async () => {
+    const repo = makeRepo();
+    // A git that holds `git log --format=%ct` (the lead's one call) until the file `open` exists (30 s at most).
+    const bin = tempDir("service-git-");
+    const open = join(bin, "open");
+    const realGit = Bun.which("git")!;
+    writeFileSync(
+      join(bin, "git"),
+      `#!/bin/sh\ncase "$*" in *--format=%ct*) i=0; while [ ! -e '${open}' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done;; esac\nexec '${realGit}' "$@"\n`,
+    );
+    chmodSync(join(bin, "git"), 0o755);
+    const env = { SERVICE_SECRET: SECRET, SERVICE_RUN_SCRIPT: "true", PATH: `${bin}:${process.env.PATH}` };
+    await using server = await startServer(repo.clone, env);
+    await deployStreamed(server.url, repo.clone);
+    const dates = [Math.floor(Date.now() / 1000) - DAY];
+    pushDated(repo, dates);
+    const text = await (await post(server.url, { secret: SECRET })).text();
+    expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
+    // The answer has ended while the lead's git call is still held: the record is final but for its lead.
+    const record = recordOf(repo.clone, text);
+    expect(record.status).toBe("done");
+    expect(record.result.lead).toBeUndefined();
+    writeFileSync(open, "");
+    expect(await leadOnceRecorded(repo.clone, text)).toEqual(expectedLead(record.result, dates));
   });
 
   test("at most 1000 commits are read: a deploy of a long history says the newest 1000", async () => {
@@ -98,8 +146,9 @@ describe('lead time in the record (docs/log-files.md "DORA figures")', () => {
     pushMany(repo, 1001, now - DAY);
     const deploy = await deployStreamed(server.url, repo.clone);
     expect(deploy.result.ok).toBe(true);
-    expect(deploy.result.lead.commits).toBe(1000);
-    expect(deploy.result.lead).toEqual(expectedLead(deploy.result, new Array(1000).fill(now - DAY)));
+    const lead = await leadOnceRecorded(repo.clone, deploy.text);
+    expect(lead.commits).toBe(1000);
+    expect(lead).toEqual(expectedLead(deploy.result, new Array(1000).fill(now - DAY)));
   });
 
   test("with releases, the deploy that switched to a new release records the lead of its commits", async () => {
@@ -112,6 +161,6 @@ describe('lead time in the record (docs/log-files.md "DORA figures")', () => {
     pushDated(s.repo, dates);
     const second = await deployStreamed(server.url, s.cwd);
     expect(second.result.release.live).toBe(true);
-    expect(second.result.lead).toEqual(expectedLead(second.result, dates));
+    expect(await leadOnceRecorded(s.cwd, second.text)).toEqual(expectedLead(second.result, dates));
   });
 });
