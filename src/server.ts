@@ -6,7 +6,7 @@ import type { ResolvedConfig } from "./config/schema-resolved.ts";
 import type { UserConfig } from "./config/schema.ts";
 import { serverControl, type ServerControl } from "./control/actions.ts";
 import { Deployer } from "./deploy/deployer.ts";
-import { retentionDone } from "./deploy/run.ts";
+import { retentionDone } from "./deploy/after-done.ts";
 import { LatestDeploys } from "./queue/latest.ts";
 import { queueKey } from "./queue/tickets.ts";
 import { ConfigReloader } from "./config/reload.ts";

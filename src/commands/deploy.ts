@@ -7,7 +7,7 @@ import { findConfigFile, loadConfig } from "../config/load.ts";
 import { Transcript } from "../history/transcript.ts";
 import type { DeployResult, DeploySink } from "../types.ts";
 import { Deployer } from "../deploy/deployer.ts";
-import { retentionDone } from "../deploy/run.ts";
+import { retentionDone } from "../deploy/after-done.ts";
 import { pauseOf, resumeHint } from "../queue/pause.ts";
 import { freezeOf, frozenText } from "../deploy/frozen.ts";
 import { queueKey } from "../queue/tickets.ts";

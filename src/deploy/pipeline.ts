@@ -2,6 +2,8 @@ import { readDeployVariables } from "../config/env.ts";
 import { loadDeployVariables, needsLoading } from "../steps/variables.ts";
 import { liveCommitOf } from "../history/live.ts";
 import { committerDates } from "../history/lead.ts";
+import { leadAfterDone, pruneAfterDone } from "./after-done.ts";
+import { defaultLogger } from "../system/logger.ts";
 import { commitInfos } from "../system/commit-infos.ts";
 import { headCommit, short } from "../system/git.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
@@ -137,8 +139,14 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     const result = run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, ending, finishedAt);
     // The lead time's git call and the pruning of old releases run after the `[done]` line, still in the deploy's
     // queue turn (docs/log-files.md "Lead time in the record", docs/releases.md step 7): each amends the record.
-    const lead = run.leadAfterDone(result, () => committerDates(ctx.config.repoPath, state.liveBefore, live, ctx.env));
-    if (state.prune) await run.afterDone(result, state.prune);
+    const lead = leadAfterDone(result, () => committerDates(ctx.config.repoPath, state.liveBefore, live, ctx.env));
+    if (state.prune)
+      await pruneAfterDone(
+        result,
+        state.prune,
+        options.logger ?? defaultLogger(),
+        `${options.app ? `app ${options.app}, ` : ""}deploy ${result.id}`,
+      );
     await lead;
     return result;
   } finally {

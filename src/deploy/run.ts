@@ -2,10 +2,7 @@ import type { Captures } from "../steps/capture.ts";
 import type { DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step, Unrun, WatchProgress } from "../types.ts";
 import { pruneLogs } from "../history/retention.ts";
 import { DeployLog } from "../history/log.ts";
-import { amendRecord } from "../history/record.ts";
-import { leadComing, leadOf } from "../history/lead.ts";
 import { cleanActor } from "../system/actor.ts";
-import { defaultLogger } from "../system/logger.ts";
 import { OutputRedactor, Redaction } from "../system/redact.ts";
 import { forgeOf, redactedCommit, servedOf } from "./run-words.ts";
 import type { RunTranscript } from "../steps/context.ts";
@@ -13,6 +10,7 @@ import type { Produced } from "../steps/state.ts";
 import type { PlannedDeploy } from "./types.ts";
 import { Phases } from "./phases.ts";
 import { releaseWhenIdle } from "../runtime/gc.ts";
+import { track } from "./after-done.ts";
 
 /**
  * How a deploy's record ends: it ran (whatever its result), it was cancelled, or, acknowledged, it was refused or
@@ -193,73 +191,15 @@ export class DeployRun implements RunTranscript {
     });
     this.options.ended?.(result);
     releaseWhenIdle();
-    const pruned = new Promise<void>((resolve) =>
-      setTimeout(() => {
-        this.prune();
-        resolve();
-      }, 0),
+    void track(
+      new Promise<void>((resolve) =>
+        setTimeout(() => {
+          this.prune();
+          resolve();
+        }, 0),
+      ),
     );
-    pendingRetention.add(pruned);
-    void pruned.finally(() => pendingRetention.delete(pruned));
     return result;
-  }
-
-  /**
-   * The pruning of old releases, after the `[done]` line: nothing of it goes to the stream or the `.log` (nothing
-   * follows `[done]`); the service's logger says what was removed, and the record's `result.release.pruned` (so
-   * `result` too) names it once it is over. A process that exits waits for it (retentionDone). Never throws.
-   */
-  async afterDone(result: DeployResult, prune: () => Promise<{ pruned: string[]; keep: number }>): Promise<void> {
-    const logger = this.options.logger ?? defaultLogger();
-    const app = this.options.app ? `app ${this.options.app}, ` : "";
-    const work = prune().then(
-      ({ pruned, keep }) => {
-        if (pruned.length === 0) return;
-        const what = `release${pruned.length > 1 ? "s" : ""} ${pruned.join(", ")}`;
-        logger.info(`${app}deploy ${this.id}: pruned ${what} (keep ${keep})`);
-        if (!result.release) return;
-        result.release.pruned = pruned;
-        amendRecord(result.log.json, (record) => {
-          if (record.result && "release" in record.result && record.result.release)
-            record.result.release.pruned = pruned;
-        });
-      },
-      (error: Error) => logger.warn(`${app}deploy ${this.id}: pruning old releases failed: ${error.message}`),
-    );
-    pendingRetention.add(work);
-    try {
-      await work;
-    } finally {
-      pendingRetention.delete(work);
-    }
-  }
-
-  /**
-   * The lead time (history/lead.ts), read after the `[done]` line: one git call neither the line nor the end of the
-   * answer waits for. `result.lead` and the record's are set once it is known; until then the record is marked as
-   * one whose lead is coming (a reading of the DORA figures does not keep it as ended). A process that exits waits
-   * for it (retentionDone). Never throws.
-   */
-  async leadAfterDone(result: DeployResult, dates: () => Promise<number[]>): Promise<void> {
-    const file = result.log.json;
-    leadComing.add(file);
-    const work = dates()
-      .then((read) => {
-        const lead = leadOf(read, Date.parse(result.finishedAt));
-        if (!lead) return;
-        result.lead = lead;
-        amendRecord(file, (record) => {
-          if (record.result && "log" in record.result) record.result.lead = lead;
-        });
-      })
-      .catch(() => {})
-      .finally(() => leadComing.delete(file));
-    pendingRetention.add(work);
-    try {
-      await work;
-    } finally {
-      pendingRetention.delete(work);
-    }
   }
 
   private emit(event: DeployEvent): void {
@@ -312,12 +252,4 @@ export class DeployRun implements RunTranscript {
       pruneLogs(cwd, config.keepDeploys, config.keepDays, Date.now(), app);
     } catch {}
   }
-}
-
-/** Retention runs of the process's ended deploys that have not run yet. */
-const pendingRetention = new Set<Promise<void>>();
-
-/** Settles once the retention of every deploy that ended so far has run: a process that exits waits for it. */
-export async function retentionDone(): Promise<void> {
-  while (pendingRetention.size > 0) await Promise.all([...pendingRetention]);
 }

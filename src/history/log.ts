@@ -10,9 +10,8 @@ import {
   writeAll,
   writeFileAtomic,
 } from "../system/files.ts";
-import { OWN_START } from "../system/liveness.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
-import { LOG_DIR, logStem, type DeployRecord, type DeployRecordHeader } from "./record.ts";
+import { LOG_DIR, logStem, recordOf, type DeployRecord, type DeployRecordHeader } from "./record.ts";
 import { compactRecord, MAX_LOG_BUDGET, RECORD_RESERVE, spareBytes } from "./room.ts";
 import { holdPending, markClosed, markOpen } from "./open-records.ts";
 
@@ -129,11 +128,8 @@ export class DeployLog {
 
   private writeRunning(): void {
     const { waiting, phases, watching } = this.running;
-    const extra = {
-      ...(waiting === undefined ? {} : { waiting }),
-      ...(phases?.length ? { phases } : {}),
-      ...(watching ? { watching } : {}),
-    };
+    // Fields that are undefined are left out of the JSON.
+    const extra = { waiting, phases: phases?.length ? phases : undefined, watching };
     this.writeRecord(JSON.stringify(this.record(extra), null, 2), true);
   }
 
@@ -194,12 +190,12 @@ export class DeployLog {
       const why = this.problem ?? (fits ? "the record could not be written" : "the disk is nearly full");
       const compact = `${JSON.stringify(compactRecord(full, result, why), null, 2)}\n`;
       const written =
-        this.tryWrite(() => overwriteInPlace(this.jsonPath, compact)) ||
-        this.tryWrite(() => writeFileAtomic(this.jsonPath, compact));
+        tryWrite(() => overwriteInPlace(this.jsonPath, compact)) ||
+        tryWrite(() => writeFileAtomic(this.jsonPath, compact));
       if (!written && this.noSpace) {
         // Room may come back (retention, an operator): the outcome waits in memory, the newest ones kept.
         // Only the compact record is held: a few KiB each, where the full one can be megabytes.
-        const retry = () => this.tryWrite(() => writeFileAtomic(this.jsonPath, compact));
+        const retry = () => tryWrite(() => writeFileAtomic(this.jsonPath, compact));
         holdPending(this.jsonPath, this.header.startedAt.getTime(), retry);
       }
     }
@@ -222,28 +218,7 @@ export class DeployLog {
   }
 
   private record(extra: Partial<DeployRecord>): DeployRecord {
-    return {
-      status: "running",
-      id: this.header.id,
-      ...(this.header.app ? { app: this.header.app } : {}),
-      trigger: this.header.trigger,
-      actor: this.header.actor ?? null,
-      ...(this.header.sub ? { sub: this.header.sub } : {}),
-      ...(this.header.ref !== undefined ? { ref: this.header.ref } : {}),
-      ...(this.header.forced ? { forced: true } : {}),
-      ...(this.header.pushed ? { pushed: this.header.pushed } : {}),
-      ...(this.header.paths ? { paths: this.header.paths } : {}),
-      ...(this.header.deployment ? { deployment: this.header.deployment } : {}),
-      event: this.header.event ?? null,
-      delivery: this.header.delivery ?? null,
-      repoPath: this.header.repoPath,
-      runScript: this.header.runScript,
-      ...(this.header.served ? { served: this.header.served } : {}),
-      startedAt: this.header.startedAt.toISOString(),
-      pid: process.pid,
-      pidStart: OWN_START,
-      ...extra,
-    };
+    return recordOf(this.header, extra);
   }
 
   /** Writes the record (its JSON) atomically, once more after making room; `reserve` pads it for the final outcome. */
@@ -274,15 +249,6 @@ export class DeployLog {
     return true;
   }
 
-  private tryWrite(write: () => void): boolean {
-    try {
-      write();
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
   /** On a full disk, runs retention for room; true when a retry is worth it. */
   private makeRoom(error: unknown): boolean {
     if (!isNoSpace(error)) return false;
@@ -301,5 +267,14 @@ export class DeployLog {
     (this.options.logger ?? defaultLogger()).warn(
       `deploy ${this.header.id}: ${this.problem}; the deploy goes on without a complete log`,
     );
+  }
+}
+
+function tryWrite(write: () => void): boolean {
+  try {
+    write();
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -15,6 +15,7 @@ import type {
   WatchProgress,
 } from "../types.ts";
 import { openForAppend, readNoFollow, writeAll, writeFileAtomic } from "../system/files.ts";
+import { OWN_START } from "../system/liveness.ts";
 
 /** Log directory, relative to the working directory. */
 export const LOG_DIR = join(".service", "logs");
@@ -169,4 +170,30 @@ export function outcomeOf(result: Pick<DeployResult, "ok" | "rolledBack">, cance
   if (cancelled) return "cancelled";
   if (result.rolledBack) return "rolled_back";
   return result.ok ? "ok" : "failed";
+}
+
+/** The record of a deploy as its header makes it, with `extra` (the running record's fields, or the end's). */
+export function recordOf(header: DeployRecordHeader, extra: Partial<DeployRecord>): DeployRecord {
+  return {
+    status: "running",
+    id: header.id,
+    ...(header.app ? { app: header.app } : {}),
+    trigger: header.trigger,
+    actor: header.actor ?? null,
+    ...(header.sub ? { sub: header.sub } : {}),
+    ...(header.ref !== undefined ? { ref: header.ref } : {}),
+    ...(header.forced ? { forced: true } : {}),
+    ...(header.pushed ? { pushed: header.pushed } : {}),
+    ...(header.paths ? { paths: header.paths } : {}),
+    ...(header.deployment ? { deployment: header.deployment } : {}),
+    event: header.event ?? null,
+    delivery: header.delivery ?? null,
+    repoPath: header.repoPath,
+    runScript: header.runScript,
+    ...(header.served ? { served: header.served } : {}),
+    startedAt: header.startedAt.toISOString(),
+    pid: process.pid,
+    pidStart: OWN_START,
+    ...extra,
+  };
 }
