@@ -29,6 +29,8 @@ export interface GithubChecks {
   written: { sha: string; context: string; state: string; by: string }[];
   /** Requests refused as not documented or not authorized (a test expects none). */
   refused: string[];
+  /** Deployments made (POST /repos/{owner}/{repo}/deployments), each with its statuses in order. */
+  deployments: { id: number; ref: string; environment: string; states: string[] }[];
   /** Answer every request with this status from now on (401, 500), or undefined to answer normally. */
   failWith: number | undefined;
 }
@@ -98,6 +100,7 @@ export function githubChecks(tokens: Record<string, string>): GithubChecks {
     reads: () => reads,
     written: [],
     refused: [],
+    deployments: [],
     failWith: undefined,
   };
   const json = (status: number, body: unknown) =>
@@ -127,6 +130,24 @@ export function githubChecks(tokens: Record<string, string>): GithubChecks {
         addStatus(write[1]!, body.context, body.state, login);
         api.written.push({ sha: write[1]!, context: body.context, state: body.state, by: login });
         return json(201, { id });
+      }
+      // Deployments and their statuses (docs.github.com/rest/deployments): a ref and an environment; a state of the list.
+      if (request.method === "POST" && path === `${prefix}/deployments`) {
+        const body = (await request.json()) as { ref?: unknown; environment?: unknown };
+        if (typeof body.ref !== "string" || typeof body.environment !== "string")
+          return refuse(422, "ref and environment are required");
+        api.deployments.push({ id: ++id, ref: body.ref, environment: body.environment, states: [] });
+        return json(201, { id, ref: body.ref, environment: body.environment });
+      }
+      const deployment = new RegExp(`^${prefix}/deployments/(\\d+)/statuses$`).exec(path);
+      if (request.method === "POST" && deployment) {
+        const made = api.deployments.find((each) => each.id === Number(deployment[1]));
+        const { state } = (await request.json()) as { state?: string };
+        const states = ["error", "failure", "inactive", "in_progress", "queued", "pending", "success"];
+        if (!made) return refuse(404, "Not Found");
+        if (!state || !states.includes(state)) return refuse(422, "state is not one of the documented states");
+        made.states.push(state);
+        return json(201, { id: ++id, state });
       }
       const read = new RegExp(`^${prefix}/commits/([0-9a-f]{40})/(statuses|check-runs)$`).exec(path);
       if (request.method !== "GET" || !read) return refuse(404, "Not Found");

@@ -52,6 +52,12 @@ describe("previews: the gate", () => {
     expect(preview.status).toBe("failed");
     expect(preview.reason).toContain("the gate is shut");
     expect(existsSync(join(path, "pr-71"))).toBe(false);
+    // The pull request is told: its preview's deployment ends in failure.
+    const told = await waitFor(
+      () => api.deployments.find((each) => each.states.includes("failure")),
+      "the failure told",
+    );
+    expect(told).toMatchObject({ ref: head, environment: "preview/pr-71" });
     expect(api.refused).toEqual([]);
   });
 
