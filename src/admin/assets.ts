@@ -12,6 +12,7 @@ import { AUDIT_PAGE_JS } from "./script-audit.ts";
 import { OUTCOME_JS } from "./script-outcome.ts";
 import { RULES_JS } from "./script-rules.ts";
 import { WALL_PAGE_JS } from "./script-wall.ts";
+import { WATCH_VALUES_JS } from "./script-watch-values.ts";
 
 /** The helpers every page uses: text-only elements, the API, the polling loop. */
 const COMMON_JS = `"use strict";
@@ -173,7 +174,7 @@ const COMMON_JS = `"use strict";
 
 `;
 
-export const DASHBOARD_JS = `${COMMON_JS}${CHARTS_JS}${OUTCOME_JS}${APPS_PAGE_JS}${DORA_JS}${RULES_JS}${APP_PAGE_JS}${HISTORY_PAGES_JS}${AUDIT_PAGE_JS}${WALL_PAGE_JS}
+export const DASHBOARD_JS = `${COMMON_JS}${CHARTS_JS}${OUTCOME_JS}${APPS_PAGE_JS}${DORA_JS}${RULES_JS}${WATCH_VALUES_JS}${APP_PAGE_JS}${HISTORY_PAGES_JS}${AUDIT_PAGE_JS}${WALL_PAGE_JS}
   if (page === "apps") appsPage();
   else if (page === "app") appPage();
   else if (page === "deploys") deploysPage();

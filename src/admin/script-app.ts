@@ -7,6 +7,7 @@ export const APP_PAGE_JS = `  // One app: GET /api/apps/<name>/stats, drawn agai
     var picture = el("div", { class: "picture", id: "bars" });
     var legend = el("p", { class: "hint" });
     var rules = el("dl", { class: "figures", id: "rules" });
+    var watched = el("ul", { class: "plain", id: "watches" });
     content.textContent = "";
     content.appendChild(el("h2", { text: "Success rate and median duration" }));
     content.appendChild(figures);
@@ -15,6 +16,8 @@ export const APP_PAGE_JS = `  // One app: GET /api/apps/<name>/stats, drawn agai
     content.appendChild(el("h2", { text: "Last deploys" }));
     content.appendChild(picture);
     content.appendChild(legend);
+    content.appendChild(el("h2", { text: "Recent watch values" }));
+    content.appendChild(watched);
     content.appendChild(el("h2", { text: "What decides its deploys" }));
     content.appendChild(rules);
     content.appendChild(el("p", {}, el("a", { href: root + "deploys?app=" + encodeURIComponent(name), text: "The history of " + name })));
@@ -24,6 +27,7 @@ export const APP_PAGE_JS = `  // One app: GET /api/apps/<name>/stats, drawn agai
       return Promise.all([getJson("apps/" + encodeURIComponent(name) + "/stats"), state]).then(function (both) {
         var stats = both[0];
         if (stats.rules) appRules(rules, stats.rules, both[1]);
+        if (stats.watches) watchValues(watched, stats.watches);
         figures.textContent = "";
         stats.windows.forEach(function (window) {
           var rate = window.successRate === null ? "no deploy" : Math.round(window.successRate * 100) + " % ok (" + window.ok + " of " + window.deploys + ")";

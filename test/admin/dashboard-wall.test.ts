@@ -3,8 +3,7 @@
  * its phase, waiting for a slot, frozen with its catch-up, paused, last outcome and age), opened by a read token's
  * kiosk session through the form `/wall?kiosk=1` shows; all ten in view on a 1600×900 screen; no sideways scroll
  * and no serious axe violation at 1280×800, 1600×900 and 390×844; the tiles follow the service without a reload.
- * (The watching state's tile, from `/api/apps`'s `watching`, is drawn by the same script; its test comes with the
- * watch itself.)
+ * (The watching state's tile, during a real watch and after its breach, is test/watch/watch-wall.test.ts's.)
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
