@@ -155,7 +155,7 @@ function field(key: string, item: unknown, out: Record<string, unknown>): string
       const list = typeof item === "string" ? item.split(",").map((a) => a.trim()) : item;
       if (!Array.isArray(list) || list.length === 0) return "expected a list of associations and user:<login> entries";
       const bad = list.find(
-        (a) => typeof a !== "string" || !(ASSOCIATIONS.includes(a) || /^user:[A-Za-z0-9_.[\]-]{1,100}$/.test(a)),
+        (a) => typeof a !== "string" || !(ASSOCIATIONS.includes(a) || /^user:[A-Za-z0-9_.[\]{}:-]{1,128}$/.test(a)),
       );
       if (bad !== undefined)
         return `expected ${ASSOCIATIONS.slice(0, 4).join(", ")}, … or user:<login> (${show(bad)} is neither)`;

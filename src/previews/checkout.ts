@@ -28,9 +28,9 @@ export async function fetchHead(
   repoPath: string,
   event: Pick<PullRequestEvent, "number" | "head" | "fetchRef" | "base">,
   env: Env,
-): Promise<string | undefined> {
+): Promise<{ problem: string } | { head: string }> {
   if (!FETCH_REF.test(event.fetchRef) || event.fetchRef.includes(".."))
-    return `the pull request's ref ${JSON.stringify(event.fetchRef)} is not one a forge names`;
+    return { problem: `the pull request's ref ${JSON.stringify(event.fetchRef)} is not one a forge names` };
   const remote = (await defaultRemote(repoPath, env)) ?? "origin";
   const ref = headRef(event.number);
   // The base branch too (for `paths`), when it is a name a branch can have.
@@ -41,11 +41,15 @@ export async function fetchHead(
     ["fetch", "--no-tags", "--quiet", remote, `+${event.fetchRef}:${ref}`, ...base],
     env,
   );
-  if (fetched.code !== 0) return `fetching ${event.fetchRef} failed: ${fetched.stderr.split("\n").at(-1) ?? ""}`;
+  if (fetched.code !== 0)
+    return { problem: `fetching ${event.fetchRef} failed: ${fetched.stderr.split("\n").at(-1) ?? ""}` };
   const got = await resolveCommit(repoPath, ref, env);
-  if (got !== event.head)
-    return `fetched ${got ?? "nothing"} from ${event.fetchRef}, but the event names ${event.head}: not deployed`;
-  return undefined;
+  // Bitbucket names the head by its first 12 hex digits: the fetched commit must start with them.
+  if (!got || !(event.head.length < 40 ? got.startsWith(event.head) : got === event.head))
+    return {
+      problem: `fetched ${got ?? "nothing"} from ${event.fetchRef}, but the event names ${event.head}: not deployed`,
+    };
+  return { head: got };
 }
 
 /** Drops the private ref of a preview's head (at its teardown). */

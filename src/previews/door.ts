@@ -6,6 +6,9 @@
  */
 import type { ResolvedApp } from "../config/apps.ts";
 import { type PreviewDelivery, previewDelivery } from "./events.ts";
+import type { ParsedPullRequest } from "./event-fields.ts";
+import { GITLAB_MERGE_REQUEST_HOOK, parseGitlabMergeRequest } from "./events-gitlab.ts";
+import { parseBitbucketPullRequest } from "./events-bitbucket.ts";
 import { type AppWithPreviews, type PreviewAnswer, Previews } from "./manager.ts";
 import type { Logger } from "../system/logger.ts";
 import type { AuditEvent } from "../audit/entry.ts";
@@ -20,8 +23,23 @@ export type PreviewEntrance = (
   payload: Payload | undefined,
 ) => Promise<PreviewAnswer | undefined>;
 
+type Parser = (headers: Headers, payload: Payload | undefined) => PreviewDelivery;
+
+/** A parser asked only of the deliveries its forge's header names: any other goes on to the next, or as before. */
+const only =
+  (is: (headers: Headers) => boolean, parse: (headers: Headers, payload: Payload | undefined) => ParsedPullRequest) =>
+  (headers: Headers, payload: Payload | undefined): PreviewDelivery => {
+    if (!is(headers)) return undefined;
+    const parsed = parse(headers, payload);
+    return "event" in parsed ? parsed : { skip: parsed.skip, kind: "ignored" };
+  };
+
 /** The parsers of each forge's pull request deliveries, asked in order: the first that knows the delivery answers. */
-const PARSERS: ((headers: Headers, payload: Payload | undefined) => PreviewDelivery)[] = [previewDelivery];
+const PARSERS: Parser[] = [
+  previewDelivery,
+  only((headers) => headers.get("x-gitlab-event")?.trim() === GITLAB_MERGE_REQUEST_HOOK, parseGitlabMergeRequest),
+  only((headers) => (headers.get("x-event-key") ?? "").trim().startsWith("pullrequest:"), parseBitbucketPullRequest),
+];
 
 /** The previews of a server: its entrance for the webhook, and the manager the CLI and the admin API use. */
 export interface PreviewDoor {

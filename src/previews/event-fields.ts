@@ -1,6 +1,6 @@
 /**
  * What a forge's pull-request delivery parses into (events-gitlab.ts, events-bitbucket.ts): the event, a delivery
- * that asks nothing of previews (a skip), or one refused at the door (a refusal, counted). The few readers of a
+ * that asks nothing of previews (a skip); a fork is an event trust.ts judges. The few readers of a
  * payload's fields they share. Every text read is an outsider's: bounded here, escaped where it is shown.
  */
 import type { PullRequestEvent } from "./types.ts";
@@ -8,9 +8,7 @@ import type { PullRequestEvent } from "./types.ts";
 export type ParsedPullRequest =
   | { event: PullRequestEvent }
   /** Nothing for previews in it (an approval, a description edited): answered `[skipped] <skip>`, not counted. */
-  | { skip: string }
-  /** A pull request previews refuse whatever the settings: answered `[skipped] <refusal>`, counted as refused. */
-  | { refusal: string };
+  | { skip: string };
 
 export type Json = Record<string, unknown>;
 

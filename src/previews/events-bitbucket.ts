@@ -30,7 +30,7 @@ function account(value: unknown): string {
   return text(field(value, "account_id")).slice(0, 128);
 }
 
-/** A Bitbucket delivery as a pull request event; a skip for any other, a refusal for a fork. */
+/** A Bitbucket delivery as a pull request event (a fork's too, which trust.ts refuses); a skip for any other. */
 export function parseBitbucketPullRequest(headers: Headers, payload: Json | undefined): ParsedPullRequest {
   const key = headers.get("x-event-key")?.trim() ?? "";
   const action = ACTIONS[key];
@@ -43,7 +43,6 @@ export function parseBitbucketPullRequest(headers: Headers, payload: Json | unde
   const from = repository(source);
   const to = repository(destination);
   if (!from || !to) return { skip: `bitbucket: pull request #${number} names no source and destination repository` };
-  if (from !== to) return { refusal: BITBUCKET_FORK_REFUSAL };
   const hash = text(field(source, "commit", "hash")).toLowerCase();
   const head = /^[0-9a-f]{7,40}$/.test(hash) ? hash : undefined;
   const branch = branchName(field(source, "branch", "name"));
@@ -61,7 +60,8 @@ export function parseBitbucketPullRequest(headers: Headers, payload: Json | unde
       base,
       head,
       fetchRef: `refs/heads/${branch}`,
-      fork: false,
+      // A fork is refused whatever previews.fromForks says (trust.ts): Bitbucket has no pull refs to fetch it from.
+      fork: from !== to,
       author: account(field(pr, "author")),
       sender: account(field(payload, "actor")),
       labels: [],

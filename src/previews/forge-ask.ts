@@ -6,6 +6,8 @@ import type { ResolvedApp } from "../config/apps.ts";
 import { type StatusTarget, statusTarget } from "../config/forge.ts";
 import { originUrl } from "../system/git.ts";
 import { associationOf } from "./permission.ts";
+import { gitlabAccessLevel } from "./authors-gitlab.ts";
+import type { PullRequestEvent } from "./types.ts";
 
 /** The app's forge target, when its `status` makes a usable one. */
 export async function targetOf(
@@ -18,14 +20,29 @@ export async function targetOf(
   return "problem" in target ? undefined : target;
 }
 
-/** A login's association as the forge says it, or undefined when there is no forge to ask. */
+/**
+ * A login's association as the forge says it, or undefined when there is no forge to ask. GitLab names people by
+ * id: the event's author and sender are asked by theirs (authors-gitlab.ts), anyone else is not decided.
+ */
 export async function forgeAsk(
   app: ResolvedApp,
   cwd: string,
   env: NodeJS.ProcessEnv,
+  event: Pick<PullRequestEvent, "author" | "authorId" | "sender" | "senderId" | "projectId">,
 ): Promise<((login: string) => Promise<string | undefined>) | undefined> {
   const target = await targetOf(app, cwd, env);
-  return target ? (login) => associationOf(target, login) : undefined;
+  if (!target) return undefined;
+  if (target.provider !== "gitlab") return (login) => associationOf(target, login);
+  const ids = new Map([
+    [event.author, event.authorId],
+    [event.sender, event.senderId],
+  ]);
+  return async (login) => {
+    const id = ids.get(login);
+    if (id === undefined || event.projectId === undefined) return undefined;
+    const level = await gitlabAccessLevel(target, event.projectId, id);
+    return "association" in level ? level.association : undefined;
+  };
 }
 
 /** Whether pull request `number` is open (GitHub and Gitea: `GET /repos/{repo}/pulls/{n}`); undefined: unknown. */

@@ -21,7 +21,7 @@ import { previewsDir, readPreviews, writePreviews } from "./state.ts";
 import { stillRunning } from "./scripts.ts";
 import { markerOf } from "./env.ts";
 import { authorCheck, judge, type RefusalReason } from "./trust.ts";
-import { forgeAsk, pullOpen } from "./forge-ask.ts";
+import { forgeAsk, pullOpen, targetOf } from "./forge-ask.ts";
 import type { Preview, PreviewSettings, PullRequestEvent } from "./types.ts";
 
 /** What the door answers: `[skipped] <text>` for skipped and refused, `[preview] <text>` for accepted. */
@@ -113,7 +113,7 @@ export class Previews {
     const name = nameOf(app);
     const state = readPreviews(cwd, name);
     const existing = state.previews.find((p) => p.number === event.number);
-    const ask = await forgeAsk(app, cwd, this.context.env);
+    const ask = await forgeAsk(app, cwd, this.context.env, event);
     const verdict = await judge(
       {
         event,
@@ -131,11 +131,13 @@ export class Previews {
       return { outcome: "accepted", text: `pull request #${event.number} closed: its preview is torn down` };
     }
     if ("refuse" in verdict) return this.refuse(app, event, verdict.refuse, verdict.text);
-    const problem = await fetchHead(app.repoPath, event, this.context.env);
-    if (problem) return this.refuse(app, event, "head", `pull request #${event.number}: ${problem}`);
-    const ruled = await headRefusal(app, event, cwd, this.context.env);
-    if (ruled) return this.refuse(app, event, ruled.reason, `pull request #${event.number}: ${ruled.text}`);
-    const preview = this.place(app, event, existing, verdict.approvedHead);
+    const fetched = await fetchHead(app.repoPath, event, this.context.env);
+    if ("problem" in fetched)
+      return this.refuse(app, event, "head", `pull request #${event.number}: ${fetched.problem}`);
+    const full = { ...event, head: fetched.head };
+    const ruled = await headRefusal(app, full, cwd, this.context.env);
+    if (ruled) return this.refuse(app, full, ruled.reason, `pull request #${event.number}: ${ruled.text}`);
+    const preview = this.place(app, full, existing, verdict.approvedHead);
     if (!preview)
       return this.refuse(app, event, "max", `pull request #${event.number}: no free port in previews.ports`);
     this.enqueue(app, preview.number, () => buildPreview(this.context, app, preview.number, event.sender));
@@ -235,8 +237,8 @@ export class Previews {
     const event = await handEvent(app.repoPath, number, existing, who, this.context.env);
     if ("problem" in event) return { outcome: "refused", text: event.problem };
     const head = event.head;
-    const problem = await fetchHead(app.repoPath, event, this.context.env);
-    if (problem) return { outcome: "refused", text: `pull request #${number}: ${problem}` };
+    const fetched = await fetchHead(app.repoPath, event, this.context.env);
+    if ("problem" in fetched) return { outcome: "refused", text: `pull request #${number}: ${fetched.problem}` };
     const preview = this.place(app, event, existing, existing?.approvedHead ? head : undefined);
     if (!preview) return { outcome: "refused", text: `pull request #${number}: no free port in previews.ports` };
     await this.enqueue(app, number, () => buildPreview(this.context, app, number, actor));
@@ -272,7 +274,7 @@ export class Previews {
   /** Tears down what expired (`ttlDays`), what a closed PR left, and retries a failed teardown. */
   async sweep(now = Date.now()): Promise<void> {
     for (const app of this.withPreviews()) {
-      const ask = await forgeAsk(app, this.options.cwd, this.context.env);
+      const ask = (await targetOf(app, this.options.cwd, this.context.env)) !== undefined;
       for (const p of readPreviews(this.options.cwd, nameOf(app)).previews) {
         if (this.stopping) return;
         const expired = now - Date.parse(p.updated) > app.previews.ttlDays * DAY_MS;

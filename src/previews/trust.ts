@@ -4,6 +4,7 @@
  * reason (its metric's label) and a text (the answer's `[skipped] …`).
  */
 import type { Preview, PreviewSettings, PullRequestEvent } from "./types.ts";
+import { BITBUCKET_FORK_REFUSAL } from "./events-bitbucket.ts";
 
 export type RefusalReason =
   | "paused"
@@ -51,6 +52,7 @@ export async function judge(input: Judged, passes: AuthorCheck): Promise<Verdict
   if (input.paused !== undefined) return { refuse: "paused", text: `previews are paused: ${input.paused}` };
   if (input.branch && event.base !== input.branch)
     return { refuse: "base", text: `${pr} targets ${event.base}; previews are of pull requests into ${input.branch}` };
+  if (event.fork && event.forge === "bitbucket") return { refuse: "fork", text: `${pr}: ${BITBUCKET_FORK_REFUSAL}` };
   if (event.fork && !settings.fromForks)
     return { refuse: "fork", text: `${pr} comes from a fork; previews.fromForks is off` };
   const check = async (login: string, association: string | undefined, role: string) => {

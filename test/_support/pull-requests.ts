@@ -104,11 +104,15 @@ export function previewsKey(dir: string, extra: Record<string, unknown> = {}): R
   };
 }
 
-/** Pushes a commit of `files` on top of main as PR `number`'s head (`refs/pull/<n>/head`, forced), main untouched. */
+/**
+ * Pushes a commit of `files` on top of main as PR `number`'s head (`refs/pull/<n>/head`, or `ref` as another forge
+ * names it: GitLab's `refs/merge-requests/<iid>/head`, Bitbucket's branch), forced, main untouched.
+ */
 export function pushPullHead(
   repo: Repo,
   number: number,
   files: Record<string, string> = { "app.txt": `pr ${number}\n` },
+  ref = `refs/pull/${number}/head`,
 ) {
   const pusher = join(repo.dir, "pusher");
   const main = git(pusher, "rev-parse", "HEAD");
@@ -119,7 +123,7 @@ export function pushPullHead(
   git(pusher, "add", "-A");
   git(pusher, "commit", "--quiet", "--allow-empty", "-m", `pull request ${number}`);
   const made = git(pusher, "rev-parse", "HEAD");
-  git(pusher, "push", "--quiet", "origin", `+HEAD:refs/pull/${number}/head`);
+  git(pusher, "push", "--quiet", "origin", `+HEAD:${ref}`);
   git(pusher, "reset", "--quiet", "--hard", main);
   return made;
 }

@@ -174,12 +174,12 @@ describe("Bitbucket pull request events", () => {
     expect(of("pullrequest:approved")).toEqual({ skip: "bitbucket: pullrequest:approved event: nothing for previews" });
   });
 
-  test("a pull request from another repository is refused, whatever the settings", () => {
+  test("a pull request from another repository is a fork (trust.ts refuses it whatever the settings)", () => {
     const parsed = parseBitbucketPullRequest(
       bitbucketHeaders("pullrequest:created"),
       bitbucketPayload({}, "{00000000-0000-0000-0000-00000000f0f0}"),
     );
-    expect(parsed).toEqual({ refusal: BITBUCKET_FORK_REFUSAL });
+    expect(parsed).toMatchObject({ event: { forge: "bitbucket", fork: true } });
     expect(BITBUCKET_FORK_REFUSAL).toBe("bitbucket: previews of forks are not supported");
   });
 
