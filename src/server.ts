@@ -1,6 +1,6 @@
 import type { ConsolaInstance } from "consola";
 import { defaultLogger } from "./system/logger.ts";
-import { AppsInForce, type ResolvedApp } from "./config/apps.ts";
+import { AppsInForce } from "./config/apps.ts";
 import { appsToStart } from "./config/start.ts";
 import type { ResolvedConfig } from "./config/schema-resolved.ts";
 import type { UserConfig } from "./config/schema.ts";
@@ -16,8 +16,7 @@ import { deploySecrets } from "./config/deploy-secrets.ts";
 import type { Metrics, StartedAdmin } from "./features/admin.ts";
 import { AuditTrail } from "./audit/trail.ts";
 import type { AuditEvent } from "./audit/entry.ts";
-import { previewsWhenConfigured } from "./features/previews.ts";
-import type { PreviewDoor } from "./previews/door.ts";
+import { ServerPreviews } from "./features/previews.ts";
 import { LazyOutbound, PollingWhenConfigured } from "./features/optional.ts";
 import { busy, ServerRequests } from "./features/requests.ts";
 
@@ -119,8 +118,7 @@ class Server {
   /** The counters: kept only for the admin listener, which shows them. */
   private metrics: Metrics | undefined;
   /** The previews of pull requests, when an app sets `previews` (docs/previews.md). */
-  private previews: PreviewDoor | undefined;
-  private previewsOpening: Promise<PreviewDoor | undefined> | undefined;
+  private readonly previews: ServerPreviews;
   admin: StartedAdmin | undefined;
 
   constructor(
@@ -155,6 +153,7 @@ class Server {
       track: this.track,
       audit: this.audit,
     });
+    this.previews = new ServerPreviews({ cwd: this.cwd, logger: this.logger, apps: this.apps, audit: this.audit });
   }
 
   /** The apps in force now: the configuration and secret files looked at (not a request's hot path). */
@@ -194,7 +193,7 @@ class Server {
     const apps = appsToStart(initial, this.config, this.cwd, this.appsInForce, this.logger);
     if (initial.adminPort !== undefined) this.metrics ??= new (await import("./features/admin.ts")).Metrics();
     await this.requests.recover(apps);
-    await this.openPreviews(apps);
+    await this.previews.open(apps);
     this.draining = false;
     this.deployer.resumeWatches();
     this.listener = await this.listenForWebhooks(initial);
@@ -202,15 +201,6 @@ class Server {
     this.polling.start();
     await this.requests.watchForCatchUps(apps);
     this.audit({ actor: "service", action: "started", target: `pid ${process.pid}`, outcome: "ok" });
-  }
-
-  /** The previews of pull requests, opened once an app sets `previews` (loaded only then). */
-  private async openPreviews(apps: readonly ResolvedApp[]): Promise<PreviewDoor | undefined> {
-    if (this.previews || !apps.some((app) => app.previews)) return this.previews;
-    // Two deliveries at once open one door.
-    const options = { cwd: this.cwd, logger: this.logger, apps: this.apps, audit: this.audit };
-    this.previewsOpening ??= previewsWhenConfigured(apps, options).then((door) => (this.previews = door));
-    return this.previewsOpening;
   }
 
   /** The webhook port: the routes of docs/http.md and nothing else. */
@@ -231,7 +221,7 @@ class Server {
       track: this.track,
       logger: this.logger,
       // An app given previews by a reload opens them at its first delivery.
-      previews: async (app, headers, payload) => (await this.openPreviews([app]))?.entrance(app, headers, payload),
+      previews: async (app, headers, payload) => (await this.previews.open([app]))?.entrance(app, headers, payload),
     });
   }
 
@@ -252,7 +242,7 @@ class Server {
         queueDeploy: this.requests.queue,
         secrets: this.secrets,
         audit: this.audit,
-        previews: () => this.previews,
+        previews: () => this.previews.current,
       });
     } catch (error) {
       const current = this.listener!;
@@ -303,9 +293,7 @@ class Server {
     const adminListener = this.admin?.listener;
     this.admin = undefined;
     await adminListener?.stop();
-    await this.previews?.stop();
-    this.previews = undefined;
-    this.previewsOpening = undefined;
+    await this.previews.stop();
     this.audit({ actor: "service", action: "stopped", target: `pid ${process.pid}`, outcome: "ok" });
     this.reloader.close();
     this.appsInForce.close();
