@@ -19,6 +19,7 @@ import type { AuditEvent } from "./audit/entry.ts";
 import { ServerPreviews } from "./features/previews.ts";
 import { LazyOutbound, PollingWhenConfigured } from "./features/optional.ts";
 import { busy, ServerRequests } from "./features/requests.ts";
+import { drain } from "./features/drain.ts";
 
 export interface ServiceServerOptions {
   /** @default consola.withTag("service") */
@@ -54,9 +55,6 @@ export interface StopOptions {
   /** Kill the running deploys' process trees instead of waiting for them. @default false */
   force?: boolean;
 }
-
-/** How long a stopping service waits for commit statuses and notifications still in flight. */
-const OUTBOUND_GRACE_MS = 3_000;
 
 /**
  * The webhook server. `config` is the base of every deploy: on each POST the config file (when there is one)
@@ -255,36 +253,19 @@ class Server {
   async stop(options: StopOptions = {}): Promise<void> {
     // A stop while another closes the listeners waits for it: the last bytes of the streams are still relayed.
     if (!this.listener) return this.closing;
-    await this.drain(options.force === true);
+    // New POSTs get 503 while it drains (features/drain.ts).
+    this.draining = true;
+    const { deployer, polling, requests, outbound } = this;
+    await drain(
+      { deployer, polling, requests, outbound, settleDeploys: () => this.settleDeploys() },
+      options.force === true,
+    );
     // A forced stop may come while a graceful one waits: the first to get here closes the listener.
     const current = this.listener;
     if (!current) return this.closing;
     this.listener = undefined;
     this.closing = this.close(current);
     await this.closing;
-  }
-
-  /**
-   * New POSTs get 503, waiting deploys are cancelled, the running ones finish (or, forced, are killed); then the
-   * outbound calls in flight get their grace and the ended deploys their retention.
-   */
-  private async drain(force: boolean): Promise<void> {
-    const { deployer } = this;
-    this.draining = true;
-    this.polling.stop();
-    this.requests.stop();
-    deployer.cancelWaiting("the service is shutting down");
-    deployer.endWatches();
-    if (force) deployer.processes.stopAll("SIGKILL");
-    try {
-      await this.settleDeploys();
-    } finally {
-      if (force) deployer.processes.resume();
-    }
-    // Commit statuses and notifications still in flight get a short grace; the rest are recorded as not sent.
-    await this.outbound.settle(force ? 0 : OUTBOUND_GRACE_MS);
-    // The retention of the deploys that ended (it runs after their `[done]` lines).
-    await retentionDone();
   }
 
   /** The listeners closed, the admin listener last: /healthz answers 503 for as long as the service drains. */
