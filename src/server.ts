@@ -1,6 +1,6 @@
 import type { ConsolaInstance } from "consola";
 import { defaultLogger } from "./system/logger.ts";
-import { AppsInForce, type ResolvedApp } from "./config/apps.ts";
+import { AppsInForce } from "./config/apps.ts";
 import { appsToStart } from "./config/start.ts";
 import type { ResolvedConfig } from "./config/schema-resolved.ts";
 import type { UserConfig } from "./config/schema.ts";
@@ -16,10 +16,10 @@ import { deploySecrets } from "./config/deploy-secrets.ts";
 import type { Metrics, StartedAdmin } from "./features/admin.ts";
 import { AuditTrail } from "./audit/trail.ts";
 import type { AuditEvent } from "./audit/entry.ts";
-import { previewsWhenConfigured } from "./features/previews.ts";
-import type { PreviewDoor } from "./previews/door.ts";
+import { ServerPreviews } from "./features/previews.ts";
 import { LazyOutbound, PollingWhenConfigured } from "./features/optional.ts";
 import { busy, ServerRequests } from "./features/requests.ts";
+import { drain } from "./features/drain.ts";
 
 export interface ServiceServerOptions {
   /** @default consola.withTag("service") */
@@ -55,9 +55,6 @@ export interface StopOptions {
   /** Kill the running deploys' process trees instead of waiting for them. @default false */
   force?: boolean;
 }
-
-/** How long a stopping service waits for commit statuses and notifications still in flight. */
-const OUTBOUND_GRACE_MS = 3_000;
 
 /**
  * The webhook server. `config` is the base of every deploy: on each POST the config file (when there is one)
@@ -119,8 +116,7 @@ class Server {
   /** The counters: kept only for the admin listener, which shows them. */
   private metrics: Metrics | undefined;
   /** The previews of pull requests, when an app sets `previews` (docs/previews.md). */
-  private previews: PreviewDoor | undefined;
-  private previewsOpening: Promise<PreviewDoor | undefined> | undefined;
+  private readonly previews: ServerPreviews;
   admin: StartedAdmin | undefined;
 
   constructor(
@@ -155,6 +151,7 @@ class Server {
       track: this.track,
       audit: this.audit,
     });
+    this.previews = new ServerPreviews({ cwd: this.cwd, logger: this.logger, apps: this.apps, audit: this.audit });
   }
 
   /** The apps in force now: the configuration and secret files looked at (not a request's hot path). */
@@ -194,7 +191,7 @@ class Server {
     const apps = appsToStart(initial, this.config, this.cwd, this.appsInForce, this.logger);
     if (initial.adminPort !== undefined) this.metrics ??= new (await import("./features/admin.ts")).Metrics();
     await this.requests.recover(apps);
-    await this.openPreviews(apps);
+    await this.previews.open(apps);
     this.draining = false;
     this.deployer.resumeWatches();
     this.listener = await this.listenForWebhooks(initial);
@@ -202,15 +199,6 @@ class Server {
     this.polling.start();
     await this.requests.watchForCatchUps(apps);
     this.audit({ actor: "service", action: "started", target: `pid ${process.pid}`, outcome: "ok" });
-  }
-
-  /** The previews of pull requests, opened once an app sets `previews` (loaded only then). */
-  private async openPreviews(apps: readonly ResolvedApp[]): Promise<PreviewDoor | undefined> {
-    if (this.previews || !apps.some((app) => app.previews)) return this.previews;
-    // Two deliveries at once open one door.
-    const options = { cwd: this.cwd, logger: this.logger, apps: this.apps, audit: this.audit };
-    this.previewsOpening ??= previewsWhenConfigured(apps, options).then((door) => (this.previews = door));
-    return this.previewsOpening;
   }
 
   /** The webhook port: the routes of docs/http.md and nothing else. */
@@ -231,7 +219,7 @@ class Server {
       track: this.track,
       logger: this.logger,
       // An app given previews by a reload opens them at its first delivery.
-      previews: async (app, headers, payload) => (await this.openPreviews([app]))?.entrance(app, headers, payload),
+      previews: async (app, headers, payload) => (await this.previews.open([app]))?.entrance(app, headers, payload),
     });
   }
 
@@ -252,7 +240,7 @@ class Server {
         queueDeploy: this.requests.queue,
         secrets: this.secrets,
         audit: this.audit,
-        previews: () => this.previews,
+        previews: () => this.previews.current,
       });
     } catch (error) {
       const current = this.listener!;
@@ -265,7 +253,13 @@ class Server {
   async stop(options: StopOptions = {}): Promise<void> {
     // A stop while another closes the listeners waits for it: the last bytes of the streams are still relayed.
     if (!this.listener) return this.closing;
-    await this.drain(options.force === true);
+    // New POSTs get 503 while it drains (features/drain.ts).
+    this.draining = true;
+    const { deployer, polling, requests, outbound } = this;
+    await drain(
+      { deployer, polling, requests, outbound, settleDeploys: () => this.settleDeploys() },
+      options.force === true,
+    );
     // A forced stop may come while a graceful one waits: the first to get here closes the listener.
     const current = this.listener;
     if (!current) return this.closing;
@@ -274,38 +268,13 @@ class Server {
     await this.closing;
   }
 
-  /**
-   * New POSTs get 503, waiting deploys are cancelled, the running ones finish (or, forced, are killed); then the
-   * outbound calls in flight get their grace and the ended deploys their retention.
-   */
-  private async drain(force: boolean): Promise<void> {
-    const { deployer } = this;
-    this.draining = true;
-    this.polling.stop();
-    this.requests.stop();
-    deployer.cancelWaiting("the service is shutting down");
-    deployer.endWatches();
-    if (force) deployer.processes.stopAll("SIGKILL");
-    try {
-      await this.settleDeploys();
-    } finally {
-      if (force) deployer.processes.resume();
-    }
-    // Commit statuses and notifications still in flight get a short grace; the rest are recorded as not sent.
-    await this.outbound.settle(force ? 0 : OUTBOUND_GRACE_MS);
-    // The retention of the deploys that ended (it runs after their `[done]` lines).
-    await retentionDone();
-  }
-
   /** The listeners closed, the admin listener last: /healthz answers 503 for as long as the service drains. */
   private async close(webhook: Listener): Promise<void> {
     await webhook.stop();
     const adminListener = this.admin?.listener;
     this.admin = undefined;
     await adminListener?.stop();
-    await this.previews?.stop();
-    this.previews = undefined;
-    this.previewsOpening = undefined;
+    await this.previews.stop();
     this.audit({ actor: "service", action: "stopped", target: `pid ${process.pid}`, outcome: "ok" });
     this.reloader.close();
     this.appsInForce.close();

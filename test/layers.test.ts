@@ -37,6 +37,7 @@ const LAYERS = [
   "system",
   "runtime",
   "types.ts",
+  "watch-types.ts",
 ];
 const ENTRY_POINTS = ["index.ts", "cli.ts"];
 const SRC = join(ROOT, "src");

@@ -1,5 +1,6 @@
 import type { Captures } from "../steps/capture.ts";
-import type { DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step, Unrun, WatchProgress } from "../types.ts";
+import type { DeployEvent, DeployResult, DeploySink, ForgeDelivery, Step, Unrun } from "../types.ts";
+import type { WatchProgress } from "../watch-types.ts";
 import { pruneLogs } from "../history/retention.ts";
 import { DeployLog } from "../history/log.ts";
 import { cleanActor } from "../system/actor.ts";

@@ -6,7 +6,7 @@
  */
 import { resolveWatch } from "../config/watch.ts";
 import { short } from "../system/git.ts";
-import type { WatchProgress } from "../types.ts";
+import type { WatchProgress } from "../watch-types.ts";
 import type { DeployContext } from "../steps/context.ts";
 import type { DeployState } from "../steps/state.ts";
 import { isRollback } from "./frozen.ts";

@@ -1,7 +1,8 @@
 import { closeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Transcript } from "./transcript.ts";
-import type { DeployEvent, DeployPhase, DeployResult, WatchProgress } from "../types.ts";
+import type { DeployEvent, DeployPhase, DeployResult } from "../types.ts";
+import type { WatchProgress } from "../watch-types.ts";
 import {
   createExclusive,
   ensurePrivateDir,

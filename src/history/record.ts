@@ -4,16 +4,8 @@
  */
 import { closeSync } from "node:fs";
 import { join } from "node:path";
-import type {
-  DeploymentInfo,
-  DeployPhase,
-  DeployResult,
-  Outcome,
-  Served,
-  Trigger,
-  Unrun,
-  WatchProgress,
-} from "../types.ts";
+import type { DeploymentInfo, DeployPhase, DeployResult, Outcome, Served, Trigger, Unrun } from "../types.ts";
+import type { WatchProgress } from "../watch-types.ts";
 import { openForAppend, readNoFollow, writeAll, writeFileAtomic } from "../system/files.ts";
 import { OWN_START } from "../system/liveness.ts";
 

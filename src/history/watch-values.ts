@@ -6,7 +6,8 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { readNoFollow } from "../system/files.ts";
-import type { DeployResult, WatchResult } from "../types.ts";
+import type { DeployResult } from "../types.ts";
+import type { WatchResult } from "../watch-types.ts";
 import { logDir } from "./entry.ts";
 import { LOG_FILE_NAME, outcomeOf } from "./record.ts";
 

@@ -3,7 +3,8 @@
  * Discord incoming webhooks, ntfy, the user's own endpoint).
  */
 import { outcomeOf } from "../history/record.ts";
-import type { CommitInfo, DeployResult, ForgeDelivery, Trigger, Unrun, WatchResult } from "../types.ts";
+import type { CommitInfo, DeployResult, ForgeDelivery, Trigger, Unrun } from "../types.ts";
+import type { WatchResult } from "../watch-types.ts";
 import type { NotifyEvent } from "../config/schema-notify.ts";
 
 /** Lines of output a notification carries. */

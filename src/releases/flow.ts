@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { type ResolvedReleases, resolveReleases } from "../config/releases.ts";
 import { short } from "../system/git.ts";
 import type { ReleaseResult, RollbackTarget } from "../types.ts";
-import { goLive, releaseEnv, type WentLive } from "./activate.ts";
+import { releaseEnv } from "./activate.ts";
+import { afterSwitch, type Release } from "./after-switch.ts";
 import { carryRefused, carryStep } from "./carry.ts";
 import { captures } from "../steps/capture.ts";
 import {
@@ -31,13 +32,6 @@ import type { DeployState } from "../steps/state.ts";
 import type { Asked, DeployContext } from "../steps/context.ts";
 import { refusal } from "../verify/signatures.ts";
 import { pullAndVerify, verifyCheckout } from "../verify/stage.ts";
-
-/** A release as the flow moves between them. */
-interface Release {
-  id: string;
-  dir: string;
-  commit: string;
-}
 
 /** The releases flow; fills `state` as it goes (see pipeline.ts). */
 export async function releaseFlow(ctx: DeployContext, state: DeployState, options: Asked): Promise<void> {
@@ -195,73 +189,6 @@ async function instantSwitch(
   state.release.live = true;
   await afterSwitch(ctx, state, layout, release, previous);
   state.ok = state.error === null;
-}
-
-/** Activate and health-check the release just switched to; when that fails, switch back if asked to. */
-async function afterSwitch(
-  ctx: DeployContext,
-  state: DeployState,
-  layout: ReleaseLayout,
-  release: Release,
-  previous: Release | null,
-): Promise<void> {
-  const went = await goLive(ctx, layout, release, "release", captures());
-  if (went.activate) state.release!.activate = { exitCode: went.activate.exitCode, timedOut: went.activate.timedOut };
-  state.healthCheck = went.healthCheck;
-  // Live and healthy: a watch's breach switches back as a failed health check does (deploy/watched.ts).
-  if (!went.error) {
-    state.undo = () => switchBack(ctx, state, layout, release, previous);
-    return;
-  }
-  state.error = went.error;
-  if (ctx.config.rollbackOnFailure) await switchBack(ctx, state, layout, release, previous);
-  else ctx.run.step("release", `release ${release.id} stays live though it failed (rollbackOnFailure is off)`);
-}
-
-/** docs/releases.md "A deploy with releases": `current` back to the release it replaced, activated and health-checked. */
-async function switchBack(
-  ctx: DeployContext,
-  state: DeployState,
-  layout: ReleaseLayout,
-  from: Release,
-  previous: Release | null,
-): Promise<void> {
-  const { run } = ctx;
-  if (!previous || previous.id === from.id) {
-    run.step("rollback", "skipped: there is no earlier release to switch back to");
-    return;
-  }
-  const out = captures();
-  const result = (went: WentLive) => ({
-    to: previous.commit,
-    from: from.commit,
-    ok: went.error === null,
-    exitCode: went.activate ? went.activate.exitCode : null,
-    timedOut: went.activate?.timedOut ?? false,
-    stdout: out.stdout.toString(),
-    stderr: out.stderr.toString(),
-    error: went.error,
-    ...(went.healthCheck ? { healthCheck: went.healthCheck } : {}),
-  });
-  run.step(
-    "rollback",
-    `switching current back to release ${previous.id} (commit ${short(previous.commit)}): no build, no reset of the clone`,
-  );
-  try {
-    switchCurrent(layout, previous.id);
-  } catch (error) {
-    const why = `cannot switch back: ${(error as Error).message}`;
-    run.step("rollback", `failed: ${why}`);
-    state.rollback = result({ error: why });
-    return;
-  }
-  run.step("release", `switched current: ${from.id} -> ${previous.id}`);
-  state.release!.live = false;
-  state.switchedBack = true;
-  state.rolledBack = true;
-  const went = await goLive(ctx, layout, previous, "rollback", out);
-  run.step("rollback", went.error ? "failed" : "succeeded");
-  state.rollback = result(went);
 }
 
 /** The release `current` names, when it is one of the releases directory's. */

@@ -6,8 +6,8 @@ import type {
   RollbackResult,
   RollbackTarget,
   VerifyResult,
-  WatchResult,
 } from "../types.ts";
+import type { WatchResult } from "../watch-types.ts";
 import { captures } from "./capture.ts";
 import { PullState } from "./pull.ts";
 import type { StepRun } from "./script.ts";

@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { bounds, type ResolvedWatch, type WatchValues, watchProgress } from "../config/watch.ts";
 import { deployInterrupted } from "../system/process.ts";
-import type { WatchProgress, WatchResult } from "../types.ts";
+import type { WatchProgress, WatchResult } from "../watch-types.ts";
 import type { DeployContext } from "../steps/context.ts";
 import { commandCheck } from "./command.ts";
 import { queryOf, queryPrometheus, type Reading } from "./prometheus.ts";
