@@ -1,6 +1,7 @@
 /**
  * A local HTTP server that plays the four forges' APIs a preview's report uses, as documented, and checks every
- * request: method, path, auth, content type, body. GitHub: deployments and their statuses, issue comments. Gitea:
+ * request: method, path, auth, content type, body. GitHub: deployments and their statuses, issue comments, a pull
+ * request's state. Gitea:
  * commit statuses, issue comments. GitLab (under /api/v4): commit statuses, environments (list by name, create,
  * update, stop), deployments (create, update), merge request notes, project members. Bitbucket (under /2.0):
  * commit build statuses, pull request comments. Anything else is 404 and listed in `refused` (a test expects none).
@@ -29,6 +30,8 @@ export interface PreviewForge {
   members: Map<string, number>;
   /** GitLab's environments. */
   environments: { id: number; name: string; external_url: string; state: string }[];
+  /** The pull requests GitHub says are closed (the others are open). */
+  closed: Set<number>;
   /** Calls answered 500, by `METHOD path` prefix. */
   failing: Set<string>;
   /** Page size of the comment lists (small to make pages). */
@@ -55,6 +58,7 @@ export function previewForge(): PreviewForge {
     calls: [],
     refused: [],
     comments: new Map(),
+    closed: new Set(),
     members: new Map(),
     environments: [],
     failing: new Set(),
@@ -124,6 +128,9 @@ export function previewForge(): PreviewForge {
         if (!GITHUB_STATES.has(String(body.state))) return "state";
         return ok(201, { id: nextId++, state: body.state });
       }
+      // A pull request (GET /repos/{owner}/{repo}/pulls/{n}): open unless the test closed it.
+      if (m === "GET" && (p = new RegExp(`^${base}/pulls/(\\d+)$`).exec(path)))
+        return ok(200, { number: Number(p[1]), state: forge.closed.has(Number(p[1])) ? "closed" : "open" });
       if ((p = new RegExp(`^${base}/issues/(\\d+)/comments$`).exec(path))) {
         const key = `github#${p[1]}`;
         if (m === "GET") return page(thread(key), (c) => ({ id: c.id, body: c.body, user: { login: c.user } }), "link");
