@@ -1,6 +1,4 @@
 import type { ConsolaInstance } from "consola";
-import { pauseOf } from "../queue/pause.ts";
-import { slotsStatus } from "../control/status.ts";
 import { requestUrl } from "../http/request-url.ts";
 import { jsonResponse } from "../http/response.ts";
 import { runtime } from "#runtime";
@@ -11,16 +9,17 @@ import {
   forbidden,
   appName,
   deployRecord,
-  Follows,
   listApps,
   listDeployments,
   whoami,
   type AdminContext,
 } from "./api.ts";
 import { appStatsAnswer } from "./app-api.ts";
+import { Follows } from "./follows.ts";
 import { type Acting, APP_ACTIONS, type AppAction, appAction, cancelAudited, seenBy } from "./act.ts";
 import { auditAnswer, mayAudit } from "./audit-api.ts";
 import { DoraGauges } from "./metrics-dora.ts";
+import { metricsAnswer } from "./metrics-answer.ts";
 import { KIOSK_ONLY, kioskAllows, kioskWall } from "./kiosk.ts";
 import { wallPage } from "./wall.ts";
 import { dashboardAsset, dashboardPage, dashboardRoute, loginPage } from "./pages.ts";
@@ -191,20 +190,7 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       // A token scoped to apps is shown its apps' counters only; open metrics (no token) show every app's.
       const scope = auth.presented(request) ? auth.scope(request) : undefined;
       const only = scope?.apps ? { app: (name: string) => sees(scope, name), token: scope.name } : undefined;
-      const inForce = options.apps();
-      const apps = inForce
-        .filter((app) => !only || only.app(appName(app)))
-        .map((app) => ({
-          name: appName(app),
-          waiting: options.waiting(app),
-          paused: !!pauseOf(options.cwd, app.name),
-        }));
-      const slots = slotsStatus(options.cwd, inForce[0]?.maxConcurrentDeploys ?? 0);
-      const dora = doraGauges.render(apps.map((app) => app.name));
-      const previews = options.previews?.() ? await previewsMetrics(options, apps) : "";
-      return new Response(options.metrics.render(apps, slots, only) + dora + previews, {
-        headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
-      });
+      return metricsAnswer(options, doraGauges, only);
     }
     if (path === "/mcp" && options.mcp) {
       // Stateless: no session to resume (GET) or end (DELETE), every call a POST with its token.
@@ -303,14 +289,4 @@ export async function startAdminListener(options: AdminOptions): Promise<AdminLi
       await listener.stop();
     },
   };
-}
-
-/** The previews' families of /metrics, loaded only for a server that runs previews. */
-async function previewsMetrics(options: AdminOptions, apps: { name: string }[]): Promise<string> {
-  const { previewMetrics } = await import("./previews-api.ts");
-  return previewMetrics(
-    options.cwd,
-    options.previews?.(),
-    apps.map((app) => app.name),
-  );
 }

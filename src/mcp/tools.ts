@@ -6,7 +6,8 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { type Acting, type AppAction, appAction, cancelAudited, outcomeOf, seenBy } from "../admin/act.ts";
-import { type AdminContext, apiError, deployRecord, Follows, listApps, listDeployments } from "../admin/api.ts";
+import { type AdminContext, apiError, deployRecord, listApps, listDeployments } from "../admin/api.ts";
+import { Follows } from "../admin/follows.ts";
 import { splitActor } from "../audit/entry.ts";
 import type { McpMode } from "../config/audit.ts";
 import { shownLines } from "../system/shown.ts";
