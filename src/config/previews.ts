@@ -1,30 +1,40 @@
 /**
  * The `previews` key (docs/previews.md "Configuration"): a running copy of every open pull request. Its checks as
  * written, its defaults, and the checks that need the rest of the config (`previewsProblems`: the path, the ports,
- * the URL's host), run by `service check`. The settings' shape is previews/types.ts `PreviewSettings`.
+ * the URL's host), run by `service check`.
  */
 import { isAbsolute, resolve } from "node:path";
 import { isInside } from "../system/files.ts";
 import { show } from "./show.ts";
 
-/** The `previews` key with its defaults (the same shape as previews/types.ts `PreviewSettings`). */
+/** The `previews` key with its defaults (per app; top level in single-app mode): previews/types.ts `PreviewSettings`. */
 export interface PreviewsKey {
+  /** Each preview in `<path>/pr-<number>`; never inside repoPath, releases or `.service`. */
   path: string;
+  /** Default: the app's runScript. */
   runScript?: string;
   teardownScript?: string;
   teardownTimeoutMs: number;
+  /** With `{number}`, `{branch}`, `{app}`. */
   url: string;
+  /** One port per preview for its life: the first and last of the range. */
   ports: { from: number; to: number };
   max: number;
   ttlDays: number;
   slots: number;
+  /** The Unix user the preview scripts run as. */
   user?: string;
+  /** `OWNER`, `MEMBER`, `COLLABORATOR`, … and `user:<login>`. */
   authors: string[];
   label?: string;
   fromForks: boolean;
+  /** The previews' own variables, never production's: a value, or a file to read it from. */
   env: Record<string, string | { file: string }>;
+  /** Run after the routes change, with the routes file's path. */
   onChange?: string;
+  /** One comment on the PR, edited in place. */
   comment: boolean;
+  /** The gate applies to previews too. */
   gate: boolean;
 }
 

@@ -2,6 +2,7 @@
  * What a preview is (docs/previews.md): a pull request as any forge's event names it, the settings of the
  * `previews` key, and one preview as `.service/previews/<app>.json` keeps it. Types only.
  */
+import type { PreviewsKey } from "../config/previews.ts";
 
 export type PreviewForge = "github" | "gitea" | "gitlab" | "bitbucket";
 
@@ -43,35 +44,7 @@ export interface PullRequestEvent {
 }
 
 /** The `previews` key (per app; top level in single-app mode), as normalised by config/previews.ts. */
-export interface PreviewSettings {
-  /** Each preview in `<path>/pr-<number>`; never inside repoPath, releases or `.service`. */
-  path: string;
-  /** Default: the app's runScript. */
-  runScript?: string;
-  teardownScript?: string;
-  teardownTimeoutMs: number;
-  /** With `{number}`, `{branch}`, `{app}`. */
-  url: string;
-  /** One port per preview for its life: the first and last of the range. */
-  ports: { from: number; to: number };
-  max: number;
-  ttlDays: number;
-  slots: number;
-  /** The Unix user the preview scripts run as. */
-  user?: string;
-  /** `OWNER`, `MEMBER`, `COLLABORATOR`, … and `user:<login>`. */
-  authors: string[];
-  label?: string;
-  fromForks: boolean;
-  /** The previews' own variables, never production's: a value, or a file to read it from. */
-  env: Record<string, string | { file: string }>;
-  /** Run after the routes change, with the routes file's path. */
-  onChange?: string;
-  /** One comment on the PR, edited in place. */
-  comment: boolean;
-  /** The gate applies to previews too. */
-  gate: boolean;
-}
+export type PreviewSettings = PreviewsKey;
 
 export type PreviewStatus = "building" | "running" | "failed" | "stopped" | "teardown failed";
 
