@@ -82,6 +82,7 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
     var again = el("button", { type: "button", "data-act": "deploy", text: "Deploy again", hidden: "" });
     var record = null;
     var links = null;
+    var apps = null;
     var timeline = el("div", { class: "picture", id: "timeline" });
     content.textContent = "";
     content.appendChild(info);
@@ -122,6 +123,8 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
       return span;
     }
     function show() {
+      var app = (apps || []).filter(function (entry) { return entry.name === (record.app || "default"); })[0];
+      links = app ? app.links : null;
       var result = record.result || {};
       var pull = result.pull || {};
       info.textContent = "";
@@ -198,9 +201,9 @@ export const HISTORY_PAGES_JS = `  // query parameters are named, so a reload or
     // While it runs, the record is read again: its phase timeline grows as phases end.
     every(2000, function () { return record && record.status === "running" ? load() : Promise.resolve(); });
     // The app's forge, for links to its commits (none when the token does not see the app, or it has no forge).
+    // Kept whole: the app is found once the record names it, whichever of the two answers comes first.
     getJson("apps").then(function (data) {
-      var app = data.apps.filter(function (entry) { return record && entry.name === (record.app || "default"); })[0];
-      links = app ? app.links : null;
+      apps = data.apps;
       if (record) show();
     }, function () {});
     var tries = 0;
