@@ -19,6 +19,8 @@ export interface OutboundOptions {
   tries?: number;
   /** Pause before the second try; doubled before each later one. @default 500 */
   backoffMs?: number;
+  /** The most of an answer's body read. @default 64 KiB */
+  maxBody?: number;
 }
 
 export interface OutboundAnswer {
@@ -27,7 +29,7 @@ export interface OutboundAnswer {
   status?: number;
   /** What went wrong, or the start of a successful answer's body, on one line. */
   detail: string;
-  /** The answer's body, its first MAX_BODY bytes ("" when none came). */
+  /** The answer's body, its first `maxBody` bytes ("" when none came). */
   body?: string;
   tries: number;
   /** The same call will not do better (an SMTP server's 5xx, like an HTTP 4xx): it is not tried again. */
@@ -123,7 +125,7 @@ export class OutboundCalls {
   }
 
   send(request: OutboundRequest, options: OutboundOptions): Promise<OutboundAnswer> {
-    return this.sendBy((stop, n) => once(request, options.timeoutMs, stop, n), options);
+    return this.sendBy((stop, n) => once(request, options, stop, n), options);
   }
 
   /** A call made of tries of `tryOnce`, by the rule of `send`: retried, tracked, stopped alike. */
@@ -156,7 +158,7 @@ async function attempt(tryOnce: TryOnce, options: OutboundOptions, stop: AbortSi
 
 async function once(
   request: OutboundRequest,
-  timeoutMs: number,
+  { timeoutMs, maxBody = MAX_BODY }: OutboundOptions,
   stop: AbortSignal,
   n: number,
 ): Promise<OutboundAnswer> {
@@ -177,7 +179,7 @@ async function once(
       redirect: "manual",
       signal: controller.signal,
     });
-    const body = await boundedText(response, controller.signal);
+    const body = await boundedText(response, controller.signal, maxBody);
     const text = body.slice(0, MAX_DETAIL).replace(/\s+/g, " ").trim();
     const detail = `${response.status}${response.statusText ? ` ${response.statusText}` : ""}${text ? `: ${text}` : ""}`;
     return {
@@ -199,13 +201,13 @@ async function once(
 }
 
 /** The start of the answer's body: enough to say why a forge refused (a 401 names the token problem). */
-async function boundedText(response: Response, stop: AbortSignal): Promise<string> {
+async function boundedText(response: Response, stop: AbortSignal, maxBody: number): Promise<string> {
   if (!response.body) return "";
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
-    while (size < MAX_BODY && !stop.aborted) {
+    while (size < maxBody && !stop.aborted) {
       const { done, value } = await reader.read();
       if (done) break;
       chunks.push(value);
@@ -215,7 +217,7 @@ async function boundedText(response: Response, stop: AbortSignal): Promise<strin
   } finally {
     reader.cancel().catch(() => {});
   }
-  return Buffer.concat(chunks).subarray(0, MAX_BODY).toString("utf8");
+  return Buffer.concat(chunks).subarray(0, maxBody).toString("utf8");
 }
 
 const clip = (text: string) => (text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text);

@@ -4,6 +4,7 @@
  * included), and kept a minute. Developer (30) and above counts as MEMBER; Maintainer (40) and above as OWNER.
  */
 import type { StatusTarget } from "../config/forge.ts";
+import { authHeaders } from "../gate/forges.ts";
 import { answerJson, forgeSend, problemOf } from "./forge-call.ts";
 
 export const GITLAB_DEVELOPER = 30;
@@ -38,7 +39,7 @@ export async function gitlabAccessLevel(
   const answer = await forgeSend(target, {
     method: "GET",
     url: `${target.apiUrl}/projects/${projectId}/members/all/${userId}`,
-    headers: { accept: "application/json", "private-token": target.token },
+    headers: authHeaders(target),
     body: "",
   });
   let standing: GitlabStanding;

@@ -9,7 +9,16 @@ import type { StatusTarget } from "../config/forge.ts";
 import { authHeaders } from "../gate/forges.ts";
 import type { Next } from "../gate/forge-read.ts";
 import type { OutboundRequest } from "../notify/outbound.ts";
-import { answerJson, forgeCall, forgeList, forgeSend, linkNext, type Problems, problemOf } from "./forge-call.ts";
+import {
+  answerJson,
+  forgeCall,
+  forgeList,
+  forgeSend,
+  linkNext,
+  type Problems,
+  problemOf,
+  repoPath,
+} from "./forge-call.ts";
 import { commentBody } from "./comment-body.ts";
 import type { PreviewReport } from "./report-types.ts";
 
@@ -27,7 +36,6 @@ interface CommentApi {
   read: (comment: unknown) => string;
 }
 
-const path = (repo: string) => repo.split("/").map(encodeURIComponent).join("/");
 const asList = (body: unknown) => {
   if (!Array.isArray(body)) throw new Error("no list");
   return body;
@@ -42,7 +50,7 @@ function apiOf(target: StatusTarget, number: number): CommentApi {
   switch (target.provider) {
     case "github":
     case "gitea": {
-      const issue = `${apiUrl}/repos/${path(repo)}/issues`;
+      const issue = `${apiUrl}/repos/${repoPath(repo)}/issues`;
       return {
         list: `${issue}/${number}/comments?${target.provider === "github" ? "per_page=100" : "limit=50"}`,
         next: linkNext,
@@ -72,7 +80,7 @@ function apiOf(target: StatusTarget, number: number): CommentApi {
       };
     }
     case "bitbucket": {
-      const comments = `${apiUrl}/repositories/${path(repo)}/pullrequests/${number}/comments`;
+      const comments = `${apiUrl}/repositories/${repoPath(repo)}/pullrequests/${number}/comments`;
       return {
         list: `${comments}?pagelen=100`,
         next: (_url, body) => {

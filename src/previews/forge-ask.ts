@@ -7,6 +7,7 @@ import { type StatusTarget, statusTarget } from "../config/forge.ts";
 import { originUrl } from "../system/git.ts";
 import { associationOf } from "./permission.ts";
 import { gitlabAccessLevel } from "./authors-gitlab.ts";
+import { answerJson, repoQuestion } from "./forge-call.ts";
 import type { PullRequestEvent } from "./types.ts";
 
 /** The app's forge target, when its `status` makes a usable one. */
@@ -45,6 +46,9 @@ export async function forgeAsk(
   };
 }
 
+/** A pull request's answer holds its description (64 K characters at most) and two repositories: read up to 4 MiB. */
+const PULL_MAX_BYTES = 4 * 1024 * 1024;
+
 /** Whether pull request `number` is open (GitHub and Gitea: `GET /repos/{repo}/pulls/{n}`); undefined: unknown. */
 export async function pullOpen(
   app: ResolvedApp,
@@ -54,27 +58,9 @@ export async function pullOpen(
 ): Promise<boolean | undefined> {
   const target = await targetOf(app, cwd, env);
   if (!target || (target.provider !== "github" && target.provider !== "gitea")) return undefined;
-  const repo = target.repo.split("/").map(encodeURIComponent).join("/");
-  try {
-    const response = await fetch(`${target.apiUrl.replace(/\/+$/, "")}/repos/${repo}/pulls/${number}`, {
-      headers: {
-        "user-agent": "service-deploy-webhook",
-        ...(target.provider === "github"
-          ? {
-              accept: "application/vnd.github+json",
-              authorization: `Bearer ${target.token}`,
-              "x-github-api-version": "2022-11-28",
-            }
-          : { accept: "application/json", authorization: `token ${target.token}` }),
-      },
-      redirect: "manual",
-      signal: AbortSignal.timeout(10_000),
-    });
-    if (response.status === 404) return false;
-    if (!response.ok) return undefined;
-    const state = ((await response.json()) as { state?: unknown }).state;
-    return state === "open" ? true : state === "closed" ? false : undefined;
-  } catch {
-    return undefined;
-  }
+  const answer = await repoQuestion(target, `/pulls/${number}`, PULL_MAX_BYTES);
+  if (answer.status === 404) return false;
+  if (!answer.ok) return undefined;
+  const state = (answerJson(answer) as { state?: unknown } | undefined)?.state;
+  return state === "open" ? true : state === "closed" ? false : undefined;
 }

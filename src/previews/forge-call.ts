@@ -9,7 +9,7 @@ import type { StatusTarget } from "../config/forge.ts";
 import { basicCredential } from "../config/notify.ts";
 import { boundedRead, type Next, pages } from "../gate/forge-read.ts";
 import { authHeaders } from "../gate/forges.ts";
-import { type OutboundAnswer, OutboundCalls, type OutboundRequest } from "../notify/outbound.ts";
+import { type OutboundAnswer, OutboundCalls, type OutboundOptions, type OutboundRequest } from "../notify/outbound.ts";
 
 export const FORGE_NAMES = { github: "GitHub", gitlab: "GitLab", gitea: "Gitea", bitbucket: "Bitbucket" } as const;
 
@@ -37,12 +37,22 @@ const onOrigin = (target: StatusTarget, url: string) => {
   }
 };
 
-/** Sends `request` (built for `target`): the answer, or why none came. Never throws. */
-export async function forgeSend(target: StatusTarget, request: OutboundRequest): Promise<OutboundAnswer> {
+/** A repository's path in a URL: each part encoded, the slashes kept. */
+export const repoPath = (repo: string) => repo.split("/").map(encodeURIComponent).join("/");
+
+/**
+ * Sends `request` (built for `target`): the answer, or why none came. Never throws. Tried twice unless `options`
+ * says otherwise.
+ */
+export async function forgeSend(
+  target: StatusTarget,
+  request: OutboundRequest,
+  options: Pick<OutboundOptions, "tries" | "maxBody"> = {},
+): Promise<OutboundAnswer> {
   if (!onOrigin(target, request.url))
     return { ok: false, detail: `${request.url.slice(0, 100)} is not on the API's origin: not sent`, tries: 0 };
   try {
-    return await calls.send(request, { timeoutMs: DEFAULT_OUTBOUND_TIMEOUT_MS, tries: 2 });
+    return await calls.send(request, { timeoutMs: DEFAULT_OUTBOUND_TIMEOUT_MS, tries: 2, ...options });
   } catch (error) {
     return { ok: false, detail: String(error), tries: 0 };
   }
@@ -51,6 +61,16 @@ export async function forgeSend(target: StatusTarget, request: OutboundRequest):
 /** What a failed call says: `<Forge> <what>: <why>`, the token never in it. */
 export function problemOf(target: StatusTarget, what: string, answer: OutboundAnswer): string {
   return `${FORGE_NAMES[target.provider]} ${what}: ${redactToken(answer.detail, target.token)}`;
+}
+
+/**
+ * A question of GitHub's or Gitea's API on the repository, `GET <apiUrl>/repos/<repo><rest>`, asked once (a
+ * delivery at the door waits on it), its answer read up to `maxBody` (64 KiB unless said).
+ */
+export function repoQuestion(target: StatusTarget, rest: string, maxBody?: number): Promise<OutboundAnswer> {
+  const url = `${target.apiUrl.replace(/\/+$/, "")}/repos/${repoPath(target.repo)}${rest}`;
+  const request: OutboundRequest = { method: "GET", url, headers: authHeaders(target), body: "" };
+  return forgeSend(target, request, { tries: 1, ...(maxBody ? { maxBody } : {}) });
 }
 
 /** Sends `request`; its answer when it came back 2xx, else undefined with the problem said. Never throws. */

@@ -5,7 +5,8 @@
  * replaced or torn down. The requests are the house's own (notify/deployments.ts).
  */
 import { createDeploymentRequest, deploymentStatusRequest, idOf } from "../notify/deployments.ts";
-import { answerJson, forgeCall, type Problems } from "./forge-call.ts";
+import { authHeaders } from "../gate/forges.ts";
+import { answerJson, forgeCall, type Problems, repoPath } from "./forge-call.ts";
 import type { PreviewReport, PreviewReported } from "./report-types.ts";
 import { descriptionOf, environmentOf } from "./report-words.ts";
 
@@ -59,12 +60,8 @@ async function listed(report: PreviewReport, environment: string, problems: Prob
     "deployments of the preview",
     {
       method: "GET",
-      url: `${target.apiUrl}/repos/${target.repo.split("/").map(encodeURIComponent).join("/")}/deployments?${query}`,
-      headers: {
-        accept: "application/vnd.github+json",
-        authorization: `Bearer ${target.token}`,
-        "x-github-api-version": "2022-11-28",
-      },
+      url: `${target.apiUrl}/repos/${repoPath(target.repo)}/deployments?${query}`,
+      headers: authHeaders(target),
       body: "",
     },
     problems,
