@@ -22,23 +22,26 @@ export async function targetOf(
 }
 
 /**
- * A login's association as the forge says it, or undefined when there is no forge to ask. GitLab names people by
- * id: the event's author and sender are asked by theirs (authors-gitlab.ts), anyone else is not decided.
+ * A login's association as the forge says it; undefined when there is no forge to ask. The forge's target (a
+ * `git remote get-url` first) is found at the first question only: a delivery whose `authors` decide without the
+ * forge asks nothing. GitLab names people by id: the event's author and sender are asked by theirs
+ * (authors-gitlab.ts), anyone else is not decided.
  */
-export async function forgeAsk(
+export function forgeAsk(
   app: ResolvedApp,
   cwd: string,
   env: NodeJS.ProcessEnv,
   event: Pick<PullRequestEvent, "author" | "authorId" | "sender" | "senderId" | "projectId">,
-): Promise<((login: string) => Promise<string | undefined>) | undefined> {
-  const target = await targetOf(app, cwd, env);
-  if (!target) return undefined;
-  if (target.provider !== "gitlab") return (login) => associationOf(target, login);
+): (login: string) => Promise<string | undefined> {
+  let found: Promise<StatusTarget | undefined> | undefined;
   const ids = new Map([
     [event.author, event.authorId],
     [event.sender, event.senderId],
   ]);
   return async (login) => {
+    const target = await (found ??= targetOf(app, cwd, env));
+    if (!target) return undefined;
+    if (target.provider !== "gitlab") return associationOf(target, login);
     const id = ids.get(login);
     if (id === undefined || event.projectId === undefined) return undefined;
     const level = await gitlabAccessLevel(target, event.projectId, id);
@@ -50,14 +53,8 @@ export async function forgeAsk(
 const PULL_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Whether pull request `number` is open (GitHub and Gitea: `GET /repos/{repo}/pulls/{n}`); undefined: unknown. */
-export async function pullOpen(
-  app: ResolvedApp,
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  number: number,
-): Promise<boolean | undefined> {
-  const target = await targetOf(app, cwd, env);
-  if (!target || (target.provider !== "github" && target.provider !== "gitea")) return undefined;
+export async function pullOpen(target: StatusTarget, number: number): Promise<boolean | undefined> {
+  if (target.provider !== "github" && target.provider !== "gitea") return undefined;
   const answer = await repoQuestion(target, `/pulls/${number}`, PULL_MAX_BYTES);
   if (answer.status === 404) return false;
   if (!answer.ok) return undefined;

@@ -113,7 +113,7 @@ export class Previews {
     const name = nameOf(app);
     const state = readPreviews(cwd, name);
     const existing = state.previews.find((p) => p.number === event.number);
-    const ask = await forgeAsk(app, cwd, this.context.env, event);
+    const ask = forgeAsk(app, cwd, this.context.env, event);
     const verdict = await judge(
       {
         event,
@@ -274,14 +274,13 @@ export class Previews {
   /** Tears down what expired (`ttlDays`), what a closed PR left, and retries a failed teardown. */
   async sweep(now = Date.now()): Promise<void> {
     for (const app of this.withPreviews()) {
-      const ask = (await targetOf(app, this.options.cwd, this.context.env)) !== undefined;
+      const target = await targetOf(app, this.options.cwd, this.context.env);
       for (const p of readPreviews(this.options.cwd, nameOf(app)).previews) {
         if (this.stopping) return;
         const expired = now - Date.parse(p.updated) > app.previews.ttlDays * DAY_MS;
         if (p.status === "teardown failed") void this.teardown(app, p.number, "retry");
         else if (expired) void this.teardown(app, p.number, "expired");
-        else if (ask && (await pullOpen(app, this.options.cwd, this.context.env, p.number)) === false)
-          void this.teardown(app, p.number, "closed");
+        else if (target && (await pullOpen(target, p.number)) === false) void this.teardown(app, p.number, "closed");
       }
     }
   }
