@@ -13,13 +13,13 @@ import type { DeployLimits } from "../steps/limits.ts";
 import { scriptLimits } from "../system/process.ts";
 import { dropHead, removeTree, writeTree } from "./checkout.ts";
 import { markerOf, previewEnv } from "./env.ts";
-import { type PreviewPhase, reportPreview } from "./report.ts";
 import { previewsChanged } from "./routes.ts";
 import { runScript, stopPreview } from "./scripts.ts";
 import { previewSlot } from "./slot.ts";
 import { previewsDir, readPreviews, writePreviews } from "./state.ts";
 import { targetOf } from "./forge-ask.ts";
 import { previewGate } from "./gate.ts";
+import type { PreviewPhase } from "./report-types.ts";
 import type { Preview, PreviewSettings } from "./types.ts";
 
 /** What a build and a teardown use of the manager. */
@@ -65,7 +65,10 @@ function update(cwd: string, app: string, number: number, change: (p: Preview) =
   return preview;
 }
 
-/** The routes written and the pull request told (a failure of either is logged, never thrown). */
+/**
+ * The routes written and the pull request told (a failure of either is logged, never thrown). The report's code
+ * (report*.ts, comment*.ts) is loaded at its first use, by an app whose `status` lets it tell.
+ */
 async function tell(context: LifeContext, app: App, preview: Preview, phase: PreviewPhase, extra = {}) {
   try {
     await previewsChanged(context.cwd, context.all(), context.settings());
@@ -74,6 +77,7 @@ async function tell(context: LifeContext, app: App, preview: Preview, phase: Pre
   }
   const target = await targetOf(app, context.cwd, context.env);
   if (!target) return;
+  const { reportPreview } = await import("./report.ts");
   const reported = await reportPreview({ target, settings: app.previews, preview, phase, ...extra });
   for (const problem of reported.problems) context.logger.warn(`previews ${nameOf(app)}: ${shown(problem)}`);
   if (Object.keys(reported.keep).length > 0)

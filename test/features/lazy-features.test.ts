@@ -130,6 +130,24 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
     expect(featuresIn(modules)).toEqual(["watch"]);
   });
 
+  test("a server with previews but no status holds no code that tells a pull request (docs/previews.md)", () => {
+    const repo = makeRepo();
+    const modules = loadedBy({
+      secret: SECRET,
+      repoPath: repo.clone,
+      runScript: "true",
+      previews: {
+        path: join(tempDir("service-previews-"), "previews"),
+        url: "https://pr-{number}.p.example.com",
+        ports: "41000-41010",
+      },
+    });
+    // It did load the previews' builds and teardowns: the list is the real one.
+    expect(modules).toContain("previews/manager.ts");
+    expect(modules).toContain("previews/life.ts");
+    expect(modules.filter((m) => /^previews\/(report|comment)[^/]*\.ts$/.test(m))).toEqual([]);
+  });
+
   test("a server whose notifications are webhooks holds no email code (nodemailer comes with an email entry)", () => {
     const repo = makeRepo();
     const modules = loadedBy({
