@@ -2,6 +2,7 @@
  * A real Prometheus (Debian's `prometheus`) on loopback, scraping every second a small app the test runs, whose error
  * counters the test drives: one series per name the test asks for, so each test watches its own.
  */
+import { afterAll, beforeAll } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterRun } from "./after-run.ts";
@@ -125,4 +126,33 @@ export async function startPrometheus(target: string): Promise<RunningPrometheus
       },
     };
   }
+}
+
+/** A test file's metrics app and the Prometheus that scrapes it (set once its `beforeAll` has run). */
+export interface Scraped {
+  app: Metrics;
+  prometheus: RunningPrometheus;
+  /** The query of a series of its own, at 0 and seen by Prometheus (before a deploy watches it). */
+  series(name: string): Promise<string>;
+}
+
+/** Called at the top of a test file: the metrics app and Prometheus started before its tests, stopped after them. */
+export function scrapedApp(): Scraped {
+  const scraped = {
+    series: async (name: string) => {
+      const query = `sum(app_errors_total{series="${name}"})`;
+      scraped.app.set(name, 0);
+      await scraped.prometheus.until(query, 0);
+      return query;
+    },
+  } as Scraped;
+  beforeAll(async () => {
+    scraped.app = metricsApp();
+    scraped.prometheus = await startPrometheus(scraped.app.target);
+  }, 60_000);
+  afterAll(async () => {
+    await scraped.prometheus?.stop();
+    scraped.app?.stop();
+  });
+  return scraped;
 }

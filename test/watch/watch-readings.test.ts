@@ -2,40 +2,22 @@
  * docs/watch.md: one reading of a watch's query against a real Prometheus (what a check sees: one number, or why
  * not), and `service check`'s run of it.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { queryPrometheus } from "../../src/watch/prometheus.ts";
 import { makeRepo, runCli, tempDir } from "../_support/helpers.ts";
-import { freePort, metricsApp, type Metrics, type RunningPrometheus, startPrometheus } from "../_support/prometheus.ts";
+import { freePort, scrapedApp } from "../_support/prometheus.ts";
 
-let app: Metrics;
-let prometheus: RunningPrometheus;
-
-beforeAll(async () => {
-  app = metricsApp();
-  prometheus = await startPrometheus(app.target);
-}, 60_000);
-
-afterAll(async () => {
-  await prometheus?.stop();
-  app?.stop();
-});
-
-/** The query of a series of its own, at 0 and seen by Prometheus. */
-async function series(name: string): Promise<string> {
-  const query = `sum(app_errors_total{series="${name}"})`;
-  app.set(name, 0);
-  await prometheus.until(query, 0);
-  return query;
-}
+const scraped = scrapedApp();
+const { series } = scraped;
 
 /** A config file with a Prometheus watch of `query`, and the environment naming it. */
 function configWith(query: string): Record<string, string> {
   const file = join(tempDir("service-watch-config-"), "service.yaml");
   writeFileSync(
     file,
-    `watch:\n  forMs: 60000\n  intervalMs: 200\n  prometheus:\n    url: ${prometheus.url}\n    query: '${query}'\n    max: 0\n`,
+    `watch:\n  forMs: 60000\n  intervalMs: 200\n  prometheus:\n    url: ${scraped.prometheus.url}\n    query: '${query}'\n    max: 0\n`,
   );
   return { SERVICE_CONFIG: file, SERVICE_RUN_SCRIPT: "true" };
 }
@@ -43,13 +25,13 @@ function configWith(query: string): Record<string, string> {
 describe("watch readings (docs/watch.md)", () => {
   test("`service check` runs the query once: its value now, or why it cannot be read", async () => {
     const query = await series("check");
-    app.set("check", 2);
-    await prometheus.until(query, 2);
+    scraped.app.set("check", 2);
+    await scraped.prometheus.until(query, 2);
     const repo = makeRepo();
     const env = configWith(query);
     const { stdout, code } = await runCli(["check"], { cwd: repo.clone, env });
     expect(stdout).toContain(
-      `${query} ≤ 0 (Prometheus at ${prometheus.url}) every 0.2 s for 60 s; 2 failed checks in a row roll back; now 2`,
+      `${query} ≤ 0 (Prometheus at ${scraped.prometheus.url}) every 0.2 s for 60 s; 2 failed checks in a row roll back; now 2`,
     );
     expect(code).toBe(0);
     const closed = `http://127.0.0.1:${freePort()}`;
@@ -62,7 +44,7 @@ describe("watch readings (docs/watch.md)", () => {
     await series("many-a");
     await series("many-b");
     const read = (query: string, more: Record<string, string> = {}) =>
-      queryPrometheus({ url: prometheus.url, query, max: 1, ...more }, { cwd: tempDir(), values: {} });
+      queryPrometheus({ url: scraped.prometheus.url, query, max: 1, ...more }, { cwd: tempDir(), values: {} });
     expect(await read('sum(app_errors_total{series="many-a"})')).toEqual({ value: 0 });
     expect(await read("scalar(vector(0.25))")).toEqual({ value: 0.25 });
     const several = await read('app_errors_total{series=~"many-.*"}');

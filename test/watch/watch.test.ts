@@ -2,7 +2,7 @@
  * docs/watch.md: the watch after the health check, against a real Prometheus scraping every second an app whose
  * error counters the test drives (one series per test). Each test waits for the stream's lines, never for a time.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { StreamReader } from "../_support/gate.ts";
@@ -19,30 +19,12 @@ import {
   tempDir,
   waitFor,
 } from "../_support/helpers.ts";
-import { metricsApp, type Metrics, type RunningPrometheus, startPrometheus } from "../_support/prometheus.ts";
+import { scrapedApp, startPrometheus } from "../_support/prometheus.ts";
 import { spawnDeploy } from "../_support/queueing.ts";
 import { currentRelease, makeReleasesSite, releaseDirs } from "../_support/release-helpers.ts";
 
-let app: Metrics;
-let prometheus: RunningPrometheus;
-
-beforeAll(async () => {
-  app = metricsApp();
-  prometheus = await startPrometheus(app.target);
-}, 60_000);
-
-afterAll(async () => {
-  await prometheus?.stop();
-  app?.stop();
-});
-
-/** The query of a series of its own, at 0 and seen by Prometheus before the deploy watches it. */
-async function series(name: string): Promise<string> {
-  const query = `sum(app_errors_total{series="${name}"})`;
-  app.set(name, 0);
-  await prometheus.until(query, 0);
-  return query;
-}
+const scraped = scrapedApp();
+const { series } = scraped;
 
 /** A config file (outside the repository) with `watch` as YAML lines under the key, and the environment naming it. */
 function configWith(watch: string, env: Record<string, string> = {}): Record<string, string> {
@@ -53,7 +35,7 @@ function configWith(watch: string, env: Record<string, string> = {}): Record<str
 }
 
 const prometheusWatch = (query: string, forMs: number, more = "") =>
-  `forMs: ${forMs}\nintervalMs: 200\nfailures: 2\nprometheus:\n  url: ${prometheus.url}\n  query: '${query}'\n  max: 0${more ? `\n${more}` : ""}`;
+  `forMs: ${forMs}\nintervalMs: 200\nfailures: 2\nprometheus:\n  url: ${scraped.prometheus.url}\n  query: '${query}'\n  max: 0${more ? `\n${more}` : ""}`;
 
 /** The record of deploy `id` in the service directory `cwd`. */
 function recordOf(cwd: string, id: string) {
@@ -93,7 +75,7 @@ describe("watch (docs/watch.md)", () => {
     const env = configWith(prometheusWatch(query, 120_000));
     await using deploy = spawnDeploy(repo.clone, env);
     await waitFor(() => /\[watch\] [\d.]+ of 2 min: 0 ≤ 0/.test(deploy.out.text), "the first check");
-    app.set("in-place", 3);
+    scraped.app.set("in-place", 3);
     const code = await deploy.proc.exited;
     const text = await deploy.out.done;
     expect(text).toContain("[watch] ");
@@ -134,7 +116,7 @@ describe("watch (docs/watch.md)", () => {
     await waitFor(() => /\[watch\] [\d.]+ of 2 min: 0 ≤ 0/.test(deploy.out.text), "the first check");
     const r2 = currentRelease(site.site);
     expect(r2).not.toBe(r1);
-    app.set("releases", 1);
+    scraped.app.set("releases", 1);
     const code = await deploy.proc.exited;
     const text = await deploy.out.done;
     expect(text).toContain(`[rollback] switching current back to release ${r1}`);
@@ -149,7 +131,7 @@ describe("watch (docs/watch.md)", () => {
   });
 
   test("Prometheus stopped: each check fails with its reason, and two in a row are a breach", async () => {
-    const own = await startPrometheus(app.target);
+    const own = await startPrometheus(scraped.app.target);
     const query = "sum(app_errors_total)";
     await waitFor(async () => (await own.value(query)) !== undefined, "a sample in the second Prometheus", 30_000);
     const repo = makeRepo();
