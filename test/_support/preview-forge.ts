@@ -102,6 +102,26 @@ export function previewForge(): PreviewForge {
       return ok(200, { id, body: text });
     };
     let p: RegExpExecArray | null;
+    /** GitHub's and Gitea's issue comments: the same API under each one's `base`, kept as `<forge>#<number>`. */
+    const issueComments = (name: "github" | "gitea", base: string): Response | string | undefined => {
+      if ((p = new RegExp(`^${base}/issues/(\\d+)/comments$`).exec(path))) {
+        const key = `${name}#${p[1]}`;
+        if (m === "GET") return page(thread(key), (c) => ({ id: c.id, body: c.body, user: { login: c.user } }), "link");
+        if (m === "POST" && typeof body.body === "string") {
+          const comment = { id: nextId++, body: body.body, user: "service-bot" };
+          thread(key).push(comment);
+          return ok(201, { id: comment.id, body: comment.body });
+        }
+      }
+      if (m === "PATCH" && (p = new RegExp(`^${base}/issues/comments/(\\d+)$`).exec(path))) {
+        const id = Number(p[1]);
+        const key = [...forge.comments.keys()].find(
+          (k) => k.startsWith(`${name}#`) && thread(k).some((c) => c.id === id),
+        );
+        return edit(key ?? `${name}#none`, id, body.body);
+      }
+      return undefined;
+    };
 
     // GitHub (the API at the root).
     if (path.startsWith("/repos/") && h.has("x-github-api-version")) {
@@ -131,22 +151,7 @@ export function previewForge(): PreviewForge {
       // A pull request (GET /repos/{owner}/{repo}/pulls/{n}): open unless the test closed it.
       if (m === "GET" && (p = new RegExp(`^${base}/pulls/(\\d+)$`).exec(path)))
         return ok(200, { number: Number(p[1]), state: forge.closed.has(Number(p[1])) ? "closed" : "open" });
-      if ((p = new RegExp(`^${base}/issues/(\\d+)/comments$`).exec(path))) {
-        const key = `github#${p[1]}`;
-        if (m === "GET") return page(thread(key), (c) => ({ id: c.id, body: c.body, user: { login: c.user } }), "link");
-        if (m === "POST" && typeof body.body === "string") {
-          const comment = { id: nextId++, body: body.body, user: "service-bot" };
-          thread(key).push(comment);
-          return ok(201, { id: comment.id, body: comment.body });
-        }
-      }
-      if (m === "PATCH" && (p = new RegExp(`^${base}/issues/comments/(\\d+)$`).exec(path))) {
-        const key = [...forge.comments.keys()].find(
-          (k) => k.startsWith("github#") && thread(k).some((c) => c.id === Number(p![1])),
-        );
-        return edit(key ?? "github#none", Number(p[1]), body.body);
-      }
-      return "not documented";
+      return issueComments("github", base) ?? "not documented";
     }
 
     // Gitea (under /api/v1).
@@ -157,22 +162,7 @@ export function previewForge(): PreviewForge {
         if (!GITEA_STATES.has(String(body.state)) || typeof body.context !== "string") return "status body";
         return ok(201, { id: nextId++ });
       }
-      if ((p = new RegExp(`^${base}/issues/(\\d+)/comments$`).exec(path))) {
-        const key = `gitea#${p[1]}`;
-        if (m === "GET") return page(thread(key), (c) => ({ id: c.id, body: c.body, user: { login: c.user } }), "link");
-        if (m === "POST" && typeof body.body === "string") {
-          const comment = { id: nextId++, body: body.body, user: "service-bot" };
-          thread(key).push(comment);
-          return ok(201, { id: comment.id, body: comment.body });
-        }
-      }
-      if (m === "PATCH" && (p = new RegExp(`^${base}/issues/comments/(\\d+)$`).exec(path))) {
-        const key = [...forge.comments.keys()].find(
-          (k) => k.startsWith("gitea#") && thread(k).some((c) => c.id === Number(p![1])),
-        );
-        return edit(key ?? "gitea#none", Number(p[1]), body.body);
-      }
-      return "not documented";
+      return issueComments("gitea", base) ?? "not documented";
     }
 
     // GitLab (under /api/v4): the project by its URL-encoded path.
