@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { CADDY_FILE, PREVIEWS_DIR, previewsChanged, ROUTES_FILE } from "../../src/previews/routes.ts";
 import type { Preview, PreviewSettings } from "../../src/previews/types.ts";
 import { tempDir, waitFor } from "../_support/helpers.ts";
+import { previewSettings } from "../_support/preview-reports.ts";
 import { freePort, noCaddy, startCaddy } from "../_support/proxy-helpers.ts";
 
 if (noCaddy) console.warn("caddy is not installed: the Caddy routing test is skipped (apt-get install caddy)");
@@ -32,22 +33,9 @@ function preview(number: number, port: number, url: string, status: Preview["sta
   };
 }
 
+/** The reports' settings (preview-reports.ts), with `onChange` when given. */
 function settings(onChange?: string): PreviewSettings {
-  return {
-    path: "/srv/previews",
-    teardownTimeoutMs: 300_000,
-    url: "https://pr-{number}.preview.example.com",
-    ports: { from: 4100, to: 4199 },
-    max: 10,
-    ttlDays: 7,
-    slots: 1,
-    authors: ["OWNER"],
-    fromForks: false,
-    env: {},
-    comment: false,
-    gate: false,
-    ...(onChange ? { onChange } : {}),
-  };
+  return { ...previewSettings(), ...(onChange ? { onChange } : {}) };
 }
 
 /** A logger that keeps what it is told. */
