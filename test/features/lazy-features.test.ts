@@ -39,6 +39,17 @@ function loadedBy(config: Record<string, unknown>): string[] {
   return run.stdout.toString().trim().split("\n");
 }
 
+/** Previews of pull requests, in a directory of their own. */
+const previewsSettings = () => ({
+  path: join(tempDir("service-previews-"), "previews"),
+  url: "https://pr-{number}.p.example.com",
+  ports: "41000-41010",
+});
+
+/** The modules a server of one app (a repository of its own, `runScript: true`) with `more` loaded. */
+const loadedWith = (more: Record<string, unknown>) =>
+  loadedBy({ secret: SECRET, repoPath: makeRepo().clone, runScript: "true", ...more });
+
 const featuresIn = (modules: string[]) =>
   Object.entries(FEATURE_MODULES)
     .filter(([, pattern]) => modules.some((m) => pattern.test(m)))
@@ -55,11 +66,7 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
   });
 
   test("a server with the admin listener alone loads neither sign-in of people (OpenID, a trusted proxy's header)", async () => {
-    const repo = makeRepo();
-    const modules = loadedBy({
-      secret: SECRET,
-      repoPath: repo.clone,
-      runScript: "true",
+    const modules = loadedWith({
       adminPort: await freePort(),
       adminHostname: "127.0.0.1",
     });
@@ -108,21 +115,13 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       adminOidc: { issuer: "http://127.0.0.1:9", clientId: "c", clientSecretFile: secretFile, name: "SSO", roles },
       adminTrustedHeader: { header: "Remote-User", from: ["127.0.0.1/32"], secretFile, roles },
       watch: { forMs: 200, intervalMs: 100, command: "true" },
-      previews: {
-        path: join(tempDir("service-previews-"), "previews"),
-        url: "https://pr-{number}.p.example.com",
-        ports: "41000-41010",
-      },
+      previews: previewsSettings(),
     });
     expect(featuresIn(modules).sort()).toEqual(Object.keys(FEATURE_MODULES).sort());
   });
 
   test("a server with a watch loads it for the deploy it watches (docs/watch.md)", () => {
-    const repo = makeRepo();
-    const modules = loadedBy({
-      secret: SECRET,
-      repoPath: repo.clone,
-      runScript: "true",
+    const modules = loadedWith({
       watch: { forMs: 200, intervalMs: 100, command: "true" },
     });
     expect(modules).toContain("watch/watch.ts");
@@ -131,16 +130,8 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
   });
 
   test("a server with previews but no status holds no code that tells a pull request (docs/previews.md)", () => {
-    const repo = makeRepo();
-    const modules = loadedBy({
-      secret: SECRET,
-      repoPath: repo.clone,
-      runScript: "true",
-      previews: {
-        path: join(tempDir("service-previews-"), "previews"),
-        url: "https://pr-{number}.p.example.com",
-        ports: "41000-41010",
-      },
+    const modules = loadedWith({
+      previews: previewsSettings(),
     });
     // It did load the previews' builds and teardowns: the list is the real one.
     expect(modules).toContain("previews/manager.ts");
@@ -149,11 +140,7 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
   });
 
   test("a server whose notifications are webhooks holds no email code (nodemailer comes with an email entry)", () => {
-    const repo = makeRepo();
-    const modules = loadedBy({
-      secret: SECRET,
-      repoPath: repo.clone,
-      runScript: "true",
+    const modules = loadedWith({
       notify: [{ url: "http://127.0.0.1:9/hook", format: "slack", on: ["succeeded"] }],
     });
     expect(modules).toContain("notify/channels/deliver.ts");
