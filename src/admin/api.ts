@@ -116,6 +116,10 @@ export async function listApps(context: AdminContext): Promise<Response> {
         releases: context.hidesPaths ? releasesUntold(releases) : releases,
         lastSkipped: lastSkippedPush(context.cwd, app.name),
         catchUp: catchUpStatus(context.cwd, app, Date.now()),
+        // Only an app with previews says how many it keeps (its module loaded then only).
+        ...(app.previews
+          ? { previews: (await import("../previews/state.ts")).readPreviews(context.cwd, name).previews.length }
+          : {}),
       };
     }),
   );

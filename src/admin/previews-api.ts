@@ -1,14 +1,21 @@
 /**
  * The previews on the admin listener (docs/previews.md "Operating"): `GET /api/apps/<app>/previews` (any token that
- * sees the app), `POST /api/apps/<app>/previews/<n>/teardown` (a deploy or admin token of the app), and their
+ * sees the app), `POST /api/apps/<app>/previews/<n>/deploy` and `…/teardown` (a deploy or admin token of the app), and their
  * counters on /metrics.
  */
 import { previewList } from "../previews/listing.ts";
 import type { PreviewDoor } from "../previews/door.ts";
 import type { AppWithPreviews } from "../previews/manager.ts";
 import { readPreviews } from "../previews/state.ts";
+import { shown } from "../system/shown.ts";
 import { refusal, type Scope } from "../tokens/scope.ts";
 import { type AdminContext, apiError, appName, forbidden, redactedJson } from "./api.ts";
+
+/** What the dashboard and the API may do to one preview: build it again at its pull ref's head now, or tear it down. */
+const ACTIONS = {
+  deploy: { audit: "preview deploy", done: "is being built again at its pull ref's head" },
+  teardown: { audit: "preview teardown", done: "is being torn down" },
+} as const;
 
 /** The answer to a request under `/api/apps/<app>/previews`, or undefined when it is none of theirs. */
 export async function previewsAnswer(
@@ -25,16 +32,36 @@ export async function previewsAnswer(
   if (!app) return apiError(404, "not found", `no app named ${JSON.stringify(name.slice(0, 100))}`);
   if (!app.previews) return apiError(404, "not found", `app ${JSON.stringify(name)} sets no previews`);
   if (number === undefined && method === "GET") return redactedJson(context, 200, previewList(context.cwd, [app])[0]);
-  if (action !== "teardown" || method !== "POST" || number === undefined) return undefined;
+  if ((action !== "teardown" && action !== "deploy") || method !== "POST" || number === undefined) return undefined;
   const denied = refusal(acting.scope, "deploy", name);
   if (denied) return forbidden(context, acting.scope, denied);
   if (!/^\d{1,9}$/.test(number)) return apiError(400, "bad request", "expected a pull request's number");
   if (!readPreviews(context.cwd, name).previews.some((p) => p.number === Number(number)))
     return apiError(404, "not found", `pull request #${number} has no preview`);
   if (!door) return apiError(409, "conflict", "this server runs no previews (set previews and restart it)");
-  void door.manager.teardown(app as AppWithPreviews, Number(number), `by ${acting.actor}`);
-  context.audit?.({ actor: acting.actor, action: "preview teardown", app: name, target: `#${number}`, outcome: "ok" });
-  return redactedJson(context, 202, { ok: true, message: `pull request #${number}: its preview is being torn down` });
+  const withPreviews = app as AppWithPreviews;
+  const n = Number(number);
+  // Both run on: a build ends in the preview's state (and its log), a teardown too; neither may end the server.
+  const said = (text: string) => door.logger.warn(`previews ${name}: ${shown(text)}`);
+  const work =
+    action === "deploy"
+      ? door.manager.deployByHand(withPreviews, n, acting.actor)
+      : door.manager.teardown(withPreviews, n, `by ${acting.actor}`);
+  work.then(
+    (answer) => answer && answer.outcome !== "accepted" && said(answer.text),
+    (error: Error) => said(`pull request #${n}: ${error.message}`),
+  );
+  context.audit?.({
+    actor: acting.actor,
+    action: ACTIONS[action].audit,
+    app: name,
+    target: `#${number}`,
+    outcome: "ok",
+  });
+  return redactedJson(context, 202, {
+    ok: true,
+    message: `pull request #${number}: its preview ${ACTIONS[action].done}`,
+  });
 }
 
 const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');

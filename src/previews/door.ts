@@ -45,6 +45,8 @@ const PARSERS: Parser[] = [
 export interface PreviewDoor {
   manager: Previews;
   entrance: PreviewEntrance;
+  /** Where the server's lines go: what an action asked through the admin API says when it ends badly. */
+  logger: Logger;
   stop(): Promise<void>;
 }
 
@@ -63,6 +65,7 @@ export function openPreviews(options: {
   return {
     manager,
     entrance: (app, headers, payload) => entrance(manager, app, headers, payload),
+    logger: options.logger,
     stop: () => manager.stop(),
   };
 }
