@@ -10,6 +10,7 @@ import { DORA_JS } from "./script-dora.ts";
 import { HISTORY_PAGES_JS } from "./script-history.ts";
 import { AUDIT_PAGE_JS } from "./script-audit.ts";
 import { OUTCOME_JS } from "./script-outcome.ts";
+import { PREVIEWS_JS } from "./script-previews.ts";
 import { RULES_JS } from "./script-rules.ts";
 import { WALL_PAGE_JS } from "./script-wall.ts";
 import { WATCH_VALUES_JS } from "./script-watch-values.ts";
@@ -174,7 +175,7 @@ const COMMON_JS = `"use strict";
 
 `;
 
-export const DASHBOARD_JS = `${COMMON_JS}${CHARTS_JS}${OUTCOME_JS}${APPS_PAGE_JS}${DORA_JS}${RULES_JS}${WATCH_VALUES_JS}${APP_PAGE_JS}${HISTORY_PAGES_JS}${AUDIT_PAGE_JS}${WALL_PAGE_JS}
+export const DASHBOARD_JS = `${COMMON_JS}${CHARTS_JS}${OUTCOME_JS}${APPS_PAGE_JS}${DORA_JS}${RULES_JS}${WATCH_VALUES_JS}${PREVIEWS_JS}${APP_PAGE_JS}${HISTORY_PAGES_JS}${AUDIT_PAGE_JS}${WALL_PAGE_JS}
   if (page === "apps") appsPage();
   else if (page === "app") appPage();
   else if (page === "deploys") deploysPage();

@@ -106,6 +106,7 @@ export const APPS_PAGE_JS = `  // The apps: each app's card is built once, so a 
         field(info, "State", app.paused ? el("span", {}, el("span", { class: "badge paused", text: "paused: " + app.paused.reason }), " by " + app.paused.by) : app.running ? (app.watching ? el("span", { class: "badge running", text: watchingText(app.watching) }) : app.running.waiting ? el("span", { class: "badge running", text: "waiting for " + (app.running.waiting === "slot" ? "a build slot" : app.running.waiting) }) : badge("running")) : "idle");
         if (app.frozen) field(info, "Frozen", el("span", {}, el("span", { class: "badge paused", text: app.frozen.reason }), " until " + app.frozen.until));
         if (app.catchUp) field(info, "Catch-up", app.catchUp.text);
+        if (typeof app.previews === "number") field(info, "Previews", el("a", { href: root + "apps/" + encodeURIComponent(name) + "#previews", text: app.previews + (app.previews === 1 ? " preview" : " previews") + " of pull requests" }));
         if (app.nextFreeze) field(info, "Next freeze", app.nextFreeze.reason + ": " + new Date(app.nextFreeze.start).toLocaleString() + " until " + app.nextFreeze.until);
         field(info, "Running", app.running ? el("span", {}, deployLink(app.running.id), " (" + app.running.trigger + (app.running.actor ? ", by " + app.running.actor : "") + ", " + age(app.running.since) + ")") : "none");
         field(info, "Waiting", String(app.waiting));
