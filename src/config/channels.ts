@@ -5,6 +5,7 @@
  */
 import { resolve } from "node:path";
 import { readNoFollow } from "../system/files.ts";
+import { show } from "./show.ts";
 
 export const CHANNEL_FORMATS = ["email", "telegram", "teams", "matrix", "gotify"] as const;
 export type ChannelFormat = (typeof CHANNEL_FORMATS)[number];
@@ -83,15 +84,6 @@ export const CHANNEL_KEYS = [
   "to",
 ];
 
-/** A value as a problem names it: never its string form, which a mapping shadowing `toString` does not have. */
-export const show = (value: unknown) =>
-  typeof value === "string"
-    ? JSON.stringify(value)
-    : Array.isArray(value)
-      ? "a list"
-      : value !== null && typeof value === "object"
-        ? "a mapping"
-        : String(value);
 const ADDRESS = /^[^\s@<>,;:"()\\[\]]+@[^\s@<>,;:"()\\[\]]+$/;
 /** `ops@example.com`, or `Deploys <ops@example.com>` for `from`. */
 const mailbox = (value: string, named: boolean) => {

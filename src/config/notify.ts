@@ -14,7 +14,8 @@ import {
   type StatusSettings,
 } from "./schema-notify.ts";
 import { MAX_TIMER_MS } from "./schema.ts";
-import { CHANNEL_KEYS, channelKey, checkChannel, DEFAULT_CHANNEL_URL, show } from "./channels.ts";
+import { CHANNEL_KEYS, channelKey, checkChannel, DEFAULT_CHANNEL_URL } from "./channels.ts";
+import { show } from "./show.ts";
 
 const STATUS_KEYS = [
   "provider",

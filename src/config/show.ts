@@ -1,10 +1,10 @@
-/** A value as a problem names it: a string quoted, anything else by its string form, or its kind when it has none. */
+/**
+ * A value as a problem names it: a string quoted, a list or a mapping by its kind (never a string form, which a
+ * mapping shadowing `toString` does not have), anything else by its string form.
+ */
 export function show(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
-  try {
-    return String(value);
-  } catch {
-    // A mapping (or a list holding one) whose keys shadow toString/valueOf (`{toString: 1}`) has no string form.
-    return Object.prototype.toString.call(value);
-  }
+  if (Array.isArray(value)) return "a list";
+  if (value !== null && typeof value === "object") return "a mapping";
+  return String(value);
 }
