@@ -52,11 +52,6 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
   for (const warning of options.warnings ?? []) step("warn", warning);
   if (options.target?.warning) step("warn", options.target.warning);
   const state = new DeployState(ctx.config.runScript);
-  // In place, what is live is what the history says (the releases flow reads `current` instead).
-  // With no deploy on record, what the clone has checked out is what was live (a refusal before the pull says so too).
-  if (!ctx.config.releases)
-    state.liveBefore =
-      liveCommitOf(options.cwd, options.app)?.sha ?? (await headCommit(ctx.config.repoPath, ctx.env).catch(() => null));
   // docs/deploy-control.md "Cancel: `service cancel <id>`": its commands are stopped (deployer.ts); what has not
   // started does not start, but a script cut short is rolled back like any failed one.
   let ended = false;
@@ -114,6 +109,9 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     ended = true;
     // A watch a cancel ended is a deploy that went live: recorded ok, its watch cancelled.
     const by = state.watch?.cancelled ? undefined : ctx.cancelled();
+    // In place, what was live is read while git pulls (plainFlow); a deploy that never pulled reads it now: nothing
+    // moved the clone. The releases flow reads `current` instead.
+    if (state.liveBefore === undefined && !ctx.config.releases) state.liveBefore = await liveInPlace(ctx);
     const produced = state.produced(by);
     // What the scripts left running (a daemon) is kept in the app's group after an ok deploy, stopped after a failed
     // one (steps/leftovers.ts): never without limits, unless asked.
@@ -122,7 +120,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     const live = state.liveCommit(produced.ok);
     const commits = await commitsOf(ctx, {
       live,
-      before: state.liveBefore,
+      before: state.liveBefore ?? null,
       tried: state.triedCommit(options.target, options.pushed),
     });
     const finishedAt = new Date();
@@ -139,7 +137,9 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     const result = run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, ending, finishedAt);
     // The lead time's git call and the pruning of old releases run after the `[done]` line, still in the deploy's
     // queue turn (docs/log-files.md "Lead time in the record", docs/releases.md step 7): each amends the record.
-    const lead = leadAfterDone(result, () => committerDates(ctx.config.repoPath, state.liveBefore, live, ctx.env));
+    const lead = leadAfterDone(result, () =>
+      committerDates(ctx.config.repoPath, state.liveBefore ?? null, live, ctx.env),
+    );
     if (state.prune)
       await pruneAfterDone(
         result,
@@ -201,12 +201,35 @@ async function applyLimits(ctx: DeployContext): Promise<string | null> {
   return null;
 }
 
+/**
+ * In place, what was live before a deploy that pulled nothing (docs/deploy-control.md "What is live"): what the
+ * history says, else what the clone has checked out.
+ */
+async function liveInPlace(ctx: DeployContext): Promise<string | null> {
+  return liveCommitOf(ctx.cwd, ctx.app)?.sha ?? (await headCommit(ctx.config.repoPath, ctx.env).catch(() => null));
+}
+
 /** A deploy without releases: pull (or reset) and the run script in repoPath, the health check, the rollback. */
 async function plainFlow(ctx: DeployContext, state: DeployState, options: Asked): Promise<void> {
   const { config, run } = ctx;
-  const verified = await pullAndVerify(ctx, state, options);
-  // A service new to a checkout has no deploy on record: what it found checked out is what was live.
-  state.liveBefore ??= state.pulled.before;
+  // What was live, read from the history on the next turn of the event loop, once git pull has started: a read of
+  // files that waits for nothing, and would otherwise hold the pull back. A service new to a checkout has no deploy
+  // on record: what the pull found checked out was live.
+  const recorded = new Promise<string | undefined>((resolve, reject) =>
+    setImmediate(() => {
+      try {
+        resolve(liveCommitOf(ctx.cwd, ctx.app)?.sha);
+      } catch (error) {
+        reject(error);
+      }
+    }),
+  );
+  let verified = false;
+  try {
+    verified = await pullAndVerify(ctx, state, options);
+  } finally {
+    state.liveBefore = (await recorded) ?? state.pulled.before;
+  }
   if (!verified) return;
   // What goes live is known now: its words are read while the script runs, and found read at the end (commitsOf).
   const { before, after } = state.pulled;

@@ -32,7 +32,7 @@ export async function watchStage(
   const say = (text: string) => ctx.run.step("watch", text);
   const { runWatch } = await import("../watch/watch.ts");
   const commit = state.release?.commit ?? state.pulled.after;
-  const values = { commit, previousCommit: state.liveBefore, deployId: ctx.run.id, app: ctx.app ?? "" };
+  const values = { commit, previousCommit: state.liveBefore ?? null, deployId: ctx.run.id, app: ctx.app ?? "" };
   const cwd = state.release?.live ? state.release.path : ctx.config.repoPath;
   state.watching = true;
   const ended = await runWatch(ctx, settings, {

@@ -45,8 +45,11 @@ export class DeployState {
   undo?: () => Promise<void>;
   /** A freeze that refused the deploy when it left a wait (deploy/frozen.ts): its words. */
   frozen: string | null = null;
-  /** The commit live before the deploy (docs/deploy-control.md "What is live"), set before anything moves. */
-  liveBefore: string | null = null;
+  /**
+   * The commit live before the deploy (docs/deploy-control.md "What is live"), as it was before anything moved;
+   * undefined until it is read (pipeline.ts reads the history while git pulls).
+   */
+  liveBefore: string | null | undefined = undefined;
   /** Set by the releases flow: what is live is what `current` names, whatever the clone holds. */
   withReleases = false;
   /**
@@ -67,9 +70,9 @@ export class DeployState {
   liveCommit(ok: boolean): string | null {
     const { release, rollback, pulled } = this;
     if (release) return release.live ? release.commit : (release.previous?.commit ?? null);
-    if (this.withReleases) return this.liveBefore;
+    if (this.withReleases) return this.liveBefore ?? null;
     if (this.rolledBack && rollback) return rollback.to;
-    return ok ? pulled.after : this.liveBefore;
+    return ok ? pulled.after : (this.liveBefore ?? null);
   }
 
   /**
