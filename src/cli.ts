@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
-import { defineCommand, runCommand, runMain } from "citty";
 import pkg from "../package.json" with { type: "json" };
 import { commandLine, rejectUnknownArgs } from "./commands/_args.ts";
+import { defineCommand } from "./commands/_define.ts";
 import { plainOutput, showUsage, useOutputStyle } from "./commands/_output.ts";
 import { serviceConsole, setConsoleLevel } from "./system/logger.ts";
 import { shownLines } from "./system/shown.ts";
@@ -48,7 +48,14 @@ const asksForUsage = (rawArgs: string[]) =>
  */
 async function runCli(rawArgs: string[], plain: boolean): Promise<void> {
   try {
+    // A bare `service` (how a server is run): the server, without citty, which has nothing to parse here.
+    if (rawArgs.length === 0) {
+      const serve = await subCommands.serve();
+      await serve.run!({ rawArgs, args: { _: [] }, cmd: serve } as never);
+      return;
+    }
     const line = await commandLine(rawArgs, subCommands, main.default as string);
+    const { runCommand, runMain } = await import("citty");
     if (asksForUsage(rawArgs))
       return await runMain(main, { rawArgs, showUsage: (cmd, parent) => showUsage(cmd, parent, plain) });
     rejectUnknownArgs(line);

@@ -1,5 +1,4 @@
-import { renderUsage, type ArgsDef, type CommandDef } from "citty";
-import { stripVTControlCharacters } from "node:util";
+import type { ArgsDef, CommandDef } from "citty";
 import { isTerminal } from "../system/terminal.ts";
 
 /**
@@ -22,6 +21,7 @@ export async function showUsage<T extends ArgsDef>(
   parent: CommandDef<T> | undefined,
   plain: boolean,
 ): Promise<void> {
+  const [{ renderUsage }, { stripVTControlCharacters }] = await Promise.all([import("citty"), import("node:util")]);
   const text = await renderUsage(cmd, parent);
   const lines = (plain ? stripVTControlCharacters(text) : text).split("\n").map((line) => line.trimEnd());
   process.stdout.write(`${lines.join("\n").trimEnd()}\n`);

@@ -1,6 +1,5 @@
 import { writeSync } from "node:fs";
 import { sep } from "node:path";
-import { formatWithOptions } from "node:util";
 import type { ConsolaInstance } from "consola";
 
 /**
@@ -56,6 +55,13 @@ export function writeOut(text: string, fd: 1 | 2 = 1): void {
     }
   }
 }
+
+/**
+ * node:util's formatWithOptions, loaded with the first message that is not one string (the server's are): the
+ * module is a sizeable part of a server's idle memory under Bun.
+ */
+const formatWithOptions: typeof import("node:util").formatWithOptions = (...args) =>
+  (process.getBuiltinModule("node:util") as typeof import("node:util")).formatWithOptions(...args);
 
 /** consola's basic reporter's text of an error: its message, then its stack without the cwd, then its cause. */
 function errorText(error: Error, depth = 0): string {
