@@ -81,7 +81,8 @@ const JIT_POLICY = "100";
 async function bytecodeProfile(dir: string): Promise<string | undefined> {
   const binary = join(dir, "service");
   const order = join(dir, "bytecode-order.txt");
-  if (!(await buildBinary("bun-linux-x64", binary, undefined))) return undefined;
+  // The host's own target, to run it here; the profile applies to every target's bytecode.
+  if (!(await buildBinary(`bun-${process.platform}-${process.arch}`, binary, undefined))) return undefined;
   const repo = join(dir, "repo");
   mkdirSync(repo);
   if (!run(["git", "init", "-q", repo]).ok) return undefined;
@@ -89,7 +90,9 @@ async function bytecodeProfile(dir: string): Promise<string | undefined> {
     join(repo, "service.yaml"),
     'hostname: 127.0.0.1\nrunScript: |\n  echo "deploying $(git rev-parse --short HEAD)"\n  ls\n',
   );
-  const env = { ...process.env, NO_COLOR: "1", SERVICE_SKIP_HTTPS_PROMPT: "1", SERVICE_PORT: "0" };
+  // The quick start as written: none of this shell's SERVICE_* settings.
+  const own = Object.entries(process.env).filter(([key]) => !key.startsWith("SERVICE_"));
+  const env = { ...Object.fromEntries(own), NO_COLOR: "1", SERVICE_SKIP_HTTPS_PROMPT: "1", SERVICE_PORT: "0" };
   for (const profile of [undefined, order]) {
     const proc = Bun.spawn([binary], {
       cwd: repo,
@@ -193,7 +196,10 @@ mkdirSync(release, { recursive: true });
 const profileDir = mkdtempSync(join(tmpdir(), "service-profile-"));
 const built: string[] = [];
 try {
-  const order = await bytecodeProfile(profileDir);
+  const order = await bytecodeProfile(profileDir).catch((error: Error) => {
+    console.warn(`no bytecode profile: ${error.message}`);
+    return undefined;
+  });
   if (!order) console.warn("building without a bytecode profile: the binary starts slower and holds more memory idle");
   for (const { target, out, required } of onlyHost ? targets.slice(0, 1) : targets) {
     if (await buildBinary(target, join(release, out), order)) built.push(out);
