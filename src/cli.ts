@@ -1,10 +1,9 @@
 #!/usr/bin/env bun
-import { defineCommand, runCommand, runMain } from "citty";
-import { LogLevels } from "consola/basic";
 import pkg from "../package.json" with { type: "json" };
 import { commandLine, rejectUnknownArgs } from "./commands/_args.ts";
+import { defineCommand } from "./commands/_define.ts";
 import { plainOutput, showUsage, useOutputStyle } from "./commands/_output.ts";
-import { consola } from "./system/logger.ts";
+import { serviceConsole, setConsoleLevel } from "./system/logger.ts";
 import { shownLines } from "./system/shown.ts";
 
 /** Each command is loaded when it runs: `service` (serve) holds none of the others' code. */
@@ -49,22 +48,29 @@ const asksForUsage = (rawArgs: string[]) =>
  */
 async function runCli(rawArgs: string[], plain: boolean): Promise<void> {
   try {
+    // A bare `service` (how a server is run): the server, without citty, which has nothing to parse here.
+    if (rawArgs.length === 0) {
+      const serve = await subCommands.serve();
+      await serve.run!({ rawArgs, args: { _: [] }, cmd: serve } as never);
+      return;
+    }
     const line = await commandLine(rawArgs, subCommands, main.default as string);
+    const { runCommand, runMain } = await import("citty");
     if (asksForUsage(rawArgs))
       return await runMain(main, { rawArgs, showUsage: (cmd, parent) => showUsage(cmd, parent, plain) });
     rejectUnknownArgs(line);
     await runCommand(main, { rawArgs });
   } catch (error) {
     // A message may quote what came from outside (a ref, a deploy id): the terminal shows it, never obeys it.
-    consola.error(shownLines((error as Error).message ?? String(error)));
+    serviceConsole.error(shownLines((error as Error).message ?? String(error)));
     process.exitCode = 1;
   }
 }
 
 if (import.meta.main) {
   // The CLI's messages are its interface: a CONSOLA_LEVEL in the environment does not hide them.
-  consola.level = LogLevels.info;
-  const plain = plainOutput();
+  setConsoleLevel(3);
+  const plain = await plainOutput();
   await useOutputStyle(plain);
   await runCli(process.argv.slice(2), plain);
 }

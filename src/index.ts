@@ -22,5 +22,6 @@ export type { AppStatus } from "./control/status.ts";
 export type { ServerControl } from "./control/actions.ts";
 export type { CancelResult } from "./queue/cancel.ts";
 export type { Pause } from "./queue/pause.ts";
+export type { Logger } from "./system/logger.ts";
 /** @deprecated The same type, named CancelResult since 0.2. */
 export type { CancelResult as CancelOutcome } from "./queue/cancel.ts";

@@ -1,5 +1,4 @@
-import type { ConsolaInstance } from "consola";
-import { defaultLogger } from "./system/logger.ts";
+import { defaultLogger, type Logger } from "./system/logger.ts";
 import { AppsInForce } from "./config/apps.ts";
 import { appsToStart } from "./config/start.ts";
 import type { ResolvedConfig } from "./config/schema-resolved.ts";
@@ -23,7 +22,7 @@ import { drain } from "./features/drain.ts";
 
 export interface ServiceServerOptions {
   /** @default consola.withTag("service") */
-  logger?: ConsolaInstance;
+  logger?: Logger;
   /** Working directory: config lookup, `.service.secret`, `.service/logs/`. @default process.cwd() */
   cwd?: string;
   /** @internal Tests: poll every this many ms whatever `pollIntervalMs` says (its minimum is 5000). */
@@ -95,7 +94,7 @@ export function createServiceServer(
 
 /** One server's parts, and the steps of its start and its stop. */
 class Server {
-  readonly logger: ConsolaInstance;
+  readonly logger: Logger;
   readonly cwd: string;
   private readonly reloader: ConfigReloader;
   /** Its own outbound calls: stopping this server never touches another's (two servers in one process). */

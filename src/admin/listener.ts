@@ -1,4 +1,4 @@
-import type { ConsolaInstance } from "consola";
+import type { Logger } from "../system/logger.ts";
 import { requestUrl } from "../http/request-url.ts";
 import { jsonResponse } from "../http/response.ts";
 import { runtime } from "#runtime";
@@ -63,7 +63,7 @@ export interface AdminOptions extends AdminContext {
   token: string | (() => string);
   /** The tokens scoped to a role and apps (`tokens`), their values following their files. */
   tokens?: TokensInForce;
-  logger: ConsolaInstance;
+  logger: Logger;
   /** `POST /mcp` (`adminMcp`, docs/agents.md): the agents' endpoint, loaded only when configured; unset: 404. */
   mcp?: (request: Request, acting: Acting, client: string) => Promise<Response>;
   /** The people's keys in force (their roles apply at each request), and how long a session lasts. */

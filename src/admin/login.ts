@@ -4,7 +4,7 @@
  * succeeds (`signedIn`), one refused (`refused`; a forged proxy's header: `forgedHeader`), a logout (`loggedOut`)
  * and ended sessions (`endSessions`) each happen in one function below.
  */
-import type { ConsolaInstance } from "consola";
+import type { Logger } from "../system/logger.ts";
 import { readBody } from "../http/body.ts";
 import { jsonResponse } from "../http/response.ts";
 import type { FailureThrottle } from "../http/throttle.ts";
@@ -30,7 +30,7 @@ const UNAUTHORIZED = Object.freeze({
 export interface SignIns {
   auth: AdminAuth;
   throttle: FailureThrottle;
-  logger: ConsolaInstance;
+  logger: Logger;
   /** `adminTokenLogin` in force. */
   tokenLogin: () => boolean;
   /** With `adminOidc`: the provider's sign-in, and the callback's URL (`<adminPublicUrl>/oidc/callback`). */

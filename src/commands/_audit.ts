@@ -6,7 +6,7 @@ import type { AuditEvent } from "../audit/entry.ts";
 import { AuditTrail } from "../audit/trail.ts";
 import { loadConfig } from "../config/load.ts";
 import { cliActor } from "../system/actor.ts";
-import { consola } from "../system/logger.ts";
+import { consola } from "../system/consola.ts";
 
 /** The days the trail is kept, as the service's config says; a config that does not load prunes nothing. */
 function keepDays(cwd: string): number {

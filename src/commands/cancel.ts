@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { cancelDeploy, cancelledBy } from "../queue/cancel.ts";
-import { consola } from "../system/logger.ts";
+import { consola } from "../system/consola.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
 import { audited } from "./_audit.ts";
 

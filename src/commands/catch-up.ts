@@ -8,7 +8,7 @@ import { dropRequest, keptRequests } from "../history/requests.ts";
 import { Cancellation } from "../queue/cancel.ts";
 import { replayedOf } from "../deploy/request.ts";
 import { cliActor } from "../system/actor.ts";
-import { consola } from "../system/logger.ts";
+import { consola } from "../system/consola.ts";
 import { auditCli } from "./_audit.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
 

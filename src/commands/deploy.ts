@@ -16,7 +16,7 @@ import { outboundSinks } from "../notify/sink.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 import { deployRefTarget, tagsTarget } from "../control/deploy-ref.ts";
 import { cliActor } from "../system/actor.ts";
-import { consola } from "../system/logger.ts";
+import { consola } from "../system/consola.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 import { audited } from "./_audit.ts";
 

@@ -3,7 +3,7 @@ import { resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { knownApp } from "../control/actions.ts";
 import { pause, pausedApps, pauseOf, resume, resumeHint } from "../queue/pause.ts";
-import { consola } from "../system/logger.ts";
+import { consola } from "../system/consola.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
 import { audited } from "./_audit.ts";
 

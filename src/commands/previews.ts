@@ -7,7 +7,7 @@ import { defineCommand } from "citty";
 import { resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { knownApp } from "../control/actions.ts";
-import { consola } from "../system/logger.ts";
+import { consola } from "../system/consola.ts";
 import { unixUser } from "../system/user.ts";
 import { controlDir, cwdArg } from "./_cwd.ts";
 import { audited } from "./_audit.ts";

@@ -1,12 +1,12 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "./_define.ts";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { LogLevels } from "consola/basic";
 import { ensureAppSecrets, resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../config/secret.ts";
 import { createServiceServer } from "../server.ts";
-import { consola } from "../system/logger.ts";
+import { serviceConsole as consola, writeOut } from "../system/logger.ts";
+import { isTerminal } from "../system/terminal.ts";
 import { banner } from "./_banner.ts";
 import { STOP_SIGNALS, survivesClosedOutput } from "./_guard.ts";
 
@@ -27,18 +27,20 @@ export const serveCommand = defineCommand({
     },
   },
   async run({ args }) {
-    // The server outlives the terminal or pipe it prints to: its deploys are not its output's business.
-    survivesClosedOutput();
+    // The server outlives the terminal or pipe it prints to: its deploys are not its output's business. Its lines
+    // are each one write to the descriptor (writeOut), which drops what a closed output refuses; process.stdout,
+    // which needs the guard, is used only on a terminal (consola's badges, the HTTPS question).
+    if ((await isTerminal(1)) || (await isTerminal(2))) survivesClosedOutput();
     // A wrong-typed value stops the start here; other problems are said below, as `service check` says them.
     const config = loadConfig({
-      logger: consola.create({ level: LogLevels.silent }),
+      logger: { info() {}, warn() {}, error() {} },
       strict: args.strict || undefined,
     });
     const apps = resolveApps(config, process.cwd());
     if (config.apps.length === 0) {
       const secret = ensureWebhookSecret(config);
       if (secret.generated) {
-        process.stdout.write(
+        writeOut(
           `Generated a webhook secret and saved it to ${SECRET_FILE} (mode 0600). It is shown only this once:\n\n  ${secret.secret}\n\n`,
         );
       }
@@ -50,7 +52,7 @@ export const serveCommand = defineCommand({
     }
     for (const added of appSecrets) {
       if (added.generated) {
-        process.stdout.write(
+        writeOut(
           `Generated a secret for app "${added.name}" and saved it to ${added.file} (mode 0600). It is shown only this once:\n\n  ${added.secret}\n\n`,
         );
       }
@@ -58,7 +60,7 @@ export const serveCommand = defineCommand({
     if (config.adminPort !== undefined) {
       const { ensureAdminToken } = await import("../admin/auth.ts");
       const admin = ensureAdminToken(config.adminToken, process.cwd());
-      if (admin.generated) process.stdout.write(generatedTokenText(admin.token, admin.file!));
+      if (admin.generated) writeOut(await generatedTokenText(admin.token, admin.file!));
     }
     // The question's code (and the terminal's) is loaded only when it is asked.
     if (httpsQuestionWanted(config.httpsPrompt)) {
@@ -102,7 +104,14 @@ export const serveCommand = defineCommand({
     // Written once the stop signals are handled (whoever reads it may send one at once), in one write: whoever
     // reads the banner (a test, a supervisor's log) sees it whole, admin line included.
     const admin = server.adminUrl ? [`admin: ${server.adminUrl} (/healthz, /metrics, /api/)`] : [];
-    process.stdout.write(`${[...banner(server.port!, config, apps, process.cwd()), ...admin].join("\n")}\n`);
+    writeOut(`${[...banner(server.port!, config, apps, process.cwd()), ...admin].join("\n")}\n`);
+    // The binary starts with the JIT reluctant (scripts/build.ts): code that runs once at start stays in the
+    // interpreter, so its compiled code is not part of the idle memory. From now on, the normal policy.
+    const bun = (
+      globalThis as { Bun?: { gc?: (sync: boolean) => void; unsafe?: { setJITPolicy?: (scale: number) => void } } }
+    ).Bun;
+    bun?.unsafe?.setJITPolicy?.(1);
+    bun?.gc?.(true);
   },
 });
 
@@ -110,9 +119,9 @@ export const serveCommand = defineCommand({
  * What the start says of a generated admin token. It opens the dashboard and every action of the admin API: shown
  * on a terminal only. Off one (systemd's journal, a pipe into a file), where it is kept and how to read it.
  */
-function generatedTokenText(token: string, file: string): string {
+async function generatedTokenText(token: string, file: string): Promise<string> {
   const saved = `Generated an admin token and saved it to ${file} (mode 0600).`;
-  if (process.stdout.isTTY) return `${saved} It is shown only this once:\n\n  ${token}\n\n`;
+  if (await isTerminal(1)) return `${saved} It is shown only this once:\n\n  ${token}\n\n`;
   return `${saved} It is not shown here (this output is not a terminal): read it with: cat ${file}\n`;
 }
 

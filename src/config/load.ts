@@ -1,7 +1,6 @@
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { resolve } from "node:path";
-import type { ConsolaInstance } from "consola";
-import { defaultLogger } from "../system/logger.ts";
+import { defaultLogger, type Logger } from "../system/logger.ts";
 import { envFlag } from "./env-keys.ts";
 import { ConfigError, type UserConfig } from "./schema.ts";
 import type { ResolvedConfig } from "./schema-resolved.ts";
@@ -77,7 +76,7 @@ export interface LoadConfigOptions {
   /** Values under the config file, over the defaults (the server's base config). */
   base?: UserConfig;
   /** Where warnings (an invalid file, unknown keys) go. @default consola.withTag("service") */
-  logger?: ConsolaInstance;
+  logger?: Logger;
   /**
    * Strict mode: an unreadable or invalid config file (unknown keys included, or a SERVICE_CONFIG file that is
    * missing) throws a ConfigError instead of falling back to environment and defaults.

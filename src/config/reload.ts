@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { dirname } from "node:path";
-import type { ConsolaInstance } from "consola";
+import type { Logger } from "../system/logger.ts";
 import { ChangeWatch } from "../system/change-watch.ts";
 import { fileKey, findConfigFile, loadedFromOf, readConfigText, strictFromEnv, type LoadedFrom } from "./load.ts";
 import { envConfig } from "./env-keys.ts";
@@ -31,7 +31,7 @@ export class ConfigReloader {
   constructor(
     private readonly base: UserConfig,
     private readonly cwd: string,
-    private readonly logger: ConsolaInstance,
+    private readonly logger: Logger,
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
     // Loaded for another directory, the config's file layer is not the one this reloader reads: keep it whole.
@@ -214,7 +214,7 @@ function strictOrUnsure(env: NodeJS.ProcessEnv): boolean {
 }
 
 /** A wrong SERVICE_* value leaves the whole environment layer out, said once. */
-function safeEnv(env: NodeJS.ProcessEnv, logger: ConsolaInstance): UserConfig {
+function safeEnv(env: NodeJS.ProcessEnv, logger: Logger): UserConfig {
   const errors: string[] = [];
   const values = envConfig(env, errors);
   if (errors.length === 0) return values;

@@ -2,7 +2,7 @@
  * The apps a server starts with, checked once before it listens: refused when two share a releases directory or a
  * secret cannot be used, with a warning for each weak secret and unsafe variable file.
  */
-import type { ConsolaInstance } from "consola";
+import type { Logger } from "../system/logger.ts";
 import { ageIdentityProblem } from "./age.ts";
 import { type AppsInForce, collectApps, type ResolvedApp } from "./apps.ts";
 import { envFileWarnings } from "./env.ts";
@@ -16,7 +16,7 @@ export function appsToStart(
   config: UserConfig | ResolvedConfig,
   cwd: string,
   appsInForce: AppsInForce,
-  logger: ConsolaInstance,
+  logger: Logger,
 ): ResolvedApp[] {
   // Two apps in one releases directory would switch and prune each other's releases (docs/releases.md).
   const { clashes } = collectApps(initial, cwd);

@@ -3,7 +3,7 @@
  * shows (nothing counts without it), and the deploys its API queues.
  */
 import { resolve } from "node:path";
-import type { ConsolaInstance } from "consola";
+import type { Logger } from "../system/logger.ts";
 import type { AdminDeploy } from "../admin/api.ts";
 import type { PreviewDoor } from "../previews/door.ts";
 import { ensureAdminToken } from "../admin/auth.ts";
@@ -39,7 +39,7 @@ export type QueueDeploy = (
 
 export interface AdminContext {
   cwd: string;
-  logger: ConsolaInstance;
+  logger: Logger;
   metrics: Metrics;
   /** The apps in force now. */
   apps: () => ResolvedApp[];

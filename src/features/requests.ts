@@ -5,7 +5,7 @@
  * of the requests a pause or a freeze kept, with `catchUp` on an app (requests/catch-up.ts, loaded only then). Both
  * replays deploy through the server's own deploys and record through its deployer.
  */
-import type { ConsolaInstance } from "consola";
+import type { Logger } from "../system/logger.ts";
 import { join } from "node:path";
 import type { ResolvedApp } from "../config/apps.ts";
 import type { Deployer } from "../deploy/deployer.ts";
@@ -60,7 +60,7 @@ function serviceDeploys(server: RequestsWiring): QueueDeploy {
 /** What the requests use of their server. */
 export interface RequestsWiring {
   cwd: string;
-  logger: ConsolaInstance;
+  logger: Logger;
   deployer: Deployer;
   /** The apps in force now. */
   apps: () => ResolvedApp[];

@@ -15,7 +15,7 @@ import {
   validDomain,
   writeProxyConfigs,
 } from "./proxy-configs.ts";
-import { consola } from "../system/logger.ts";
+import { consola } from "../system/consola.ts";
 
 /**
  * docs/production.md "Running it for real: server, HTTPS, systemd": on Linux, an interactive start asks about HTTPS unless
