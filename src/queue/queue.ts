@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { deployGroups, type GroupRecorder } from "../system/groups.ts";
+import { deployGroups } from "../system/groups.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
 import { recoverOrphan } from "./recovery.ts";
 import {
@@ -10,7 +10,7 @@ import {
   takeTicket,
   ticketDir,
   type TicketContent,
-  updateTicket,
+  ticketRecorder,
 } from "./tickets.ts";
 
 /** How often a waiter looks at the other processes' tickets (same-process hand-overs are immediate). */
@@ -88,27 +88,8 @@ export class DeployQueue {
         held: () => false,
         start: () => {
           entry.started = true;
-          // The ticket names the group of each command while it runs (see recovery.ts): written as a command starts
-          // (a holder killed right after must leave its group named). A command's end is written on the next
-          // turn of the event loop, or with the next start if that comes first: not between a command's exit and
-          // what follows it (the next command, the [done] line). A group named a turn too long is one whose
-          // leader has exited: recovery stops what is left of it, as it would have a moment earlier.
-          let ending: ReturnType<typeof setImmediate> | undefined;
-          const write = () => {
-            clearImmediate(ending);
-            ending = undefined;
-            updateTicket(laneRef.dir, entry.ticket, entry.content);
-          };
-          const recorder: GroupRecorder = {
-            started: (group) => {
-              entry.content.groups.push(group);
-              write();
-            },
-            ended: (pgid) => {
-              entry.content.groups = entry.content.groups.filter((g) => g.pgid !== pgid);
-              ending ??= setImmediate(write);
-            },
-          };
+          // The ticket names the group of each command while it runs (see recovery.ts).
+          const recorder = ticketRecorder(laneRef.dir, () => entry.ticket, entry.content);
           deployGroups
             .run(recorder, task)
             .then(resolvePromise, reject)

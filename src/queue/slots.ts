@@ -11,7 +11,15 @@ import { join, resolve } from "node:path";
 import { ensurePrivateDir } from "../system/files.ts";
 import type { GroupRecorder } from "../system/groups.ts";
 import { POLL_MS } from "./queue.ts";
-import { dropTicket, readTicket, scanTickets, takeTicket, type TicketContent, updateTicket } from "./tickets.ts";
+import {
+  dropTicket,
+  readTicket,
+  scanTickets,
+  takeTicket,
+  type TicketContent,
+  ticketRecorder,
+  updateTicket,
+} from "./tickets.ts";
 
 /** Where the slots of the service directory `cwd` live. */
 export function slotDir(cwd: string): string {
@@ -108,9 +116,6 @@ export function takeSlot(
       granted: () => {
         content.holding = true;
         updateTicket(dir, waiter.ticket, content);
-        const write = () => {
-          if (!released) updateTicket(dir, waiter.ticket, content);
-        };
         resolvePromise({
           release: () => {
             if (released) return;
@@ -118,16 +123,7 @@ export function takeSlot(
             dropTicket(dir, waiter.ticket);
             look(dir);
           },
-          recorder: {
-            started: (group) => {
-              content.groups.push(group);
-              write();
-            },
-            ended: (pgid) => {
-              content.groups = content.groups.filter((g) => g.pgid !== pgid);
-              write();
-            },
-          },
+          recorder: ticketRecorder(dir, () => waiter.ticket, content),
         });
       },
     };

@@ -1,14 +1,15 @@
-import { randomHex, sha256Hex } from "../system/digest.ts";
+import { sha256Hex } from "../system/digest.ts";
 import {
   accessSync,
   closeSync,
   constants,
   existsSync,
+  fstatSync,
   mkdirSync,
+  openSync,
   readdirSync,
   readFileSync,
   realpathSync,
-  renameSync,
   statSync,
   unlinkSync,
   writeFileSync,
@@ -16,7 +17,7 @@ import {
 import { createExclusive, readNoFollow, writeAll } from "../system/files.ts";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { groupAlive, type Group } from "../system/groups.ts";
+import { groupAlive, type Group, type GroupRecorder } from "../system/groups.ts";
 import { processAlive, OWN_START } from "../system/liveness.ts";
 
 /**
@@ -97,17 +98,52 @@ export function takeTicket(dir: string, content: TicketContent): string {
   }
 }
 
-/** Replaces a ticket's content atomically (a reader never sees half of it); a ticket gone stays gone. */
+/**
+ * Replaces a ticket's content in place, in one write at its start, padded with spaces to its length so far: the file
+ * never shrinks, so no old byte outlives the new JSON, and no rename or truncation touches the directory (each costs
+ * a journal commit on ext4, on every command of every deploy). A holder killed mid-write has written all of it or
+ * none (one page, one write). A ticket gone stays gone: it is opened, never created.
+ */
 export function updateTicket(dir: string, name: string, content: TicketContent): void {
-  const temp = join(dir, `.tmp-${process.pid}-${OWN_START}-${randomHex(8)}-${name}`);
+  let fd: number;
   try {
-    // Only a ticket still there: a rename would otherwise bring back a ticket removed by hand.
-    if (!existsSync(join(dir, name))) return;
-    createNew(temp, JSON.stringify(content));
-    renameSync(temp, join(dir, name));
+    fd = openSync(join(dir, name), constants.O_WRONLY | constants.O_NOFOLLOW);
   } catch {
-    remove(temp);
+    return;
   }
+  try {
+    writeAll(fd, Buffer.from(JSON.stringify(content).padEnd(fstatSync(fd).size, " ")), 0);
+  } catch {
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The recorder that keeps a ticket naming the process groups of its deploy's commands (see recovery.ts): a start
+ * is written at once (a holder killed right after must leave its group named); an end on the next turn of the event
+ * loop, or with the next start if that comes first: not between a command's exit and what follows it (the next
+ * command, the `[done]` line). A group named a turn too long is one whose leader has exited: recovery stops what is
+ * left of it, as it would have a moment earlier. A ticket given back is not
+ * written again (updateTicket never creates one).
+ */
+export function ticketRecorder(dir: string, ticket: () => string, content: TicketContent): GroupRecorder {
+  let ending: ReturnType<typeof setImmediate> | undefined;
+  const write = () => {
+    clearImmediate(ending);
+    ending = undefined;
+    updateTicket(dir, ticket(), content);
+  };
+  return {
+    started: (group) => {
+      content.groups.push(group);
+      write();
+    },
+    ended: (pgid) => {
+      content.groups = content.groups.filter((g) => g.pgid !== pgid);
+      ending ??= setImmediate(write);
+    },
+  };
 }
 
 /** Creates `file`, which must not exist: never through a link planted at its name. */
@@ -125,11 +161,14 @@ export function dropTicket(dir: string, name: string): void {
 }
 
 export function readTicket(dir: string, name: string): TicketContent {
-  try {
-    const content = JSON.parse(readNoFollow(join(dir, name))) as TicketContent;
-    return { ...content, groups: Array.isArray(content.groups) ? content.groups : [] };
-  } catch {
-    return { groups: [] };
+  // Read again once when it does not parse: a holder may have been writing it at that moment (updateTicket).
+  for (let tries = 0; ; tries++) {
+    try {
+      const content = JSON.parse(readNoFollow(join(dir, name))) as TicketContent;
+      return { ...content, groups: Array.isArray(content.groups) ? content.groups : [] };
+    } catch {
+      if (tries > 0) return { groups: [] };
+    }
   }
 }
 
