@@ -1,11 +1,13 @@
 /**
  * The work of a deploy after its `[done]` line (docs/log-files.md "Lead time in the record", docs/releases.md step 7):
- * the lead time's git call and the pruning of old releases amend the record; retention prunes the logs. Nothing of
- * it reaches the stream or the `.log`; a process that exits waits for all of it (`retentionDone`). Never throws.
+ * the lead time's git call and the pruning of old releases amend the record; retention prunes the logs; git's
+ * automatic maintenance runs. Nothing of it reaches the stream or the `.log`; a process that exits waits for all of
+ * it (`retentionDone`). Never throws.
  */
 import type { DeployResult } from "../types.ts";
 import { amendRecord } from "../history/record.ts";
 import { leadComing, leadOf } from "../history/lead.ts";
+import { type Env, gitAutoMaintenance } from "../system/git.ts";
 import type { Logger } from "../system/logger.ts";
 
 /** What the process's ended deploys still do. */
@@ -68,4 +70,23 @@ export function leadAfterDone(result: DeployResult, dates: () => Promise<number[
     .catch(() => {})
     .finally(() => leadComing.delete(file));
   return track(work);
+}
+
+/** When each clone's automatic maintenance last ran, by repoPath. */
+const maintained = new Map<string, number>();
+
+/** A clone whose pull brought nothing has nothing new to pack: its maintenance waits this long at most. */
+export const MAINTAIN_EVERY_MS = 60 * 60 * 1000;
+
+/**
+ * git's automatic maintenance, which the deploy's `git pull` left out (system/git.ts `gitPull`): after the `[done]`
+ * line and outside the deploy's turn in the queue, as git's own detached gc runs beside the commands that follow it;
+ * after a pull that moved HEAD, otherwise at most once every MAINTAIN_EVERY_MS per clone.
+ */
+export function maintainAfterDone(repoPath: string, env: Env, moved: boolean): void {
+  const now = Date.now();
+  const last = maintained.get(repoPath);
+  if (!moved && last !== undefined && now - last < MAINTAIN_EVERY_MS) return;
+  maintained.set(repoPath, now);
+  void track(gitAutoMaintenance(repoPath, env).catch(() => {}));
 }

@@ -2,7 +2,7 @@ import { readDeployVariables } from "../config/env.ts";
 import { loadDeployVariables, needsLoading } from "../steps/variables.ts";
 import { liveCommitOf } from "../history/live.ts";
 import { committerDates } from "../history/lead.ts";
-import { leadAfterDone, pruneAfterDone } from "./after-done.ts";
+import { leadAfterDone, maintainAfterDone, pruneAfterDone } from "./after-done.ts";
 import { defaultLogger } from "../system/logger.ts";
 import { commitInfos } from "../system/commit-infos.ts";
 import { headCommit, short } from "../system/git.ts";
@@ -137,6 +137,9 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     const result = run.end({ ...produced, ...commits, ...(target ? { target } : {}) }, ending, finishedAt);
     // The lead time's git call and the pruning of old releases run after the `[done]` line, still in the deploy's
     // queue turn (docs/log-files.md "Lead time in the record", docs/releases.md step 7): each amends the record.
+    // git's automatic maintenance, left out of the pull, runs then too, without holding the turn.
+    const { pulled } = state;
+    if (pulled.maintain) maintainAfterDone(ctx.config.repoPath, ctx.env, pulled.before !== pulled.after);
     const lead = leadAfterDone(result, () =>
       committerDates(ctx.config.repoPath, state.liveBefore ?? null, live, ctx.env),
     );

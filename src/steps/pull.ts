@@ -25,6 +25,8 @@ export class PullState {
   refused = false;
   before: string | null = null;
   after: string | null = null;
+  /** `git pull` worked: git's automatic maintenance is the deploy's to run after its `[done]` line. */
+  maintain = false;
   readonly out = captures();
 
   result(): PullResult {
@@ -98,6 +100,7 @@ async function gitPullStep(ctx: DeployContext, state: PullState): Promise<string
     state.refused = fatal;
     return error;
   }
+  state.maintain = true;
   const after = await headCommit(config.repoPath, env);
   const refused = before && after && after !== before ? await refuseRewrittenMerge(ctx, before, after) : null;
   state.refused = refused !== null;
