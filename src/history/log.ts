@@ -25,6 +25,9 @@ export interface DeployLogOptions {
   logger?: Logger;
 }
 
+/** How long the running record's phases wait to be written at most: each write is a file renamed into place. */
+export const PHASES_EVERY_MS = 1000;
+
 /**
  * Writes one deploy's two files: every event to the human `.log` as it happens, and the `.json` record at the
  * start and at the end (atomically, so a reader never sees half a file).
@@ -58,8 +61,8 @@ export class DeployLog {
   /** What the running record says beside its header: what it waits for, the phases that ended. */
   private readonly running: Pick<DeployRecord, "waiting" | "phases" | "watching"> = {};
   private ended = false;
-  /** A write of the running record's phases is due on the next turn of the event loop. */
-  private phasesDue = false;
+  /** The write of the running record's phases that is due (PHASES_EVERY_MS). */
+  private phasesDue: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     cwd: string,
@@ -112,19 +115,17 @@ export class DeployLog {
   }
 
   /**
-   * The phases that ended so far, written into the running record: a deploy's page draws them as they end. Written
-   * on the next turn of the event loop, while the command that opened the next phase runs, not between the line
-   * that ended a phase and that command's start; never once the record is final.
+   * The phases that ended so far, written into the running record (a deploy's page draws them): PHASES_EVERY_MS
+   * after the first one not written yet, never once the record is final. A deploy quicker than that writes its record
+   * twice, running and final, not once more per phase.
    */
   phases(ended: DeployPhase[]): void {
     if (this.ended) return;
     this.running.phases = [...ended];
-    if (this.phasesDue) return;
-    this.phasesDue = true;
-    setImmediate(() => {
-      this.phasesDue = false;
+    this.phasesDue ??= setTimeout(() => {
+      this.phasesDue = undefined;
       if (!this.ended) this.writeRunning();
-    });
+    }, PHASES_EVERY_MS);
   }
 
   private writeRunning(): void {
@@ -171,6 +172,7 @@ export class DeployLog {
   /** Ends the record; `extra` adds what only the end knows (who cancelled). */
   finish(result: DeployResult, status: DeployRecord["status"] = "done", extra: Partial<DeployRecord> = {}): void {
     this.ended = true;
+    clearTimeout(this.phasesDue);
     if (this.fd !== undefined) {
       try {
         closeSync(this.fd);
