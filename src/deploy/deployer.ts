@@ -111,18 +111,21 @@ export class Deployer {
     };
     const key = queueKey(options.config.repoPath);
     try {
-      // An acknowledged deploy's id is known before it starts: while it waits, `service logs <id>` says so. The
-      // mark goes once the deploy's log files exist (runDeploy creates them before its first await), so a reader
-      // finds the one or the other.
+      // The request is on the disk before it is answered (the caller answers once this returns): as its deploy's
+      // log files when the deploy starts at once (runDeploy and recordNotRun create them before their first await),
+      // else as a request file until they exist. A reader finds the one or the other. Its file goes once they exist,
+      // as does the file of a kept request a catch-up or a replay deploys under its own id.
       const { id } = options;
-      // The request is on the disk before it is answered (the caller answers once this returns), and until its
-      // deploy's log files exist: runDeploy and recordNotRun create them before their first await.
-      const unkept = storeRequest(options.cwd, requestOf(options, this.cli));
-      if (unkept)
-        this.logger.warn(`deploy ${id}: its request could not be kept (${unkept}): a crash now would lose it`);
-      const done = <T>(result: T) => {
+      let logged = false;
+      const keep = () => {
+        if (logged) return;
+        const unkept = storeRequest(options.cwd, requestOf(options, this.cli));
+        if (unkept)
+          this.logger.warn(`deploy ${id}: its request could not be kept (${unkept}): a crash now would lose it`);
+      };
+      const onLogged = () => {
+        logged = true;
         dropRequest(options.cwd, id);
-        return result;
       };
       const cancellation = new Cancellation();
       const sink = this.waitingOf(id, cancellation, options.sink);
@@ -130,8 +133,15 @@ export class Deployer {
       let ended: (result: DeployResult) => void = () => {};
       const early = new Promise<DeployResult>((resolve) => (ended = resolve));
       const stopping = this.stopping.signal;
-      const planned: PlannedDeploy = { ...options, cancellation, ...(sink ? { sink } : {}), ended, stopping };
-      const task = () => done(this.running(cancellation, () => runDeploy(planned)));
+      const planned: PlannedDeploy = {
+        ...options,
+        cancellation,
+        ...(sink ? { sink } : {}),
+        ended,
+        stopping,
+        logged: onLogged,
+      };
+      const task = () => this.running(cancellation, () => runDeploy(planned));
       const result = this.queue.run(key, task, {
         limit: options.config.queueLimit,
         deploy: { id, logs: resolve(options.cwd, LOG_DIR) },
@@ -151,9 +161,10 @@ export class Deployer {
           });
         },
         held: control.force ? undefined : () => pauseOf(options.cwd, options.app) !== undefined,
-        onCancel: (reason) => done(recordCancelled(planned, reason)),
-        onRefused: (reason) => done(recordNotRun(planned, `not started: ${reason}`, reason, "done")),
+        onCancel: (reason) => recordCancelled(planned, reason),
+        onRefused: (reason) => recordNotRun(planned, `not started: ${reason}`, reason, "done"),
       });
+      keep();
       // Watched once queued (a full queue throws above): a request taken while it waits ends it in the queue.
       const unwatch = this.cancels.watch(options.cwd, id, (by, mark) => {
         // Marked first: a deploy that still waits is ended right away, and its record says who cancelled it.

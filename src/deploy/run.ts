@@ -70,6 +70,7 @@ export class DeployRun implements RunTranscript {
       },
       { maxLogBytes: config.maxLogBytes, makeRoom: () => this.prune(), logger: options.logger },
     );
+    options.logged?.();
     // Commit statuses and notifications: a sink like the client's, that never holds the run or its `[done]`.
     const outbound = options.outbound?.({
       id: this.id,

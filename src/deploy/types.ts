@@ -87,6 +87,8 @@ export interface DeployOptions {
 export type PlannedDeploy = DeployOptions & {
   id: string;
   ended?: (result: DeployResult) => void;
+  /** Told once its log files exist (or could not be made): from then on they keep the request, not its file. */
+  logged?: () => void;
   /** Aborted when the service stops: a watch ends then, not finished (docs/watch.md). */
   stopping?: AbortSignal;
 };

@@ -7,7 +7,8 @@ import type { PathsRecord } from "./record.ts";
 
 /**
  * The requests (docs/deploy-control.md "Requests"): what was asked, kept from the moment it is acknowledged until its
- * record exists. One file per request, `.service/requests/<id>.json`, written atomically before the answer goes out,
+ * record exists (a deploy that starts at once has its record before the answer: deploy/deployer.ts). One file per
+ * waiting request, `.service/requests/<id>.json`, written atomically before the answer goes out,
  * so a process killed with -9 loses none (the kernel has the file; syncing it to the disk as well, against a power
  * cut, costs about 2.4 ms a request against 0.05 ms: docs/performance.md "Requests"): a `queued` request whose process died is replayed at the next
  * start (trigger `recovered`); a `kept` one was refused at the door by a pause or a freeze and waits for catch-up.

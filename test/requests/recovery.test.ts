@@ -5,6 +5,8 @@
  * `service logs` lists both.
  */
 import { describe, expect, test } from "bun:test";
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import { startGated } from "../_support/gate.ts";
 import { hasEnded, post, runCli, SECRET, startServer, waitFor } from "../_support/helpers.ts";
 import { deployRecords } from "../_support/webhook-fixtures.ts";
@@ -20,6 +22,25 @@ const ack = async (url: string, pusher: string) =>
   ).json()) as { id: string; position: number };
 
 describe("recovery of acknowledged requests", () => {
+  test("a deploy that starts at once is kept by its running record, never a request file; one that waits has its file until it starts", async () => {
+    await using gated = await startGated();
+    const { repo, gate, server } = gated;
+    const requests = join(repo.clone, ".service", "requests");
+    const first = await ack(server.url, "alice");
+    await waitFor(() => gate.starts().includes(first.id), "the first deploy to run");
+    expect(existsSync(requests)).toBe(false);
+    expect(deployRecords(repo.clone).find((r) => r.id === first.id)?.status).toBe("running");
+    const waiting = await ack(server.url, "bob");
+    expect(waiting.position).toBe(1);
+    expect(readdirSync(requests)).toEqual([`${waiting.id}.json`]);
+    gate.open();
+    await waitFor(
+      () => deployRecords(repo.clone).filter((r) => hasEnded(r.status)).length === 2,
+      "both deploys to end",
+    );
+    expect(readdirSync(requests)).toEqual([]);
+  });
+
   test("kill -9 with two requests queued: at the next start the newest runs (recovered), the other is superseded; service logs lists both", async () => {
     await using gated = await startGated();
     const { repo, gate, server, env } = gated;
