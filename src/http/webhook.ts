@@ -237,11 +237,10 @@ export function webhookHandler(
     const acknowledge = app.acknowledge || truthy(query.get("ack"));
     const stream = wantsJson || acknowledge ? undefined : streamingResponse(app.heartbeatMs);
     // queuePolicy latest: a deploy waiting for this repository serves this request too (latest.ts).
-    const key = `${app.name ?? ""}\0${queueKey(app.repoPath)}`;
-    const joined =
-      app.queuePolicy === "latest" && !target
-        ? latest.join(key, forge.delivery, (event) => stream?.sink(event), options.actor)
-        : undefined;
+    const latestKey = app.queuePolicy === "latest" && !target ? `${app.name ?? ""}\0${queueKey(app.repoPath)}` : "";
+    const joined = latestKey
+      ? latest.join(latestKey, forge.delivery, (event) => stream?.sink(event), options.actor)
+      : undefined;
     const id = joined?.id ?? crypto.randomUUID();
     deliveries?.log.remember(appName, delivery!, id);
     let position = joined?.position ?? 0;
@@ -254,7 +253,7 @@ export function webhookHandler(
     if (joined) result = joined.result;
     else
       try {
-        const served = app.queuePolicy === "latest" && !target ? latest.served(forge.delivery) : undefined;
+        const served = latestKey ? latest.served(forge.delivery) : undefined;
         result = deployer.deploy({
           ...options,
           id,
@@ -265,7 +264,7 @@ export function webhookHandler(
           secrets: secrets(),
           served,
         });
-        if (served) latest.offer(key, { id, position, result, served });
+        if (served) latest.offer(latestKey, { id, position, result, served });
       } catch (error) {
         deliveries?.log.forget(appName, delivery!);
         return queueFull(app, error);
