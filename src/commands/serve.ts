@@ -62,8 +62,8 @@ export const serveCommand = defineCommand({
       const admin = ensureAdminToken(config.adminToken, process.cwd());
       if (admin.generated) writeOut(await generatedTokenText(admin.token, admin.file!));
     }
-    // The question's code (and the terminal's) is loaded only when it is asked.
-    if (httpsQuestionWanted(config.httpsPrompt)) {
+    // The question's code (and the terminal's) is loaded only when it is asked: on a terminal.
+    if (httpsQuestionWanted(config.httpsPrompt) && (await isTerminal(0)) && (await isTerminal(1))) {
       const { httpsAtStart, shouldAskAboutHttps } = await import("../ops/https.ts");
       if (shouldAskAboutHttps(config)) await httpsAtStart(config, apps);
     }

@@ -172,4 +172,23 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       expect(importing).toEqual([]);
     },
   );
+
+  test.skipIf(!!process.env.SERVICE_TEST_BIN)(
+    "a server off a terminal loads none of the HTTPS question's code, though it is not told to skip it",
+    async () => {
+      const repo = makeRepo();
+      const cwd = tempDir("service-cwd-");
+      writeFileSync(join(cwd, "service.yaml"), `runScript: "true"\n`);
+      const env = {
+        SERVICE_HOSTNAME: "127.0.0.1",
+        SERVICE_PORT: String(await freePort()),
+        SERVICE_SECRET: SECRET,
+        SERVICE_REPO_PATH: repo.clone,
+        SERVICE_SKIP_HTTPS_PROMPT: "0",
+      };
+      const modules = await modulesOfServer(cwd, env);
+      expect(modules).toContain("src/commands/serve.ts");
+      expect(modules.filter((m) => /^src\/ops\/(https|proxy)/.test(m))).toEqual([]);
+    },
+  );
 });
