@@ -4,6 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ensureAppSecrets, resolveApps } from "../config/apps.ts";
 import { loadConfig } from "../config/load.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../config/secret.ts";
+import { afterStart } from "../runtime/gc.ts";
 import { createServiceServer } from "../server.ts";
 import { serviceConsole as consola, writeOut } from "../system/logger.ts";
 import { isTerminal } from "../system/terminal.ts";
@@ -105,13 +106,7 @@ export const serveCommand = defineCommand({
     // reads the banner (a test, a supervisor's log) sees it whole, admin line included.
     const admin = server.adminUrl ? [`admin: ${server.adminUrl} (/healthz, /metrics, /api/)`] : [];
     writeOut(`${[...banner(server.port!, config, apps, process.cwd()), ...admin].join("\n")}\n`);
-    // The binary starts with the JIT reluctant (scripts/build.ts): code that runs once at start stays in the
-    // interpreter, so its compiled code is not part of the idle memory. From now on, the normal policy.
-    const bun = (
-      globalThis as { Bun?: { gc?: (sync: boolean) => void; unsafe?: { setJITPolicy?: (scale: number) => void } } }
-    ).Bun;
-    bun?.unsafe?.setJITPolicy?.(1);
-    bun?.gc?.(true);
+    afterStart();
   },
 });
 
