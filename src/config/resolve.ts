@@ -4,8 +4,8 @@
  * reload, the post-pull reload and `service check` differ only in what they do with the problems.
  */
 import { isAbsolute, resolve } from "node:path";
-import type * as Yaml from "yaml";
 import { envConfig } from "./env-keys.ts";
+import { parseYaml } from "./yaml.ts";
 import { normalizeUserConfig } from "./keys.ts";
 import { carryOverlap, RELEASES_ENV, resolveReleases } from "./releases.ts";
 import { GATE_ENV, resolveGate } from "./gate.ts";
@@ -123,13 +123,6 @@ interface ParsedFile {
   unknownKeys?: string[];
   errors?: string[][];
 }
-
-/**
- * The YAML parser, loaded with the first config file there is to parse (a `require`, as the resolution is
- * synchronous): a server configured by its environment alone never holds it.
- */
-let yaml: typeof Yaml | undefined;
-const parseYaml = (text: string): unknown => (yaml ??= require("yaml") as typeof Yaml).parse(text);
 
 /** The `yaml` package ends its first message line with ":" before a code excerpt; the excerpt is not kept. */
 function yamlError(error: unknown): string {

@@ -164,6 +164,8 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       const ofSrc = modules.filter((m) => m.startsWith("src/")).map((m) => m.slice("src/".length));
       expect(ofSrc).toContain("ops/check.ts");
       expect(featuresIn(ofSrc)).toEqual([]);
+      // Its config file is read by the runtime's YAML parser (config/yaml.ts): the yaml package stays out.
+      expect(modules.filter((m) => m.startsWith("node_modules/yaml/"))).toEqual([]);
       // Nor the node: modules only features need (under Bun their JavaScript and its streams cost idle memory:
       // docs/performance.md): no module it loaded imports one (a type-only import is no load).
       const heavy =
