@@ -96,7 +96,8 @@ export function entryOf(dir: string, stem: string, files: Set<string>): HistoryE
   let record: DeployRecord & { app?: string };
   try {
     text = readNoFollow(jsonPath);
-    record = JSON.parse(text);
+    // Read again once when it does not parse: its deploy may have been writing it in place (log.ts) at that moment.
+    record = parsedOrAgain(text, () => (text = readNoFollow(jsonPath)));
     if (!record || typeof record !== "object" || typeof record.status !== "string")
       throw new Error("not a deploy record");
   } catch (error) {
@@ -247,5 +248,14 @@ export function readDeployRecord(jsonPath: string): DeployRecord | undefined {
     return record && typeof record === "object" ? record : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** `text` parsed, else what `again` reads parsed (its error thrown). */
+function parsedOrAgain(text: string, again: () => string): DeployRecord & { app?: string } {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return JSON.parse(again());
   }
 }

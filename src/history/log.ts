@@ -8,6 +8,7 @@ import {
   ensurePrivateDir,
   isNoSpace,
   overwriteInPlace,
+  writeAtStart,
   writeAll,
   writeFileAtomic,
 } from "../system/files.ts";
@@ -27,6 +28,9 @@ export interface DeployLogOptions {
 
 /** How long the running record's phases wait to be written at most: each write is a file renamed into place. */
 export const PHASES_EVERY_MS = 1000;
+
+/** What one write fills whole or not at all, even when the writer is killed: a page. */
+const PAGE_BYTES = 4096;
 
 /**
  * Writes one deploy's two files: every event to the human `.log` as it happens, and the `.json` record at the
@@ -61,6 +65,8 @@ export class DeployLog {
   /** What the running record says beside its header: what it waits for, the phases that ended. */
   private readonly running: Pick<DeployRecord, "waiting" | "phases" | "watching"> = {};
   private ended = false;
+  /** The length of the JSON at the start of the padded record file this wrote; -1: the file is not padded. */
+  private padded = -1;
   /** The write of the running record's phases that is due (PHASES_EVERY_MS). */
   private phasesDue: ReturnType<typeof setTimeout> | undefined;
 
@@ -224,12 +230,28 @@ export class DeployLog {
     return recordOf(this.header, extra);
   }
 
-  /** Writes the record (its JSON) atomically, once more after making room; `reserve` pads it for the final outcome. */
+  /**
+   * Writes the record (its JSON), once more after making room; `reserve` pads it for the final outcome. In the padded
+   * file made at the start, while the JSON and the one before it fit its first page: one write there (no new file
+   * renamed over it, a journal commit on ext4 on every deploy's way to `[done]`), which a kill cannot cut in two.
+   * Otherwise a new file renamed over it: a reader never sees half of it either way.
+   */
   private writeRecord(json: string, reserve = false): boolean {
+    const bytes = Buffer.from(json);
+    const before = this.padded;
+    if (before >= 0 && Math.max(bytes.length, before) < PAGE_BYTES) {
+      // Spaces over what is left of the JSON before: the rest of the file is spaces already.
+      const spaces = Buffer.alloc(Math.max(0, before - bytes.length), " ");
+      if (tryWrite(() => writeAtStart(this.jsonPath, () => Buffer.concat([bytes, spaces])))) {
+        this.padded = bytes.length;
+        return true;
+      }
+    }
     const text = reserve && json.length < RECORD_RESERVE ? `${json.padEnd(RECORD_RESERVE - 1)}\n` : `${json}\n`;
     for (let attempt = 0; ; attempt++) {
       try {
         writeFileAtomic(this.jsonPath, text);
+        this.padded = text.length > json.length + 1 ? bytes.length : -1;
         return true;
       } catch (error) {
         if (attempt === 0 && this.makeRoom(error)) continue;

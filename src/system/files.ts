@@ -180,13 +180,22 @@ export function writeFileAtomic(file: string, text: string, mode = 0o640, sync =
  * disk), padding with spaces: for JSON, trailing whitespace keeps it valid. Throws when `text` is longer.
  */
 export function overwriteInPlace(file: string, text: string): void {
-  const bytes = Buffer.from(text);
-  const fd = openSync(file, O_WRONLY | O_NOFOLLOW);
-  try {
-    const size = fstatSync(fd).size;
+  writeAtStart(file, (size) => {
+    const bytes = Buffer.from(text);
     if (bytes.length >= size)
       throw Object.assign(new Error(`needs ${bytes.length} bytes, ${size} reserved`), { code: "ENOSPC" });
-    writeAll(fd, Buffer.concat([bytes, Buffer.alloc(size - bytes.length - 1, " "), Buffer.from("\n")]), 0);
+    return Buffer.concat([bytes, Buffer.alloc(size - bytes.length - 1, " "), Buffer.from("\n")]);
+  });
+}
+
+/**
+ * Writes the bytes `of(size)` gives at the start of an existing file of `size` bytes, in one write, never through
+ * a link; the file is not created, nor cut short. Throws when it is gone, or `of` does.
+ */
+export function writeAtStart(file: string, of: (size: number) => Uint8Array): void {
+  const fd = openSync(file, O_WRONLY | O_NOFOLLOW);
+  try {
+    writeAll(fd, of(fstatSync(fd).size), 0);
   } finally {
     closeSync(fd);
   }
