@@ -51,13 +51,13 @@ describe('the CLI loads only the command it runs (docs/architecture.md "Optional
   });
 });
 
-describe("a server loads the YAML parser only when it needs it, and consola not at all off a terminal", () => {
+describe("a server loads the yaml package only when its config file needs it, and consola not at all off a terminal", () => {
   const yamlParser = (modules: string[]) => modules.some((m) => m.startsWith("node_modules/yaml/"));
   // Its lines are written by the service's own console (system/logger.ts): consola is the terminal's.
   const consola = (modules: string[]) => modules.some((m) => m.startsWith("node_modules/consola/"));
 
   test.skipIf(!!process.env.SERVICE_TEST_BIN)(
-    "configured by its environment, its output a pipe: neither; with a service.yaml: the parser only",
+    "configured by its environment, its output a pipe: neither; with a plain service.yaml: neither (Bun's parser reads it); with one using anchors: the package only",
     async () => {
       const repo = makeRepo();
       const env = { SERVICE_HOSTNAME: "127.0.0.1", SERVICE_SECRET: SECRET, SERVICE_REPO_PATH: repo.clone };
@@ -70,7 +70,12 @@ describe("a server loads the YAML parser only when it needs it, and consola not 
       const cwd = tempDir("service-cwd-");
       writeFileSync(join(cwd, "service.yaml"), `runScript: "true"\n`);
       const withFile = await modulesOfServer(cwd, { ...env, SERVICE_PORT: String(await freePort()) });
-      expect([yamlParser(withFile), consola(withFile)]).toEqual([true, false]);
+      expect([yamlParser(withFile), consola(withFile)]).toEqual([false, false]);
+
+      const anchored = tempDir("service-cwd-");
+      writeFileSync(join(anchored, "service.yaml"), `runScript: &run "true"\nactivateScript: *run\n`);
+      const withAnchors = await modulesOfServer(anchored, { ...env, SERVICE_PORT: String(await freePort()) });
+      expect([yamlParser(withAnchors), consola(withAnchors)]).toEqual([true, false]);
     },
   );
 });
