@@ -34,7 +34,7 @@ const PAGE_BYTES = 4096;
 
 /**
  * Writes one deploy's two files: every event to the human `.log` as it happens, and the `.json` record at the
- * start and at the end (atomically, so a reader never sees half a file).
+ * start and at the end (whole at every moment: `writeRecord`).
  *
  * The files record the deploy; they are not part of it. A log that cannot be written (a file where the
  * directory should be, no permission, a full disk) is reported once on the service's own output and in the
