@@ -151,7 +151,7 @@ async function startAndIdle(bench: Bench): Promise<void> {
     `start to listening, the same settings from the environment, no config file (median of ${START_RUNS})`,
     "(info)",
     fmtMs(median(starts.env)),
-    `the quick start's ${fmtMs(ours)}: the YAML parser loaded and run`,
+    `the quick start's ${fmtMs(ours)}: its config file read and parsed`,
     fmtX(median(starts.env) / floor),
     undefined,
   );
@@ -202,7 +202,7 @@ async function startAndIdle(bench: Bench): Promise<void> {
     "idle memory, the same settings from the environment, no config file",
     "(info)",
     fmtMB(median(idle.env)),
-    `the quick start's ${fmtMB(rss)}: the YAML parser loaded and run`,
+    `the quick start's ${fmtMB(rss)}: its config file read and parsed`,
     fmtX(median(idle.env) / helloRss),
     undefined,
   );
