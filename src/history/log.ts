@@ -26,7 +26,7 @@ export interface DeployLogOptions {
   logger?: Logger;
 }
 
-/** How long the running record's phases wait to be written at most: each write is a file renamed into place. */
+/** How long the running record's phases wait to be written at most: a quick deploy writes its record twice. */
 export const PHASES_EVERY_MS = 1000;
 
 /** What one write fills whole or not at all, even when the writer is killed: a page. */

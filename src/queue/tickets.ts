@@ -4,9 +4,7 @@ import {
   closeSync,
   constants,
   existsSync,
-  fstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
   realpathSync,
@@ -14,7 +12,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { createExclusive, readNoFollow, writeAll } from "../system/files.ts";
+import { createExclusive, readNoFollow, writeAll, writeAtStart } from "../system/files.ts";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { groupAlive, type Group, type GroupRecorder } from "../system/groups.ts";
@@ -105,18 +103,9 @@ export function takeTicket(dir: string, content: TicketContent): string {
  * none (one page, one write). A ticket gone stays gone: it is opened, never created.
  */
 export function updateTicket(dir: string, name: string, content: TicketContent): void {
-  let fd: number;
   try {
-    fd = openSync(join(dir, name), constants.O_WRONLY | constants.O_NOFOLLOW);
-  } catch {
-    return;
-  }
-  try {
-    writeAll(fd, Buffer.from(JSON.stringify(content).padEnd(fstatSync(fd).size, " ")), 0);
-  } catch {
-  } finally {
-    closeSync(fd);
-  }
+    writeAtStart(join(dir, name), (size) => Buffer.from(JSON.stringify(content).padEnd(size, " ")));
+  } catch {}
 }
 
 /**
@@ -124,8 +113,8 @@ export function updateTicket(dir: string, name: string, content: TicketContent):
  * is written at once (a holder killed right after must leave its group named); an end on the next turn of the event
  * loop, or with the next start if that comes first: not between a command's exit and what follows it (the next
  * command, the `[done]` line). A group named a turn too long is one whose leader has exited: recovery stops what is
- * left of it, as it would have a moment earlier. A ticket given back is not
- * written again (updateTicket never creates one).
+ * left of it, as it would have a moment earlier. A ticket given back is not written again (updateTicket never
+ * creates one).
  */
 export function ticketRecorder(dir: string, ticket: () => string, content: TicketContent): GroupRecorder {
   let ending: ReturnType<typeof setImmediate> | undefined;
