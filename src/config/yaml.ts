@@ -17,13 +17,11 @@ const LEFT_TO_THE_PACKAGE = /[&*!{}\t]|<<|^\s*(?:%|---|\.\.\.|\?)/m;
 export function parseYaml(text: string): unknown {
   const bun = (globalThis as { Bun?: { YAML?: { parse(text: string): unknown } } }).Bun?.YAML;
   if (!bun || LEFT_TO_THE_PACKAGE.test(text) || repeatsKey(text) !== false) return packageParse(text);
-  let parsed: unknown;
   try {
-    parsed = bun.parse(text);
+    return bun.parse(text);
   } catch {
     return packageParse(text);
   }
-  return parsed;
 }
 
 /** A key of a block mapping, plain: what the scan below can compare. */

@@ -83,10 +83,14 @@ export const MAINTAIN_EVERY_MS = 60 * 60 * 1000;
  * line and outside the deploy's turn in the queue, as git's own detached gc runs beside the commands that follow it;
  * after a pull that moved HEAD, otherwise at most once every MAINTAIN_EVERY_MS per clone.
  */
-export function maintainAfterDone(repoPath: string, env: Env, moved: boolean): void {
+export function maintainAfterDone(
+  repoPath: string,
+  env: Env,
+  pulled: { before: string | null; after: string | null },
+): void {
   const now = Date.now();
   const last = maintained.get(repoPath);
-  if (!moved && last !== undefined && now - last < MAINTAIN_EVERY_MS) return;
+  if (pulled.before === pulled.after && last !== undefined && now - last < MAINTAIN_EVERY_MS) return;
   maintained.set(repoPath, now);
   void track(gitAutoMaintenance(repoPath, env).catch(() => {}));
 }

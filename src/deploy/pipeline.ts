@@ -1,11 +1,11 @@
 import { readDeployVariables } from "../config/env.ts";
 import { loadDeployVariables, needsLoading } from "../steps/variables.ts";
-import { liveCommitOf } from "../history/live.ts";
+import { liveCommitOf, liveOrCheckedOut } from "../history/live.ts";
 import { committerDates } from "../history/lead.ts";
 import { leadAfterDone, maintainAfterDone, pruneAfterDone } from "./after-done.ts";
 import { defaultLogger } from "../system/logger.ts";
 import { commitInfos } from "../system/commit-infos.ts";
-import { headCommit, short } from "../system/git.ts";
+import { short } from "../system/git.ts";
 import { KILL_GRACE_MS } from "../system/process.ts";
 import type { CommitInfo, DeployResult } from "../types.ts";
 import { scriptEnv } from "../steps/env.ts";
@@ -111,7 +111,8 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     const by = state.watch?.cancelled ? undefined : ctx.cancelled();
     // In place, what was live is read while git pulls (plainFlow); a deploy that never pulled reads it now: nothing
     // moved the clone. The releases flow reads `current` instead.
-    if (state.liveBefore === undefined && !ctx.config.releases) state.liveBefore = await liveInPlace(ctx);
+    if (state.liveBefore === undefined && !ctx.config.releases)
+      state.liveBefore = await liveOrCheckedOut(ctx.cwd, ctx.app, ctx.config.repoPath, ctx.env);
     const produced = state.produced(by);
     // What the scripts left running (a daemon) is kept in the app's group after an ok deploy, stopped after a failed
     // one (steps/leftovers.ts): never without limits, unless asked.
@@ -138,8 +139,7 @@ export async function runDeploy(options: PlannedDeploy): Promise<DeployResult> {
     // The lead time's git call and the pruning of old releases run after the `[done]` line, still in the deploy's
     // queue turn (docs/log-files.md "Lead time in the record", docs/releases.md step 7): each amends the record.
     // git's automatic maintenance, left out of the pull, runs then too, without holding the turn.
-    const { pulled } = state;
-    if (pulled.maintain) maintainAfterDone(ctx.config.repoPath, ctx.env, pulled.before !== pulled.after);
+    if (state.pulled.maintain) maintainAfterDone(ctx.config.repoPath, ctx.env, state.pulled);
     const lead = leadAfterDone(result, () =>
       committerDates(ctx.config.repoPath, state.liveBefore ?? null, live, ctx.env),
     );
@@ -202,14 +202,6 @@ async function applyLimits(ctx: DeployContext): Promise<string | null> {
   ctx.limits = opened;
   ctx.run.step("deploy", `limits: ${opened.describe()}`);
   return null;
-}
-
-/**
- * In place, what was live before a deploy that pulled nothing (docs/deploy-control.md "What is live"): what the
- * history says, else what the clone has checked out.
- */
-async function liveInPlace(ctx: DeployContext): Promise<string | null> {
-  return liveCommitOf(ctx.cwd, ctx.app)?.sha ?? (await headCommit(ctx.config.repoPath, ctx.env).catch(() => null));
 }
 
 /** A deploy without releases: pull (or reset) and the run script in repoPath, the health check, the rollback. */

@@ -4,7 +4,7 @@
  */
 import { closeSync, fstatSync, lstatSync, readSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { openRegular, readNoFollow } from "../system/files.ts";
+import { openRegular, parseReadingAgain, readNoFollow } from "../system/files.ts";
 import type { CommitInfo } from "../types.ts";
 import { LOG_DIR, LOG_FILE_NAME, type DeployRecord } from "./record.ts";
 
@@ -95,9 +95,8 @@ export function entryOf(dir: string, stem: string, files: Set<string>): HistoryE
   let text: string | undefined;
   let record: DeployRecord & { app?: string };
   try {
-    text = readNoFollow(jsonPath);
     // Read again once when it does not parse: its deploy may have been writing it in place (log.ts) at that moment.
-    record = parsedOrAgain(text, () => (text = readNoFollow(jsonPath)));
+    record = parseReadingAgain(() => (text = readNoFollow(jsonPath))) as DeployRecord & { app?: string };
     if (!record || typeof record !== "object" || typeof record.status !== "string")
       throw new Error("not a deploy record");
   } catch (error) {
@@ -248,14 +247,5 @@ export function readDeployRecord(jsonPath: string): DeployRecord | undefined {
     return record && typeof record === "object" ? record : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** `text` parsed, else what `again` reads parsed (its error thrown). */
-function parsedOrAgain(text: string, again: () => string): DeployRecord & { app?: string } {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return JSON.parse(again());
   }
 }

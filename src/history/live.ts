@@ -3,6 +3,7 @@
  * ok, or that a rollback returned to. A deploy that failed leaves the commit live before it, whatever it left
  * checked out. With releases, what is live is the release `current` names instead (releases/files.ts).
  */
+import { type Env, headCommit } from "../system/git.ts";
 import type { CommitInfo } from "../types.ts";
 import type { HistoryEntry } from "./entry.ts";
 import { newestDeploys, oldestDeploys, readDeployRecord } from "./read.ts";
@@ -42,6 +43,19 @@ function previousOf(entry: HistoryEntry): CommitInfo | undefined {
   const previous = (readDeployRecord(entry.jsonPath)?.result as { previousCommit?: CommitInfo | null } | undefined)
     ?.previousCommit;
   return previous && typeof previous.sha === "string" ? previous : undefined;
+}
+
+/**
+ * In place, what was live before a deploy that pulled nothing (docs/deploy-control.md "What is live"): what the
+ * history says, else what the clone has checked out.
+ */
+export async function liveOrCheckedOut(
+  cwd: string,
+  app: string | undefined,
+  repoPath: string,
+  env: Env,
+): Promise<string | null> {
+  return liveCommitOf(cwd, app)?.sha ?? (await headCommit(repoPath, env).catch(() => null));
 }
 
 /**

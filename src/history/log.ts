@@ -8,13 +8,12 @@ import {
   ensurePrivateDir,
   isNoSpace,
   overwriteInPlace,
-  writeAtStart,
   writeAll,
   writeFileAtomic,
 } from "../system/files.ts";
 import { defaultLogger, type Logger } from "../system/logger.ts";
 import { LOG_DIR, logStem, recordOf, type DeployRecord, type DeployRecordHeader } from "./record.ts";
-import { compactRecord, MAX_LOG_BUDGET, RECORD_RESERVE, spareBytes } from "./room.ts";
+import { compactRecord, MAX_LOG_BUDGET, RECORD_RESERVE, rewriteInReserve, spareBytes } from "./room.ts";
 import { holdPending, markClosed, markOpen } from "./open-records.ts";
 
 export interface DeployLogOptions {
@@ -28,9 +27,6 @@ export interface DeployLogOptions {
 
 /** How long the running record's phases wait to be written at most: a quick deploy writes its record twice. */
 export const PHASES_EVERY_MS = 1000;
-
-/** What one write fills whole or not at all, even when the writer is killed: a page. */
-const PAGE_BYTES = 4096;
 
 /**
  * Writes one deploy's two files: every event to the human `.log` as it happens, and the `.json` record at the
@@ -238,14 +234,9 @@ export class DeployLog {
    */
   private writeRecord(json: string, reserve = false): boolean {
     const bytes = Buffer.from(json);
-    const before = this.padded;
-    if (before >= 0 && Math.max(bytes.length, before) < PAGE_BYTES) {
-      // Spaces over what is left of the JSON before: the rest of the file is spaces already.
-      const spaces = Buffer.alloc(Math.max(0, before - bytes.length), " ");
-      if (tryWrite(() => writeAtStart(this.jsonPath, () => Buffer.concat([bytes, spaces])))) {
-        this.padded = bytes.length;
-        return true;
-      }
+    if (rewriteInReserve(this.jsonPath, bytes, this.padded)) {
+      this.padded = bytes.length;
+      return true;
     }
     const text = reserve && json.length < RECORD_RESERVE ? `${json.padEnd(RECORD_RESERVE - 1)}\n` : `${json}\n`;
     for (let attempt = 0; ; attempt++) {

@@ -3,6 +3,7 @@
  * "running" record reserved.
  */
 import { statfsSync } from "node:fs";
+import { writeAtStart } from "../system/files.ts";
 import type { DeployResult } from "../types.ts";
 import type { DeployRecord } from "./record.ts";
 
@@ -47,4 +48,22 @@ export function compactRecord(record: DeployRecord, result: DeployResult, why: s
         : {}),
     },
   };
+}
+
+/** What one write fills whole or not at all, even when the writer is killed: a page. */
+const PAGE_BYTES = 4096;
+
+/**
+ * Writes the record `json` over the start of the padded record file `file`, whose JSON so far takes `before` bytes
+ * (-1: the file is not padded), when both fit its first page: one write, spaces over what is left of the JSON
+ * before (the rest of the file is spaces already). False when it cannot be written so: the caller writes a new file.
+ */
+export function rewriteInReserve(file: string, json: Uint8Array, before: number): boolean {
+  if (before < 0 || Math.max(json.length, before) >= PAGE_BYTES) return false;
+  try {
+    writeAtStart(file, () => Buffer.concat([json, Buffer.alloc(Math.max(0, before - json.length), " ")]));
+    return true;
+  } catch {
+    return false;
+  }
 }

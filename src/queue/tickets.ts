@@ -12,7 +12,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { createExclusive, readNoFollow, writeAll, writeAtStart } from "../system/files.ts";
+import { createExclusive, parseReadingAgain, readNoFollow, writeAll, writeAtStart } from "../system/files.ts";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { groupAlive, type Group, type GroupRecorder } from "../system/groups.ts";
@@ -150,14 +150,12 @@ export function dropTicket(dir: string, name: string): void {
 }
 
 export function readTicket(dir: string, name: string): TicketContent {
-  // Read again once when it does not parse: a holder may have been writing it at that moment (updateTicket).
-  for (let tries = 0; ; tries++) {
-    try {
-      const content = JSON.parse(readNoFollow(join(dir, name))) as TicketContent;
-      return { ...content, groups: Array.isArray(content.groups) ? content.groups : [] };
-    } catch {
-      if (tries > 0) return { groups: [] };
-    }
+  try {
+    // Read again once when it does not parse: a holder may have been writing it at that moment (updateTicket).
+    const content = parseReadingAgain(() => readNoFollow(join(dir, name))) as TicketContent;
+    return { ...content, groups: Array.isArray(content.groups) ? content.groups : [] };
+  } catch {
+    return { groups: [] };
   }
 }
 

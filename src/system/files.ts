@@ -238,3 +238,15 @@ export function readJsonRecord<T>(file: string, valid: (value: Partial<T>) => bo
     return undefined;
   }
 }
+
+/**
+ * `JSON.parse` of what `read` gives, read once more when it does not parse: its writer may have been rewriting it in
+ * place (`writeAtStart`) at that moment. Throws the second parse's error.
+ */
+export function parseReadingAgain(read: () => string): unknown {
+  try {
+    return JSON.parse(read());
+  } catch {
+    return JSON.parse(read());
+  }
+}

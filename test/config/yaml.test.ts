@@ -9,22 +9,16 @@ import { parse } from "yaml";
 import { parseYaml, repeatsKey } from "../../src/config/yaml.ts";
 import { ROOT } from "../_support/repo.ts";
 
-/** What the package makes of `text`: its value, or its refusal's first line. */
-function packageReads(text: string): unknown {
+/** What `parser` makes of `text`: its value, or its refusal's first line. */
+const readBy = (parser: (text: string) => unknown) => (text: string) => {
   try {
-    return { value: parse(text) };
+    return { value: parser(text) };
   } catch (error) {
     return { refused: (error as Error).message.split("\n")[0] };
   }
-}
-
-function reads(text: string): unknown {
-  try {
-    return { value: parseYaml(text) };
-  } catch (error) {
-    return { refused: (error as Error).message.split("\n")[0] };
-  }
-}
+};
+const packageReads = readBy(parse);
+const reads = readBy(parseYaml);
 
 /** Every YAML block of the docs and the README, the example config and the files of docs/examples. */
 function corpus(): string[] {
