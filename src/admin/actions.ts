@@ -5,7 +5,7 @@ import { pause, pauseOf, resume } from "../queue/pause.ts";
 import { freezeOf, frozenText } from "../deploy/frozen.ts";
 import { DeployRefError, deployRefTarget, tagsTarget } from "../control/deploy-ref.ts";
 import { rollbackTarget, RollbackTargetError } from "../control/rollback.ts";
-import { jsonResponse } from "../http/response.ts";
+import { jsonResponse } from "../http/json.ts";
 import type { RollbackTarget } from "../types.ts";
 import { refusal as scopeRefusal, type Scope, sees } from "../tokens/scope.ts";
 import { isDeployRef, type HistoryEntry } from "../history/read.ts";

@@ -8,7 +8,7 @@ import { listDeploys, newestDeploys, type HistoryEntry } from "../history/read.t
 import { watchingOf } from "../history/watching.ts";
 import { deployOf } from "./deploy-ids.ts";
 import { entryUntold, releasesUntold } from "./untold.ts";
-import { jsonResponse } from "../http/response.ts";
+import { jsonResponse } from "../http/json.ts";
 import { pauseOf } from "../queue/pause.ts";
 import { catchUpStatus, freezeStatus, liveOf, pollStatus, releasesStatus, slotsStatus } from "../control/status.ts";
 import type { Scope } from "../tokens/scope.ts";

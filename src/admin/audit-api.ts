@@ -2,7 +2,7 @@
 import { readAudit } from "../audit/read.ts";
 import { auditDir } from "../audit/trail.ts";
 import { parseSince } from "../history/filter.ts";
-import { jsonResponse } from "../http/response.ts";
+import { jsonResponse } from "../http/json.ts";
 import { type Scope, scopeText } from "../tokens/scope.ts";
 import { type AdminContext, apiError, forbidden, queryLimit } from "./api.ts";
 

@@ -6,7 +6,7 @@
  */
 import { findDeploy, isDeployRef, newestDeploys, type HistoryEntry } from "../history/read.ts";
 import { queuedDeploys, type StoredRequest } from "../history/requests.ts";
-import { jsonResponse } from "../http/response.ts";
+import { jsonResponse } from "../http/json.ts";
 
 /** What the lookup needs of the API's context: where the history is, and which apps the token sees. */
 interface Seen {

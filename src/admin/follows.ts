@@ -8,7 +8,8 @@ import { processAlive } from "../system/liveness.ts";
 import { Redaction } from "../system/redact.ts";
 import { openRegular, readBytesNoFollow, readNoFollow } from "../system/files.ts";
 import { deployOf } from "./deploy-ids.ts";
-import { jsonResponse, STREAM_HEADERS } from "../http/response.ts";
+import { jsonResponse } from "../http/json.ts";
+import { STREAM_HEADERS } from "../http/response.ts";
 import { type AdminContext, apiError } from "./api.ts";
 
 /** Follow streams at once, in all and per client: each holds a connection and polls a file. */

@@ -4,7 +4,7 @@
  * live feed. It lasts `adminKioskDays` and ends at the next request after its token's file changes or the token is
  * removed (auth.ts). A deploy or admin token opens none: a screen in a hall must not hold one.
  */
-import { jsonResponse } from "../http/response.ts";
+import { jsonResponse } from "../http/json.ts";
 import { actorName } from "../tokens/scope.ts";
 import type { Opened } from "./auth.ts";
 import type { AuditEvent } from "../audit/entry.ts";

@@ -1,6 +1,6 @@
 import type { Logger } from "../system/logger.ts";
 import { requestUrl } from "../http/request-url.ts";
-import { jsonResponse } from "../http/response.ts";
+import { jsonResponse } from "../http/json.ts";
 import { runtime } from "#runtime";
 import type { Listener, RequestControl } from "../runtime/types.ts";
 import { clientAddress, clientKey, FailureThrottle } from "../http/throttle.ts";

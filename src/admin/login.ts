@@ -6,7 +6,7 @@
  */
 import type { Logger } from "../system/logger.ts";
 import { readBody } from "../http/body.ts";
-import { jsonResponse } from "../http/response.ts";
+import { jsonResponse } from "../http/json.ts";
 import type { FailureThrottle } from "../http/throttle.ts";
 import type { OidcLogin } from "../people/oidc.ts";
 import { noRole, type Person } from "../people/roles.ts";

@@ -6,7 +6,7 @@ import type { ResolvedApp } from "../config/apps.ts";
 import { LOG_DIR } from "../history/record.ts";
 import { QueueFullError } from "../queue/queue.ts";
 import { BODY_READ_DEADLINE_MS, UNAUTHENTICATED_BODY_BUDGET_BYTES, type BodyRead } from "./body.ts";
-import { jsonResponse } from "./response.ts";
+import { jsonResponse } from "./json.ts";
 
 export const NOT_FOUND = Object.freeze({
   error: "not found",

@@ -12,7 +12,7 @@ import { findDeploy, findQueued, type HistoryEntry, readDeployRecord, resultLabe
 import { ensurePrivateDir, openRegular, writeFileAtomic } from "../system/files.ts";
 import type { Logger } from "../system/logger.ts";
 import type { ForgeDelivery } from "../types.ts";
-import { jsonResponse } from "./response.ts";
+import { jsonResponse } from "./json.ts";
 
 export const DELIVERIES_DIR = join(".service", "deliveries");
 

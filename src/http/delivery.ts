@@ -10,7 +10,7 @@ import type { TriggerSkip } from "../triggers/types.ts";
 import type { DeploymentInfo, ForgeDelivery, RollbackTarget } from "../types.ts";
 import { type Skip, skipReason } from "./forge.ts";
 import { branchOfPush, type Payload } from "./payload.ts";
-import { jsonResponse } from "./response.ts";
+import { jsonResponse } from "./json.ts";
 
 export interface DeliveryAsk {
   /** Why it deploys nothing (answered `[skipped] …`). */

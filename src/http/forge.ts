@@ -3,7 +3,7 @@
  * that set `branch` or `events` deploys it. Without those keys every authorized POST deploys, as docs/http.md says.
  */
 import { branchOfPush, type Payload } from "./payload.ts";
-import { jsonResponse } from "./response.ts";
+import { jsonResponse } from "./json.ts";
 import type { ForgeDelivery } from "../types.ts";
 
 /**

@@ -5,7 +5,7 @@
 import type { PreviewAnswer } from "../previews/manager.ts";
 import type { ForgeDelivery } from "../types.ts";
 import { skippedResponse } from "./forge.ts";
-import { jsonResponse } from "./response.ts";
+import { jsonResponse } from "./json.ts";
 
 export function previewResponse(answer: PreviewAnswer, forge: ForgeDelivery, json: boolean): Response {
   if (answer.outcome !== "accepted")

@@ -1,5 +1,5 @@
 import { clientKey } from "../runtime/client-key.ts";
-import { jsonResponse } from "./response.ts";
+import { jsonResponse } from "./json.ts";
 
 export { clientKey };
 
