@@ -10,7 +10,8 @@ export const MIN_SECRET_LENGTH = 4;
 /** Credentials in a URL: `scheme://user:token@host` or `scheme://token@host`. */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:'"]+(?::[^\s/@'"]*)?@/gi;
 
-const URL_SEPARATOR = Buffer.from("://", "latin1");
+/** `://` as bytes, made at its first use: not a cost of every start. */
+let urlSeparator: Buffer | undefined;
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -72,7 +73,7 @@ export class Redaction {
    */
   mayChange(bytes: Uint8Array): boolean {
     const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (view.indexOf(URL_SEPARATOR) >= 0) return true;
+    if (view.indexOf((urlSeparator ??= Buffer.from("://", "latin1"))) >= 0) return true;
     for (const secret of this.secretBytes) if (view.indexOf(secret) >= 0) return true;
     return false;
   }
