@@ -9,7 +9,8 @@ import { retentionDone } from "./deploy/after-done.ts";
 import { LatestDeploys } from "./queue/latest.ts";
 import { queueKey } from "./queue/tickets.ts";
 import { ConfigReloader } from "./config/reload.ts";
-import { listenForWebhooks } from "./http/listen.ts";
+import { openWebhookPort, type WebhookPort } from "./http/listen.ts";
+import { webhookHandler } from "./http/webhook.ts";
 import type { Listener } from "./runtime/types.ts";
 import { deploySecrets } from "./config/deploy-secrets.ts";
 import type { Metrics, StartedAdmin } from "./features/admin.ts";
@@ -27,6 +28,8 @@ export interface ServiceServerOptions {
   cwd?: string;
   /** @internal Tests: poll every this many ms whatever `pollIntervalMs` says (its minimum is 5000). */
   pollEveryMs?: number;
+  /** @internal The webhook port, opened by the serve command before this server loaded (else `start` opens it). */
+  webhookPort?: WebhookPort;
 }
 
 /** Besides these, `rollback`, `status`, `cancel`, `pause` and `resume` (control.ts). */
@@ -109,6 +112,8 @@ class Server {
   private readonly polling: PollingWhenConfigured;
   private readonly requests: ServerRequests;
   listener: Listener | undefined;
+  /** The webhook port opened before this server, until `start` answers on it. */
+  private openedPort: WebhookPort | undefined;
   /** The closing of the listeners, once a stop has begun it. */
   private closing: Promise<void> | undefined;
   private draining = false;
@@ -124,6 +129,7 @@ class Server {
   ) {
     this.logger = options.logger ?? defaultLogger();
     this.cwd = options.cwd ?? process.cwd();
+    this.openedPort = options.webhookPort;
     this.reloader = new ConfigReloader(config, this.cwd, this.logger);
     this.reloader.onChange = (keys) => this.audit({ actor: "service", action: "config reloaded", keys, outcome: "ok" });
     this.deployer = new Deployer({ logger: this.logger, outbound: this.outbound.sinks });
@@ -193,33 +199,38 @@ class Server {
     await this.previews.open(apps);
     this.draining = false;
     this.deployer.resumeWatches();
-    this.listener = await this.listenForWebhooks(initial);
+    this.listener = await this.answerWebhooks(initial);
     await this.openAdminOrClose(initial);
     this.polling.start();
     await this.requests.watchForCatchUps(apps);
     this.audit({ actor: "service", action: "started", target: `pid ${process.pid}`, outcome: "ok" });
   }
 
-  /** The webhook port: the routes of docs/http.md and nothing else. */
-  private listenForWebhooks(initial: ResolvedConfig): Promise<Listener> {
-    return listenForWebhooks(initial, {
-      cwd: this.cwd,
-      reloader: this.reloader,
-      routes: (current) => {
-        this.appsInForce.of(current);
-        return this.appsInForce.routes;
-      },
-      lookAtSecret: (app) => this.appsInForce.lookAtSecret(app),
-      deployer: this.deployer,
-      latest: this.latest,
-      metrics: this.metrics,
-      draining: () => this.draining,
-      secrets: this.secrets,
-      track: this.track,
-      logger: this.logger,
-      // An app given previews by a reload opens them at its first delivery.
-      previews: async (app, headers, payload) => (await this.previews.open([app]))?.entrance(app, headers, payload),
-    });
+  /** The webhook port (the one the serve command opened, once): the routes of docs/http.md and nothing else. */
+  private async answerWebhooks(initial: ResolvedConfig): Promise<Listener> {
+    const port = this.openedPort ?? (await openWebhookPort(initial, this.logger));
+    this.openedPort = undefined;
+    port.answerWith(
+      webhookHandler({
+        cwd: this.cwd,
+        reloader: this.reloader,
+        routes: (current) => {
+          this.appsInForce.of(current);
+          return this.appsInForce.routes;
+        },
+        lookAtSecret: (app) => this.appsInForce.lookAtSecret(app),
+        deployer: this.deployer,
+        latest: this.latest,
+        metrics: this.metrics,
+        draining: () => this.draining,
+        secrets: this.secrets,
+        track: this.track,
+        logger: this.logger,
+        // An app given previews by a reload opens them at its first delivery.
+        previews: async (app, headers, payload) => (await this.previews.open([app]))?.entrance(app, headers, payload),
+      }),
+    );
+    return port.listener;
   }
 
   /** The second listener, when `adminPort` is set (loaded only then); the webhook port closes again if it cannot open. */
