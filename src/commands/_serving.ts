@@ -8,6 +8,7 @@ import { ensureAppSecrets, resolveApps } from "../config/apps.ts";
 import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import { ensureWebhookSecret, SECRET_FILE, secretFileWarning } from "../config/secret.ts";
 import type { WebhookPort } from "../http/listen.ts";
+import { startCheck } from "../ops/start-check.ts";
 import { afterStart } from "../runtime/gc.ts";
 import { createServiceServer } from "../server.ts";
 import { serviceConsole as consola, writeOut } from "../system/logger.ts";
@@ -72,9 +73,8 @@ export async function serveOn(config: ResolvedConfig, webhookPort: WebhookPort):
   for (const signal of STOP_SIGNALS) process.on(signal, () => void shutdown(signal));
   // The problems `service check` would list, said once the server listens (the check asks git about every
   // repository, which is no reason to keep the port closed) and before the banner: the banner says the start
-  // is over, git's processes included.
-  const { checkConfig } = await import("../ops/check.ts");
-  for (const problem of (await checkConfig()).problems) consola.warn(problem);
+  // is over, the check's process included (ops/start-check.ts).
+  for (const problem of await startCheck()) consola.warn(problem);
   // Written once the stop signals are handled (whoever reads it may send one at once), in one write: whoever
   // reads the banner (a test, a supervisor's log) sees it whole, admin line included.
   const admin = server.adminUrl ? [`admin: ${server.adminUrl} (/healthz, /metrics, /api/)`] : [];

@@ -19,6 +19,12 @@ export const checkCommand = defineCommand({
       description:
         "Also send one test notification to every `notify` target and print each answer (exits 1 when one fails)",
     },
+    problems: {
+      type: "boolean",
+      description:
+        "Print only the configuration's problems, one per line (a problem's further lines indented by two spaces), as " +
+        "the server says them when it starts: no values, and no envCommand, age file or signature looked at; exits 1 when there is one",
+    },
     secrets: {
       type: "boolean",
       default: true,
@@ -29,6 +35,11 @@ export const checkCommand = defineCommand({
   async run({ args }) {
     const cwd = serviceDir(args.cwd);
     const report = await checkConfig(cwd);
+    if (args.problems) {
+      for (const problem of report.problems) process.stdout.write(`${problem.replaceAll("\n", "\n  ")}\n`);
+      if (report.problems.length > 0) process.exitCode = 1;
+      return;
+    }
     const lines = [`config file: ${report.file ?? "none (defaults and environment only)"}`, ""];
     lines.push(...valueTable(report.values), "", `build slots: ${report.slots}`);
     for (const app of report.apps) {

@@ -5,7 +5,8 @@ import { appSecretFile, type ResolvedApp, resolveApps } from "../config/apps.ts"
 import { loadConfig } from "../config/load.ts";
 import type { ResolvedConfig } from "../config/schema-resolved.ts";
 import { SECRET_FILE } from "../config/secret.ts";
-import { currentExecStart, systemdUnit, unitUser } from "../ops/systemd.ts";
+import { systemdUnit, unitUser } from "../ops/systemd.ts";
+import { selfCommand } from "../system/self.ts";
 
 export const systemdCommand = defineCommand({
   meta: {
@@ -22,7 +23,7 @@ export const systemdCommand = defineCommand({
     const user = unitUser(args.user);
     const config = loadConfig();
     const apps = resolveApps(config, cwd);
-    const unit = systemdUnit({ workingDirectory: cwd, execStart: currentExecStart(), user, apps });
+    const unit = systemdUnit({ workingDirectory: cwd, execStart: selfCommand(), user, apps });
     // A secret generated at the first start is printed then: under systemd, into the journal.
     for (const name of secretsMissing(config, apps, cwd))
       process.stderr.write(

@@ -1,4 +1,3 @@
-import { resolve } from "node:path";
 import type { ResolvedApp } from "../config/apps.ts";
 import { STRICT_ENV } from "../config/load.ts";
 import { deployLimitSeconds } from "./deploy-limit.ts";
@@ -38,19 +37,6 @@ export function unitUser(given: string | undefined, env: NodeJS.ProcessEnv = pro
       `user ${JSON.stringify(name)}${from ? ` (${from})` : ""} does not exist on this machine: pass --user with an existing user`,
     );
   return name;
-}
-
-/**
- * How this process was started, to start the same way under systemd: the single binary, bun + cli.ts, or node +
- * the npm package's `service` command. Only Bun loads a .env by itself (and Node rejects --no-env-file).
- */
-export function currentExecStart(): string[] {
-  const script = process.argv[1];
-  const compiled = !script || script.startsWith("/$bunfs/") || resolve(script) === resolve(process.execPath);
-  if (compiled) return [process.execPath];
-  return process.versions.bun
-    ? [process.execPath, "--no-env-file", resolve(script)]
-    : [process.execPath, resolve(script)];
 }
 
 /** The unit's descriptor limit: room for MAX_CONNECTIONS proxied connections and a large reserve. */

@@ -85,6 +85,18 @@ export const runtime: Runtime = {
     } satisfies Listener;
   },
 
+  async runWritingFiles(argv, options) {
+    const proc = Bun.spawn(argv, {
+      cwd: options.cwd,
+      env: options.env,
+      stdin: "ignore",
+      stdout: Bun.file(options.into.stdout),
+      stderr: Bun.file(options.into.stderr),
+    });
+    await proc.exited;
+    return proc.exitCode;
+  },
+
   async spawn(argv, options): Promise<Child> {
     // Bun.spawn throws synchronously when the process cannot start; `detached` gives it its own process group.
     const proc = Bun.spawn(argv, {

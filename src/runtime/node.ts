@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { Readable } from "node:stream";
@@ -103,6 +104,25 @@ export const runtime: Runtime = {
           server.closeIdleConnections();
         }),
     };
+  },
+
+  async runWritingFiles(argv, options) {
+    const stdout = openSync(options.into.stdout, "w", 0o600);
+    const stderr = openSync(options.into.stderr, "w", 0o600);
+    try {
+      const child = spawn(argv[0]!, argv.slice(1), {
+        cwd: options.cwd,
+        env: options.env as NodeJS.ProcessEnv,
+        stdio: ["ignore", stdout, stderr],
+      });
+      return await new Promise<number | null>((resolve, reject) => {
+        child.once("error", reject);
+        child.once("exit", (code) => resolve(code));
+      });
+    } finally {
+      closeSync(stdout);
+      closeSync(stderr);
+    }
   },
 
   spawn(argv, options) {

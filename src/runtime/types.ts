@@ -50,4 +50,12 @@ export interface Runtime {
   serve(options: ServeOptions): Promise<Listener>;
   /** Rejects with the errno error (ENOENT, EACCES, ENOEXEC…) when the process cannot be started. */
   spawn(argv: string[], options: SpawnOptions): Promise<Child>;
+  /**
+   * Runs a process to its end, its stdout and stderr written to the files `into` names (no pipe is read, so no
+   * stream is made: ops/start-check.ts); its exit code, null when a signal ended it. Rejects as `spawn` does.
+   */
+  runWritingFiles(
+    argv: string[],
+    options: SpawnOptions & { into: { stdout: string; stderr: string } },
+  ): Promise<number | null>;
 }

@@ -148,7 +148,7 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
   });
 
   test.skipIf(!!process.env.SERVICE_TEST_BIN)(
-    "the CLI server of a plain configuration loads none of them, the problems it says at start included",
+    "the CLI server of a plain configuration loads none of them, nor the start check's code (its problems are said by a process of its own)",
     async () => {
       const repo = makeRepo();
       const cwd = tempDir("service-cwd-");
@@ -162,7 +162,8 @@ describe('optional features are loaded when configured (docs/architecture.md "Op
       };
       const modules = await modulesOfServer(cwd, env, 'did you mean "runScript"?');
       const ofSrc = modules.filter((m) => m.startsWith("src/")).map((m) => m.slice("src/".length));
-      expect(ofSrc).toContain("ops/check.ts");
+      expect(ofSrc).toContain("ops/start-check.ts");
+      expect(ofSrc.filter((m) => /^ops\/check/.test(m))).toEqual([]);
       expect(featuresIn(ofSrc)).toEqual([]);
       // Its config file is read by the runtime's YAML parser (config/yaml.ts): the yaml package stays out.
       expect(modules.filter((m) => m.startsWith("node_modules/yaml/"))).toEqual([]);

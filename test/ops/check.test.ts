@@ -453,7 +453,7 @@ describe("service check: problems", () => {
 });
 
 describe("the server says the same problems at start", () => {
-  test("a repoPath that is not a git repository and an unknown key: warned at start, and the server still starts", async () => {
+  test("a repoPath that is not a git repository and an unknown key: listed by check --problems, warned at start, and the server still starts", async () => {
     const cwd = tempDir("service-check-");
     const plain = join(cwd, "plain");
     mkdirSync(plain);
@@ -463,6 +463,10 @@ describe("the server says the same problems at start", () => {
     expect(report.code).toBe(1);
     const listed = problems(report.stdout);
     expect(listed).toHaveLength(2);
+    // `--problems`: the same problems, one per line, nothing else (what the server runs at its start).
+    const only = await runCli(["check", "--problems"], { cwd, env });
+    expect(only.code).toBe(1);
+    expect(only.stdout.trimEnd().split("\n")).toEqual(listed);
     await using server = await startServer(cwd, env);
     // Said once it listens, before the banner.
     const output = `${server.stdout.text}${server.stderr.text}`;
@@ -470,5 +474,15 @@ describe("the server says the same problems at start", () => {
     expect(output).toContain('did you mean "runScript"?');
     expect(output).toContain("is not a git repository");
     expect(server.proc.exitCode).toBeNull();
+  });
+
+  test("a configuration without problems: check --problems prints nothing and exits 0", async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo.clone, "service.yaml"), "runScript: echo ok\n");
+    const only = await runCli(["check", "--problems"], {
+      cwd: repo.clone,
+      env: { SERVICE_SECRET: "server-secret-value-1" },
+    });
+    expect(only).toMatchObject({ code: 0, stdout: "", stderr: "" });
   });
 });
