@@ -28,8 +28,11 @@ export async function startCheck(cwd = process.cwd()): Promise<string[]> {
   } catch (error) {
     return [`the start check did not run: ${(error as Error).message}`];
   } finally {
-    rmSync(into.stdout, { force: true });
-    rmSync(into.stderr, { force: true });
+    for (const file of [into.stdout, into.stderr]) {
+      try {
+        rmSync(file, { force: true });
+      } catch {}
+    }
   }
   const problems: string[] = [];
   for (const line of out.split("\n")) {
