@@ -8,9 +8,9 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   statSync,
   unlinkSync,
-  writeFileSync,
 } from "node:fs";
 import { createExclusive, parseReadingAgain, readNoFollow, writeAll, writeAtStart } from "../system/files.ts";
 import { tmpdir } from "node:os";
@@ -77,11 +77,16 @@ function list(dir: string): string[] | undefined {
   }
 }
 
-/** Takes a ticket behind every live one. Throws when the directory cannot be written (it is never created here). */
+/**
+ * Takes a ticket behind every live one. Throws when the directory cannot be written (it is never created here). The
+ * marker holds the ticket's content and becomes the ticket by a rename: two new names in the directory, not three
+ * (each waits for the ext4 journal when the disk is busy). A scan still sees one or the other: the ticket appears as
+ * the marker goes, and a scan lists the markers before the tickets.
+ */
 export function takeTicket(dir: string, content: TicketContent): string {
   const marker = join(dir, `.choosing-${process.pid}-${OWN_START}`);
   remove(marker);
-  createNew(marker, "");
+  createNew(marker, JSON.stringify(content));
   try {
     let largest = 0;
     for (const name of readdirSync(dir)) {
@@ -89,10 +94,11 @@ export function takeTicket(dir: string, content: TicketContent): string {
       if (match) largest = Math.max(largest, Number(match[1]));
     }
     const name = `${String(largest + 1).padStart(15, "0")}-${String(process.pid).padStart(10, "0")}-${OWN_START}`;
-    writeFileSync(join(dir, name), JSON.stringify(content), { flag: "wx" });
+    renameSync(marker, join(dir, name));
     return name;
-  } finally {
+  } catch (error) {
     remove(marker);
+    throw error;
   }
 }
 
