@@ -41,6 +41,8 @@ export interface StoredRequest {
   repoPath: string;
   /** When it was acknowledged (ISO). */
   at: string;
+  /** Its place among the requests this process acknowledged: the order of two within one millisecond. */
+  seq?: number;
   named: NamedInRequest;
   /** Why it passed the trigger rules: the `paths` that matched. */
   passed?: { paths?: PathsRecord };
@@ -100,8 +102,11 @@ export function storedRequests(cwd: string): StoredRequest[] {
       const request = read(join(dir, name));
       return request ? [request] : [];
     })
-    .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    .sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : (a.seq ?? 0) - (b.seq ?? 0)));
 }
+
+/** How many requests this process has stored: each one's `seq`. */
+let stored = 0;
 
 /** Whether the process that holds a queued request still runs: if not, its deploy will never start there. */
 export const holderRunning = (request: Pick<StoredRequest, "pid" | "pidStart">) =>
@@ -118,8 +123,14 @@ export function storeRequest(
   try {
     const dir = dirOf(cwd);
     ensurePrivateDir(dir);
-    const stored: StoredRequest = { at: new Date().toISOString(), ...request, pid: process.pid, pidStart: OWN_START };
-    writeFileAtomic(join(dir, `${request.id}.json`), `${JSON.stringify(stored, null, 2)}\n`);
+    const kept: StoredRequest = {
+      at: new Date().toISOString(),
+      seq: ++stored,
+      ...request,
+      pid: process.pid,
+      pidStart: OWN_START,
+    };
+    writeFileAtomic(join(dir, `${request.id}.json`), `${JSON.stringify(kept, null, 2)}\n`);
     return undefined;
   } catch (error) {
     return (error as Error).message;

@@ -71,3 +71,16 @@ describe('a request kept and replayed (docs/deploy-control.md "Requests")', () =
     expect(replayedOf(throughTheDisk(bare), "recovered")).toEqual({ id: bare.id, trigger: "rollback", actor: "bob" });
   });
 });
+
+describe("requests in the order they were acknowledged", () => {
+  test("twenty requests acknowledged within one millisecond are read back in the order they were stored", () => {
+    const cwd = tempDir("service-request-");
+    const at = new Date().toISOString();
+    const ids = Array.from({ length: 20 }, () => crypto.randomUUID());
+    for (const id of ids) {
+      const options = { ...asked(cwd, "webhook"), id };
+      expect(storeRequest(cwd, { ...requestOf(options, false), at })).toBeUndefined();
+    }
+    expect(storedRequests(cwd).map((request) => request.id)).toEqual(ids);
+  });
+});
