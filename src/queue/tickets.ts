@@ -1,53 +1,49 @@
 import { sha256Hex } from "../system/digest.ts";
 import {
   accessSync,
-  closeSync,
   constants,
   existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
   realpathSync,
-  renameSync,
   statSync,
-  unlinkSync,
 } from "node:fs";
-import { createExclusive, parseReadingAgain, readNoFollow, writeAll, writeAtStart } from "../system/files.ts";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { groupAlive, type Group, type GroupRecorder } from "../system/groups.ts";
-import { processAlive, OWN_START } from "../system/liveness.ts";
+import { groupAlive, type GroupRecorder } from "../system/groups.ts";
+import { OWN_START, processAlive } from "../system/liveness.ts";
+import {
+  ownSeats,
+  ownTicketName,
+  ownTicket,
+  parseSeat,
+  readSeat,
+  removeFile,
+  type SeatState,
+  seatName,
+  type TicketContent,
+  ticketName,
+  ticketSeat,
+  writeSeat,
+} from "./seats.ts";
+
+export type { TicketContent } from "./seats.ts";
 
 /**
- * The ticket files of one repository's deploy queue, shared by every process that deploys it.
+ * The tickets of one repository's deploy queue, shared by every process that deploys it.
  *
  * The order is Lamport's bakery, on files, and never the wall clock (a clock stepped back once made a later
- * arrival sort first and wedged the queue): a ticket's number is 1 + the largest number present, taken while
- * a `.choosing-<pid>-<start>` marker says so, and a waiter runs only when no other process is choosing and its
- * ticket is the smallest live one. A number taken while another is being chosen can be equal (the pid breaks
- * the tie), never smaller than a running deploy's: that one was the smallest when it started and could not
- * start while anyone chose.
+ * arrival sort first and wedged the queue): each process keeps its tickets in seats of its own (seats.ts), and a
+ * ticket's number is 1 + the largest number of any seat, taken while its seat says `choosing`; a waiter runs only
+ * when no other process is choosing and its ticket is the smallest live one. A number taken while another is being
+ * chosen can be equal (the pid breaks the tie), never smaller than a running deploy's: that one was the smallest
+ * when it started and could not start while anyone chose.
  *
- * A ticket is `<number>-<pid>-<start>`; the pid and its start time tell whether its holder lives. Its content
- * names the deploy and, while a command of the deploy runs, that command's process group: a holder killed
- * mid-deploy leaves a ticket that still holds the queue while its group has processes (see recovery.ts).
+ * A ticket is named `<number>-<pid>-<start>-<seat>` (seats.ts); the pid and its start time tell whether its holder
+ * lives. Its content names the deploy and, while a command of the deploy runs, that command's process group: a holder
+ * killed mid-deploy leaves a seat whose ticket still holds the queue while its group has processes (see recovery.ts).
  */
-
-const TICKET = /^(\d{15})-(\d+)-(\d+)$/;
-const CHOOSING = /^\.choosing-(\d+)-(\d+)$/;
-const TEMP = /^\.tmp-(\d+)-(\d+)-/;
-
-export interface TicketContent {
-  /** The deploy's id, to find its log when it has to be marked. */
-  id?: string;
-  /** The directory of the deploy's log files. */
-  logs?: string;
-  /** The process groups of the deploy's commands running now. */
-  groups: Group[];
-  /** A build slot's ticket (slots.ts): the app of the deploy, and whether it holds its slot now. */
-  app?: string;
-  holding?: boolean;
-}
 
 export interface TicketScan {
   /** The ticket directory is gone (removed with its repository, or by hand). */
@@ -60,14 +56,7 @@ export interface TicketScan {
   orphans: { name: string; content: TicketContent }[];
 }
 
-const owner = (pid: string | undefined, start: string | undefined) =>
-  !!pid && !!start && processAlive(Number(pid), start);
-
-function remove(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {}
-}
+const EMPTY: SeatState = { n: 0, choosing: false, groups: [] };
 
 function list(dir: string): string[] | undefined {
   try {
@@ -78,39 +67,60 @@ function list(dir: string): string[] | undefined {
 }
 
 /**
- * Takes a ticket behind every live one. Throws when the directory cannot be written (it is never created here). The
- * marker holds the ticket's content and becomes the ticket by a rename: two new names in the directory, not three
- * (each waits for the ext4 journal when the disk is busy). A scan still sees one or the other: the ticket appears as
- * the marker goes, and a scan lists the markers before the tickets.
+ * Takes a ticket behind every live one, in a free seat of this process (made the first time). Throws when the
+ * directory cannot be written (it is never created here). A seat that does not read (being made, or met in the
+ * middle of a write) counts as no number: as in Lamport's bakery, the number of a process that is choosing may read
+ * as anything, and that process then waits for this one's.
  */
 export function takeTicket(dir: string, content: TicketContent): string {
-  const marker = join(dir, `.choosing-${process.pid}-${OWN_START}`);
-  remove(marker);
-  createNew(marker, JSON.stringify(content));
+  const seats = ownSeats(dir);
+  let k = seats.findIndex((seat) => !seat.ticket);
+  if (k < 0) k = seats.length;
+  writeSeat(dir, k, { ...EMPTY, choosing: true });
   try {
     let largest = 0;
+    for (const seat of seats) if (seat.ticket) largest = Math.max(largest, ticketSeat(seat.ticket)!.n);
     for (const name of readdirSync(dir)) {
-      const match = TICKET.exec(name);
-      if (match) largest = Math.max(largest, Number(match[1]));
+      const holder = parseSeat(name);
+      if (!holder || (holder.pid === process.pid && holder.start === OWN_START)) continue;
+      const state = readSeat(join(dir, name));
+      if (typeof state === "object") largest = Math.max(largest, state.n);
     }
-    const name = `${String(largest + 1).padStart(15, "0")}-${String(process.pid).padStart(10, "0")}-${OWN_START}`;
-    renameSync(marker, join(dir, name));
-    return name;
+    const n = largest + 1;
+    // The number first, still choosing, then the end of choosing: each write changes one of the two, so a read
+    // that meets a write half done finds either choosing, or the number whole (seats.ts `text`).
+    writeSeat(dir, k, { n, choosing: true, ...content });
+    writeSeat(dir, k, { n, choosing: false, ...content });
+    return (seats[k]!.ticket = ownTicketName(n, k));
   } catch (error) {
-    remove(marker);
+    giveBack(dir, k);
     throw error;
   }
 }
 
+/** Empties this process's seat `k`: it holds no ticket, and is free for the next. */
+function giveBack(dir: string, k: number): void {
+  const seat = ownSeats(dir)[k];
+  if (!seat) return;
+  seat.ticket = undefined;
+  try {
+    writeSeat(dir, k, EMPTY);
+  } catch {
+    removeFile(join(dir, seatName(process.pid, OWN_START, k)));
+    seat.made = false;
+  }
+}
+
 /**
- * Replaces a ticket's content in place, in one write at its start, padded with spaces to its length so far: the file
- * never shrinks, so no old byte outlives the new JSON, and no rename or truncation touches the directory (each costs
- * a journal commit on ext4, on every command of every deploy). A holder killed mid-write has written all of it or
- * none (one page, one write). A ticket gone stays gone: it is opened, never created.
+ * Replaces a held ticket's content, in place in its seat (one write; see seats.ts). A holder killed mid-write has
+ * written all of it or none (one page, one write). A ticket given back is not written again: its seat may hold
+ * another ticket by then.
  */
 export function updateTicket(dir: string, name: string, content: TicketContent): void {
+  const seat = ticketSeat(name);
+  if (!seat || !ownTicket(dir, name)) return;
   try {
-    writeAtStart(join(dir, name), (size) => Buffer.from(JSON.stringify(content).padEnd(size, " ")));
+    writeSeat(dir, seat.k, { n: seat.n, choosing: false, ...content });
   } catch {}
 }
 
@@ -141,60 +151,60 @@ export function ticketRecorder(dir: string, ticket: () => string, content: Ticke
   };
 }
 
-/** Creates `file`, which must not exist: never through a link planted at its name. */
-function createNew(file: string, text: string): void {
-  const fd = createExclusive(file);
-  try {
-    writeAll(fd, Buffer.from(text));
-  } finally {
-    closeSync(fd);
-  }
-}
-
+/** Gives a ticket back: this process's own seat is emptied for its next ticket; a dead holder's seat is removed. */
 export function dropTicket(dir: string, name: string): void {
-  remove(join(dir, name));
+  const seat = ticketSeat(name);
+  if (!seat) return;
+  if (ownTicket(dir, name)) giveBack(dir, seat.k);
+  else if (seat.pid !== process.pid || seat.start !== OWN_START) removeFile(join(dir, seat.file));
 }
 
 export function readTicket(dir: string, name: string): TicketContent {
-  try {
-    // Read again once when it does not parse: a holder may have been writing it at that moment (updateTicket).
-    const content = parseReadingAgain(() => readNoFollow(join(dir, name))) as TicketContent;
-    return { ...content, groups: Array.isArray(content.groups) ? content.groups : [] };
-  } catch {
-    return { groups: [] };
-  }
+  const seat = ticketSeat(name);
+  const state = seat ? readSeat(join(dir, seat.file)) : undefined;
+  if (typeof state !== "object") return { groups: [] };
+  const { n: _n, choosing: _choosing, ...content } = state;
+  return content;
 }
 
-/** The queue as it stands. Tickets, markers and temp files of dead processes are removed on the way. */
+/**
+ * The queue as it stands. The seats of dead processes are removed on the way, unless their ticket's process
+ * groups still run (an orphan, which holds the queue until recovery.ts stops them).
+ */
 export function scanTickets(dir: string): TicketScan {
-  // Markers first, tickets after (bakery): a process not choosing now took its number after our ticket existed.
-  const first = list(dir);
-  if (!first) return { missing: true, choosing: false, live: [], orphans: [] };
-  let choosing = false;
-  for (const name of first) {
-    const marker = CHOOSING.exec(name) ?? TEMP.exec(name);
-    if (!marker) continue;
-    const mine = Number(marker[1]) === process.pid && marker[2] === OWN_START;
-    if (!owner(marker[1], marker[2])) remove(join(dir, name));
-    else if (!mine && name.startsWith(".choosing-")) choosing = true;
-  }
-  const names = list(dir) ?? [];
+  const names = list(dir);
+  if (!names) return { missing: true, choosing: false, live: [], orphans: [] };
+  const seats = ownSeats(dir);
   const live: string[] = [];
   const orphans: TicketScan["orphans"] = [];
-  for (const name of names.sort()) {
-    const match = TICKET.exec(name);
-    if (!match) continue;
-    if (owner(match[2], match[3])) {
-      live.push(name);
-      continue;
-    }
-    const content = readTicket(dir, name);
-    if (content.groups.some(groupAlive)) {
-      live.push(name);
-      orphans.push({ name, content });
-    } else remove(join(dir, name));
+  let choosing = false;
+  for (const [k, seat] of seats.entries()) {
+    if (!seat.made) continue;
+    if (!names.includes(seatName(process.pid, OWN_START, k))) {
+      // Removed by hand: its ticket is lost (the queue takes another), and the seat is made again when needed.
+      seats[k] = { made: false };
+    } else if (seat.ticket) live.push(seat.ticket);
   }
-  return { missing: false, choosing, live, orphans };
+  for (const name of names) {
+    const holder = parseSeat(name);
+    if (!holder) continue;
+    const mine = holder.pid === process.pid && holder.start === OWN_START;
+    // A seat bearing this process's pid and start that it did not make is an earlier process's (no /proc).
+    if (mine && seats[holder.k]?.made) continue;
+    const file = join(dir, name);
+    const state = readSeat(file);
+    if (state === "gone") continue;
+    const ticket = state && ticketName(state.n, holder.pid, holder.start, holder.k);
+    if (!mine && processAlive(holder.pid, holder.start)) {
+      // One that does not read as a seat is taken as choosing: it is looked at again on the next turn.
+      if (!state || state.choosing) choosing = true;
+      else if (state.n > 0) live.push(ticket!);
+    } else if (state && state.n > 0 && state.groups.some(groupAlive)) {
+      live.push(ticket!);
+      orphans.push({ name: ticket!, content: state });
+    } else removeFile(file);
+  }
+  return { missing: false, choosing, live: live.sort(), orphans };
 }
 
 /** Makes the ticket directory, only inside a git directory that exists: never a skeleton of a removed repository. */

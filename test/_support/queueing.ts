@@ -2,8 +2,7 @@
  * The `deploy` command as a process, read while it runs: for the tests that line deploys up behind a gate (gate.ts);
  * and the queue ticket of a running deploy.
  */
-import { existsSync, readdirSync } from "node:fs";
-import { queueKey, readTicket, ticketDir } from "../../src/queue/tickets.ts";
+import { queueKey, readTicket, scanTickets, ticketDir } from "../../src/queue/tickets.ts";
 import { StreamReader } from "./gate.ts";
 import { baseEnv, CLI, waitFor } from "./helpers.ts";
 
@@ -38,7 +37,6 @@ export function spawnDeploy(cwd: string, env: Record<string, string>, args: stri
 export function groupOnRecord(repoPath: string, pgid: number): Promise<true> {
   const dir = ticketDir(queueKey(repoPath));
   return waitFor(() => {
-    const names = existsSync(dir) ? readdirSync(dir).filter((name) => /^\d{15}-/.test(name)) : [];
-    return names.some((name) => readTicket(dir, name).groups.some((g) => g.pgid === pgid)) || undefined;
+    return scanTickets(dir).live.some((name) => readTicket(dir, name).groups.some((g) => g.pgid === pgid)) || undefined;
   }, `process group ${pgid} on record in a queue ticket`);
 }

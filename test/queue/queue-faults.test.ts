@@ -295,13 +295,14 @@ describe("one logger", () => {
     const group = groupOf(pid);
     await waitFor(() => groupAlive(group), "the leftover group to run");
     const dir = tempDir("service-tickets-");
-    const name = "000000000000001-0000000001-0";
-    writeFileSync(join(dir, name), "{}\n");
+    // The seat of a dead holder (pid 1 never ran this test; its start time "0" is nobody's): its ticket number 1.
+    const name = "000000000000001-0000000001-0-0";
+    writeFileSync(join(dir, "seat-1-0-0"), '000000000000001 0\n{"groups":[]}');
     const id = crypto.randomUUID();
     await recoverOrphan("/srv/app", dir, { name, content: { id, groups: [group] } }, logger);
     const text = said.join("\n");
     expect(text).toContain(`deploy ${id} of /srv/app was interrupted and left process group ${pid}`);
     expect(text).toContain(`stopped process group ${pid}`);
-    expect(existsSync(join(dir, name))).toBe(false);
+    expect(existsSync(join(dir, "seat-1-0-0"))).toBe(false);
   });
 });

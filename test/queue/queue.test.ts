@@ -17,6 +17,7 @@ import {
   defer,
 } from "../_support/helpers.ts";
 import { spawnDeploy } from "../_support/queueing.ts";
+import { scanTickets } from "../../src/queue/tickets.ts";
 
 /** A server killed with SIGKILL while its deploy ran (the deploy's gate is open again for the next one). */
 async function killedMidDeploy() {
@@ -124,7 +125,12 @@ describe('queue (docs/deploy-control.md "Queue": one deploy at a time per repoPa
     const text = await res.text();
     expect(text).not.toContain("[queued]");
     expect(lastLine(text)).toBe("[done] ok=true exitCode=0");
-    await waitFor(() => readdirSync(ticketDir).length === 0, "the tickets to be gone");
+    // The dead holder's seat is removed; the server keeps its own seat, empty, for its next ticket.
+    const dead = `seat-${cli.proc.pid}-`;
+    await waitFor(
+      () => scanTickets(ticketDir).live.length === 0 && !readdirSync(ticketDir).some((n) => n.startsWith(dead)),
+      "the tickets to be gone",
+    );
   });
 
   test("past queueLimit a POST gets 429 with a JSON body and Retry-After, and nothing runs", async () => {

@@ -33,7 +33,7 @@ describe('control files that are not regular files are refused, never waited on 
       join(service, "poll", "default.json"),
       join(service, "logs", `2020-01-01_00-00-00Z_${GHOST}.json`),
       join(service, "logs", `2020-01-01_00-00-00Z_${GHOST}.log`),
-      join(git(repo.clone, "rev-parse", "--absolute-git-dir"), "service-deploy-queue", "000000000000001-999999-1"),
+      join(git(repo.clone, "rev-parse", "--absolute-git-dir"), "service-deploy-queue", "seat-999999-1-0"),
     ])
       mkfifo(file);
 
