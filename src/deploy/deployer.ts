@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { makeBlanks } from "../history/blanks.ts";
 import { LOG_DIR } from "../history/record.ts";
 import { dropRequest, storeRequest } from "../history/requests.ts";
 import { requestOf } from "./request.ts";
@@ -127,6 +128,7 @@ export class Deployer {
         logged = true;
         dropRequest(options.cwd, id);
       };
+      const logs = resolve(options.cwd, LOG_DIR);
       const cancellation = new Cancellation();
       const sink = this.waitingOf(id, cancellation, options.sink);
       // The result goes to the caller with the `[done]` line; what follows it (pruning releases) keeps the turn.
@@ -144,7 +146,7 @@ export class Deployer {
       const task = () => this.running(cancellation, () => runDeploy(planned));
       const result = this.queue.run(key, task, {
         limit: options.config.queueLimit,
-        deploy: { id, logs: resolve(options.cwd, LOG_DIR) },
+        deploy: { id, logs },
         onQueued: (position) => {
           options.sink?.({ type: "queued", position });
           // Its forge deployment (a deployment event's, or the one the service creates) says `queued` while it waits.
@@ -172,7 +174,10 @@ export class Deployer {
         if (!this.queue.cancelOne(id, by)) cancellation.cancel(by, mark);
       });
       void result.finally(unwatch).catch(() => {});
-      return Promise.race([early, result]);
+      const answer = Promise.race([early, result]);
+      // The server's next deploy finds its log files made (history/blanks.ts): made once this one's answer is out.
+      if (!this.cli) void answer.then(() => setTimeout(() => makeBlanks(logs), 0)).catch(() => {});
+      return answer;
     } catch (error) {
       dropRequest(options.cwd, options.id);
       if (error instanceof QueueFullError) throw error;

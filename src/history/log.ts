@@ -15,6 +15,7 @@ import { defaultLogger, type Logger } from "../system/logger.ts";
 import { LOG_DIR, logStem, recordOf, type DeployRecord, type DeployRecordHeader } from "./record.ts";
 import { compactRecord, MAX_LOG_BUDGET, RECORD_RESERVE, rewriteInReserve, spareBytes } from "./room.ts";
 import { holdPending, markClosed, markOpen } from "./open-records.ts";
+import { openBlank, writeThroughBlank } from "./blanks.ts";
 
 export interface DeployLogOptions {
   /** Most output bytes the .log keeps. */
@@ -215,7 +216,7 @@ export class DeployLog {
     try {
       ensurePrivateDir(dir);
       this.writeRecord(JSON.stringify(this.record({ status: "running" }), null, 2), true);
-      return createExclusive(this.logPath);
+      return openBlank(this.logPath) ?? createExclusive(this.logPath);
     } catch (error) {
       this.fail(`cannot create the deploy log in ${dir}`, error);
       return undefined;
@@ -241,7 +242,7 @@ export class DeployLog {
     const text = reserve && json.length < RECORD_RESERVE ? `${json.padEnd(RECORD_RESERVE - 1)}\n` : `${json}\n`;
     for (let attempt = 0; ; attempt++) {
       try {
-        writeFileAtomic(this.jsonPath, text);
+        if (!(reserve && writeThroughBlank(this.jsonPath, text))) writeFileAtomic(this.jsonPath, text);
         this.padded = text.length > json.length + 1 ? bytes.length : -1;
         return true;
       } catch (error) {

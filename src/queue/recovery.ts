@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { openForAppend, readNoFollow, removeStaleTemps, writeAll, writeFileAtomic } from "../system/files.ts";
 import { groupAlive, groupMembers, stopGroup, type Group } from "../system/groups.ts";
 import { processAlive } from "../system/liveness.ts";
+import { removeStaleBlanks } from "../history/blanks.ts";
 import { endFromLog } from "../history/read.ts";
 import { watchInterrupted } from "../history/watching.ts";
 import { LOG_DIR, type DeployRecord } from "../history/record.ts";
@@ -72,6 +73,7 @@ export function markInterruptedDeploys(cwd: string, logger: Logger = defaultLogg
     for (const orphan of scanTickets(tickets).orphans) void recoverOrphan(key, tickets, orphan, logger);
   }
   removeStaleTemps(dir);
+  removeStaleBlanks(dir);
   return marked;
 }
 
