@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { checkConfig, type CheckedValue } from "../ops/check.ts";
 import { signatureVerdicts } from "../ops/check-guard.ts";
 import { secretSourceFindings } from "../ops/check-secrets.ts";
+import { problemLines } from "../ops/start-check.ts";
 import { sendTestNotifications } from "../notify/inspect.ts";
 import { cwdArg, serviceDir } from "./_cwd.ts";
 
@@ -36,7 +37,7 @@ export const checkCommand = defineCommand({
     const cwd = serviceDir(args.cwd);
     const report = await checkConfig(cwd);
     if (args.problems) {
-      for (const problem of report.problems) process.stdout.write(`${problem.replaceAll("\n", "\n  ")}\n`);
+      process.stdout.write(problemLines(report.problems));
       if (report.problems.length > 0) process.exitCode = 1;
       return;
     }

@@ -34,11 +34,7 @@ export async function startCheck(cwd = process.cwd()): Promise<string[]> {
       } catch {}
     }
   }
-  const problems: string[] = [];
-  for (const line of out.split("\n")) {
-    if (line.startsWith("  ") && problems.length > 0) problems[problems.length - 1] += `\n${line.slice(2)}`;
-    else if (line) problems.push(line);
-  }
+  const problems = problemsOf(out);
   // Exit 1 with no problem listed is the CLI's own failure: its one line on stderr says why.
   if (code === 0 || (code === 1 && problems.length > 0)) return problems;
   const said = err.trim().split("\n").at(-1);
@@ -46,4 +42,18 @@ export async function startCheck(cwd = process.cwd()): Promise<string[]> {
     ...problems,
     `the start check did not finish: ${said || (code === null ? "killed by a signal" : `exit code ${code}`)}`,
   ];
+}
+
+/** `service check --problems`' output: one problem a line, a problem's further lines indented by two spaces. */
+export const problemLines = (problems: string[]): string =>
+  problems.map((problem) => `${problem.replaceAll("\n", "\n  ")}\n`).join("");
+
+/** The problems `problemLines` wrote. */
+function problemsOf(out: string): string[] {
+  const problems: string[] = [];
+  for (const line of out.split("\n")) {
+    if (line.startsWith("  ") && problems.length > 0) problems[problems.length - 1] += `\n${line.slice(2)}`;
+    else if (line) problems.push(line);
+  }
+  return problems;
 }
