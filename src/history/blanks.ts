@@ -1,7 +1,7 @@
-import { closeSync, fchmodSync, linkSync, openSync, readdirSync, renameSync, unlinkSync, constants } from "node:fs";
+import { closeSync, fchmodSync, linkSync, openSync, readdirSync, renameSync, constants } from "node:fs";
 import { dirname, join } from "node:path";
 import { randomHex } from "../system/digest.ts";
-import { createExclusive, ensurePrivateDir, openForAppend, writeAll } from "../system/files.ts";
+import { createExclusive, ensurePrivateDir, openForAppend, removeQuietly, writeAll } from "../system/files.ts";
 import { OWN_START, processAlive } from "../system/liveness.ts";
 
 /**
@@ -25,12 +25,6 @@ const ready = new Map<string, string[]>();
 
 /** Where the blanks for the log directory `logs` wait. */
 const blanksFor = (logs: string) => join(dirname(logs), "blanks");
-
-const remove = (file: string) => {
-  try {
-    unlinkSync(file);
-  } catch {}
-};
 
 /** Makes blanks for the log directory `logs` until two are ready; a failure (a full disk) only leaves fewer. */
 export function makeBlanks(logs: string): void {
@@ -66,7 +60,7 @@ export function writeThroughBlank(file: string, text: string, mode = 0o640): boo
     renameSync(blank, file);
     return true;
   } catch {
-    remove(blank);
+    removeQuietly(blank);
     return false;
   }
 }
@@ -83,7 +77,7 @@ export function openBlank(file: string): number | undefined {
   } catch {
     return undefined;
   } finally {
-    remove(blank);
+    removeQuietly(blank);
   }
   return openForAppend(file);
 }
@@ -102,6 +96,6 @@ export function removeStaleBlanks(logs: string): void {
     const match = BLANK.exec(name);
     if (!match || own.includes(join(dir, name))) continue;
     const mine = Number(match[1]) === process.pid && match[2] === OWN_START;
-    if (mine || !processAlive(Number(match[1]), match[2])) remove(join(dir, name));
+    if (mine || !processAlive(Number(match[1]), match[2])) removeQuietly(join(dir, name));
   }
 }

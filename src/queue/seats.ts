@@ -1,6 +1,6 @@
-import { closeSync, unlinkSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { join } from "node:path";
-import { createExclusive, readNoFollow, writeAll, writeAtStart } from "../system/files.ts";
+import { createExclusive, readNoFollow, removeQuietly, writeAll, writeAtStart } from "../system/files.ts";
 import { OWN_START } from "../system/liveness.ts";
 import type { Group } from "../system/groups.ts";
 
@@ -125,7 +125,7 @@ export function writeSeat(dir: string, k: number, state: SeatState): void {
     }
   }
   // An earlier process with this pid and start (none on Linux: the start differs) may have left it.
-  removeFile(file);
+  removeQuietly(file);
   const fd = createExclusive(file);
   try {
     writeAll(fd, Buffer.from(text(state)));
@@ -150,10 +150,4 @@ export function readSeat(file: string): SeatState | "gone" | undefined {
     const read = fromText(raw);
     if (read?.whole || attempt > 0) return read?.state;
   }
-}
-
-export function removeFile(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {}
 }

@@ -11,6 +11,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { removeQuietly } from "../system/files.ts";
 import { groupAlive, type GroupRecorder } from "../system/groups.ts";
 import { OWN_START, processAlive } from "../system/liveness.ts";
 import {
@@ -19,7 +20,6 @@ import {
   ownTicket,
   parseSeat,
   readSeat,
-  removeFile,
   type SeatState,
   seatName,
   type TicketContent,
@@ -106,7 +106,7 @@ function giveBack(dir: string, k: number): void {
   try {
     writeSeat(dir, k, EMPTY);
   } catch {
-    removeFile(join(dir, seatName(process.pid, OWN_START, k)));
+    removeQuietly(join(dir, seatName(process.pid, OWN_START, k)));
     seat.made = false;
   }
 }
@@ -156,7 +156,7 @@ export function dropTicket(dir: string, name: string): void {
   const seat = ticketSeat(name);
   if (!seat) return;
   if (ownTicket(dir, name)) giveBack(dir, seat.k);
-  else if (seat.pid !== process.pid || seat.start !== OWN_START) removeFile(join(dir, seat.file));
+  else if (seat.pid !== process.pid || seat.start !== OWN_START) removeQuietly(join(dir, seat.file));
 }
 
 export function readTicket(dir: string, name: string): TicketContent {
@@ -202,7 +202,7 @@ export function scanTickets(dir: string): TicketScan {
     } else if (state && state.n > 0 && state.groups.some(groupAlive)) {
       live.push(ticket!);
       orphans.push({ name: ticket!, content: state });
-    } else removeFile(file);
+    } else removeQuietly(file);
   }
   return { missing: false, choosing, live: live.sort(), orphans };
 }

@@ -12,6 +12,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  unlinkSync,
   writeSync,
 } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
@@ -32,6 +33,13 @@ const { O_APPEND, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY } 
  */
 export function ensurePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+}
+
+/** Removes `file` (a link itself, never its target); one already gone, or that cannot go, is left as it is. */
+export function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {}
 }
 
 /** Whether a write failed for want of room (a full disk, a quota): room may come back, so it is worth a retry. */
